@@ -1,0 +1,258 @@
+"""The worker: the only process where a student's code runs.
+
+Run as a script inside the sandbox (stdlib only, no grader imports), it loads the
+student's module and answers probes sent as plain data over a pipe: build this
+expression, run backward, report the numbers. It judges nothing; the grader compares
+the numbers with the reference engine in its own process.
+
+The grader also imports this module to run the very same programs on the reference
+engine, so the student's engine and the oracle are always driven by one piece of code.
+
+A program is a list of instructions; instruction i defines node i:
+    ["leaf", x]                      Value(x)
+    ["add"|"mul"|"sub"|"div", i, j]  node_i (op) node_j
+    ["pow", i, k]                    node_i ** k, k a constant
+    ["neg"|"tanh"|"relu"|"exp", i]   unary operation on node_i
+    ["cadd"|"cmul"|"csub"|"cdiv", i, c]   node_i (op) c, c a plain number
+    ["radd"|"rmul"|"rsub"|"rdiv", c, i]   c (op) node_i
+The last node is the output.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import os
+import sys
+import traceback
+
+BINARY = {
+    "add": lambda a, b: a + b,
+    "mul": lambda a, b: a * b,
+    "sub": lambda a, b: a - b,
+    "div": lambda a, b: a / b,
+}
+UNARY = {
+    "neg": lambda a: -a,
+    "tanh": lambda a: a.tanh(),
+    "relu": lambda a: a.relu(),
+    "exp": lambda a: a.exp(),
+}
+WITH_CONSTANT = {
+    "pow": lambda a, k: a**k,
+    "cadd": lambda a, c: a + c,
+    "cmul": lambda a, c: a * c,
+    "csub": lambda a, c: a - c,
+    "cdiv": lambda a, c: a / c,
+}
+CONSTANT_FIRST = {
+    "radd": lambda c, a: c + a,
+    "rmul": lambda c, a: c * a,
+    "rsub": lambda c, a: c - a,
+    "rdiv": lambda c, a: c / a,
+}
+
+# Plain-float functions the student's numerical_grad is asked to differentiate.
+FUNCTIONS = {
+    "cube": lambda x: x**3,
+    "sin": math.sin,
+    "tanh": math.tanh,
+    "exp": math.exp,
+    "poly": lambda x: 3 * x**2 - 4 * x + 5,
+}
+
+
+def build(program, Value):
+    """Build every node of the program with the given Value class."""
+    nodes = []
+    for ins in program:
+        op = ins[0]
+        if op == "leaf":
+            nodes.append(Value(ins[1]))
+        elif op in BINARY:
+            nodes.append(BINARY[op](nodes[ins[1]], nodes[ins[2]]))
+        elif op in UNARY:
+            nodes.append(UNARY[op](nodes[ins[1]]))
+        elif op in WITH_CONSTANT:
+            nodes.append(WITH_CONSTANT[op](nodes[ins[1]], ins[2]))
+        elif op in CONSTANT_FIRST:
+            nodes.append(CONSTANT_FIRST[op](ins[1], nodes[ins[2]]))
+        else:
+            raise ValueError(f"unknown instruction {ins!r}")
+    return nodes
+
+
+def number(x):
+    """A plain float for a number the student's engine produced, or a description of what it was.
+
+    Float and int subclasses are read through the base type, so an object that overrides
+    __eq__, __float__ or __repr__ reports the number it really holds.
+    """
+    if isinstance(x, bool):
+        return {"bad": "a bool, not a number"}
+    if isinstance(x, float):
+        return float.__float__(x)
+    if isinstance(x, int):
+        try:
+            return float(int.__index__(x))
+        except OverflowError:
+            return math.copysign(math.inf, int.__index__(x))
+    return {"bad": f"a {type(x).__name__}, not a number"}
+
+
+def read(obj, attr):
+    try:
+        return number(getattr(obj, attr))
+    except Exception as exc:  # noqa: BLE001 - the student's property may raise anything
+        return {"bad": f"reading .{attr} raised {type(exc).__name__}: {exc}"}
+
+
+def evaluate(program, Value, backward=True, want=None):
+    """Build the program, call backward() on its output, and read data and grad of the nodes."""
+    nodes = build(program, Value)
+    if backward:
+        nodes[-1].backward()
+    picked = range(len(nodes)) if want is None else want
+    return {
+        "data": [read(nodes[i], "data") for i in picked],
+        "grad": [read(nodes[i], "grad") for i in picked] if backward else None,
+    }
+
+
+def gradcheck(program, Value, h):
+    """Analytic gradients of the leaves beside central differences of the engine's own forward."""
+    leaves = [i for i, ins in enumerate(program) if ins[0] == "leaf"]
+    analytic = evaluate(program, Value, want=leaves)["grad"]
+    numeric = []
+    for i in leaves:
+        x = program[i][1]
+        up = [list(ins) for ins in program]
+        down = [list(ins) for ins in program]
+        up[i][1] = x + h
+        down[i][1] = x - h
+        hi = number(build(up, Value)[-1].data)
+        lo = number(build(down, Value)[-1].data)
+        bad = hi if isinstance(hi, dict) else lo if isinstance(lo, dict) else None
+        numeric.append(bad or (hi - lo) / (2 * h))
+    return {"leaves": leaves, "analytic": analytic, "numeric": numeric}
+
+
+# ---------------------------------------------------------------------------------------
+# The worker process
+# ---------------------------------------------------------------------------------------
+
+
+class Worker:
+    """Loads the student's module and answers requests, one JSON object per line."""
+
+    def __init__(self, module_path):
+        self.module_path = os.path.abspath(module_path)
+        self.module = None
+
+    def student_traceback(self, exc):
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == self.module_path]
+        lines = traceback.format_list(frames) + traceback.format_exception_only(type(exc), exc)
+        return "".join(lines).replace(self.module_path, os.path.basename(self.module_path))
+
+    def error(self, exc):
+        info = {"type": type(exc).__name__, "message": str(exc), "traceback": self.student_traceback(exc)}
+        if isinstance(exc, SyntaxError):
+            info.update(lineno=exc.lineno, offset=exc.offset, text=(exc.text or "").rstrip("\n"))
+        if isinstance(exc, SystemExit):
+            info["message"] = f"sys.exit({exc.code!r}) was called"
+        return info
+
+    def load(self):
+        name = os.path.splitext(os.path.basename(self.module_path))[0]
+        sys.path.insert(0, os.path.dirname(self.module_path))
+        spec = importlib.util.spec_from_file_location(name, self.module_path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        self.module = module
+        return {"symbols": sorted(n for n in vars(module) if not n.startswith("__"))}
+
+    def symbol(self, name):
+        return getattr(self.module, name)
+
+    def handle(self, request):
+        op = request["op"]
+        if op == "load":
+            return self.load()
+        if op == "eval":
+            return evaluate(request["program"], self.symbol("Value"), request.get("backward", True), request.get("want"))
+        if op == "gradcheck":
+            return gradcheck(request["program"], self.symbol("Value"), request["h"])
+        if op == "numerical_grad":
+            f = FUNCTIONS[request["function"]]
+            args = (f, request["x"]) if request.get("h") is None else (f, request["x"], request["h"])
+            return {"value": number(self.symbol("numerical_grad")(*args))}
+        raise ValueError(f"unknown request {op!r}")
+
+    def serve(self, requests, responses):
+        for line in requests:
+            request = json.loads(line)
+            try:
+                reply = {"ok": True, "result": self.handle(request)}
+            except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt are student errors too
+                reply = {"ok": False, "error": self.error(exc)}
+            responses.write(json.dumps(reply) + "\n")
+            responses.flush()
+
+
+def fix_addresses():
+    """Turn off address randomisation (re-executing once), so an engine that keeps its
+    children in a set visits them in the same order on every run."""
+    import ctypes
+
+    ADDR_NO_RANDOMIZE = 0x0040000
+    personality = ctypes.CDLL(None, use_errno=True).personality
+    current = personality(0xFFFFFFFF)
+    if current == -1 or current & ADDR_NO_RANDOMIZE or os.environ.get("GRADER_REEXEC"):
+        return
+    if personality(current | ADDR_NO_RANDOMIZE) != -1:
+        os.environ["GRADER_REEXEC"] = "1"
+        os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])
+
+
+def drop_privileges():
+    """As root, become the unprivileged uid the grader chose before any student code runs."""
+    uid = int(os.environ.get("GRADER_UID", "0"))
+    if os.getuid() == 0 and uid:
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+
+
+def apply_limits():
+    import resource
+
+    limits = json.loads(os.environ.get("GRADER_LIMITS", "{}"))
+    mb = 1024 * 1024
+    caps = {
+        resource.RLIMIT_AS: limits.get("memory_mb", 1024) * mb,
+        resource.RLIMIT_CPU: limits.get("cpu_s", 120),  # soft: SIGXCPU, then SIGKILL a second later
+        resource.RLIMIT_FSIZE: limits.get("file_mb", 16) * mb,
+        resource.RLIMIT_NPROC: limits.get("processes", 64),
+        resource.RLIMIT_CORE: 0,
+    }
+    for which, cap in caps.items():
+        resource.setrlimit(which, (cap, cap + 1 if which == resource.RLIMIT_CPU else cap))
+
+
+def main():
+    request_fd, response_fd, module_path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    drop_privileges()
+    fix_addresses()  # after dropping: a root exec with capabilities would clear the flag
+    apply_limits()
+    os.chdir(os.path.dirname(module_path))
+    requests = os.fdopen(request_fd, "r", encoding="utf-8")
+    responses = os.fdopen(response_fd, "w", encoding="utf-8")
+    sys.stdin = open(os.devnull)  # noqa: SIM115 - input() must fail fast, not wait for the grader
+    os.dup2(sys.stdin.fileno(), 0)
+    Worker(module_path).serve(requests, responses)
+
+
+if __name__ == "__main__":
+    main()
