@@ -1,0 +1,103 @@
+"""What a check works with: the student's engine (behind the sandbox), the reference
+engine (in this process), tolerances, time limits and the preflight's trusted features."""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import reference
+from grader.errors import WorkerFailure
+from grader.programs import Program
+from grader.sandbox import worker
+from grader.sandbox.runner import Sandbox
+from grader.spec import Assignment
+
+
+class CheckTimeout(Exception):
+    """A check used up its time limit; it ends with status error."""
+
+
+@dataclass(frozen=True)
+class Observation:
+    """Numbers read off one engine for one program: data and grad per node, or what went wrong."""
+
+    data: list[Any] | None = None
+    grad: list[Any] | None = None
+    error: dict[str, Any] | None = None
+    """The student's code raised: type, message, traceback trimmed to their lines."""
+    failure: WorkerFailure | None = None
+    """The worker hung, ran out of memory or died."""
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.failure is None
+
+
+class StudentEngine:
+    """The student's module, reached only through requests to the sandboxed worker."""
+
+    def __init__(self, sandbox: Sandbox):
+        self.sandbox = sandbox
+
+    def ask(self, message: dict[str, Any], timeout: float | None = None) -> Observation | dict[str, Any]:
+        """Send a request; the result dict, or an Observation describing the error or failure."""
+        try:
+            reply = self.sandbox.request(message, timeout)
+        except WorkerFailure as failure:
+            return Observation(failure=failure)
+        if not reply["ok"]:
+            return Observation(error=reply["error"])
+        return reply["result"]
+
+    def run(self, program: Program, backward: bool = True, want: list[int] | None = None) -> Observation:
+        result = self.ask({"op": "eval", "program": program, "backward": backward, "want": want})
+        if isinstance(result, Observation):
+            return result
+        return Observation(data=result["data"], grad=result["grad"])
+
+
+def reference_run(program: Program, backward: bool = True, want: list[int] | None = None) -> Observation | None:
+    """The reference engine's numbers, or None when the program is outside its domain
+    (a negative base to a fractional power, a division by zero, an overflow)."""
+    try:
+        result = worker.evaluate(program, reference.Value, backward, want)
+    except (ArithmeticError, TypeError, ValueError):
+        return None
+    numbers = result["data"] + (result["grad"] or [])
+    if not all(isinstance(x, float) and math.isfinite(x) and abs(x) < 1e8 for x in numbers):
+        return None
+    return Observation(data=result["data"], grad=result["grad"])
+
+
+class Context:
+    """Everything a check needs; one per submission."""
+
+    def __init__(self, assignment: Assignment, sandbox: Sandbox, symbols: list[str]):
+        self.assignment = assignment
+        self.student = StudentEngine(sandbox)
+        self.symbols = symbols
+        self.deadline = math.inf
+
+    def start_check(self, seconds: float) -> None:
+        self.deadline = time.monotonic() + seconds
+
+    def check_time(self) -> None:
+        if time.monotonic() > self.deadline:
+            raise CheckTimeout(f"the check ran past its time limit of {self.assignment.limits.check_s:g} s")
+
+    @functools.cached_property
+    def features(self):
+        from grader.checks.features import preflight
+
+        return preflight(self)
+
+    def close(self, expected: float, got: Any, rtol: float | None = None) -> bool:
+        """Is got a number equal to expected within the assignment's tolerances?"""
+        if not isinstance(got, float):
+            return False
+        tol = self.assignment.tolerances
+        return math.isclose(got, expected, rel_tol=rtol or tol.rtol, abs_tol=tol.atol)

@@ -1,0 +1,133 @@
+"""Checks on fixed cases: the lesson's hand-derived examples, a deep chain, and the
+student's numerical_grad."""
+
+from __future__ import annotations
+
+import difflib
+import math
+
+from grader.checks import check
+from grader.checks.context import Context, Observation
+from grader.checks.judging import Verdict, error_verdict, shown
+from grader.result import Counterexample, Outcome
+from grader.sandbox import worker
+
+# The lesson's hand-derived examples: (title, names, program, expected gradients by name).
+HAND_EXAMPLES = (
+    (
+        "L = (a*b + c)*f",
+        ["a", "b", "c", "f", "e", "d", "L"],
+        (("leaf", 2.0), ("leaf", -3.0), ("leaf", 10.0), ("leaf", -2.0), ("mul", 0, 1), ("add", 4, 2), ("mul", 5, 3)),
+        {"a": 6.0, "b": -4.0, "c": -2.0, "f": 4.0},
+    ),
+    (
+        "the tanh neuron o = tanh(x1*w1 + x2*w2 + b)",
+        ["x1", "x2", "w1", "w2", "b", "x1w1", "x2w2", "x1w1x2w2", "n", "o"],
+        (("leaf", 2.0), ("leaf", 0.0), ("leaf", -3.0), ("leaf", 1.0), ("leaf", 6.8813735870195432),
+         ("mul", 0, 2), ("mul", 1, 3), ("add", 5, 6), ("add", 7, 4), ("tanh", 8)),
+        {"x1": -1.5, "w1": 1.0, "x2": 0.5, "w2": 0.0},
+    ),
+    (
+        "L = (a*b + 5)**2",
+        ["a", "b", "e", "d", "L"],
+        (("leaf", 2.0), ("leaf", -3.0), ("mul", 0, 1), ("cadd", 2, 5.0), ("pow", 3, 2)),
+        {"a": 6.0, "b": -4.0},
+    ),
+)
+HAND_TOLERANCE = 1e-6
+
+
+@check("hand_examples", "The lesson's hand-derived gradients come out")
+def hand_examples(ctx: Context) -> Outcome:
+    for title, names, program, expected in HAND_EXAMPLES:
+        got = ctx.student.run(program)
+        if not got.ok:
+            return error_verdict(program, got, names, f"in {title}, building it and calling backward()").outcome("")
+        index = {name: i for i, name in enumerate(names)}
+        wrong = [n for n, x in expected.items() if not _near(got.grad[index[n]], x)]
+        if wrong:
+            first = wrong[0]
+            verdict = Verdict(
+                program, "failed",
+                f"in {title}, {first}.grad should be {expected[first]:g} (derived by hand in the lesson) but your "
+                f"engine gives {shown(got.grad[index[first]])}",
+                {f"{n}.grad": x for n, x in expected.items()},
+                {f"{n}.grad": shown(got.grad[index[n]]) for n in expected},
+                names=tuple(names),
+            )
+            return verdict.outcome("Work the example backwards by hand, one node at a time, and compare "
+                                   "each node's grad with yours to find the first rule that differs.")
+    return Outcome("passed", "All three hand-derived examples give the lesson's numbers.")
+
+
+def _near(got, expected: float) -> bool:
+    return isinstance(got, float) and math.isclose(got, expected, rel_tol=HAND_TOLERANCE, abs_tol=HAND_TOLERANCE)
+
+
+DEEP_NODES = 10_000
+
+
+@check("deep_graph", "backward() works on a chain of 10,000 nodes")
+def deep_graph(ctx: Context) -> Outcome:
+    op = ctx.features.chain_op or "add"
+    program = [("leaf", 1.0)]
+    for _ in range(DEEP_NODES // 2):
+        program += [("leaf", 1.0), (op, len(program) - 1, len(program))]
+    want = [0, len(program) - 2]
+    got = ctx.student.ask({"op": "eval", "program": program, "backward": True, "want": want})
+    code = (f"x = Value(1.0)\nfor _ in range({DEEP_NODES // 2}):\n    x = x {'+' if op == 'add' else '*'} "
+            f"Value(1.0)\nx.backward()")
+    if isinstance(got, Observation):
+        if got.error and got.error["type"] == "RecursionError":
+            return Outcome(
+                "failed",
+                f"backward() on a chain of {DEEP_NODES:,} nodes raised RecursionError: a recursive build_topo "
+                "goes one Python call deeper per node. Build the topological order with an explicit stack "
+                "(a list you push to and pop from) instead of recursion.",
+                Counterexample(code, {"first leaf's grad": 1.0}, {"first leaf's grad": "RecursionError"}),
+            )
+        return error_verdict(tuple(program), got, doing=f"backward() on a chain of {DEEP_NODES:,} nodes").outcome("")
+    first = got["grad"][0]
+    if not _near(first, 1.0):
+        return Outcome(
+            "failed",
+            f"after backward() on a chain of {DEEP_NODES:,} nodes, the first leaf's grad should be 1 "
+            f"but is {shown(first)}.",
+            Counterexample(code, {"first leaf's grad": 1.0}, {"first leaf's grad": shown(first)}),
+        )
+    return Outcome("passed", f"backward() handles a chain of {DEEP_NODES:,} nodes.")
+
+
+# (function name in the worker, x, h or None for the default, what the student is told it is)
+NUMERICAL_CASES = (
+    ("cube", 2.0, 0.1, "f(x) = x**3 at x = 2 with h = 0.1"),
+    ("sin", 1.0, 0.01, "f(x) = sin(x) at x = 1 with h = 0.01"),
+    ("poly", 3.0, None, "f(x) = 3*x**2 - 4*x + 5 at x = 3 with the default h"),
+)
+
+
+@check("numerical_grad", "numerical_grad(f, x, h=1e-6) is the central difference")
+def numerical_grad(ctx: Context) -> Outcome:
+    if "numerical_grad" not in ctx.symbols:
+        close = difflib.get_close_matches("numerical_grad", ctx.symbols, n=1)
+        maybe = f" Did you mean to call it numerical_grad instead of {close[0]}?" if close else ""
+        return Outcome("failed", f"Your module defines no function numerical_grad(f, x, h=1e-6).{maybe}")
+    for name, x, h, described in NUMERICAL_CASES:
+        f = worker.FUNCTIONS[name]
+        step = 1e-6 if h is None else h
+        expected = (f(x + step) - f(x - step)) / (2 * step)
+        got = ctx.student.ask({"op": "numerical_grad", "function": name, "x": x, "h": h})
+        call = f"numerical_grad(f, {x!r}" + (f", h={h!r})" if h is not None else ")")
+        if isinstance(got, Observation):
+            return error_verdict((), got, doing=f"{call} for {described}").outcome("")
+        value = got["value"]
+        tolerance = 1e-9 if h is not None else 1e-6
+        if not (isinstance(value, float) and math.isclose(value, expected, rel_tol=tolerance, abs_tol=tolerance)):
+            return Outcome(
+                "failed",
+                f"{call} for {described} should be {expected:.10g} but gives {shown(value)}. Use the central "
+                "difference (f(x + h) - f(x - h)) / (2 * h): it is far more accurate than the forward "
+                "difference (f(x + h) - f(x)) / h.",
+                Counterexample(call, {"numerical_grad": expected}, {"numerical_grad": shown(value)}),
+            )
+    return Outcome("passed", "numerical_grad is the central difference, with h=1e-6 by default.")

@@ -1,0 +1,158 @@
+"""Compare the student's engine with the reference on a program, and let hypothesis find
+and shrink the smallest program on which they disagree."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import hypothesis
+from hypothesis import HealthCheck, Phase, Verbosity
+from hypothesis.errors import NoSuchExample, Unsatisfiable
+from hypothesis.strategies import SearchStrategy
+
+from grader.checks.context import CheckTimeout, Context, Observation, reference_run
+from grader.errors import WorkerFailure
+from grader.programs import Program, ancestors, default_names, to_code
+from grader.result import Counterexample, Outcome
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How the student's engine disagreed with the reference on one program."""
+
+    program: Program
+    status: str
+    """failed (wrong numbers) or error (the student's code raised, hung or crashed)."""
+    what: str
+    """One sentence: which number was wrong, or what was raised."""
+    expected: dict[str, Any] = field(default_factory=dict)
+    got: dict[str, Any] = field(default_factory=dict)
+    traceback: str = ""
+    failure: WorkerFailure | None = None
+    names: tuple[str, ...] = ()
+
+    def counterexample(self) -> Counterexample:
+        backward = any(key.endswith(".grad") for key in self.expected) or not self.expected
+        return Counterexample(to_code(self.program, self.names or None, backward), self.expected, self.got)
+
+    def outcome(self, hint: str, lead: str = "") -> Outcome:
+        """The failed check's outcome: what happened on the smallest case, and the likely cause."""
+        if self.status == "error":
+            feedback = f"{lead}{self.what}"
+            if self.traceback:
+                feedback += f"\n{self.traceback.rstrip()}"
+            return Outcome("error", feedback, self.counterexample())
+        return Outcome("failed", f"{lead}{self.what}. {hint}", self.counterexample())
+
+
+def shown(value: Any) -> Any:
+    """A number as the student should see it, or the worker's description of a non-number."""
+    if isinstance(value, dict):
+        return value.get("bad", str(value))
+    if isinstance(value, float) and value != value:
+        return "nan"
+    if value in (float("inf"), float("-inf")):
+        return str(value)
+    return value
+
+
+def error_verdict(program: Program, observed: Observation, names=None, doing="running it") -> Verdict:
+    if observed.failure:
+        return Verdict(program, "error", f"{doing}: your code {observed.failure.message}", failure=observed.failure,
+                       names=tuple(names or ()))
+    err = observed.error
+    return Verdict(program, "error", f"{doing} raised {err['type']}: {err['message']}",
+                   traceback=err.get("traceback", ""), names=tuple(names or ()))
+
+
+def compare(
+    ctx: Context,
+    program: Program,
+    quantity: str = "grad",
+    names: list[str] | None = None,
+    rtol: float | None = None,
+) -> Verdict | None:
+    """Run the program on both engines; a Verdict if the student's disagrees, else None.
+
+    quantity is "grad" (gradients after backward(), every node the output depends on)
+    or "data" (forward values only). Programs outside the reference's domain, or with
+    relu exactly at its kink, are not judged.
+    """
+    backward = quantity == "grad"
+    expected = reference_run(program, backward)
+    if expected is None or _at_relu_kink(program, expected):
+        return None
+    got = ctx.student.run(program, backward)
+    names = names or default_names(program)
+    if not got.ok:
+        return error_verdict(program, got, names, "building the expression and calling backward()"
+                             if backward else "building the expression")
+    order = ancestors(program)
+    order = [i for i in order if program[i][0] == "leaf"] + [i for i in order if program[i][0] != "leaf"]
+    wrong = [i for i in order if not ctx.close(getattr(expected, quantity)[i], getattr(got, quantity)[i], rtol)]
+    if not wrong:
+        return None
+    suffix = "." + quantity
+    shown_nodes = [i for i in order if program[i][0] == "leaf" or i in wrong] if backward else wrong
+    first = wrong[0]
+    return Verdict(
+        program,
+        "failed",
+        f"{names[first]}{suffix} should be {_fmt(getattr(expected, quantity)[first])} "
+        f"but your engine gives {_fmt(shown(getattr(got, quantity)[first]))}",
+        {names[i] + suffix: getattr(expected, quantity)[i] for i in shown_nodes},
+        {names[i] + suffix: shown(getattr(got, quantity)[i]) for i in shown_nodes},
+        names=tuple(names),
+    )
+
+
+def _fmt(x: Any) -> str:
+    return f"{x:.6g}" if isinstance(x, float) else str(x)
+
+
+def _at_relu_kink(program: Program, expected: Observation) -> bool:
+    return any(ins[0] == "relu" and expected.data[ins[1]] == 0.0 for ins in program)
+
+
+def search(ctx: Context, strategy: SearchStrategy, judge: Callable[[Program], Verdict | None]) -> Verdict | None:
+    """The smallest program the judge rejects, found by hypothesis (derandomised, no database).
+
+    A hang or crash of the worker, or the check's time running out, ends the search at
+    once: the condition then accepts anything, so hypothesis finishes without calling
+    the student's code again.
+    """
+    stopped: list[Verdict | CheckTimeout] = []
+
+    def disagrees(program: Program) -> bool:
+        if stopped:
+            return True
+        try:
+            ctx.check_time()
+        except CheckTimeout as timeout:
+            stopped.append(timeout)
+            return True
+        verdict = judge(program)
+        if verdict is not None and verdict.failure is not None:
+            stopped.append(verdict)
+        return verdict is not None
+
+    settings = hypothesis.settings(
+        max_examples=ctx.assignment.search.max_examples,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        verbosity=Verbosity.quiet,
+        phases=(Phase.generate, Phase.shrink),
+    )
+    try:
+        program = hypothesis.find(strategy, disagrees, settings=settings)
+    except (NoSuchExample, Unsatisfiable):
+        return None
+    if stopped:
+        if isinstance(stopped[0], CheckTimeout):
+            raise stopped[0]
+        return stopped[0]
+    return judge(program)

@@ -1,0 +1,57 @@
+"""The command line: a thin layer over grader.grading and friends."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from grader import __version__, spec
+from grader.errors import GraderError, SpecError, UsageError
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="grader", description="Grade micrograd-style autograd engines rule by rule.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    check = commands.add_parser("check", help="grade one submission")
+    check.add_argument("submission", nargs="?", default="micrograd_mine.py", type=Path)
+    check.add_argument("--tests", type=Path, help="the student's tests (default: test_micrograd.py beside it)")
+    check.add_argument("--assignment", default="micrograd", help="assignment id or folder (default: micrograd)")
+    check.add_argument("--json", type=Path, help="write the result JSON here")
+    check.add_argument("--html", type=Path, help="write the HTML report here")
+    check.add_argument("--public-only", action="store_true", help="run only the visible checks")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "check":
+            from grader.commands.check import main as check_main
+
+            return check_main(
+                submission=args.submission,
+                assignment=args.assignment,
+                json_path=args.json,
+                public_only=args.public_only,
+            )
+    except UsageError as exc:
+        print(f"grader: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except SpecError as exc:
+        print(f"grader: the assignment spec is invalid (for your instructor): {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except GraderError as exc:
+        print(f"grader: error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    parser.error(f"unknown command {args.command}")
+    return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

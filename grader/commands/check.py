@@ -1,0 +1,23 @@
+"""`grader check`: grade one submission, print the rubric, write the JSON."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from grader import spec
+from grader.errors import UsageError
+from grader.grading import Options, grade
+from grader.render.terminal import render
+
+
+def main(*, submission: Path, assignment: str, json_path: Path | None = None, public_only: bool = False) -> int:
+    if not submission.exists():
+        raise UsageError(f"{submission} does not exist (run grader check from the folder holding "
+                         f"micrograd_mine.py, or give its path)")
+    task = spec.load(assignment)
+    result = grade(submission, task, Options(public_only=public_only))
+    print(render(result, task))
+    if json_path:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(result.to_json() + "\n", encoding="utf-8")
+    return 0 if result.passed else 1

@@ -1,0 +1,186 @@
+"""Assignment specs: which checks, their points and visibility, tolerances and limits.
+
+An assignment is a folder under assignments/ holding `assignment.toml`. It is
+validated on load; a mistake raises SpecError naming the file, the field, the value
+and what was expected, because the instructor is the one who fixes it.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, fields
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from grader.errors import SpecError, UsageError
+
+VISIBILITIES = ("visible", "hidden")
+OPS = ("add", "mul", "pow", "neg", "sub", "tanh", "relu", "exp", "div")
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    id: str
+    points: float
+    visibility: str = "visible"
+
+
+@dataclass(frozen=True)
+class Tolerances:
+    rtol: float = 1e-6
+    """Relative tolerance when comparing with the reference engine."""
+    atol: float = 1e-9
+    """Absolute tolerance when comparing with the reference engine."""
+    gradcheck_rtol: float = 1e-4
+    """Relative tolerance between analytic gradients and central differences."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    request_s: float = 5.0
+    """Wall-clock seconds for one probe (one expression built and backpropagated)."""
+    check_s: float = 30.0
+    """Wall-clock seconds for one check, all its probes included."""
+    submission_s: float = 180.0
+    """Wall-clock seconds for a whole submission."""
+    memory_mb: int = 1024
+    """Memory cap of the process running the student's code."""
+
+
+@dataclass(frozen=True)
+class Search:
+    max_examples: int = 100
+    """Expressions hypothesis tries per rule before shrinking a failure."""
+
+
+@dataclass(frozen=True)
+class Assignment:
+    id: str
+    version: str
+    title: str
+    ops: tuple[str, ...]
+    """Operations the assignment covers (forward and gradcheck use all of them)."""
+    required_symbols: tuple[str, ...]
+    checks: tuple[CheckSpec, ...]
+    tolerances: Tolerances
+    limits: Limits
+    search: Search
+    folder: Path
+
+    @property
+    def max_score(self) -> float:
+        return sum(c.points for c in self.checks)
+
+    def check(self, check_id: str) -> CheckSpec:
+        return next(c for c in self.checks if c.id == check_id)
+
+
+def assignments_root() -> Path:
+    return Path(str(resources.files("assignments")))
+
+
+def available() -> list[str]:
+    return sorted(p.parent.name for p in assignments_root().glob("*/assignment.toml"))
+
+
+def load(name_or_path: str | Path) -> Assignment:
+    """Load an assignment by id (a folder under assignments/) or by a path to its folder or TOML."""
+    path = Path(name_or_path)
+    if path.is_dir():
+        path = path / "assignment.toml"
+    if not path.is_file():
+        path = assignments_root() / str(name_or_path) / "assignment.toml"
+    if not path.is_file():
+        raise UsageError(f"unknown assignment {str(name_or_path)!r}; available: {', '.join(available())}")
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(f"{path}: not valid TOML: {exc}") from None
+    return parse(raw, path)
+
+
+def parse(raw: dict[str, Any], path: Path) -> Assignment:
+    """Validate a spec's parsed TOML; every error names the field, the value and what was expected."""
+    from grader.checks import REGISTRY  # the registry imports the checks, which import this module
+
+    where = _Where(path)
+    checks_table = where.get(raw, "checks", dict, required=True)
+    if not checks_table:
+        raise SpecError(f"{path}: [checks] is empty; name at least one check")
+    checks = []
+    for check_id, entry in checks_table.items():
+        if check_id not in REGISTRY:
+            raise SpecError(
+                f"{path}: checks.{check_id}: no such check; expected one of {', '.join(sorted(REGISTRY))}"
+            )
+        entry = where.expect(f"checks.{check_id}", entry, dict)
+        points = where.get(entry, "points", (int, float), required=True, prefix=f"checks.{check_id}")
+        if points < 0:
+            raise SpecError(f"{path}: checks.{check_id}.points = {points!r}: expected a number >= 0")
+        visibility = where.get(entry, "visibility", str, default="visible", prefix=f"checks.{check_id}")
+        if visibility not in VISIBILITIES:
+            raise SpecError(
+                f"{path}: checks.{check_id}.visibility = {visibility!r}: expected one of {', '.join(VISIBILITIES)}"
+            )
+        where.no_extra(entry, {"points", "visibility"}, f"checks.{check_id}")
+        checks.append(CheckSpec(check_id, float(points), visibility))
+    ops = tuple(where.get(raw, "ops", list, default=["add", "mul", "pow", "neg", "sub", "tanh", "relu"]))
+    for op in ops:
+        if op not in OPS:
+            raise SpecError(f"{path}: ops contains {op!r}: expected operations from {', '.join(OPS)}")
+    assignment = Assignment(
+        id=where.get(raw, "id", str, required=True),
+        version=str(where.get(raw, "version", (str, int), required=True)),
+        title=where.get(raw, "title", str, default=""),
+        ops=ops,
+        required_symbols=tuple(where.get(raw, "required_symbols", list, default=["Value"])),
+        checks=tuple(checks),
+        tolerances=where.section(raw, "tolerances", Tolerances),
+        limits=where.section(raw, "limits", Limits),
+        search=where.section(raw, "search", Search),
+        folder=path.parent,
+    )
+    where.no_extra(raw, {f.name for f in fields(Assignment)} - {"folder"}, "")
+    return assignment
+
+
+class _Where:
+    """Reads typed fields out of TOML tables, raising SpecError with the field's full name."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def expect(self, name: str, value: Any, kind: type | tuple[type, ...]) -> Any:
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        if isinstance(value, bool) and bool not in kinds or not isinstance(value, kinds):
+            expected = " or ".join(k.__name__ for k in kinds)
+            raise SpecError(f"{self.path}: {name} = {value!r}: expected {expected}, got {type(value).__name__}")
+        return value
+
+    def get(self, table, key, kind, *, required=False, default=None, prefix=""):
+        name = f"{prefix}.{key}" if prefix else key
+        if key not in table:
+            if required:
+                raise SpecError(f"{self.path}: {name} is missing")
+            return default
+        return self.expect(name, table[key], kind)
+
+    def section(self, raw, key, cls):
+        table = self.get(raw, key, dict, default={})
+        values = {}
+        for f in fields(cls):
+            default = f.default
+            kind = (int, float) if isinstance(default, float) else type(default)
+            value = self.get(table, f.name, kind, default=default, prefix=key)
+            if value <= 0:
+                raise SpecError(f"{self.path}: {key}.{f.name} = {value!r}: expected a number > 0")
+            values[f.name] = type(default)(value)
+        self.no_extra(table, set(values), key)
+        return cls(**values)
+
+    def no_extra(self, table, allowed, prefix):
+        for key in table:
+            if key not in allowed:
+                name = f"{prefix}.{key}" if prefix else key
+                raise SpecError(f"{self.path}: {name}: unknown field; expected one of {', '.join(sorted(allowed))}")
