@@ -3,10 +3,12 @@ judged on random expressions (hypothesis) against the reference engine."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from grader.checks import check
 from grader.checks.context import Context
 from grader.checks.judging import Verdict, compare, search
-from grader.checks.strategies import Shape, forward_ops, programs
+from grader.checks.strategies import Shape, forward_ops, programs, single_operations
 from grader.programs import Program
 from grader.result import Outcome
 
@@ -35,15 +37,15 @@ HINTS = {
 }
 
 
-def _run_search(ctx: Context, check_id: str, shape: Shape, quantity: str = "grad", rtol=None) -> Outcome:
+def _run_search(ctx: Context, check_id: str, shape: Shape, quantity: str = "grad", note: bool = False) -> Outcome:
+    """Search for the smallest disagreement; note=True says which structures were left out and why."""
     def judge(program: Program) -> Verdict | None:
-        return compare(ctx, program, quantity, rtol=rtol)
+        return compare(ctx, program, quantity)
 
     verdict = search(ctx, programs(shape), judge)
     if verdict is None:
         return Outcome("passed", "Matches the reference engine on every expression tried.")
-    return verdict.outcome(HINTS[check_id] + (ctx.features.limits() if quantity == "grad" else ""),
-                           "On the smallest failing case, ")
+    return verdict.outcome(HINTS[check_id] + (ctx.features.limits() if note else ""), "On the smallest failing case, ")
 
 
 def _rule_shape(ctx: Context, *ops: str, helpers: tuple[str, ...] = ("add", "mul")) -> Shape:
@@ -62,37 +64,49 @@ def _rule_shape(ctx: Context, *ops: str, helpers: tuple[str, ...] = ("add", "mul
 @check("forward", "Operations compute the right values (with plain numbers on either side)")
 def forward(ctx: Context) -> Outcome:
     ops = forward_ops(ctx.assignment.ops)
+    for program in single_operations(ops):
+        verdict = compare(ctx, program, "data")
+        if verdict is not None:
+            return verdict.outcome(HINTS["forward"], "On the smallest failing case, ")
     return _run_search(ctx, "forward", Shape(ops=ops, max_ops=4, reuse_leaves=True, share_nodes=True), "data")
 
 
 @check("add", "+ passes the incoming gradient unchanged to both inputs")
 def add(ctx: Context) -> Outcome:
-    return _run_search(ctx, "add", _rule_shape(ctx, "add"))
+    return _run_search(ctx, "add", _rule_shape(ctx, "add"), note=True)
 
 
 @check("mul", "* gives each input the other input's data times the incoming gradient")
 def mul(ctx: Context) -> Outcome:
-    return _run_search(ctx, "mul", _rule_shape(ctx, "mul"))
+    return _run_search(ctx, "mul", _rule_shape(ctx, "mul"), note=True)
 
 
 @check("pow", "x ** k gives k * x ** (k - 1)")
 def pow_(ctx: Context) -> Outcome:
-    return _run_search(ctx, "pow", _rule_shape(ctx, "pow"))
+    return _run_search(ctx, "pow", _rule_shape(ctx, "pow"), note=True)
 
 
 @check("tanh", "tanh's backward is 1 - t**2 on its output t")
 def tanh(ctx: Context) -> Outcome:
-    return _run_search(ctx, "tanh", _rule_shape(ctx, "tanh"))
+    return _run_search(ctx, "tanh", _rule_shape(ctx, "tanh"), note=True)
 
 
 @check("relu", "relu passes the gradient where the input is positive, 0 where negative")
 def relu(ctx: Context) -> Outcome:
-    return _run_search(ctx, "relu", _rule_shape(ctx, "relu"))
+    return _run_search(ctx, "relu", _rule_shape(ctx, "relu"), note=True)
 
 
 @check("neg_sub", "-x and x - y have the right gradients")
 def neg_sub(ctx: Context) -> Outcome:
-    return _run_search(ctx, "neg_sub", _rule_shape(ctx, "neg", "sub"))
+    outcome = _run_search(ctx, "neg_sub", _rule_shape(ctx, "neg", "sub"), note=True)
+    f = ctx.features
+    broken = [name for name, ok in (("the order of backward() (see topo_order)", f.depth), ("+ (see add)", f.add),
+                                    ("* (see mul)", f.mul_inner)) if not ok]
+    if outcome.status == "failed" and broken:
+        note = (f" -x and a - b are often built from other operations (x * -1, a + (-b)), and {broken[0]} has a "
+                "problem: fix that first, then look here again.")
+        outcome = replace(outcome, feedback=outcome.feedback + note)
+    return outcome
 
 
 @check("accumulate", "A value used several times gets the sum of every path's gradient (+=)")

@@ -114,3 +114,28 @@ def programs(draw, shape: Shape) -> Program:
 def forward_ops(ops: tuple[str, ...]) -> tuple[str, ...]:
     """The spec's operations plus their plain-number forms (a + 2, 2 + a)."""
     return ops + tuple(form for op in ops for form in CONSTANT_FORMS.get(op, ()))
+
+
+def single_operations(ops: tuple[str, ...]):
+    """Every operation once on leaves over a grid of values, simplest first: a sweep that
+    finds a wrong formula before any random search."""
+    for op in ops:
+        if op in UNARY:
+            for x in LEAF_VALUES:
+                yield (("leaf", x), (op, 0))
+        elif op == "pow":
+            for k in EXPONENTS:
+                for x in POSITIVE_VALUES if isinstance(k, float) else LEAF_VALUES:
+                    yield (("leaf", x), ("pow", 0, k))
+        elif op in BINARY:
+            for x in LEAF_VALUES[:5]:
+                for y in LEAF_VALUES[:5]:
+                    yield (("leaf", x), ("leaf", y), (op, 0, 1))
+        elif op in WITH_CONSTANT:
+            for x in LEAF_VALUES[:5]:
+                for c in CONSTANTS:
+                    yield (("leaf", x), (op, 0, c))
+        elif op in CONSTANT_FIRST:
+            for x in LEAF_VALUES[:5]:
+                for c in CONSTANTS:
+                    yield (("leaf", x), (op, c, 0))
