@@ -86,6 +86,9 @@ def _load(sandbox: Sandbox, assignment: Assignment, filename: str) -> list[str]:
             where = f"line {err.get('lineno')}"
             text = f"\n    {err['text'].strip()}" if err.get("text") else ""
             raise Rejected("syntax_error", f"{filename}, {where}: {err['type']}: {err['message']}{text}")
+        if err["type"] == "MemoryError":
+            raise Rejected("memory", f"importing {filename} ran out of memory (the limit is "
+                           f"{assignment.limits.memory_mb} MB)")
         raise Rejected("import_error", f"importing {filename} raised {err['type']}: {err['message']}\n"
                        f"{err.get('traceback', '').rstrip()}".rstrip())
     symbols = reply["result"]["symbols"]

@@ -98,11 +98,11 @@ def deep_graph(ctx: Context) -> Outcome:
     return Outcome("passed", f"backward() handles a chain of {DEEP_NODES:,} nodes.")
 
 
-# (function name in the worker, x, h or None for the default, what the student is told it is)
+# (function name in the worker, its source, x, h or None for the default)
 NUMERICAL_CASES = (
-    ("cube", 2.0, 0.1, "f(x) = x**3 at x = 2 with h = 0.1"),
-    ("sin", 1.0, 0.01, "f(x) = sin(x) at x = 1 with h = 0.01"),
-    ("poly", 3.0, None, "f(x) = 3*x**2 - 4*x + 5 at x = 3 with the default h"),
+    ("cube", "lambda x: x**3", 2.0, 0.1),
+    ("sin", "math.sin", 1.0, 0.01),
+    ("poly", "lambda x: 3*x**2 - 4*x + 5", 3.0, None),
 )
 
 
@@ -112,22 +112,24 @@ def numerical_grad(ctx: Context) -> Outcome:
         close = difflib.get_close_matches("numerical_grad", ctx.symbols, n=1)
         maybe = f" Did you mean to call it numerical_grad instead of {close[0]}?" if close else ""
         return Outcome("failed", f"Your module defines no function numerical_grad(f, x, h=1e-6).{maybe}")
-    for name, x, h, described in NUMERICAL_CASES:
+    for name, source, x, h in NUMERICAL_CASES:
         f = worker.FUNCTIONS[name]
         step = 1e-6 if h is None else h
         expected = (f(x + step) - f(x - step)) / (2 * step)
         got = ctx.student.ask({"op": "numerical_grad", "function": name, "x": x, "h": h})
         call = f"numerical_grad(f, {x!r}" + (f", h={h!r})" if h is not None else ")")
+        code = ("import math\n" if "math." in source else "") + f"f = {source}\nprint({call})"
         if isinstance(got, Observation):
-            return error_verdict((), got, doing=f"{call} for {described}").outcome("")
+            return Outcome("error", error_verdict((), got, doing=f"f = {source}; {call}").what,
+                           Counterexample(code, {"numerical_grad": expected}, {"numerical_grad": "an exception"}))
         value = got["value"]
         tolerance = 1e-9 if h is not None else 1e-6
         if not (isinstance(value, float) and math.isclose(value, expected, rel_tol=tolerance, abs_tol=tolerance)):
             return Outcome(
                 "failed",
-                f"{call} for {described} should be {expected:.10g} but gives {shown(value)}. Use the central "
+                f"with f = {source}, {call} should be {expected:.10g} but gives {shown(value)}. Use the central "
                 "difference (f(x + h) - f(x - h)) / (2 * h): it is far more accurate than the forward "
                 "difference (f(x + h) - f(x)) / h.",
-                Counterexample(call, {"numerical_grad": expected}, {"numerical_grad": shown(value)}),
+                Counterexample(code, {"numerical_grad": expected}, {"numerical_grad": shown(value)}),
             )
     return Outcome("passed", "numerical_grad is the central difference, with h=1e-6 by default.")

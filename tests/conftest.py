@@ -1,0 +1,51 @@
+"""Shared fixtures: assignments, the fixture zoo, and helpers to grade a source text."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from grader import spec
+from grader.grading import grade
+from grader.result import Result
+
+HERE = Path(__file__).parent
+ZOO = HERE / "zoo"
+BAD = HERE / "fixtures" / "bad"
+CORRECT_ENGINES = sorted((ZOO / "correct").glob("*.py"))
+BUGGY_ENGINES = sorted((ZOO / "buggy").glob("*.py"))
+BASE_ENGINE = ZOO / "correct" / "list_iterative.py"
+
+
+def with_limits(assignment: spec.Assignment, **limits) -> spec.Assignment:
+    """The assignment with some limits changed (short timeouts keep the tests quick)."""
+    return dataclasses.replace(assignment, limits=dataclasses.replace(assignment.limits, **limits))
+
+
+@pytest.fixture(scope="session")
+def micrograd() -> spec.Assignment:
+    return spec.load("micrograd")
+
+
+@pytest.fixture(scope="session")
+def quick(micrograd) -> spec.Assignment:
+    """micrograd with a 1 s limit per probe, for submissions that hang."""
+    return with_limits(micrograd, request_s=1.0, check_s=10.0)
+
+
+@pytest.fixture
+def grade_source(tmp_path):
+    """Write a source text as micrograd_mine.py in a fresh folder and grade it."""
+
+    def run(source: str, assignment: spec.Assignment) -> Result:
+        path = tmp_path / "micrograd_mine.py"
+        path.write_text(source, encoding="utf-8")
+        return grade(path, assignment)
+
+    return run
+
+
+def statuses(result: Result) -> dict[str, str]:
+    return {c.id: c.status for c in result.checks}

@@ -1,0 +1,82 @@
+"""Does every check pass on correct engines of every style, and fail on the bug it exists for?
+
+Each buggy engine of the zoo carries one classic bug. It must fail the check named for
+that bug, and pass every check unrelated to it. "Related" checks are the integration
+checks (hand_examples, gradcheck) and operations usually built on the broken one (a - b
+is a + (-b)); they are listed here one by one, so nothing fails unnoticed.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+from conftest import BUGGY_ENGINES, CORRECT_ENGINES, statuses
+from grader import spec
+from grader.checks import REGISTRY
+from grader.grading import grade
+
+GRADIENT_CHECKS = {"add", "mul", "pow", "tanh", "relu", "neg_sub", "accumulate", "topo_order", "deep_graph",
+                   "hand_examples", "gradcheck"}
+
+# engine -> (the check named for its bug, checks allowed to fail beside it)
+EXPECTED = {
+    "add_half": ("add", {"neg_sub", "hand_examples", "gradcheck"}),
+    "assign_not_accumulate": ("accumulate", {"hand_examples", "gradcheck"}),
+    "missing_radd": ("forward", set()),
+    "missing_seed": ("hand_examples", GRADIENT_CHECKS),
+    "mul_missing_outgrad": ("mul", {"neg_sub", "hand_examples", "gradcheck"}),
+    "mul_own_data": ("mul", {"neg_sub", "hand_examples", "gradcheck"}),
+    "naive_recursion": ("topo_order", {"deep_graph", "hand_examples", "gradcheck"}),
+    "neg_detached": ("neg_sub", {"gradcheck"}),
+    "neuron_no_bias": ("neuron", set()),
+    "numgrad_forward_difference": ("numerical_grad", set()),
+    "pow_off_by_one": ("pow", {"hand_examples", "gradcheck"}),
+    "relu_forward_wrong": ("forward", {"relu", "gradcheck"}),
+    "relu_negative_grad": ("relu", {"gradcheck"}),
+    "self_not_tuple": ("tanh", {"forward", "hand_examples", "gradcheck", "deep_graph"}),
+    "sub_as_add": ("neg_sub", {"forward", "gradcheck"}),
+    "tanh_grad_from_input": ("tanh", {"hand_examples", "gradcheck"}),
+    "topo_not_reversed": ("topo_order", {"neg_sub", "deep_graph", "hand_examples", "gradcheck"}),
+}
+# Correct engines written with a recursive topological sort hit Python's recursion limit on
+# the 10,000-node chain: the advisory deep_graph check (0 points) tells them so.
+RECURSIVE = {"closures_set_recursive", "dataclass_style", "labels_float_order"}
+
+
+@functools.cache
+def graded(path):
+    return grade(path, spec.load("micrograd"))
+
+
+def test_every_buggy_engine_has_an_expectation():
+    """Is every engine of the zoo described here, and every named check a real one?"""
+    assert {p.stem for p in BUGGY_ENGINES} == set(EXPECTED)
+    assert len(CORRECT_ENGINES) >= 6 and len(BUGGY_ENGINES) >= 12
+
+
+@pytest.mark.parametrize("path", CORRECT_ENGINES, ids=lambda p: p.stem)
+def test_correct_engine_passes_every_check(path):
+    """Does a correct engine, whatever its style, get full marks?"""
+    result = graded(path)
+    allowed = {"deep_graph"} if path.stem in RECURSIVE else set()
+    failing = {cid: s for cid, s in statuses(result).items() if s != "passed" and cid not in allowed}
+    assert result.status == "graded"
+    assert failing == {}, [c.feedback for c in result.checks if c.id in failing]
+    assert result.score == result.max_score
+
+
+@pytest.mark.parametrize("path", BUGGY_ENGINES, ids=lambda p: p.stem)
+def test_buggy_engine_fails_its_check_and_only_related_ones(path):
+    """Does one classic bug fail the check named for it, and leave unrelated checks passing?"""
+    named, related = EXPECTED[path.stem]
+    if named not in REGISTRY:
+        pytest.skip(f"the {named} check is not implemented yet")
+    result = graded(path)
+    found = statuses(result)
+    assert found[named] in ("failed", "error"), result.checks
+    unexpected = {cid: s for cid, s in found.items() if s != "passed" and cid not in related | {named}}
+    assert unexpected == {}, [c.feedback for c in result.checks if c.id in unexpected]
+    check = next(c for c in result.checks if c.id == named)
+    assert check.score == 0 and check.feedback and check.counterexample is not None
