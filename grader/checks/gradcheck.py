@@ -24,6 +24,14 @@ def judge_gradcheck(ctx: Context, program: Program) -> Verdict | None:
         return error_verdict(program, reply, names, "building the expression and calling backward()")
     rtol = ctx.assignment.tolerances.gradcheck_rtol
     leaves, analytic, numeric = reply["leaves"], reply["analytic"], reply["numeric"]
+    out = names[len(program) - 1]
+    if not ctx.close(expected.data[-1], reply["output"]):
+        return Verdict(
+            program, "failed",
+            f"the output {out}.data should be {expected.data[-1]:.6g} but your engine gives {shown(reply['output'])}; "
+            "gradients can only be checked on a correct forward pass (see forward)",
+            expected={f"{out}.data": expected.data[-1]}, got={f"{out}.data": shown(reply["output"])}, names=tuple(names),
+        )
     for index, a, n in zip(leaves, analytic, numeric):
         if not (isinstance(a, float) and isinstance(n, float) and math.isclose(a, n, rel_tol=rtol, abs_tol=ABS_TOL)):
             grads = {f"{names[i]}.grad": shown(x) for i, x in zip(leaves, analytic)}

@@ -123,7 +123,8 @@ def evaluate(program, Value, backward=True, want=None):
 def gradcheck(program, Value, h):
     """Analytic gradients of the leaves beside central differences of the engine's own forward."""
     leaves = [i for i, ins in enumerate(program) if ins[0] == "leaf"]
-    analytic = evaluate(program, Value, want=leaves)["grad"]
+    observed = evaluate(program, Value, want=leaves + [len(program) - 1])
+    analytic, output = observed["grad"][:-1], observed["data"][-1]
     numeric = []
     for i in leaves:
         x = program[i][1]
@@ -135,7 +136,7 @@ def gradcheck(program, Value, h):
         lo = number(build(down, Value)[-1].data)
         bad = hi if isinstance(hi, dict) else lo if isinstance(lo, dict) else None
         numeric.append(bad or (hi - lo) / (2 * h))
-    return {"leaves": leaves, "analytic": analytic, "numeric": numeric}
+    return {"leaves": leaves, "analytic": analytic, "numeric": numeric, "output": output}
 
 
 # ---------------------------------------------------------------------------------------
