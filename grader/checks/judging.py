@@ -4,7 +4,7 @@ and shrink the smallest program on which they disagree."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import hypothesis
@@ -16,6 +16,9 @@ from grader.checks.context import CheckTimeout, Context, Observation, reference_
 from grader.errors import WorkerFailure
 from grader.programs import Program, ancestors, default_names, to_code
 from grader.result import Counterexample, Outcome
+
+
+RETRIES = 3  # re-runs of a counterexample, to tell an unstable engine from a plainly wrong one
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,8 @@ class Verdict:
     traceback: str = ""
     failure: WorkerFailure | None = None
     names: tuple[str, ...] = ()
+    unstable: bool = False
+    """The same expression gave the right answer on another try (an order that follows a set)."""
 
     def counterexample(self) -> Counterexample:
         backward = any(key.endswith(".grad") for key in self.expected) or not self.expected
@@ -44,7 +49,10 @@ class Verdict:
             if self.traceback:
                 feedback += f"\n{self.traceback.rstrip()}"
             return Outcome("error", feedback, self.counterexample())
-        return Outcome("failed", f"{lead}{self.what}. {hint}", self.counterexample())
+        unstable = (" The same expression gave the right answer on another try, so the order your backward() "
+                    "visits nodes in changes from run to run: children kept in a set are visited in an order "
+                    "that follows memory addresses.") if self.unstable else ""
+        return Outcome("failed", f"{lead}{self.what}.{unstable} {hint}", self.counterexample())
 
 
 def shown(value: Any) -> Any:
@@ -119,21 +127,28 @@ def _at_relu_kink(program: Program, expected: Observation) -> bool:
 def search(ctx: Context, strategy: SearchStrategy, judge: Callable[[Program], Verdict | None]) -> Verdict | None:
     """The smallest program the judge rejects, found by hypothesis (derandomised, no database).
 
+    Each program is judged once and remembered: an engine whose order follows memory
+    addresses (children in a set) may answer the same program differently later in the
+    same process, and hypothesis must see one consistent answer.
+
     A hang or crash of the worker, or the check's time running out, ends the search at
     once: the condition then accepts anything, so hypothesis finishes without calling
     the student's code again.
     """
     stopped: list[Verdict | CheckTimeout] = []
+    verdicts: dict[Program, Verdict | None] = {}
 
     def disagrees(program: Program) -> bool:
         if stopped:
             return True
-        try:
-            ctx.check_time()
-        except CheckTimeout as timeout:
-            stopped.append(timeout)
-            return True
-        verdict = judge(program)
+        if program not in verdicts:
+            try:
+                ctx.check_time()
+            except CheckTimeout as timeout:
+                stopped.append(timeout)
+                return True
+            verdicts[program] = judge(program)
+        verdict = verdicts[program]
         if verdict is not None and verdict.failure is not None:
             stopped.append(verdict)
         return verdict is not None
@@ -155,4 +170,7 @@ def search(ctx: Context, strategy: SearchStrategy, judge: Callable[[Program], Ve
         if isinstance(stopped[0], CheckTimeout):
             raise stopped[0]
         return stopped[0]
-    return judge(program)
+    verdict = verdicts[program]
+    if verdict.status == "failed" and any(judge(program) is None for _ in range(RETRIES)):
+        verdict = replace(verdict, unstable=True)
+    return verdict
