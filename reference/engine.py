@@ -57,7 +57,8 @@ class Value:
         out = Value(self.data**k, (self,), f"**{k}")
 
         def _backward():
-            self.grad += k * self.data ** (k - 1) * out.grad
+            local = 0.0 if k == 0 else k * self.data ** (k - 1)  # x**0 is constant, also at x = 0
+            self.grad += local * out.grad
 
         out._backward = _backward
         return out

@@ -3,12 +3,15 @@ and shrink the smallest program on which they disagree."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from pathlib import Path
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import hypothesis
 from hypothesis import HealthCheck, Phase, Verbosity
+from hypothesis.configuration import set_hypothesis_home_dir
 from hypothesis.errors import NoSuchExample, Unsatisfiable
 from hypothesis.strategies import SearchStrategy
 
@@ -17,6 +20,10 @@ from grader.errors import WorkerFailure
 from grader.programs import Program, ancestors, default_names, to_code
 from grader.result import Counterexample, Outcome
 
+
+# Hypothesis caches what it learns under ./.hypothesis by default: that would be the
+# student's folder. Keep it in the grader's own cache instead (no example database is used).
+set_hypothesis_home_dir(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "micrograd-grader" / "hypothesis")
 
 RETRIES = 3  # re-runs of a counterexample, to tell an unstable engine from a plainly wrong one
 

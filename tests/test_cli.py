@@ -1,0 +1,97 @@
+"""Does `grader check` behave as the contract says: table, JSON, exit codes, determinism?"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import BAD, BUGGY_ENGINES, HERE
+from grader.checks import REGISTRY
+
+REFERENCE = HERE.parent / "reference" / "engine.py"
+
+
+def grader(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "grader.cli", *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=300)
+
+
+def without_durations(result: dict) -> dict:
+    result = {k: v for k, v in result.items() if k != "duration_s"}
+    result["checks"] = [{k: v for k, v in c.items() if k != "duration_s"} for c in result["checks"]]
+    return result
+
+
+@pytest.fixture(scope="module")
+def reference_runs(tmp_path_factory):
+    """The reference engine, submitted as a student's file, graded twice."""
+    folder = tmp_path_factory.mktemp("student")
+    shutil.copy(REFERENCE, folder / "micrograd_mine.py")
+    runs = [grader("check", "micrograd_mine.py", "--json", f"run{i}.json", cwd=folder) for i in (1, 2)]
+    return folder, runs
+
+
+def test_reference_gets_full_marks_twice_with_identical_json(reference_runs):
+    """Is a correct submission graded 100%, the same way on every run, and is no hypothesis database written?"""
+    folder, runs = reference_runs
+    assert [r.returncode for r in runs] == [0, 0], runs[0].stderr
+    first, second = (json.loads((folder / f"run{i}.json").read_text()) for i in (1, 2))
+    assert first["score"] == first["max_score"] == 100
+    assert without_durations(first) == without_durations(second)
+    assert not (folder / ".hypothesis").exists()
+
+
+def test_result_json_follows_the_contract(reference_runs):
+    """Does the result JSON carry every field of the contract, each check with a registered id?"""
+    folder, _ = reference_runs
+    result = json.loads((folder / "run1.json").read_text())
+    assert set(result) == {"schema", "submission", "sha256", "assignment", "grader_version", "status", "error",
+                           "score", "max_score", "duration_s", "checks"}
+    assert result["schema"] == 1 and result["status"] == "graded" and result["error"] is None
+    assert len(result["sha256"]) == 64
+    for check in result["checks"]:
+        assert check["id"] in REGISTRY
+        assert set(check) == {"id", "title", "status", "score", "max_score", "visibility", "feedback",
+                              "counterexample", "artifacts", "duration_s"}
+
+
+def test_table_names_every_check(reference_runs):
+    """Does the printed table show each check with its status and points?"""
+    _, runs = reference_runs
+    for check_id in ("forward", "accumulate", "topo_order", "numerical_grad"):
+        assert check_id in runs[0].stdout
+    assert "Score: 100 / 100" in runs[0].stdout
+
+
+def test_failed_check_exits_1_and_shows_the_counterexample(tmp_path):
+    """Does a buggy engine exit 1 and print code the student can paste?"""
+    engine = next(p for p in BUGGY_ENGINES if p.stem == "assign_not_accumulate")
+    run = grader("check", str(engine), "--json", str(tmp_path / "r.json"))
+    assert run.returncode == 1
+    assert "FAIL  accumulate" in run.stdout and "a + a" in run.stdout and "Use += " in run.stdout
+    check = next(c for c in json.loads((tmp_path / "r.json").read_text())["checks"] if c["id"] == "accumulate")
+    assert check["counterexample"]["got"] == {"a.grad": 1.0}
+
+
+def test_submission_error_exits_1_with_reason(tmp_path):
+    """Is a submission that cannot be graded reported with its reason, exit code 1 and an error result?"""
+    run = grader("check", str(BAD / "syntax_error.py"), "--json", str(tmp_path / "r.json"))
+    assert run.returncode == 1 and "syntax_error" in run.stdout and "line 6" in run.stdout
+    assert json.loads((tmp_path / "r.json").read_text())["error"]["kind"] == "syntax_error"
+
+
+@pytest.mark.parametrize("args, words", [
+    (["check", "does_not_exist.py"], "does not exist"),
+    (["check", "--assignment", "nope", str(REFERENCE)], "unknown assignment 'nope'"),
+    (["check", "--frobnicate"], "unrecognized arguments"),
+])
+def test_usage_errors_exit_2(args, words, tmp_path):
+    """Do a missing file, an unknown assignment and an unknown option exit 2 with a clear message?"""
+    run = grader(*args, cwd=tmp_path)
+    assert run.returncode == 2
+    assert words in run.stderr
