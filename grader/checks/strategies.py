@@ -20,7 +20,7 @@ from grader.programs import Program, consumers, depth
 LEAF_VALUES = (2.0, -3.0, 0.5, 1.5, -1.0, 3.0, -2.0, -0.5, 2.5, 1.0)
 POSITIVE_VALUES = (2.0, 0.5, 1.5, 3.0, 2.5, 1.0)
 SCALES = (2.0, -3.0, 0.5, -1.5)  # the final `* k`: never 1, so the incoming gradient differs from 1
-EXPONENTS = (2, 3, -1, 0.5, 2.5, -2, 1.5, 0, 1)
+EXPONENTS = (2, 3, -1, 0.5, 2.5, -2, 1.5, 1)  # no 0: the lesson's k * x**(k-1) divides by zero at x = 0
 CONSTANTS = (2.0, -3.0, 0.5, 1.5, -1.0)
 
 UNARY = ("neg", "tanh", "relu", "exp")
