@@ -55,6 +55,26 @@ class Search:
 
 
 @dataclass(frozen=True)
+class Training:
+    """The lesson's training loop: forward on every point, squared errors summed, zero grads,
+    backward(), p.data -= lr * p.grad, from random.seed(seed)."""
+
+    model: str = "Neuron"
+    """Neuron (a single tanh neuron) or MLP."""
+    sizes: tuple = (2,)
+    """Neuron: (nin,); MLP: (nin, [layer sizes...]), as the constructor takes them."""
+    xs: tuple = ()
+    ys: tuple = ()
+    steps: int = 50
+    lr: float = 0.1
+    seed: int = 0
+    threshold: float = 0.1
+    """The loss must fall below this within the steps."""
+    rtol: float = 1e-6
+    """Relative tolerance between the student's and the reference's loss at every step."""
+
+
+@dataclass(frozen=True)
 class Assignment:
     id: str
     version: str
@@ -66,6 +86,7 @@ class Assignment:
     tolerances: Tolerances
     limits: Limits
     search: Search
+    training: Training | None
     folder: Path
 
     @property
@@ -139,10 +160,37 @@ def parse(raw: dict[str, Any], path: Path) -> Assignment:
         tolerances=where.section(raw, "tolerances", Tolerances),
         limits=where.section(raw, "limits", Limits),
         search=where.section(raw, "search", Search),
+        training=_training(where, raw) if "training" in raw else None,
         folder=path.parent,
     )
     where.no_extra(raw, {f.name for f in fields(Assignment)} - {"folder"}, "")
     return assignment
+
+
+def _training(where: _Where, raw: dict[str, Any]) -> Training:
+    table = where.get(raw, "training", dict)
+    model = where.get(table, "model", str, required=True, prefix="training")
+    if model not in ("Neuron", "MLP"):
+        raise SpecError(f"{where.path}: training.model = {model!r}: expected Neuron or MLP")
+    sizes = where.get(table, "sizes", list, required=True, prefix="training")
+    xs = where.get(table, "xs", list, required=True, prefix="training")
+    ys = where.get(table, "ys", list, required=True, prefix="training")
+    nin = sizes[0] if sizes and isinstance(sizes[0], int) else None
+    if nin is None or (model == "MLP") != (len(sizes) == 2):
+        raise SpecError(f"{where.path}: training.sizes = {sizes!r}: expected [nin] for a Neuron, "
+                        "[nin, [sizes of the layers]] for an MLP")
+    for i, x in enumerate(xs):
+        if not (isinstance(x, list) and len(x) == nin and all(isinstance(v, (int, float)) for v in x)):
+            raise SpecError(f"{where.path}: training.xs[{i}] = {x!r}: expected a list of {nin} numbers")
+    if len(ys) != len(xs) or not all(isinstance(y, (int, float)) for y in ys):
+        raise SpecError(f"{where.path}: training.ys = {ys!r}: expected {len(xs)} numbers, one per point of xs")
+    numbers = {}
+    for key, kind in (("steps", int), ("lr", (int, float)), ("seed", int), ("threshold", (int, float)),
+                      ("rtol", (int, float))):
+        numbers[key] = where.get(table, key, kind, default=getattr(Training, key), prefix="training")
+    where.no_extra(table, {"model", "sizes", "xs", "ys", *numbers}, "training")
+    return Training(model, tuple(sizes), tuple(tuple(float(v) for v in x) for x in xs),
+                    tuple(float(y) for y in ys), **numbers)
 
 
 class _Where:

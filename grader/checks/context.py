@@ -85,6 +85,9 @@ class Context:
     def start_check(self, seconds: float) -> None:
         self.deadline = time.monotonic() + seconds
 
+    def deadline_left(self) -> float:
+        return self.deadline - time.monotonic()
+
     def check_time(self) -> None:
         if time.monotonic() > self.deadline:
             raise CheckTimeout(f"the check ran past its time limit of {self.assignment.limits.check_s:g} s")

@@ -24,6 +24,7 @@ import importlib.util
 import json
 import math
 import os
+import random
 import sys
 import traceback
 
@@ -139,6 +140,56 @@ def gradcheck(program, Value, h):
     return {"leaves": leaves, "analytic": analytic, "numeric": numeric, "output": output}
 
 
+def neuron_probe(module, nin, weights, bias, x):
+    """Build Neuron(nin), set its parameters through parameters(), call it on plain floats."""
+    neuron = module.Neuron(nin)
+    params = list(neuron.parameters())
+    report = {
+        "count": len(params),
+        "values": [type(p).__name__ for p in params if not isinstance(p, module.Value)],
+    }
+    if len(params) != nin + 1 or report["values"]:
+        return report
+    for p, v in zip(params, list(weights) + [bias]):
+        p.data = v
+    out = single(neuron(list(x)))
+    report["returned"] = type(out).__name__
+    report["is_value"] = isinstance(out, module.Value)
+    report["output"] = read(out, "data") if report["is_value"] else number(out)
+    return report
+
+
+def single(out):
+    """A network's single output: a Value, or a list holding one (both are common)."""
+    return out[0] if isinstance(out, (list, tuple)) and len(out) == 1 else out
+
+
+def train(module, model, sizes, xs, ys, steps, lr, seed, initial=None):
+    """The lesson's training loop, exactly as students write it, on the module's engine.
+
+    With initial, the parameters start from those values (the reference replaying the
+    student's run from the same weights).
+    """
+    random.seed(seed)
+    net = getattr(module, model)(*sizes)
+    params = list(net.parameters())
+    if initial is not None:
+        for p, v in zip(params, initial):
+            p.data = v
+    start = [read(p, "data") for p in params]
+    losses = []
+    for _ in range(steps):
+        ypred = [single(net(list(x))) for x in xs]
+        loss = sum((yout - ygt) ** 2 for ygt, yout in zip(ys, ypred))
+        for p in net.parameters():
+            p.grad = 0.0
+        loss.backward()
+        for p in net.parameters():
+            p.data += -lr * p.grad
+        losses.append(read(loss, "data"))
+    return {"initial": start, "losses": losses}
+
+
 # ---------------------------------------------------------------------------------------
 # The worker process
 # ---------------------------------------------------------------------------------------
@@ -159,7 +210,7 @@ class Worker:
     def error(self, exc):
         info = {"type": type(exc).__name__, "message": str(exc), "traceback": self.student_traceback(exc)}
         if isinstance(exc, SyntaxError):
-            info.update(lineno=exc.lineno, offset=exc.offset, text=(exc.text or "").rstrip("\n"))
+            info.update(message=exc.msg, lineno=exc.lineno, offset=exc.offset, text=(exc.text or "").rstrip("\n"))
         if isinstance(exc, SystemExit):
             info["message"] = f"sys.exit({exc.code!r}) was called"
         return info
@@ -189,6 +240,11 @@ class Worker:
             f = FUNCTIONS[request["function"]]
             args = (f, request["x"]) if request.get("h") is None else (f, request["x"], request["h"])
             return {"value": number(self.symbol("numerical_grad")(*args))}
+        if op == "neuron":
+            random.seed(0)
+            return neuron_probe(self.module, request["nin"], request["weights"], request["bias"], request["x"])
+        if op == "train":
+            return train(self.module, **request["args"])
         raise ValueError(f"unknown request {op!r}")
 
     def serve(self, requests, responses):

@@ -1,0 +1,147 @@
+"""The neuron and training checks: the student's Neuron, and the lesson's training loop
+replayed step for step on the reference engine from the same initial weights."""
+
+from __future__ import annotations
+
+import difflib
+import math
+
+import reference
+from grader.checks import check
+from grader.checks.context import Context, Observation
+from grader.checks.judging import shown
+from grader.result import Counterexample, Outcome
+from grader.sandbox import worker
+from grader.spec import Training
+
+# Neuron(3) with known parameters: tanh(0.5*1 - 1*2 + 0.25*-3 + 0.1) = tanh(-2.15)
+NEURON_CASE = {"nin": 3, "weights": [0.5, -1.0, 0.25], "bias": 0.1, "x": [1.0, 2.0, -3.0]}
+
+
+def _missing(ctx: Context, name: str, what: str) -> Outcome | None:
+    if name in ctx.symbols:
+        return None
+    close = difflib.get_close_matches(name, ctx.symbols, n=1, cutoff=0.5)
+    maybe = f" Did you mean {name} instead of {close[0]}?" if close else ""
+    return Outcome("failed", f"Your module defines no {name} ({what}).{maybe}")
+
+
+@check("neuron", "Neuron(nin) computes tanh(w . x + b) from its parameters")
+def neuron(ctx: Context) -> Outcome:
+    if missing := _missing(ctx, "Neuron", "a class whose Neuron(nin) holds nin weights and a bias"):
+        return missing
+    case = NEURON_CASE
+    code = ("n = Neuron(3)\nparams = n.parameters()\nfor p, v in zip(params, [0.5, -1.0, 0.25, 0.1]):\n"
+            "    p.data = v\nout = n([1.0, 2.0, -3.0])\nprint(len(params), out)")
+    got = ctx.student.ask({"op": "neuron", **case})
+    if isinstance(got, Observation):
+        doing = "Neuron(3), n.parameters() and n([1.0, 2.0, -3.0])"
+        failure = got.failure.message if got.failure else f"raised {got.error['type']}: {got.error['message']}"
+        return Outcome("error", f"Running {doing}: your code {failure}\n{(got.error or {}).get('traceback', '')}".rstrip(),
+                       Counterexample(code, {}, {}))
+    nin = case["nin"]
+    if got["count"] != nin + 1:
+        why = " It looks like your neuron has no bias b." if got["count"] == nin else ""
+        return Outcome("failed", f"Neuron(3).parameters() returned {got['count']} values; expected {nin + 1}: the "
+                       f"{nin} weights, then the bias.{why}",
+                       Counterexample(code, {"len(params)": nin + 1}, {"len(params)": got["count"]}))
+    if got["values"]:
+        return Outcome("failed", f"parameters() must return Values, so training can update them and read their "
+                       f"grad; it returned a {got['values'][0]}.")
+    if not got["is_value"]:
+        return Outcome("failed", f"calling the neuron returned a {got['returned']}; it must return a Value, so "
+                       "that backward() can run through it.",
+                       Counterexample(code, {"type(out)": "Value"}, {"type(out)": got["returned"]}))
+    act = sum(w * x for w, x in zip(case["weights"], case["x"])) + case["bias"]
+    expected = math.tanh(act)
+    if not ctx.close(expected, got["output"]):
+        return Outcome("failed", f"with weights [0.5, -1.0, 0.25], bias 0.1 and x = [1.0, 2.0, -3.0], the neuron "
+                       f"should give tanh(w . x + b) = tanh({act:g}) = {expected:.6g}, but gives "
+                       f"{shown(got['output'])}.{_diagnose(got['output'], act)}",
+                       Counterexample(code, {"out.data": expected}, {"out.data": shown(got["output"])}))
+    return Outcome("passed", "Neuron(nin) computes tanh(w . x + b) with its nin weights and its bias.")
+
+
+def _diagnose(output, act: float) -> str:
+    guesses = {
+        "the bias is missing from the sum": math.tanh(act - NEURON_CASE["bias"]),
+        "there is no tanh on the output": act,
+        "the activation is relu, not tanh": max(act, 0.0),
+        "parameters() does not list the weights first and the bias last": math.tanh(-1.0 * 1 + 0.25 * 2 + 0.1 * -3 + 0.5),
+    }
+    for why, value in guesses.items():
+        if isinstance(output, float) and math.isclose(output, value, rel_tol=1e-9, abs_tol=1e-12):
+            return f" It looks like {why}."
+    return ""
+
+
+@check("training", "The lesson's training loop converges, and matches the reference step for step")
+def training(ctx: Context) -> Outcome:
+    spec = ctx.assignment.training
+    if spec is None:
+        return Outcome("skipped", "This assignment defines no training set ([training] in its spec).")
+    if missing := _missing(ctx, spec.model, f"the model the training loop trains, {spec.model}(...)"):
+        return missing
+    args = {"model": spec.model, "sizes": list(spec.sizes), "xs": [list(x) for x in spec.xs], "ys": list(spec.ys),
+            "steps": spec.steps, "lr": spec.lr, "seed": spec.seed}
+    code = _loop_code(spec)
+    got = ctx.student.ask({"op": "train", "args": args}, timeout=max(ctx.deadline_left(), 1.0))
+    if isinstance(got, Observation):
+        failure = got.failure.message if got.failure else f"raised {got.error['type']}: {got.error['message']}"
+        trace = (got.error or {}).get("traceback", "")
+        return Outcome("error", f"Running the training loop: your code {failure}\n{trace}".rstrip(),
+                       Counterexample(code, {}, {}))
+    initial, losses = got["initial"], got["losses"]
+    reference_params = _reference_count(spec)
+    if len(initial) == reference_params - 1 and spec.model == "Neuron":
+        initial = initial + [0.0]  # a neuron without a bias: compare with the lesson's neuron, bias starting at 0
+    if len(initial) != reference_params:
+        return Outcome("failed", f"{spec.model}{tuple(spec.sizes)}.parameters() returned {len(got['initial'])} "
+                       f"values; the lesson's {spec.model} has {reference_params}.")
+    if not all(isinstance(v, float) for v in initial):
+        return Outcome("failed", "the initial parameters are not all numbers: " + str([shown(v) for v in initial]))
+    expected = worker.train(reference, **args, initial=initial)["losses"]
+    artifacts = {"student_loss": [shown(x) for x in losses], "reference_loss": expected,
+                 "threshold": spec.threshold, "steps": spec.steps}
+    diverged = next((k for k, (a, b) in enumerate(zip(losses, expected))
+                     if not (isinstance(a, float) and math.isclose(a, b, rel_tol=spec.rtol, abs_tol=1e-12))), None)
+    converged = next((k for k, x in enumerate(losses) if isinstance(x, float) and x < spec.threshold), None)
+    artifacts.update(first_divergence=diverged, converged_at=converged)
+    if diverged is not None:
+        bad = losses[diverged]
+        nan = " (not a number: the loss blew up)" if not isinstance(bad, float) or not math.isfinite(bad) else ""
+        reached = (f" Your loss does fall below {spec.threshold:g} (at step {converged}), but a falling loss does "
+                   "not prove an engine right: the gradients differ." if converged is not None else "")
+        return Outcome(
+            "failed",
+            f"Started from the same weights, your loss and the reference engine's differ from step {diverged} on: "
+            f"{shown(bad)}{nan} instead of {expected[diverged]:.6g}.{reached} Run the loop below and compare; "
+            "the first check above that fails (add, mul, tanh, accumulate...) names the rule to fix.",
+            Counterexample(code, {f"loss at step {diverged}": expected[diverged]},
+                           {f"loss at step {diverged}": shown(bad)}),
+            artifacts,
+        )
+    if converged is None:
+        return Outcome("failed", f"after {spec.steps} steps the loss is {shown(losses[-1])}; it should fall below "
+                       f"{spec.threshold:g}.", Counterexample(code, {}, {}), artifacts)
+    return Outcome("passed", f"The loss falls below {spec.threshold:g} at step {converged} and matches the reference "
+                   f"engine at every one of the {spec.steps} steps.", artifacts=artifacts)
+
+
+def _reference_count(spec: Training) -> int:
+    return len(getattr(reference, spec.model)(*spec.sizes).parameters())
+
+
+def _loop_code(spec: Training) -> str:
+    sizes = ", ".join(repr(s) for s in spec.sizes)
+    return (
+        f"import random\nrandom.seed({spec.seed})\nmodel = {spec.model}({sizes})\n"
+        f"xs = {[list(x) for x in spec.xs]}\nys = {list(spec.ys)}\n"
+        f"for step in range({spec.steps}):\n"
+        "    ypred = [model(x) for x in xs]\n"
+        "    loss = sum((yout - ygt)**2 for ygt, yout in zip(ys, ypred))\n"
+        "    for p in model.parameters():\n        p.grad = 0.0\n"
+        "    loss.backward()\n"
+        f"    for p in model.parameters():\n        p.data += -{spec.lr!r} * p.grad\n"
+        "    print(step, loss.data)"
+    )
