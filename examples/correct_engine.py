@@ -148,3 +148,51 @@ def _as_value(x: Value | Real) -> Value:
 def numerical_grad(f: Callable[[float], float], x: float, h: float = 1e-6) -> float:
     """Central difference: (f(x + h) - f(x - h)) / (2h)."""
     return (f(x + h) - f(x - h)) / (2 * h)
+
+"""Neurons, layers and multi-layer perceptrons built on the reference Value."""
+
+
+import random
+from collections.abc import Sequence
+
+
+
+class Neuron:
+    """tanh(w . x + b), with nin weights and a bias drawn from uniform(-1, 1) in that order."""
+
+    def __init__(self, nin: int):
+        self.w = [Value(random.uniform(-1, 1)) for _ in range(nin)]
+        self.b = Value(random.uniform(-1, 1))
+
+    def __call__(self, x: Sequence[Value | float]) -> Value:
+        act = sum((wi * xi for wi, xi in zip(self.w, x)), self.b)
+        return act.tanh()
+
+    def parameters(self) -> list[Value]:
+        return self.w + [self.b]
+
+
+class Layer:
+    def __init__(self, nin: int, nout: int):
+        self.neurons = [Neuron(nin) for _ in range(nout)]
+
+    def __call__(self, x: Sequence[Value | float]) -> Value | list[Value]:
+        outs = [n(x) for n in self.neurons]
+        return outs[0] if len(outs) == 1 else outs
+
+    def parameters(self) -> list[Value]:
+        return [p for n in self.neurons for p in n.parameters()]
+
+
+class MLP:
+    def __init__(self, nin: int, nouts: Sequence[int]):
+        sizes = [nin, *nouts]
+        self.layers = [Layer(sizes[i], sizes[i + 1]) for i in range(len(nouts))]
+
+    def __call__(self, x: Sequence[Value | float]) -> Value | list[Value]:
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+    def parameters(self) -> list[Value]:
+        return [p for layer in self.layers for p in layer.parameters()]

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import BAD, BUGGY_ENGINES, HERE
+from conftest import BAD, BUGGY_ENGINES, HERE, REFERENCE_SOURCE
 from grader.checks import REGISTRY
 
 REFERENCE = HERE.parent / "reference" / "engine.py"
@@ -31,7 +30,7 @@ def without_durations(result: dict) -> dict:
 def reference_runs(tmp_path_factory):
     """The reference engine, submitted as a student's file, graded twice."""
     folder = tmp_path_factory.mktemp("student")
-    shutil.copy(REFERENCE, folder / "micrograd_mine.py")
+    (folder / "micrograd_mine.py").write_text(REFERENCE_SOURCE)
     runs = [grader("check", "micrograd_mine.py", "--json", f"run{i}.json", cwd=folder) for i in (1, 2)]
     return folder, runs
 
