@@ -37,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
             return check_main(
                 submission=args.submission,
                 assignment=args.assignment,
+                tests=args.tests,
                 json_path=args.json,
                 public_only=args.public_only,
             )

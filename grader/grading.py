@@ -28,6 +28,11 @@ from grader.spec import Assignment, CheckSpec
 class Options:
     public_only: bool = False
     """Run only the visible checks (a student's local run); hidden ones run when the instructor grades."""
+    tests: Path | None = None
+    """The student's tests; by default test_micrograd.py beside the submission, if it exists."""
+
+
+TESTS_NAME = "test_micrograd.py"
 
 
 class Rejected(Exception):
@@ -47,9 +52,11 @@ def grade(submission: Path, assignment: Assignment, options: Options = Options()
         digest = hashlib.sha256(source).hexdigest()
         limits = Limits(request_s=assignment.limits.request_s, memory_mb=assignment.limits.memory_mb,
                         cpu_s=int(assignment.limits.submission_s) + 5)
-        with Sandbox(submission, limits) as sandbox:
+        tests = options.tests or submission.parent / TESTS_NAME
+        extra = {TESTS_NAME: tests} if tests.is_file() else {}
+        with Sandbox(submission, limits, extra) as sandbox:
             symbols = _load(sandbox, assignment, submission.name)
-            ctx = Context(assignment, sandbox, symbols)
+            ctx = Context(assignment, sandbox, symbols, TESTS_NAME if extra else None)
             checks = _run_checks(ctx, specs, started)
     except Rejected as rejected:
         return _result(submission, digest, assignment, "error", rejected.error, (), started)

@@ -46,6 +46,8 @@ class Limits:
     """Wall-clock seconds for a whole submission."""
     memory_mb: int = 1024
     """Memory cap of the process running the student's code."""
+    tests_s: float = 30.0
+    """Wall-clock seconds for one run of the student's test suite on one engine."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,8 @@ class Assignment:
     limits: Limits
     search: Search
     training: Training | None
+    sabotages: tuple[str, ...]
+    """Ids of the catalogue's sabotaged engines the student's tests must catch."""
     folder: Path
 
     @property
@@ -161,10 +165,22 @@ def parse(raw: dict[str, Any], path: Path) -> Assignment:
         limits=where.section(raw, "limits", Limits),
         search=where.section(raw, "search", Search),
         training=_training(where, raw) if "training" in raw else None,
+        sabotages=_sabotages(where, raw),
         folder=path.parent,
     )
     where.no_extra(raw, {f.name for f in fields(Assignment)} - {"folder"}, "")
     return assignment
+
+
+def _sabotages(where: _Where, raw: dict[str, Any]) -> tuple[str, ...]:
+    from grader.sabotage import catalogue
+
+    known = [s.id for s in catalogue().sabotages]
+    chosen = where.get(raw, "sabotages", list, default=known)
+    for sab in chosen:
+        if sab not in known:
+            raise SpecError(f"{where.path}: sabotages contains {sab!r}: expected ids from {', '.join(known)}")
+    return tuple(chosen)
 
 
 def _training(where: _Where, raw: dict[str, Any]) -> Training:

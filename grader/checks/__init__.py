@@ -35,4 +35,4 @@ def check(check_id: str, title: str):
 
 
 # Importing the modules registers their checks.
-from grader.checks import fixed, rules, training  # noqa: E402,F401
+from grader.checks import fixed, rules, suite, training  # noqa: E402,F401

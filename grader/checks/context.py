@@ -76,11 +76,15 @@ def reference_run(program: Program, backward: bool = True, want: list[int] | Non
 class Context:
     """Everything a check needs; one per submission."""
 
-    def __init__(self, assignment: Assignment, sandbox: Sandbox, symbols: list[str]):
+    def __init__(self, assignment: Assignment, sandbox: Sandbox, symbols: list[str], tests_file: str | None = None):
         self.assignment = assignment
         self.student = StudentEngine(sandbox)
         self.symbols = symbols
+        self.tests_file = tests_file
+        """The student's test file's name in the sandbox, or None when there is none."""
         self.deadline = math.inf
+        self.cache: dict[str, Any] = {}
+        """Work shared by several checks (the student's suite runs once for three checks)."""
 
     def start_check(self, seconds: float) -> None:
         self.deadline = time.monotonic() + seconds

@@ -10,12 +10,15 @@ from grader.grading import Options, grade
 from grader.render.terminal import render
 
 
-def main(*, submission: Path, assignment: str, json_path: Path | None = None, public_only: bool = False) -> int:
+def main(*, submission: Path, assignment: str, tests: Path | None = None, json_path: Path | None = None,
+         public_only: bool = False) -> int:
     if not submission.exists():
         raise UsageError(f"{submission} does not exist (run grader check from the folder holding "
                          f"micrograd_mine.py, or give its path)")
+    if tests is not None and not tests.is_file():
+        raise UsageError(f"--tests {tests}: no such file")
     task = spec.load(assignment)
-    result = grade(submission, task, Options(public_only=public_only))
+    result = grade(submission, task, Options(public_only=public_only, tests=tests))
     print(render(result, task))
     if json_path:
         json_path.parent.mkdir(parents=True, exist_ok=True)

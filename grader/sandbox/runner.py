@@ -108,6 +108,7 @@ class Sandbox:
             "PYTHONHASHSEED": "0",
             "PYTHONDONTWRITEBYTECODE": "1",
             "PYTHONUNBUFFERED": "1",
+            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
             "GRADER_UID": str(self.uid or 0),
             "GRADER_LIMITS": json.dumps(asdict(self.limits)),
         }

@@ -1,0 +1,107 @@
+"""Are the student's own tests graded as wheats and chaffs: valid tests pass on correct engines
+and catch the sabotaged ones?"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from conftest import BASE_ENGINE, HERE, ZOO, with_limits
+from grader.grading import Options, grade
+from grader.sabotage import catalogue
+
+SUITES = HERE / "fixtures" / "suites"
+
+
+@pytest.fixture
+def graded(tmp_path, micrograd):
+    """Grade an engine with a suite from tests/fixtures/suites as its test_micrograd.py."""
+
+    def run(suite: str, engine=BASE_ENGINE, assignment=micrograd):
+        shutil.copy(engine, tmp_path / "micrograd_mine.py")
+        shutil.copy(SUITES / f"{suite}.py", tmp_path / "test_micrograd.py")
+        result = grade(tmp_path / "micrograd_mine.py", assignment)
+        return {c.id: c for c in result.checks if c.id in ("student_tests", "wheat", "sabotage")}
+
+    return run
+
+
+def test_good_suite_catches_every_sabotage(graded):
+    """Does a diligent suite pass everywhere it should and catch all the sabotaged engines?"""
+    checks = graded("good")
+    assert {c.status for c in checks.values()} == {"passed"}
+    sabotage = checks["sabotage"]
+    assert sabotage.score == sabotage.max_score
+    assert set(sabotage.artifacts["caught"]) == {s.id for s in catalogue().sabotages}
+    assert len(checks["student_tests"].artifacts["tests"]) == 12
+
+
+def test_weak_suite_is_told_what_it_misses(graded):
+    """Does a forward-only suite catch few sabotages, and learn which and what test would catch them?"""
+    sabotage = graded("weak")["sabotage"]
+    missed = sabotage.artifacts["missed"]
+    assert sabotage.status == "failed" and 0 < sabotage.score < sabotage.max_score / 2
+    assert "assign_not_accumulate" in missed and "add_half" in missed
+    assert "A test that would catch it: use one value twice" in sabotage.feedback
+    assert set(sabotage.artifacts["caught"]) == {"sub_as_add"}
+
+
+def test_wrong_number_makes_that_test_invalid_only(graded):
+    """Is a test asserting a wrong number marked invalid, while the others still count?"""
+    checks = graded("wrong_number")
+    assert checks["wheat"].status == "failed"
+    assert checks["wheat"].artifacts["invalid"] == ["test_wrong_tanh_grad"]
+    assert "test_wrong_tanh_grad rejects a correct engine" in checks["wheat"].feedback
+    assert checks["sabotage"].artifacts["valid_tests"] == ["test_hand_example"]
+    assert "add_half" in checks["sabotage"].artifacts["caught"]
+
+
+def test_assert_true_catches_nothing(graded):
+    """Does `assert True` pass on every engine and so catch no sabotage at all?"""
+    checks = graded("assert_true")
+    assert checks["student_tests"].status == checks["wheat"].status == "passed"
+    assert checks["sabotage"].score == 0 and checks["sabotage"].artifacts["caught"] == {}
+
+
+def test_tests_pinning_one_implementation_earn_nothing(graded):
+    """Do tests on source code, a file hash and private names earn no sabotage credit?"""
+    checks = graded("pins_source")
+    assert set(checks["wheat"].artifacts["invalid"]) == {"test_source_has_plus_equals", "test_private_children"}
+    assert checks["sabotage"].score == 0
+
+
+def test_suite_that_never_ends_is_stopped(graded, micrograd):
+    """Is a suite that never terminates stopped at its limit and reported, without running it 16 times?"""
+    checks = graded("never_ends", assignment=with_limits(micrograd, tests_s=2.0))
+    assert checks["student_tests"].status == "error"
+    assert "did not finish within 2 s" in checks["student_tests"].feedback
+    assert checks["sabotage"].status == "error" and "did not complete on your own engine" in checks["sabotage"].feedback
+
+
+def test_collection_error_is_reported(graded):
+    """Is a test file that cannot be collected reported with pytest's error?"""
+    student = graded("collection_error")["student_tests"]
+    assert student.status == "error" and "DoesNotExist" in student.feedback
+
+
+def test_buggy_engine_with_good_tests(graded):
+    """Are a buggy student's good tests run on the swapped engines: failing on their own engine only?"""
+    checks = graded("good", engine=ZOO / "buggy" / "add_half.py")
+    assert checks["student_tests"].status == "failed"
+    assert checks["wheat"].status == "passed" and checks["sabotage"].status == "passed"
+
+
+def test_no_tests_file(tmp_path, micrograd):
+    """Is a submission without test_micrograd.py told where its tests should go?"""
+    shutil.copy(BASE_ENGINE, tmp_path / "micrograd_mine.py")
+    result = grade(tmp_path / "micrograd_mine.py", micrograd)
+    student = next(c for c in result.checks if c.id == "student_tests")
+    assert student.status == "failed" and "test_micrograd.py" in student.feedback
+
+
+def test_tests_option_points_elsewhere(tmp_path, micrograd):
+    """Does Options(tests=...) (grader check --tests FILE) use a test file that is not beside the engine?"""
+    shutil.copy(BASE_ENGINE, tmp_path / "micrograd_mine.py")
+    result = grade(tmp_path / "micrograd_mine.py", micrograd, Options(tests=SUITES / "assert_true.py"))
+    assert next(c for c in result.checks if c.id == "student_tests").status == "passed"
