@@ -24,6 +24,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--json", type=Path, help="write the result JSON here")
     check.add_argument("--html", type=Path, help="write the HTML report here")
     check.add_argument("--public-only", action="store_true", help="run only the visible checks")
+    selftest = commands.add_parser("selftest", help="show that every check tells the reference from each sabotage")
+    selftest.add_argument("--assignment", default="micrograd", help="assignment id or folder (default: micrograd)")
     return parser
 
 
@@ -41,6 +43,10 @@ def main(argv: list[str] | None = None) -> int:
                 json_path=args.json,
                 public_only=args.public_only,
             )
+        if args.command == "selftest":
+            from grader.commands.selftest import main as selftest_main
+
+            return selftest_main(assignment=args.assignment)
     except UsageError as exc:
         print(f"grader: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

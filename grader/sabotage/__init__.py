@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import reference.engine
+import reference.nn
 
 HERE = Path(__file__).parent
 ENGINE_FILENAME = "<engine>"  # no file on disk: inspect.getsource cannot pin an engine's source
@@ -51,6 +52,16 @@ def catalogue() -> Catalogue:
         for s in raw["sabotage"]
     )
     return Catalogue(wheats, sabotages)
+
+
+def submission_source(engine: Engine) -> str:
+    """A whole student-style file built on the engine: its Value (or the reference's), the
+    reference's Neuron, Layer and MLP on top, and its own Neuron if it sabotages that."""
+    nn = Path(reference.nn.__file__).read_text(encoding="utf-8")
+    nn = nn.replace("from __future__ import annotations\n", "").replace("from reference.engine import Value\n", "")
+    value = engine.source if "Value" in engine.replaces else _source("reference")
+    parts = [value, nn] + ([engine.source] if "Value" not in engine.replaces else [])
+    return "\n\n".join(parts)
 
 
 def run_plan(engine: Engine, base: Engine) -> dict:
