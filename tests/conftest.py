@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from grader import spec
+from grader.checks.suite import SUITE_CHECKS
 from grader.grading import grade
 from grader.result import Result
 
@@ -31,6 +32,12 @@ def with_limits(assignment: spec.Assignment, **limits) -> spec.Assignment:
 @pytest.fixture(scope="session")
 def micrograd() -> spec.Assignment:
     return spec.load("micrograd")
+
+
+@pytest.fixture(scope="session")
+def engine_checks(micrograd) -> spec.Assignment:
+    """micrograd without the checks on the student's own tests."""
+    return micrograd.without(SUITE_CHECKS)
 
 
 @pytest.fixture(scope="session")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,10 +21,13 @@ def grader(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
                           timeout=300)
 
 
-def without_durations(result: dict) -> dict:
-    result = {k: v for k, v in result.items() if k != "duration_s"}
-    result["checks"] = [{k: v for k, v in c.items() if k != "duration_s"} for c in result["checks"]]
-    return result
+def without_durations(data):
+    """The result with every timing (duration_s of the result and checks, duration of each test) left out."""
+    if isinstance(data, dict):
+        return {k: without_durations(v) for k, v in data.items() if k not in ("duration_s", "duration")}
+    if isinstance(data, list):
+        return [without_durations(v) for v in data]
+    return data
 
 
 @pytest.fixture(scope="module")
@@ -31,6 +35,7 @@ def reference_runs(tmp_path_factory):
     """The reference engine, submitted as a student's file, graded twice."""
     folder = tmp_path_factory.mktemp("student")
     (folder / "micrograd_mine.py").write_text(REFERENCE_SOURCE)
+    shutil.copy(HERE / "fixtures" / "suites" / "good.py", folder / "test_micrograd.py")
     runs = [grader("check", "micrograd_mine.py", "--json", f"run{i}.json", cwd=folder) for i in (1, 2)]
     return folder, runs
 

@@ -8,7 +8,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from grader import spec
-from grader.commands.selftest import SUITE_CHECKS, _grade, problems
+from grader.checks.suite import SUITE_CHECKS
+from grader.commands.selftest import _grade, problems
 from grader.sabotage import catalogue
 
 
@@ -27,8 +28,7 @@ def test_selftest_passes_and_prints_the_matrix():
 
 def test_selftest_flags_a_sabotage_that_is_really_correct(tmp_path: Path):
     """Would selftest notice a 'sabotage' that is in fact a correct engine?"""
-    task = spec.load("micrograd")
-    task = replace(task, checks=tuple(c for c in task.checks if c.id not in SUITE_CHECKS))
+    task = spec.load("micrograd").without(SUITE_CHECKS)
     wheat = catalogue().wheats[0]
     fake = replace(wheat, id="not_really_broken", check="add")
     results = [_grade(wheat, tmp_path, task), _grade(replace(fake, id="fake"), tmp_path, task)]

@@ -17,6 +17,8 @@ from grader.checks.context import Context, Observation
 from grader.result import Outcome
 from grader.sabotage import catalogue, run_plan
 
+SUITE_CHECKS = ("student_tests", "wheat", "sabotage")
+"""The checks about the student's tests rather than their engine."""
 TIMEOUT_MARGIN = 3  # a timeout counts as a catch only if the wheats ran 3x faster than the limit
 SLOWDOWN = 10  # a run on another engine may take this many times the run on the student's engine...
 MIN_RUN_S = 5.0  # ...but never less than this

@@ -6,21 +6,19 @@ from __future__ import annotations
 import os
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 from pathlib import Path
 
 from grader import spec
 from grader.grading import grade
+from grader.checks.suite import SUITE_CHECKS
 from grader.result import Result
 from grader.sabotage import Engine, catalogue, submission_source
 
-SUITE_CHECKS = {"student_tests", "wheat", "sabotage"}  # about the student's tests, not the engine
 MARK = {"passed": ".", "failed": "X", "error": "E", "skipped": "-"}
 
 
 def main(*, assignment: str) -> int:
-    task = spec.load(assignment)
-    task = replace(task, checks=tuple(c for c in task.checks if c.id not in SUITE_CHECKS))
+    task = spec.load(assignment).without(SUITE_CHECKS)
     cat = catalogue()
     engines = [cat.wheats[0]] + [s for s in cat.sabotages if s.id in task.sabotages]
     with tempfile.TemporaryDirectory(prefix="grader-selftest-") as tmp, \
