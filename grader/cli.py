@@ -41,6 +41,7 @@ def main(argv: list[str] | None = None) -> int:
                 assignment=args.assignment,
                 tests=args.tests,
                 json_path=args.json,
+                html_path=args.html,
                 public_only=args.public_only,
             )
         if args.command == "selftest":

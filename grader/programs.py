@@ -74,6 +74,22 @@ def expression(ins: Instruction, names: Sequence[str]) -> str:
     raise ValueError(f"unknown instruction {ins!r}")
 
 
+def op_label(ins: Instruction) -> str:
+    """A short label for the operation that made a node ("+", "**2", "tanh", "+ 2.0")."""
+    op = ins[0]
+    if op == "leaf":
+        return ""
+    if op in BINARY_SYMBOL:
+        return BINARY_SYMBOL[op]
+    if op == "pow":
+        return f"**{ins[2]!r}"
+    if op in CONSTANT_SYMBOL:
+        return f"{CONSTANT_SYMBOL[op]} {ins[2]!r}"
+    if op in CONSTANT_FIRST_SYMBOL:
+        return f"{ins[1]!r} {CONSTANT_FIRST_SYMBOL[op]}"
+    return "-" if op == "neg" else op
+
+
 def to_code(program: Program, names: Sequence[str] | None = None, backward: bool = True) -> str:
     """Python code that builds the program (only the nodes the output needs) and runs backward()."""
     names = list(names or default_names(program))

@@ -64,6 +64,14 @@ def test_result_json_follows_the_contract(reference_runs):
                               "counterexample", "artifacts", "duration_s"}
 
 
+def test_html_report_written_by_default(reference_runs):
+    """Does grader check write reports/<submission>.html by default, and say where?"""
+    folder, runs = reference_runs
+    report = folder / "reports" / "micrograd_mine.html"
+    assert report.is_file() and "Report: reports/micrograd_mine.html" in runs[0].stdout
+    assert "100 / 100 points" in report.read_text()
+
+
 def test_table_names_every_check(reference_runs):
     """Does the printed table show each check with its status and points?"""
     _, runs = reference_runs

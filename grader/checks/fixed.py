@@ -7,8 +7,8 @@ import difflib
 import math
 
 from grader.checks import check
-from grader.checks.context import Context, Observation
-from grader.checks.judging import Verdict, error_verdict, shown
+from grader.checks.context import Context, Observation, reference_run
+from grader.checks.judging import Verdict, error_verdict, graph_of, shown
 from grader.result import Counterexample, Outcome
 from grader.sandbox import worker
 
@@ -47,6 +47,7 @@ def hand_examples(ctx: Context) -> Outcome:
         wrong = [n for n, x in expected.items() if not _near(got.grad[index[n]], x)]
         if wrong:
             first = wrong[0]
+            expected_run = reference_run(program)
             verdict = Verdict(
                 program, "failed",
                 f"in {title}, {first}.grad should be {expected[first]:g} (derived by hand in the lesson) but your "
@@ -54,6 +55,7 @@ def hand_examples(ctx: Context) -> Outcome:
                 {f"{n}.grad": x for n, x in expected.items()},
                 {f"{n}.grad": shown(got.grad[index[n]]) for n in expected},
                 names=tuple(names),
+                graph=graph_of(program, names, expected_run, got) if expected_run else None,
             )
             return verdict.outcome("Work the example backwards by hand, one node at a time, and compare "
                                    "each node's grad with yours to find the first rule that differs.")

@@ -17,7 +17,7 @@ from hypothesis.strategies import SearchStrategy
 
 from grader.checks.context import CheckTimeout, Context, Observation, reference_run
 from grader.errors import WorkerFailure
-from grader.programs import Program, ancestors, default_names, to_code
+from grader.programs import Program, ancestors, default_names, inputs, op_label, to_code
 from grader.result import Counterexample, Outcome
 
 
@@ -42,6 +42,8 @@ class Verdict:
     traceback: str = ""
     failure: WorkerFailure | None = None
     names: tuple[str, ...] = ()
+    graph: dict[str, Any] | None = None
+    """The computation graph with each node's numbers, for the report's picture."""
     unstable: bool = False
     """The same expression gave the right answer on another try (an order that follows a set)."""
 
@@ -55,11 +57,14 @@ class Verdict:
             feedback = f"{lead}{self.what}"
             if self.traceback:
                 feedback += f"\n{self.traceback.rstrip()}"
-            return Outcome("error", feedback, self.counterexample())
+            return Outcome("error", feedback, self.counterexample(), self._artifacts())
         unstable = (" The same expression gave the right answer on another try, so the order your backward() "
                     "visits nodes in changes from run to run: children kept in a set are visited in an order "
                     "that follows memory addresses.") if self.unstable else ""
-        return Outcome("failed", f"{lead}{self.what}.{unstable} {hint}", self.counterexample())
+        return Outcome("failed", f"{lead}{self.what}.{unstable} {hint}", self.counterexample(), self._artifacts())
+
+    def _artifacts(self) -> dict[str, Any]:
+        return {"graph": self.graph} if self.graph else {}
 
 
 def shown(value: Any) -> Any:
@@ -112,6 +117,7 @@ def compare(
     suffix = "." + quantity
     shown_nodes = [i for i in order if program[i][0] == "leaf" or i in wrong] if backward else wrong
     first = wrong[0]
+    graph = graph_of(program, names, expected, got)
     return Verdict(
         program,
         "failed",
@@ -120,7 +126,20 @@ def compare(
         {names[i] + suffix: getattr(expected, quantity)[i] for i in shown_nodes},
         {names[i] + suffix: shown(getattr(got, quantity)[i]) for i in shown_nodes},
         names=tuple(names),
+        graph=graph,
     )
+
+
+def graph_of(program: Program, names, expected: Observation, got: Observation) -> dict[str, Any]:
+    """Nodes the output depends on, each with its operation, inputs and both engines' numbers."""
+    nodes = []
+    for i in ancestors(program):
+        node = {"id": i, "name": names[i], "op": op_label(program[i]), "inputs": inputs(program[i]),
+                "data": shown(got.data[i]), "expected_data": expected.data[i]}
+        if got.grad is not None and expected.grad is not None:
+            node.update(grad=shown(got.grad[i]), expected_grad=expected.grad[i])
+        nodes.append(node)
+    return {"nodes": nodes}
 
 
 def _fmt(x: Any) -> str:

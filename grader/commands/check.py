@@ -7,11 +7,12 @@ from pathlib import Path
 from grader import spec
 from grader.errors import UsageError
 from grader.grading import Options, grade
+from grader.render import html
 from grader.render.terminal import render
 
 
 def main(*, submission: Path, assignment: str, tests: Path | None = None, json_path: Path | None = None,
-         public_only: bool = False) -> int:
+         html_path: Path | None = None, public_only: bool = False) -> int:
     if not submission.exists():
         raise UsageError(f"{submission} does not exist (run grader check from the folder holding "
                          f"micrograd_mine.py, or give its path)")
@@ -23,4 +24,8 @@ def main(*, submission: Path, assignment: str, tests: Path | None = None, json_p
     if json_path:
         json_path.parent.mkdir(parents=True, exist_ok=True)
         json_path.write_text(result.to_json() + "\n", encoding="utf-8")
+    html_path = html_path or Path("reports") / f"{submission.stem}.html"
+    source = submission.read_text(encoding="utf-8", errors="replace") if submission.is_file() else None
+    html.write(html_path, html.student_report(result.to_dict(), source, task.title or task.id))
+    print(f"Report: {html_path}")
     return 0 if result.passed else 1

@@ -20,7 +20,7 @@ def render(result: Result, assignment: Assignment) -> str:
         return "\n".join(lines)
     id_width = max(len(c.id) for c in result.checks)
     for c in result.checks:
-        points = f"{c.score:g}/{c.max_score:g}"
+        points = f"{round(c.score, 2):g}/{c.max_score:g}"
         head = f"{MARK[c.status]:<5} {c.id:<{id_width}} {points:>7}  "
         first = c.feedback.splitlines()[0] if c.feedback else ""
         lines.append(head + textwrap.shorten(first, max(width - len(head), 20), placeholder=" ..."))
@@ -33,7 +33,7 @@ def render(result: Result, assignment: Assignment) -> str:
                       f"  expected: {_pairs(c.counterexample.expected)}",
                       f"  got:      {_pairs(c.counterexample.got)}"]
     hidden = [c for c in assignment.checks if c.visibility == "hidden" and c.id not in {x.id for x in result.checks}]
-    lines += ["", f"Score: {result.score:g} / {result.max_score:g}   ({result.duration_s:.1f} s)"]
+    lines += ["", f"Score: {round(result.score, 2):g} / {result.max_score:g}   ({result.duration_s:.1f} s)"]
     if hidden:
         lines.append(f"{len(hidden)} hidden check(s) worth {sum(c.points for c in hidden):g} points run only when "
                      "your instructor grades.")

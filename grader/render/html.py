@@ -1,0 +1,160 @@
+"""HTML reports from recorded results, through jinja2 templates with autoescaping on.
+
+Every page is self-contained: inline CSS and SVG, no script or font from the network,
+readable on a phone and when printed; status is always written out, never shown by
+colour alone.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import PythonLexer
+
+ENV = jinja2.Environment(
+    loader=jinja2.PackageLoader("grader.render", "templates"),
+    autoescape=jinja2.select_autoescape(default=True, default_for_string=True),
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+ENV.filters["points"] = lambda x: f"{round(x, 2):g}"
+
+# The part of a student's file most likely at fault when a check fails: names of Value
+# methods, or of top-level functions and classes.
+SUSPECTS = {
+    "forward": ["__add__", "__radd__", "__mul__", "__rmul__", "__sub__", "__rsub__"],
+    "add": ["__add__"],
+    "mul": ["__mul__"],
+    "pow": ["__pow__"],
+    "tanh": ["tanh"],
+    "relu": ["relu"],
+    "neg_sub": ["__neg__", "__sub__"],
+    "accumulate": ["__add__", "__mul__"],
+    "topo_order": ["backward"],
+    "deep_graph": ["backward"],
+    "hand_examples": ["backward"],
+    "gradcheck": ["backward"],
+    "numerical_grad": ["numerical_grad"],
+    "neuron": ["Neuron"],
+    "training": ["Neuron"],
+}
+STATUS_TEXT = {"passed": "✓ PASS", "failed": "✗ FAIL", "error": "⚠ ERROR", "skipped": "– SKIP"}
+
+
+def student_report(result: dict[str, Any], source: str | None = None, title: str = "") -> str:
+    """The report a student reads: score, rubric, and for each failed check what went wrong."""
+    checks = []
+    for check in result.get("checks", []):
+        hidden = check["visibility"] == "hidden"
+        view = dict(check, hidden=hidden, status_text=STATUS_TEXT[check["status"]])
+        if not hidden and check["status"] in ("failed", "error"):
+            graph = check.get("artifacts", {}).get("graph")
+            view["graph_svg"] = graph_svg(graph) if graph else None
+            view["source_html"] = suspect_source(source, check["id"]) if source else None
+        if not hidden and check["id"] == "training" and check.get("artifacts", {}).get("student_loss"):
+            view["curve_svg"] = curve_svg(check["artifacts"])
+        checks.append(view)
+    return ENV.get_template("student.html.j2").render(result=result, checks=checks, title=title or result["assignment"])
+
+
+def write(path: Path, html: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(html, encoding="utf-8")
+    return path
+
+
+def suspect_source(source: str, check_id: str) -> Markup | None:
+    """The student's own code for the method most likely at fault, highlighted."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    wanted = SUSPECTS.get(check_id, [])
+    found = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in wanted and node.name not in found:
+            found[node.name] = node
+    if not found:
+        return None
+    lines = source.splitlines()
+    blocks = []
+    for name in wanted:
+        if name in found:
+            node = found[name]
+            start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            code = "\n".join(lines[start - 1:node.end_lineno])
+            formatter = HtmlFormatter(noclasses=True, linenos="inline", linenostart=start, style="default")
+            blocks.append(highlight(code, PythonLexer(), formatter))
+    return Markup("".join(blocks))
+
+
+def _fmt(x: Any) -> str:
+    return f"{x:.4g}" if isinstance(x, float) else str(x)
+
+
+def graph_svg(graph: dict[str, Any]) -> Markup:
+    """A picture of the counterexample's computation graph: each node with its data and
+    gradient; a wrong number is marked and the expected value written beside it."""
+    nodes = graph["nodes"]
+    by_id = {n["id"]: n for n in nodes}
+    level: dict[int, int] = {}
+    for n in nodes:
+        level[n["id"]] = 1 + max((level[i] for i in n["inputs"] if i in level), default=-1)
+    columns: dict[int, list[int]] = {}
+    for n in nodes:
+        columns.setdefault(level[n["id"]], []).append(n["id"])
+    box_w, box_h, gap_x, gap_y, op_r = 190, 62, 90, 26, 17
+    pos = {}
+    for col, ids in columns.items():
+        for row, node_id in enumerate(ids):
+            pos[node_id] = (20 + col * (box_w + gap_x) + (gap_x if col else 0), 20 + row * (box_h + gap_y))
+    width = max(x for x, _ in pos.values()) + box_w + 20
+    height = max(y for _, y in pos.values()) + box_h + 20
+    items = []
+    for n in nodes:
+        x, y = pos[n["id"]]
+        wrong_data = not _same(n["data"], n["expected_data"])
+        wrong_grad = "grad" in n and not _same(n["grad"], n["expected_grad"])
+        grad_line = ""
+        if "grad" in n:
+            grad_line = f"grad {_fmt(n['grad'])}" + (f"  ✗ expected {_fmt(n['expected_grad'])}" if wrong_grad else "")
+        data_line = f"data {_fmt(n['data'])}" + (f"  ✗ expected {_fmt(n['expected_data'])}" if wrong_data else "")
+        items.append({"x": x, "y": y, "name": n["name"], "data": data_line, "grad": grad_line,
+                      "wrong": wrong_data or wrong_grad, "op": n["op"], "cx": x - gap_x / 2, "cy": y + box_h / 2,
+                      "edges": [(pos[i][0] + box_w, pos[i][1] + box_h / 2) for i in n["inputs"] if i in by_id]})
+    svg = ENV.get_template("graph.svg.j2").render(items=items, width=width, height=height, box_w=box_w, box_h=box_h,
+                                                  op_r=op_r)
+    return Markup(svg)
+
+
+def _same(a: Any, b: Any) -> bool:
+    return isinstance(a, float) and isinstance(b, float) and math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9)
+
+
+def curve_svg(artifacts: dict[str, Any]) -> Markup:
+    """Loss per step, the student's solid and the reference's dashed, each labelled."""
+    student = [x if isinstance(x, float) and math.isfinite(x) else None for x in artifacts["student_loss"]]
+    reference = artifacts["reference_loss"]
+    finite = [x for x in student + reference if x is not None]
+    top = max(finite) if finite else 1.0
+    width, height, pad = 560, 260, 44
+    steps = max(len(student), len(reference), 2)
+
+    def points(series):
+        return " ".join(f"{pad + i * (width - 2 * pad) / (steps - 1):.1f},"
+                        f"{height - pad - (min(v, top) / top) * (height - 2 * pad):.1f}"
+                        for i, v in enumerate(series) if v is not None)
+
+    threshold = artifacts.get("threshold")
+    threshold_y = height - pad - (threshold / top) * (height - 2 * pad) if threshold and threshold < top else None
+    return Markup(ENV.get_template("curve.svg.j2").render(
+        width=width, height=height, pad=pad, top=top, steps=steps, student=points(student),
+        reference=points(reference), threshold=threshold, threshold_y=threshold_y,
+        divergence=artifacts.get("first_divergence")))

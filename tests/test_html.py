@@ -1,0 +1,160 @@
+"""Does the HTML report show a person what they need, in a real headless browser?
+
+Pages are rendered from recorded results of real gradings and opened in Debian's
+Chromium through Playwright; each test asserts what is visible, that the page logs no
+console error and makes no network request. A screenshot of each page is kept in
+reports/test-artifacts/.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import BAD, HERE, ROOT, ZOO
+from grader.grading import grade
+from grader.render import html
+
+playwright = pytest.importorskip("playwright.sync_api")
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
+ARTIFACTS = ROOT / "reports" / "test-artifacts"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync"])
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def open_page(browser, tmp_path):
+    """Write a page, open it from a file, and collect console errors and network requests."""
+    opened = []
+
+    def run(page_html: str, name: str, width: int = 1000):
+        path = tmp_path / f"{name}.html"
+        path.write_text(page_html, encoding="utf-8")
+        page = browser.new_page(viewport={"width": width, "height": 900})
+        errors, requests = [], []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("request", lambda r: requests.append(r.url) if not r.url.startswith(("file:", "data:")) else None)
+        page.goto(path.as_uri())
+        page.wait_for_load_state("load")
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=ARTIFACTS / f"{name}.png", full_page=True)
+        opened.append((errors, requests))
+        return page
+
+    yield run
+    for errors, requests in opened:
+        assert errors == [], errors
+        assert requests == [], requests
+
+
+@pytest.fixture(scope="module")
+def tanh_result(tmp_path_factory, micrograd):
+    """A recorded result: an engine with tanh's derivative taken from its input, and a weak test suite."""
+    folder = tmp_path_factory.mktemp("tanh")
+    shutil.copy(ZOO / "buggy" / "tanh_grad_from_input.py", folder / "micrograd_mine.py")
+    shutil.copy(HERE / "fixtures" / "suites" / "weak.py", folder / "test_micrograd.py")
+    result = grade(folder / "micrograd_mine.py", micrograd)
+    return json.loads(result.to_json()), (folder / "micrograd_mine.py").read_text()
+
+
+def test_failed_check_shows_counterexample_graph_and_source(open_page, tanh_result):
+    """Does a failing check show its paste-able counterexample, the graph with the wrong gradient marked,
+    and the student's own tanh?"""
+    result, source = tanh_result
+    page = open_page(html.student_report(result, source, "micrograd"), "student-tanh")
+    card = page.locator("#check-tanh")
+    assert card.is_visible()
+    assert "FAIL" in card.locator("h2").inner_text()
+    code = page.locator("#code-tanh").inner_text()
+    assert "tanh()" in code and "backward()" in code
+    graph = page.locator("#graph-tanh svg")
+    assert graph.is_visible()
+    assert "expected" in graph.locator("g.wrong").first.text_content()
+    assert "def tanh" in card.locator(".source").inner_text()
+    page.locator("#row-tanh a").click()
+    assert page.evaluate("location.hash") == "#check-tanh"
+
+
+def test_training_curve_is_drawn(open_page, tanh_result):
+    """Is the training curve drawn with both lines labelled, and the diverging step named?"""
+    result, source = tanh_result
+    page = open_page(html.student_report(result, source, "micrograd"), "student-curve")
+    curve = page.locator("#training-curve svg")
+    assert curve.is_visible()
+    assert curve.locator("polyline.student").count() == 1 and curve.locator("polyline.reference").count() == 1
+    text = curve.text_content()
+    assert "your engine" in text and "reference engine" in text and "first differs at step" in text
+
+
+def test_sabotages_missed_are_listed(open_page, tanh_result):
+    """Does the sabotage check list the sabotages the weak suite missed and the one it caught?"""
+    result, source = tanh_result
+    page = open_page(html.student_report(result, source, "micrograd"), "student-sabotage")
+    missed = page.locator("#check-sabotage ul.missed").inner_text()
+    assert "add_half" in missed and "assign_not_accumulate" in missed
+    assert "sub_as_add" in page.locator("#check-sabotage ul.caught").inner_text()
+
+
+def test_status_is_written_not_only_coloured(open_page, tanh_result):
+    """Can a person who does not see colour still read every check's status?"""
+    result, source = tanh_result
+    page = open_page(html.student_report(result, source, "micrograd"), "student-status")
+    rows = page.locator("#rubric tbody tr")
+    assert rows.count() == len(result["checks"])
+    for i in range(rows.count()):
+        assert rows.nth(i).locator(".status").inner_text().strip() in ("✓ PASS", "✗ FAIL", "⚠ ERROR", "– SKIP")
+
+
+def test_phone_width_has_no_sideways_scroll(open_page, tanh_result):
+    """Is the report readable on a phone, without the page scrolling sideways?"""
+    result, source = tanh_result
+    page = open_page(html.student_report(result, source, "micrograd"), "student-phone", width=390)
+    wide = page.evaluate("""[...document.querySelectorAll('body *')].filter(e => !e.closest('figure, .source, .scroll')
+        && e.getBoundingClientRect().right > 392).map(e => e.tagName + '.' + e.className)""")
+    assert wide == []
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390 + 1
+
+
+def test_submission_error_shows_the_reason(open_page, micrograd):
+    """Does a submission that could not be graded show why, with the line of the syntax error?"""
+    result = json.loads(grade(BAD / "syntax_error.py", micrograd).to_json())
+    page = open_page(html.student_report(result, None, "micrograd"), "student-error")
+    text = page.locator("#submission-error").inner_text()
+    assert "could not be graded" in text and "line 6" in text
+
+
+def test_hidden_checks_show_no_details(open_page, tanh_result):
+    """Does a hidden check show its status only, never its counterexample's code?"""
+    result, source = tanh_result
+    result = dict(result, checks=[dict(c, visibility="hidden") if c["id"] == "tanh" else c for c in result["checks"]])
+    page = open_page(html.student_report(result, source, "micrograd"), "student-hidden")
+    assert page.locator("#check-tanh").count() == 0
+    assert "Hidden check" in page.locator("#row-tanh").inner_text()
+    tanh_code = next(c for c in result["checks"] if c["id"] == "tanh")["counterexample"]["code"]
+    assert tanh_code not in page.content()
+
+
+def test_student_text_is_escaped(open_page, micrograd, tmp_path):
+    """Is text from the student's code (an exception message with HTML in it) shown, not run?"""
+    source = (ZOO / "correct" / "list_iterative.py").read_text() + (
+        "\n\ndef _boom(self):\n    raise ValueError('<img src=x onerror=alert(1)><script>alert(2)</script>')\n"
+        "Value.tanh = _boom\n")
+    (tmp_path / "micrograd_mine.py").write_text(source)
+    result = json.loads(grade(tmp_path / "micrograd_mine.py", dataclasses.replace(micrograd)).to_json())
+    page = open_page(html.student_report(result, source, "micrograd"), "student-escaped")
+    assert "<script>alert(2)</script>" in page.locator("#check-tanh .feedback").inner_text()
+    assert page.locator("#check-tanh img").count() == 0
