@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -24,6 +25,14 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--json", type=Path, help="write the result JSON here")
     check.add_argument("--html", type=Path, help="write the HTML report here")
     check.add_argument("--public-only", action="store_true", help="run only the visible checks")
+    batch = commands.add_parser("batch", help="grade a class's submissions: folders, zips, notebooks, .py files")
+    batch.add_argument("inputs", nargs="+", type=Path, metavar="INPUT")
+    batch.add_argument("--out", type=Path, required=True, help="where results, the gradebook and the summary go")
+    batch.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel submissions (default: cores)")
+    batch.add_argument("--assignment", default="micrograd", help="assignment id or folder (default: micrograd)")
+    batch.add_argument("--force", action="store_true", help="regrade submissions already graded")
+    batch.add_argument("--scheduler", help="address of a Dask scheduler to grade on (needs the [dask] extra)")
+
     selftest = commands.add_parser("selftest", help="show that every check tells the reference from each sabotage")
     selftest.add_argument("--assignment", default="micrograd", help="assignment id or folder (default: micrograd)")
     return parser
@@ -44,6 +53,13 @@ def main(argv: list[str] | None = None) -> int:
                 html_path=args.html,
                 public_only=args.public_only,
             )
+        if args.command == "batch":
+            from grader.batch.run import run_batch
+
+            missing = [str(p) for p in args.inputs if not p.exists()]
+            if missing:
+                raise UsageError(f"no such file or folder: {', '.join(missing)}")
+            return run_batch(args.inputs, args.out, args.assignment, args.jobs, args.force, args.scheduler)
         if args.command == "selftest":
             from grader.commands.selftest import main as selftest_main
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import tempfile
 import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import __version__
+from grader import __version__, notebooks
 from grader.checks import REGISTRY
 from grader.checks.context import CheckTimeout, Context
 from grader.errors import WorkerFailure
@@ -44,23 +45,43 @@ class Rejected(Exception):
 
 
 def grade(submission: Path, assignment: Assignment, options: Options = Options()) -> Result:
+    """Grade a .py file or a notebook; never raises for anything wrong with the submission."""
     started = time.monotonic()
     specs = [c for c in assignment.checks if not (options.public_only and c.visibility == "hidden")]
-    digest = None
+    digest, execution = None, None
+    limits = Limits(request_s=assignment.limits.request_s, memory_mb=assignment.limits.memory_mb,
+                    cpu_s=int(assignment.limits.submission_s) + 5)
     try:
         source = _read(submission)
         digest = hashlib.sha256(source).hexdigest()
-        limits = Limits(request_s=assignment.limits.request_s, memory_mb=assignment.limits.memory_mb,
-                        cpu_s=int(assignment.limits.submission_s) + 5)
-        tests = options.tests or submission.parent / TESTS_NAME
-        extra = {TESTS_NAME: tests} if tests.is_file() else {}
-        with Sandbox(submission, limits, extra) as sandbox:
-            symbols = _load(sandbox, assignment, submission.name)
-            ctx = Context(assignment, sandbox, symbols, TESTS_NAME if extra else None)
-            checks = _run_checks(ctx, specs, started)
+        with tempfile.TemporaryDirectory(prefix="grader-nb-") as scratch:
+            module, tests = submission, options.tests or submission.parent / TESTS_NAME
+            if submission.suffix == ".ipynb":
+                module, tests, execution = _from_notebook(submission, limits, assignment, Path(scratch), options)
+            extra = {TESTS_NAME: tests} if tests and tests.is_file() else {}
+            with Sandbox(module, limits, extra) as sandbox:
+                symbols = _load(sandbox, assignment, submission.name, execution)
+                ctx = Context(assignment, sandbox, symbols, TESTS_NAME if extra else None)
+                checks = _run_checks(ctx, specs, started)
     except Rejected as rejected:
-        return _result(submission, digest, assignment, "error", rejected.error, (), started)
-    return _result(submission, digest, assignment, "graded", None, tuple(checks), started)
+        return _result(submission, digest, assignment, "error", rejected.error, (), started, execution)
+    return _result(submission, digest, assignment, "graded", None, tuple(checks), started, execution)
+
+
+def _from_notebook(path: Path, limits: Limits, assignment: Assignment, scratch: Path, options: Options):
+    """Run the notebook in a sandbox and write what ran as a module; (module, tests, execution)."""
+    try:
+        nb = notebooks.read(path)
+    except notebooks.NotebookError as exc:
+        raise Rejected("unreadable", str(exc)) from None
+    execution = notebooks.execute(path, limits, assignment.limits.cell_s)
+    module = scratch / "micrograd_mine.py"
+    module.write_text(notebooks.to_module(nb, execution), encoding="utf-8")
+    tests = options.tests
+    if tests is None and notebooks.has_tests(nb):
+        tests = scratch / TESTS_NAME
+        tests.write_text(notebooks.TEST_SHIM, encoding="utf-8")
+    return module, tests or path.parent / TESTS_NAME, execution
 
 
 def _read(submission: Path) -> bytes:
@@ -81,7 +102,7 @@ def _read(submission: Path) -> bytes:
     return source
 
 
-def _load(sandbox: Sandbox, assignment: Assignment, filename: str) -> list[str]:
+def _load(sandbox: Sandbox, assignment: Assignment, filename: str, execution=None) -> list[str]:
     """Import the student's module in the sandbox; the names it defines."""
     try:
         reply = sandbox.load()
@@ -103,7 +124,9 @@ def _load(sandbox: Sandbox, assignment: Assignment, filename: str) -> list[str]:
         if name not in symbols:
             close = difflib.get_close_matches(name, symbols, n=1, cutoff=0.5)
             maybe = f" Did you mean {name} instead of {close[0]}? Python names are case-sensitive." if close else ""
-            raise Rejected("missing_symbol", f"{filename} defines no {name}.{maybe}")
+            ran = ("\nCells that did not run cleanly: " + "; ".join(execution.problems())) \
+                if execution and execution.problems() else ""
+            raise Rejected("missing_symbol", f"{filename} defines no {name}.{maybe}{ran}")
     return symbols
 
 
@@ -156,7 +179,7 @@ def _check_result(spec: CheckSpec, title: str, outcome: Outcome, duration: float
     )
 
 
-def _result(submission, digest, assignment, status, error, checks, started) -> Result:
+def _result(submission, digest, assignment, status, error, checks, started, execution=None) -> Result:
     return Result(
         submission=submission.name,
         sha256=digest,
@@ -168,4 +191,5 @@ def _result(submission, digest, assignment, status, error, checks, started) -> R
         max_score=sum(c.max_score for c in checks) if checks else assignment.max_score,
         duration_s=round(time.monotonic() - started, 3),
         checks=checks,
+        notebook=execution.to_dict() if execution else None,
     )

@@ -79,11 +79,13 @@ class Result:
     duration_s: float
     checks: tuple[CheckResult, ...]
     schema: int = SCHEMA
+    notebook: dict[str, Any] | None = None
+    """For a notebook: the cells that raised, timed out or never ran when it was executed."""
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         order = ["schema", "submission", "sha256", "assignment", "grader_version", "status", "error",
-                 "score", "max_score", "duration_s", "checks"]
+                 "score", "max_score", "duration_s", "checks"] + (["notebook"] if self.notebook is not None else [])
         return {key: data[key] for key in order}
 
     def to_json(self) -> str:

@@ -48,6 +48,8 @@ class Limits:
     """Memory cap of the process running the student's code."""
     tests_s: float = 30.0
     """Wall-clock seconds for one run of the student's test suite on one engine."""
+    cell_s: float = 30.0
+    """Wall-clock seconds for one cell of a notebook submission."""
 
 
 @dataclass(frozen=True)

@@ -108,6 +108,10 @@ def _tests(n: int) -> str:
     return "1 test" if n == 1 else f"{n} tests"
 
 
+def _pass(n: int) -> str:
+    return "passes" if n == 1 else "all pass"
+
+
 def _outcomes(run: Run) -> dict[str, str]:
     return {name: t["outcome"] for name, t in run.tests.items()}
 
@@ -123,7 +127,8 @@ def student_tests(ctx: Context) -> Outcome:
     failing = {n: t for n, t in run.tests.items() if t["outcome"] == "failed"}
     artifacts = {"tests": run.tests}
     if not failing:
-        return Outcome("passed", f"All {_tests(len(run.tests))} pass on your engine.", artifacts=artifacts)
+        return Outcome("passed", f"Your {_tests(len(run.tests))} {_pass(len(run.tests))} on your engine.",
+                       artifacts=artifacts)
     lines = [f"  {name}: {t['message'].splitlines()[0] if t['message'] else 'failed'}" for name, t in failing.items()]
     return Outcome("failed", f"{len(failing)} of your {len(run.tests)} tests fail on your own engine:\n" + "\n".join(lines),
                    artifacts=artifacts, fraction=1 - len(failing) / len(run.tests))
@@ -154,8 +159,8 @@ def wheat(ctx: Context) -> Outcome:
     total = len(found.student.tests) or max(len(r.tests) for r in found.wheats.values())
     artifacts = {"wheats": {w: _outcomes(r) for w, r in found.wheats.items()}, "invalid": sorted(invalid)}
     if not invalid:
-        return Outcome("passed", f"All {_tests(total)} pass on {len(found.wheats)} correct engines written in "
-                       "different styles.", artifacts=artifacts)
+        return Outcome("passed", f"Your {_tests(total)} {_pass(total)} on {len(found.wheats)} correct engines "
+                       "written in different styles.", artifacts=artifacts)
     lines = [f"  {name} rejects a correct engine ({cat[w].description}): {msg.splitlines()[0] if msg else 'failed'}"
              for name, (w, msg) in invalid.items()]
     return Outcome(

@@ -14,6 +14,9 @@ MARK = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKIP"}
 def render(result: Result, assignment: Assignment) -> str:
     width = max(shutil.get_terminal_size((100, 24)).columns, 60)
     lines = [f"{result.submission} - {assignment.title or assignment.id} (assignment {assignment.id})", ""]
+    if result.notebook and result.notebook["problems"]:
+        lines += ["Notebook cells that did not run cleanly (Restart & Run All):"]
+        lines += [f"  {p}" for p in result.notebook["problems"]] + [""]
     if result.status == "error":
         lines += [f"Could not grade this submission ({result.error.kind}):", textwrap.indent(result.error.message, "  "),
                   "", f"Score: 0 / {result.max_score:g}"]

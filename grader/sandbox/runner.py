@@ -74,10 +74,12 @@ class Output:
 class Sandbox:
     """A private working directory with the submission, and a worker process serving it."""
 
-    def __init__(self, submission: Path, limits: Limits = Limits(), extra_files: dict[str, Path] | None = None):
+    def __init__(self, submission: Path, limits: Limits = Limits(), extra_files: dict[str, Path] | None = None,
+                 name: str = MODULE_NAME):
         self.limits = limits
+        self.name = name
         self.workdir = Path(tempfile.mkdtemp(prefix="grader-"))
-        shutil.copyfile(submission, self.workdir / MODULE_NAME)
+        shutil.copyfile(submission, self.workdir / name)
         for name, path in (extra_files or {}).items():
             shutil.copyfile(path, self.workdir / name)
         self.uid = isolation.sandbox_uid(next(_uids))
@@ -109,11 +111,12 @@ class Sandbox:
             "PYTHONDONTWRITEBYTECODE": "1",
             "PYTHONUNBUFFERED": "1",
             "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+            "JUPYTER_PLATFORM_DIRS": "1",
             "GRADER_UID": str(self.uid or 0),
             "GRADER_LIMITS": json.dumps(asdict(self.limits)),
         }
         command = isolation.wrap(
-            [sys.executable, "-s", "-P", str(WORKER), str(request_r), str(reply_w), str(self.workdir / MODULE_NAME)],
+            [sys.executable, "-s", "-P", str(WORKER), str(request_r), str(reply_w), str(self.workdir / self.name)],
             workdir=self.workdir,
             worker=WORKER,
         )
@@ -162,6 +165,10 @@ class Sandbox:
         if self.load_reply is None:
             self.load_reply = self._exchange({"op": "load"}, self.limits.request_s)
         return self.load_reply
+
+    def call(self, message: dict, timeout: float) -> dict:
+        """Send a request that needs no module loaded (executing a notebook); return the reply."""
+        return self._exchange(message, timeout)
 
     def request(self, message: dict, timeout: float | None = None) -> dict:
         """Send one request to a worker with the module loaded; return its reply.

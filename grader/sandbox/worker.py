@@ -279,6 +279,45 @@ def run_forked(fn, timeout):
     return reply
 
 
+def run_notebook(path, cell_timeout, startup_timeout):
+    """Execute a notebook top to bottom on a fresh kernel, as Restart & Run All would.
+
+    A cell that raises is recorded and execution goes on; a cell past its timeout is
+    interrupted and recorded; input() fails at once; a kernel that dies ends the run.
+    Returns one entry per code cell: its index and status (ok, error, timeout, not_run).
+    """
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import DeadKernelError
+
+    nb = nbformat.read(path, as_version=4)
+    timeout_error = {"ename": "CellTimeout", "evalue": f"the cell ran past {cell_timeout:g} s and was interrupted",
+                     "traceback": []}
+    client = NotebookClient(nb, timeout=cell_timeout, startup_timeout=startup_timeout, allow_errors=True,
+                            interrupt_on_timeout=True, error_on_timeout=timeout_error, kernel_name="python3",
+                            record_timing=False)
+    died = None
+    try:
+        client.execute(cwd=os.path.dirname(path))
+    except DeadKernelError as exc:
+        died = str(exc) or "the kernel died"
+    cells = []
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+        if errors:
+            err = errors[0]
+            status = "timeout" if err.get("ename") == "CellTimeout" else "error"
+            cells.append({"index": index, "status": status, "ename": err.get("ename", ""),
+                          "evalue": str(err.get("evalue", ""))[:500]})
+        elif cell.get("execution_count") is None and cell.source.strip():
+            cells.append({"index": index, "status": "not_run"})
+        else:
+            cells.append({"index": index, "status": "ok"})
+    return {"cells": cells, "died": died}
+
+
 # ---------------------------------------------------------------------------------------
 # The worker process
 # ---------------------------------------------------------------------------------------
@@ -334,6 +373,8 @@ class Worker:
             return neuron_probe(self.module, request["nin"], request["weights"], request["bias"], request["x"])
         if op == "train":
             return train(self.module, **request["args"])
+        if op == "notebook":
+            return run_notebook(self.module_path, request["cell_timeout"], request["startup_timeout"])
         if op == "pytest":
             import pytest  # noqa: F401 - imported once here, so every forked run starts warm
 

@@ -1,0 +1,1 @@
+"""`grader batch`: grade a class's submissions, one result per student, nothing lost."""

@@ -1,0 +1,145 @@
+"""Grade every submission in parallel, write each result the moment it is done, resume.
+
+Each student's folder under the output holds result.json (the contract's schema),
+results.json (Gradescope's format), report.html and key.txt, the content key that tells a
+rerun it may skip this student. Every write is atomic (a temporary file, then a rename),
+so an interrupted batch leaves either a whole result or none.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import tempfile
+import time
+import traceback
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader import __version__, spec
+from grader.batch.discover import Submission, discover
+from grader.batch.outputs import atomic_write, flags_for, gradescope, write_class_outputs
+from grader.grading import Options, grade
+from grader.render import html
+from grader.result import Result, SubmissionError
+
+
+@dataclass(frozen=True)
+class Job:
+    submission: Submission
+    out: Path
+    """This student's output folder."""
+    assignment: str
+    """Assignment id or folder, loaded again in the process that grades."""
+    force: bool = False
+
+
+def content_key(job: Job, assignment: spec.Assignment) -> str:
+    """What a result depends on: the submission's and tests' bytes, the assignment, the grader."""
+    digest = hashlib.sha256()
+    for path in (job.submission.path, job.submission.tests):
+        digest.update(path.read_bytes() if path else b"-")
+    digest.update(f"{assignment.id}@{assignment.version}/{__version__}".encode())
+    return digest.hexdigest()
+
+
+def grade_job(job: Job) -> dict:
+    """Grade one student (or find their result already done); a row for the gradebook. Never raises."""
+    started = time.monotonic()
+    key = None
+    try:
+        assignment = spec.load(job.assignment)
+        key = content_key(job, assignment)
+        result_path = job.out / "result.json"
+        if not job.force and result_path.is_file() and _read(job.out / "key.txt") == key:
+            return _row(job, json.loads(result_path.read_text()), skipped=True)
+        result = grade(job.submission.path, assignment, Options(tests=job.submission.tests))
+        data = result.to_dict()
+    except Exception:  # noqa: BLE001 - one bad submission never stops a batch
+        data = _crash_result(job, started, traceback.format_exc())
+        assignment = None
+    source = job.submission.path.read_text(encoding="utf-8", errors="replace") \
+        if job.submission.path.suffix == ".py" else None
+    atomic_write(job.out / "result.json", json.dumps(data, indent=2))
+    atomic_write(job.out / "results.json", json.dumps(gradescope(data), indent=2))
+    atomic_write(job.out / "report.html", html.student_report(data, source, assignment.title if assignment else ""))
+    if key:
+        atomic_write(job.out / "key.txt", key)
+    return _row(job, data, skipped=False)
+
+
+def _read(path: Path) -> str | None:
+    return path.read_text().strip() if path.is_file() else None
+
+
+def _crash_result(job: Job, started: float, trace: str) -> dict:
+    result = Result(job.submission.path.name, None, str(job.assignment), __version__, "error",
+                    SubmissionError("crash", f"the grader failed on this submission:\n{trace}"), 0.0, 0.0,
+                    round(time.monotonic() - started, 3), ())
+    return result.to_dict()
+
+
+def _row(job: Job, data: dict, skipped: bool) -> dict:
+    source = job.submission.path.read_text(encoding="utf-8", errors="replace")
+    return {"student": job.submission.student, "late": job.submission.late, "result": data, "skipped": skipped,
+            "file": job.submission.path.name, "folder": job.out.name, "flags": flags_for(source)}
+
+
+def run_batch(inputs: list[Path], out: Path, assignment: str, jobs: int, force: bool = False,
+              scheduler: str | None = None) -> int:
+    task = spec.load(assignment)  # fail early on an unknown assignment
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="grader-batch-") as staging:
+        found = discover(inputs, Path(staging))
+        for note in found.notes:
+            print(f"note: {note}", file=sys.stderr)
+        work = [Job(s, out / s.student, str(task.folder), force) for s in found.submissions]
+        rows: list[dict] = []
+        try:
+            for row in _execute(work, jobs, scheduler):
+                rows.append(row)
+        except KeyboardInterrupt:
+            print(f"\ninterrupted: {len(rows)} of {len(work)} graded and saved; run the same command again to "
+                  "grade the rest", file=sys.stderr)
+            return 130
+        write_class_outputs(out, task, sorted(rows, key=lambda r: r["student"]), found.notes)
+    failed = sum(r["result"]["status"] == "error" for r in rows)
+    print(f"graded {len(rows)} submissions ({sum(r['skipped'] for r in rows)} unchanged since the last run, "
+          f"{failed} could not be graded); gradebook: {out / 'grades.csv'}; class summary: {out / 'index.html'}")
+    return 0
+
+
+def _execute(work: list[Job], jobs: int, scheduler: str | None):
+    """Yield each job's row as it finishes, with a progress bar on a terminal."""
+    from tqdm import tqdm
+
+    bar = tqdm(total=len(work), unit="submission", disable=not sys.stderr.isatty(), file=sys.stderr)
+    errors = 0
+    with bar:
+        for row in (_on_dask(work, scheduler) if scheduler else _on_processes(work, jobs)):
+            errors += row["result"]["status"] == "error" or row["result"]["score"] < row["result"]["max_score"]
+            bar.set_postfix(not_full_marks=errors)
+            bar.update()
+            yield row
+
+
+def _on_processes(work: list[Job], jobs: int):
+    pool = ProcessPoolExecutor(max_workers=max(1, jobs))
+    try:
+        futures = [pool.submit(grade_job, job) for job in work]
+        for future in as_completed(futures):
+            yield future.result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _on_dask(work: list[Job], address: str):
+    """One submission per Dask task, with retries; student code still runs only in the sandbox."""
+    from dask.distributed import Client, as_completed as dask_completed
+
+    with Client(address) as client:
+        futures = client.map(grade_job, work, retries=2, pure=False)
+        for future in dask_completed(futures):
+            yield future.result()
