@@ -42,7 +42,7 @@ class CellReport:
     number: int
     """The cell's position among all cells, from 1 as Jupyter shows it."""
     status: str
-    """ok, error (it raised), timeout (interrupted), or not_run (the kernel had died)."""
+    """ok, error (it raised), timeout (interrupted), killed (the kernel died in it), or not_run (after that)."""
     error: str = ""
 
 
@@ -56,6 +56,7 @@ class Execution:
         """One line per cell that did not run cleanly, for the student."""
         lines = [f"cell {c.number}: {c.error}" if c.status == "error" else
                  f"cell {c.number}: interrupted after running past its time limit" if c.status == "timeout" else
+                 f"cell {c.number}: the kernel died while running it" if c.status == "killed" else
                  f"cell {c.number}: not run, the kernel had died" for c in self.cells if c.status != "ok"]
         if self.died:
             lines.append(f"the kernel died: {self.died}")
@@ -106,8 +107,8 @@ def to_module(nb: nbformat.NotebookNode, execution: Execution) -> str:
         if cell.cell_type != "code" or not cell.source.strip():
             continue
         state = status.get(number, "ok")
-        if state in ("timeout", "not_run"):
-            parts.append(f"# cell {number}: left out ({'timed out' if state == 'timeout' else 'not run'})\n")
+        if state in ("timeout", "killed", "not_run"):
+            parts.append(f"# cell {number}: left out ({state.replace('_', ' ')})\n")
             continue
         code = transform(cell.source)
         if state == "error":

@@ -68,7 +68,7 @@ def class_report(data: dict[str, Any]) -> str:
     """The instructor's class summary: histogram, checks by pass rate, students, errors, flags."""
     histogram = data["histogram"]
     tallest = max(histogram) or 1
-    bars = [{"x": 40 + i * 52, "height": 160 * n / tallest, "count": n, "label": f"{i * 10}-{i * 10 + 10}%"}
+    bars = [{"x": 40 + i * 52, "height": 160 * n / tallest, "count": n, "label": f"{i * 10}–{i * 10 + 10}"}
             for i, n in enumerate(histogram)]
     return ENV.get_template("class.html.j2").render(data=data, bars=bars)
 

@@ -315,6 +315,10 @@ def run_notebook(path, cell_timeout, startup_timeout):
             cells.append({"index": index, "status": "not_run"})
         else:
             cells.append({"index": index, "status": "ok"})
+    if died:  # the last cell that started is the one the kernel died in
+        started = [c for c in cells if c["status"] != "not_run"]
+        if started:
+            started[-1].update(status="killed", ename="DeadKernel", evalue="the kernel died while running this cell")
     return {"cells": cells, "died": died}
 
 
