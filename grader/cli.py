@@ -33,6 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("--force", action="store_true", help="regrade submissions already graded")
     batch.add_argument("--scheduler", help="address of a Dask scheduler to grade on (needs the [dask] extra)")
 
+    template = commands.add_parser("template", help="copy the student starter kit into DIR")
+    template.add_argument("folder", type=Path, metavar="DIR")
+
     selftest = commands.add_parser("selftest", help="show that every check tells the reference from each sabotage")
     selftest.add_argument("--assignment", default="micrograd", help="assignment id or folder (default: micrograd)")
     return parser
@@ -60,10 +63,17 @@ def main(argv: list[str] | None = None) -> int:
             if missing:
                 raise UsageError(f"no such file or folder: {', '.join(missing)}")
             return run_batch(args.inputs, args.out, args.assignment, args.jobs, args.force, args.scheduler)
+        if args.command == "template":
+            from grader.commands.template import main as template_main
+
+            return template_main(folder=args.folder)
         if args.command == "selftest":
             from grader.commands.selftest import main as selftest_main
 
             return selftest_main(assignment=args.assignment)
+    except BrokenPipeError:  # the output was piped into head or a pager that closed
+        sys.stderr.close()
+        return EXIT_OK
     except UsageError as exc:
         print(f"grader: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

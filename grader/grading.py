@@ -59,9 +59,11 @@ def grade(submission: Path, assignment: Assignment, options: Options = Options()
             if submission.suffix == ".ipynb":
                 module, tests, execution = _from_notebook(submission, limits, assignment, Path(scratch), options)
             extra = {TESTS_NAME: tests} if tests and tests.is_file() else {}
+            tests_source = (module if execution else tests).read_text(encoding="utf-8", errors="replace") \
+                if extra else ""
             with Sandbox(module, limits, extra) as sandbox:
                 symbols = _load(sandbox, assignment, submission.name, execution)
-                ctx = Context(assignment, sandbox, symbols, TESTS_NAME if extra else None)
+                ctx = Context(assignment, sandbox, symbols, TESTS_NAME if extra else None, tests_source)
                 checks = _run_checks(ctx, specs, started)
     except Rejected as rejected:
         return _result(submission, digest, assignment, "error", rejected.error, (), started, execution)

@@ -76,12 +76,15 @@ def reference_run(program: Program, backward: bool = True, want: list[int] | Non
 class Context:
     """Everything a check needs; one per submission."""
 
-    def __init__(self, assignment: Assignment, sandbox: Sandbox, symbols: list[str], tests_file: str | None = None):
+    def __init__(self, assignment: Assignment, sandbox: Sandbox, symbols: list[str], tests_file: str | None = None,
+                 tests_source: str = ""):
         self.assignment = assignment
         self.student = StudentEngine(sandbox)
         self.symbols = symbols
         self.tests_file = tests_file
         """The student's test file's name in the sandbox, or None when there is none."""
+        self.tests_source = tests_source
+        """The source of the student's tests (for a notebook, of the whole notebook)."""
         self.deadline = math.inf
         self.cache: dict[str, Any] = {}
         """Work shared by several checks (the student's suite runs once for three checks)."""

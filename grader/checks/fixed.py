@@ -8,7 +8,7 @@ import math
 
 from grader.checks import check
 from grader.checks.context import Context, Observation, reference_run
-from grader.checks.judging import Verdict, error_verdict, graph_of, shown
+from grader.checks.judging import Verdict, error_message, error_verdict, graph_of, shown
 from grader.result import Counterexample, Outcome
 from grader.sandbox import worker
 
@@ -122,7 +122,7 @@ def numerical_grad(ctx: Context) -> Outcome:
         call = f"numerical_grad(f, {x!r}" + (f", h={h!r})" if h is not None else ")")
         code = ("import math\n" if "math." in source else "") + f"f = {source}\nprint({call})"
         if isinstance(got, Observation):
-            return Outcome("error", error_verdict((), got, doing=f"f = {source}; {call}").what,
+            return Outcome("error", error_message(got, f"with f = {source}, {call}"),
                            Counterexample(code, {"numerical_grad": expected}, {"numerical_grad": "an exception"}))
         value = got["value"]
         tolerance = 1e-9 if h is not None else 1e-6

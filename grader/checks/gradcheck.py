@@ -31,6 +31,7 @@ def judge_gradcheck(ctx: Context, program: Program) -> Verdict | None:
             f"the output {out}.data should be {expected.data[-1]:.6g} but your engine gives {shown(reply['output'])}; "
             "gradients can only be checked on a correct forward pass (see forward)",
             expected={f"{out}.data": expected.data[-1]}, got={f"{out}.data": shown(reply["output"])}, names=tuple(names),
+            backward=False,
         )
     for index, a, n in zip(leaves, analytic, numeric):
         if not (isinstance(a, float) and isinstance(n, float) and math.isclose(a, n, rel_tol=rtol, abs_tol=ABS_TOL)):

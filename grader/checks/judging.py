@@ -42,19 +42,22 @@ class Verdict:
     traceback: str = ""
     failure: WorkerFailure | None = None
     names: tuple[str, ...] = ()
+    backward: bool = True
+    """Whether the case calls backward() (a forward-only case does not)."""
     graph: dict[str, Any] | None = None
     """The computation graph with each node's numbers, for the report's picture."""
     unstable: bool = False
     """The same expression gave the right answer on another try (an order that follows a set)."""
+    not_written: bool = False
+    """The student's code raised NotImplementedError: a method of the starter kit still to write."""
 
     def counterexample(self) -> Counterexample:
-        backward = any(key.endswith(".grad") for key in self.expected) or not self.expected
-        return Counterexample(to_code(self.program, self.names or None, backward), self.expected, self.got)
+        return Counterexample(to_code(self.program, self.names or None, self.backward), self.expected, self.got)
 
     def outcome(self, hint: str, lead: str = "") -> Outcome:
         """The failed check's outcome: what happened on the smallest case, and the likely cause."""
         if self.status == "error":
-            feedback = f"{lead}{self.what}"
+            feedback = self.what if self.not_written else f"{lead}{self.what}"
             if self.traceback:
                 feedback += f"\n{self.traceback.rstrip()}"
             return Outcome("error", feedback, self.counterexample(), self._artifacts())
@@ -78,13 +81,22 @@ def shown(value: Any) -> Any:
     return value
 
 
-def error_verdict(program: Program, observed: Observation, names=None, doing="running it") -> Verdict:
+def error_verdict(program: Program, observed: Observation, names=None, doing="running it", backward=True) -> Verdict:
     if observed.failure:
         return Verdict(program, "error", f"{doing}: your code {observed.failure.message}", failure=observed.failure,
-                       names=tuple(names or ()))
+                       names=tuple(names or ()), backward=backward)
     err = observed.error
+    if err["type"] == "NotImplementedError":  # the starter kit's unfilled methods: a friendly line, no traceback
+        return Verdict(program, "error", f"{err['message'] or 'not written yet'} (needed for {doing})",
+                       names=tuple(names or ()), backward=backward, not_written=True)
     return Verdict(program, "error", f"{doing} raised {err['type']}: {err['message']}",
-                   traceback=err.get("traceback", ""), names=tuple(names or ()))
+                   traceback=err.get("traceback", ""), names=tuple(names or ()), backward=backward)
+
+
+def error_message(observed: Observation, doing: str) -> str:
+    """What the student's code did wrong while doing something, with its trimmed traceback."""
+    verdict = error_verdict((), observed, doing=doing)
+    return verdict.what + (f"\n{verdict.traceback.rstrip()}" if verdict.traceback else "")
 
 
 def compare(
@@ -108,7 +120,7 @@ def compare(
     names = names or default_names(program)
     if not got.ok:
         return error_verdict(program, got, names, "building the expression and calling backward()"
-                             if backward else "building the expression")
+                             if backward else "building the expression", backward)
     order = ancestors(program)
     order = [i for i in order if program[i][0] == "leaf"] + [i for i in order if program[i][0] != "leaf"]
     wrong = [i for i in order if not ctx.close(getattr(expected, quantity)[i], getattr(got, quantity)[i], rtol)]
@@ -126,6 +138,7 @@ def compare(
         {names[i] + suffix: getattr(expected, quantity)[i] for i in shown_nodes},
         {names[i] + suffix: shown(getattr(got, quantity)[i]) for i in shown_nodes},
         names=tuple(names),
+        backward=backward,
         graph=graph,
     )
 

@@ -9,6 +9,8 @@ suite itself.
 
 from __future__ import annotations
 
+import ast
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -112,6 +114,28 @@ def _pass(n: int) -> str:
     return "passes" if n == 1 else "all pass"
 
 
+@functools.cache
+def _template_bodies() -> frozenset[str]:
+    from grader.commands.template import template_files
+
+    return frozenset(_bodies(template_files()["test_micrograd.py"]).values())
+
+
+def _bodies(source: str) -> dict[str, str]:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return {}
+    return {node.name: ast.dump(ast.Module(body=node.body, type_ignores=[])) for node in tree.body
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test")}
+
+
+def given_tests(source: str) -> set[str]:
+    """The student's tests that are the starter kit's, unchanged (the worked example, the stubs):
+    they count for nothing in wheat and sabotage, where only the student's own tests earn."""
+    return {name for name, body in _bodies(source).items() if body in _template_bodies()}
+
+
 def _outcomes(run: Run) -> dict[str, str]:
     return {name: t["outcome"] for name, t in run.tests.items()}
 
@@ -125,13 +149,16 @@ def student_tests(ctx: Context) -> Outcome:
     if broken := _broken_run(run, "on your engine"):
         return broken
     failing = {n: t for n, t in run.tests.items() if t["outcome"] == "failed"}
+    skipped = [n for n, t in run.tests.items() if t["outcome"] == "skipped"]
+    passed = len(run.tests) - len(failing) - len(skipped)
     artifacts = {"tests": run.tests}
-    if not failing:
+    if not failing and not skipped:
         return Outcome("passed", f"Your {_tests(len(run.tests))} {_pass(len(run.tests))} on your engine.",
                        artifacts=artifacts)
     lines = [f"  {name}: {t['message'].splitlines()[0] if t['message'] else 'failed'}" for name, t in failing.items()]
-    return Outcome("failed", f"{len(failing)} of your {len(run.tests)} tests fail on your own engine:\n" + "\n".join(lines),
-                   artifacts=artifacts, fraction=1 - len(failing) / len(run.tests))
+    lines += [f"  {name}: skipped (not written yet?)" for name in skipped]
+    return Outcome("failed", f"{passed} of your {_tests(len(run.tests))} pass on your own engine:\n" + "\n".join(lines),
+                   artifacts=artifacts, fraction=passed / len(run.tests))
 
 
 def invalid_tests(found: Suite) -> dict[str, tuple[str, str]]:
@@ -155,9 +182,15 @@ def wheat(ctx: Context) -> Outcome:
     for wheat_id, run in found.wheats.items():
         if broken := _broken_run(run, f"on a correct engine ({cat[wheat_id].description})"):
             return broken
-    invalid = invalid_tests(found)
-    total = len(found.student.tests) or max(len(r.tests) for r in found.wheats.values())
-    artifacts = {"wheats": {w: _outcomes(r) for w, r in found.wheats.items()}, "invalid": sorted(invalid)}
+    given = given_tests(ctx.tests_source)
+    own = [n for n in found.student.tests if n not in given]
+    invalid = {n: why for n, why in invalid_tests(found).items() if n in own}
+    total = len(own)
+    artifacts = {"wheats": {w: _outcomes(r) for w, r in found.wheats.items()}, "invalid": sorted(invalid),
+                 "given": sorted(given)}
+    if not own:
+        return Outcome("failed", "No tests of your own yet: the starter kit's worked example and stubs do not count. "
+                       "Write tests that check values and gradients.", artifacts=artifacts, fraction=0.0)
     if not invalid:
         return Outcome("passed", f"Your {_tests(total)} {_pass(total)} on {len(found.wheats)} correct engines "
                        "written in different styles.", artifacts=artifacts)
@@ -192,9 +225,10 @@ def sabotage(ctx: Context) -> Outcome:
         return Outcome("error", f"Not run on the sabotaged engines: {found.stopped}.")
     cat = catalogue()
     invalid = invalid_tests(found)
+    given = given_tests(ctx.tests_source)
     wheat_runs = list(found.wheats.values())
-    valid = [n for n in found.student.tests if n not in invalid and all(r.tests.get(n, {}).get("outcome") == "passed"
-                                                                          for r in wheat_runs)]
+    valid = [n for n in found.student.tests if n not in invalid and n not in given
+             and all(r.tests.get(n, {}).get("outcome") == "passed" for r in wheat_runs)]
     wheat_time = max(r.duration for r in wheat_runs)
     caught, missed = {}, []
     for sab_id, run in found.sabotages.items():
@@ -207,9 +241,9 @@ def sabotage(ctx: Context) -> Outcome:
     artifacts = {"caught": caught, "missed": [e.id for e in missed], "valid_tests": valid,
                  "bugs": {s.id: s.description for s in cat.sabotages if s.id in found.sabotages}}
     if not valid:
-        return Outcome("failed", "None of your tests can count: " + (
-            "every one fails on some correct engine (see wheat)." if found.student.tests else "there are none."),
-            artifacts=artifacts, fraction=0.0)
+        why = ("each one fails or is skipped on some correct engine (see wheat), or comes unchanged from the "
+               "starter kit." if found.student.tests else "there are none.")
+        return Outcome("failed", f"None of your tests can count: {why}", artifacts=artifacts, fraction=0.0)
     if not missed:
         return Outcome("passed", f"Your tests catch all {total} sabotaged engines.", artifacts=artifacts, fraction=1.0)
     lines = [f"  {e.id}: {e.description}.\n    A test that would catch it: {e.catch}." for e in missed]

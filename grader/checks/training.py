@@ -9,7 +9,7 @@ import math
 import reference
 from grader.checks import check
 from grader.checks.context import Context, Observation
-from grader.checks.judging import shown
+from grader.checks.judging import error_message, shown
 from grader.result import Counterexample, Outcome
 from grader.sandbox import worker
 from grader.spec import Training
@@ -35,9 +35,7 @@ def neuron(ctx: Context) -> Outcome:
             "    p.data = v\nout = n([1.0, 2.0, -3.0])\nprint(len(params), out)")
     got = ctx.student.ask({"op": "neuron", **case})
     if isinstance(got, Observation):
-        doing = "Neuron(3), n.parameters() and n([1.0, 2.0, -3.0])"
-        failure = got.failure.message if got.failure else f"raised {got.error['type']}: {got.error['message']}"
-        return Outcome("error", f"Running {doing}: your code {failure}\n{(got.error or {}).get('traceback', '')}".rstrip(),
+        return Outcome("error", error_message(got, "running Neuron(3), n.parameters() and n([1.0, 2.0, -3.0])"),
                        Counterexample(code, {}, {}))
     nin = case["nin"]
     if got["count"] != nin + 1:
@@ -87,10 +85,7 @@ def training(ctx: Context) -> Outcome:
     code = _loop_code(spec)
     got = ctx.student.ask({"op": "train", "args": args}, timeout=max(ctx.deadline_left(), 1.0))
     if isinstance(got, Observation):
-        failure = got.failure.message if got.failure else f"raised {got.error['type']}: {got.error['message']}"
-        trace = (got.error or {}).get("traceback", "")
-        return Outcome("error", f"Running the training loop: your code {failure}\n{trace}".rstrip(),
-                       Counterexample(code, {}, {}))
+        return Outcome("error", error_message(got, "running the training loop"), Counterexample(code, {}, {}))
     initial, losses = got["initial"], got["losses"]
     reference_params = _reference_count(spec)
     if len(initial) == reference_params - 1 and spec.model == "Neuron":

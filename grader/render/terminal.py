@@ -31,10 +31,10 @@ def render(result: Result, assignment: Assignment) -> str:
     for c in failing:
         lines += ["", f"--- {c.id}: {c.title} ({MARK[c.status]})", textwrap.indent(c.feedback, "  ")]
         if c.counterexample:
-            lines += ["  Paste under your Value class to reproduce:",
-                      textwrap.indent(c.counterexample.code, "    "),
-                      f"  expected: {_pairs(c.counterexample.expected)}",
-                      f"  got:      {_pairs(c.counterexample.got)}"]
+            lines += ["  Paste under your Value class to reproduce:", textwrap.indent(c.counterexample.code, "    ")]
+            if c.counterexample.expected:
+                lines += [f"  expected: {_pairs(c.counterexample.expected)}",
+                          f"  got:      {_pairs(c.counterexample.got)}"]
     hidden = [c for c in assignment.checks if c.visibility == "hidden" and c.id not in {x.id for x in result.checks}]
     lines += ["", f"Score: {round(result.score, 2):g} / {result.max_score:g}   ({result.duration_s:.1f} s)"]
     if hidden:

@@ -1,0 +1,1 @@
+"""The starter kit students receive (copied by `grader template DIR`)."""
