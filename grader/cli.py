@@ -36,6 +36,11 @@ def build_parser() -> argparse.ArgumentParser:
     template = commands.add_parser("template", help="copy the student starter kit into DIR")
     template.add_argument("folder", type=Path, metavar="DIR")
 
+    export = commands.add_parser("export", help="build an autograder for another platform")
+    export.add_argument("target", choices=["gradescope"])
+    export.add_argument("--out", type=Path, required=True, help="the zip to write")
+    export.add_argument("--assignment", default="micrograd", help="assignment id or folder (default: micrograd)")
+
     selftest = commands.add_parser("selftest", help="show that every check tells the reference from each sabotage")
     selftest.add_argument("--assignment", default="micrograd", help="assignment id or folder (default: micrograd)")
     return parser
@@ -67,6 +72,10 @@ def main(argv: list[str] | None = None) -> int:
             from grader.commands.template import main as template_main
 
             return template_main(folder=args.folder)
+        if args.command == "export":
+            from grader.commands.export import main as export_main
+
+            return export_main(target=args.target, out=args.out, assignment=args.assignment)
         if args.command == "selftest":
             from grader.commands.selftest import main as selftest_main
 

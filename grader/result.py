@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 SCHEMA = 1
@@ -90,6 +90,13 @@ class Result:
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, allow_nan=False, default=str)
+
+    def redacted(self) -> Result:
+        """The result as a student may see it: hidden checks keep their status and points only."""
+        hidden = "Hidden check: it runs when your instructor grades, and its details are shown to them only."
+        checks = tuple(replace(c, feedback=hidden, counterexample=None, artifacts={}) if c.visibility == "hidden" else c
+                       for c in self.checks)
+        return replace(self, checks=checks)
 
     @property
     def passed(self) -> bool:

@@ -19,7 +19,7 @@ def main(*, submission: Path, assignment: str, tests: Path | None = None, json_p
     if tests is not None and not tests.is_file():
         raise UsageError(f"--tests {tests}: no such file")
     task = spec.load(assignment)
-    result = grade(submission, task, Options(public_only=public_only, tests=tests))
+    result = grade(submission, task, Options(public_only=public_only, tests=tests)).redacted()
     print(render(result, task))
     if json_path:
         json_path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,53 @@
+"""`grader export gradescope`: build a Gradescope autograder zip for an assignment."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import grader
+from grader import spec
+
+ROOT = Path(grader.__file__).resolve().parent.parent
+SETUP_SH = """#!/usr/bin/env bash
+# Gradescope runs this once, when it builds the autograder image.
+set -euo pipefail
+apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap python3-pip >/dev/null || true
+python3 -m pip install --quiet /autograder/source
+"""
+RUN_AUTOGRADER = """#!/usr/bin/env bash
+# Gradescope runs this for each submission: grade /autograder/submission into
+# /autograder/results/results.json. AUTOGRADER_ROOT stands in for /autograder when testing.
+set -uo pipefail
+ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
+exec python3 -m grader.gradescope --root "$ROOT" --assignment "$ROOT/source/assignments/{assignment}"
+"""
+SOURCES = ("pyproject.toml", "README.md", "grader", "reference", "student_template", "assignments/__init__.py")
+
+
+def main(*, target: str, out: Path, assignment: str) -> int:
+    task = spec.load(assignment)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
+        _add_script(zf, "setup.sh", SETUP_SH)
+        _add_script(zf, "run_autograder", RUN_AUTOGRADER.format(assignment=task.folder.name))
+        for name in SOURCES:
+            _add_tree(zf, ROOT / name, f"source/{name}")
+        _add_tree(zf, task.folder, f"source/assignments/{task.folder.name}")
+    print(f"Gradescope autograder for {task.id} written to {out}: upload it as a zip autograder.")
+    return 0
+
+
+def _add_script(zf: zipfile.ZipFile, name: str, text: str) -> None:
+    info = zipfile.ZipInfo(name)
+    info.external_attr = 0o755 << 16
+    zf.writestr(info, text)
+
+
+def _add_tree(zf: zipfile.ZipFile, path: Path, arcname: str) -> None:
+    if path.is_file():
+        zf.write(path, arcname)
+        return
+    for item in sorted(path.rglob("*")):
+        if item.is_file() and "__pycache__" not in item.parts and not item.name.endswith(".pyc"):
+            zf.write(item, f"{arcname}/{item.relative_to(path)}")

@@ -1,0 +1,108 @@
+"""Do the starter kit, hidden checks and the Gradescope export work as students and instructors expect?"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from conftest import ZOO, HERE
+from grader import spec
+from grader.commands.template import FILES
+from grader.grading import grade
+
+SUITES = HERE / "fixtures" / "suites"
+
+
+def grader(*args: str, cwd: Path | None = None, env=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "grader.cli", *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=600, env=env)
+
+
+@pytest.fixture(scope="module")
+def kit(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("kit") / "mine"
+    run = grader("template", str(folder))
+    assert run.returncode == 0, run.stderr
+    return folder
+
+
+def test_template_copies_the_kit_and_never_overwrites(kit):
+    """Does `grader template DIR` copy every file of the kit, and refuse to overwrite a student's work?"""
+    assert sorted(p.name for p in kit.iterdir()) == sorted(FILES)
+    again = grader("template", str(kit))
+    assert again.returncode == 2 and "not overwriting" in again.stderr
+
+
+@pytest.mark.parametrize("name", ["micrograd_mine.py", "micrograd.ipynb"])
+def test_unfilled_kit_grades_to_zero_with_a_friendly_line_per_check(kit, name, micrograd):
+    """Does the unfilled starter kit, file or notebook, grade cleanly to 0 with one friendly line per check?"""
+    result = grade(kit / name, micrograd)
+    assert result.status == "graded" and result.score == 0
+    for check in result.checks:
+        assert check.status in ("failed", "error", "skipped"), check
+        assert "Traceback" not in check.feedback and 'File "' not in check.feedback, check.feedback
+    add = next(c for c in result.checks if c.id == "add")
+    assert add.feedback.startswith("Value.__add__ is not written yet")
+
+
+def test_public_only_leaves_hidden_checks_out_and_says_so(tmp_path, micrograd):
+    """Does a student's --public-only run leave hidden checks out, saying they run when the instructor grades?"""
+    folder = tmp_path / "hidden"
+    folder.mkdir()
+    text = (spec.assignments_root() / "micrograd" / "assignment.toml").read_text()
+    (folder / "assignment.toml").write_text(text.replace("tanh           = { points = 6 }",
+                                                         'tanh           = { points = 6, visibility = "hidden" }'))
+    engine = tmp_path / "micrograd_mine.py"
+    engine.write_text((ZOO / "buggy" / "tanh_grad_from_input.py").read_text())
+    public = grader("check", str(engine), "--assignment", str(folder), "--public-only", "--json", "public.json",
+                    cwd=tmp_path)
+    assert "FAIL  tanh" not in public.stdout
+    assert "1 hidden check(s) worth 6 points run only when your instructor grades" in public.stdout
+    assert "tanh" not in [c["id"] for c in json.loads((tmp_path / "public.json").read_text())["checks"]]
+    full = grader("check", str(engine), "--assignment", str(folder), "--json", "full.json", "--html", "full.html",
+                  cwd=tmp_path)
+    tanh = next(c for c in json.loads((tmp_path / "full.json").read_text())["checks"] if c["id"] == "tanh")
+    assert tanh["status"] == "failed" and tanh["counterexample"] is None and "Hidden check" in tanh["feedback"]
+    instructor = next(c for c in grade(engine, spec.load(folder)).checks if c.id == "tanh")
+    probe = instructor.counterexample.code
+    assert probe not in full.stdout and probe not in (tmp_path / "full.html").read_text()
+
+
+def test_gradescope_export_grades_a_fake_autograder_tree(tmp_path):
+    """Does the exported autograder's run_autograder grade /autograder/submission into results.json?"""
+    run = grader("export", "gradescope", "--out", str(tmp_path / "autograder.zip"))
+    assert run.returncode == 0, run.stderr
+    root = tmp_path / "autograder"
+    with zipfile.ZipFile(tmp_path / "autograder.zip") as zf:
+        names = zf.namelist()
+        zf.extractall(root / "source-zip")
+    assert {"setup.sh", "run_autograder", "source/grader/cli.py", "source/assignments/micrograd/assignment.toml",
+            "source/reference/engine.py", "source/pyproject.toml"} <= set(names)
+    (root / "source").mkdir()
+    os.replace(root / "source-zip" / "source", root / "source" / "tmp")
+    for item in (root / "source" / "tmp").iterdir():
+        os.replace(item, root / "source" / item.name)
+    (root / "submission").mkdir()
+    (root / "submission" / "micrograd_mine.py").write_text((ZOO / "buggy" / "add_half.py").read_text())
+    (root / "submission" / "test_micrograd.py").write_text((SUITES / "good.py").read_text())
+    env = dict(os.environ, AUTOGRADER_ROOT=str(root), PYTHONPATH=str(root / "source"))
+    script = root / "source-zip" / "run_autograder"
+    graded = subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env, timeout=600)
+    assert graded.returncode == 0, graded.stderr
+    data = json.loads((root / "results" / "results.json").read_text())
+    assert set(data) >= {"score", "execution_time", "tests"} and 0 < data["score"] < 100
+    assert all(set(t) == {"name", "score", "max_score", "status", "output", "visibility"} for t in data["tests"])
+    add = next(t for t in data["tests"] if t["name"].startswith("add:"))
+    assert add["status"] == "failed" and "Smallest case" in add["output"]
+    # The bundle alone is a complete grader (here the development install would win the import, so hide it).
+    probe = ("import sys; sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in repr(f).lower()]; "
+             f"sys.path.insert(0, {str(root / 'source')!r}); import grader.gradescope, grader.checks, reference; "
+             "from grader import spec; print(grader.__file__, len(spec.load('micrograd').checks))")
+    which = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert which.stdout.startswith(str(root / "source")), which.stderr
