@@ -42,7 +42,7 @@ def make_class(folder: Path, count: int) -> list[Path]:
 
 def execute(path: Path) -> None:
     nb = nbformat.read(str(path), as_version=4)
-    NotebookClient(nb, timeout=60, allow_errors=True, kernel_name="python3").execute(cwd=str(path.parent))
+    NotebookClient(nb, timeout=60, startup_timeout=180, allow_errors=True, kernel_name="python3").execute(cwd=str(path.parent))
 
 
 def main() -> None:

@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from grader import __version__, spec
+from grader import __version__
 from grader.errors import GraderError, SpecError, UsageError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2

@@ -76,7 +76,10 @@ def _from_notebook(path: Path, limits: Limits, assignment: Assignment, scratch: 
         nb = notebooks.read(path)
     except notebooks.NotebookError as exc:
         raise Rejected("unreadable", str(exc)) from None
-    execution = notebooks.execute(path, limits, assignment.limits.cell_s)
+    try:
+        execution = notebooks.execute(path, limits, assignment.limits.cell_s)
+    except notebooks.NotebookError as exc:
+        raise Rejected("crash", str(exc)) from None
     module = scratch / "micrograd_mine.py"
     module.write_text(notebooks.to_module(nb, execution), encoding="utf-8")
     tests = options.tests

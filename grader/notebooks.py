@@ -22,6 +22,7 @@ from grader.errors import WorkerFailure
 from grader.sandbox.runner import Limits, Sandbox
 
 NOTEBOOK_NAME = "submission.ipynb"
+STARTUP_S = 120  # a kernel starts in about a second, but a loaded machine can take far longer
 PRELUDE = '''# Built by the grader from a notebook: its code cells, in order, as they ran.
 class _NoShell:  # IPython magics and shell escapes do nothing when graded
     def __getattr__(self, name):
@@ -83,12 +84,13 @@ def execute(path: Path, limits: Limits, cell_timeout: float) -> Execution:
     budget = cell_timeout * (len(read(path).cells) + 2) + 60
     with Sandbox(path, limits, name=NOTEBOOK_NAME) as sandbox:
         try:
-            reply = sandbox.call({"op": "notebook", "cell_timeout": cell_timeout, "startup_timeout": 60}, budget)
+            reply = sandbox.call({"op": "notebook", "cell_timeout": cell_timeout, "startup_timeout": STARTUP_S},
+                                 budget + STARTUP_S)
         except WorkerFailure as failure:
-            return Execution((), f"running the notebook: {failure.message}")
+            raise NotebookError(f"running the notebook, the kernel or your code {failure.message}") from None
     if not reply["ok"]:
         err = reply["error"]
-        return Execution((), f"running the notebook raised {err['type']}: {err['message']}")
+        raise NotebookError(f"the notebook could not be run: {err['type']}: {err['message']}")
     cells = []
     for cell in reply["result"]["cells"]:
         status = "timeout" if cell.get("ename") == "KeyboardInterrupt" else cell["status"]

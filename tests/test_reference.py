@@ -8,7 +8,6 @@ classes are each computed by both engines in float64 and compared.
 from __future__ import annotations
 
 import math
-import operator
 import random
 
 import pytest

@@ -12,7 +12,7 @@ from typing import Any
 import reference
 from grader.errors import WorkerFailure
 from grader.programs import Program
-from grader.sandbox import worker
+from grader.sandbox import probes
 from grader.sandbox.runner import Sandbox
 from grader.spec import Assignment
 
@@ -64,7 +64,7 @@ def reference_run(program: Program, backward: bool = True, want: list[int] | Non
     """The reference engine's numbers, or None when the program is outside its domain
     (a negative base to a fractional power, a division by zero, an overflow)."""
     try:
-        result = worker.evaluate(program, reference.Value, backward, want)
+        result = probes.evaluate(program, reference.Value, backward, want)
     except (ArithmeticError, TypeError, ValueError):
         return None
     numbers = result["data"] + (result["grad"] or [])

@@ -10,7 +10,7 @@ from grader.checks import check
 from grader.checks.context import Context, Observation, reference_run
 from grader.checks.judging import Verdict, error_message, error_verdict, graph_of, shown
 from grader.result import Counterexample, Outcome
-from grader.sandbox import worker
+from grader.sandbox import probes
 
 # The lesson's hand-derived examples: (title, names, program, expected gradients by name).
 HAND_EXAMPLES = (
@@ -115,7 +115,7 @@ def numerical_grad(ctx: Context) -> Outcome:
         maybe = f" Did you mean to call it numerical_grad instead of {close[0]}?" if close else ""
         return Outcome("failed", f"Your module defines no function numerical_grad(f, x, h=1e-6).{maybe}")
     for name, source, x, h in NUMERICAL_CASES:
-        f = worker.FUNCTIONS[name]
+        f = probes.FUNCTIONS[name]
         step = 1e-6 if h is None else h
         expected = (f(x + step) - f(x - step)) / (2 * step)
         got = ctx.student.ask({"op": "numerical_grad", "function": name, "x": x, "h": h})

@@ -11,7 +11,7 @@ from grader.checks import check
 from grader.checks.context import Context, Observation
 from grader.checks.judging import error_message, shown
 from grader.result import Counterexample, Outcome
-from grader.sandbox import worker
+from grader.sandbox import probes
 from grader.spec import Training
 
 # Neuron(3) with known parameters: tanh(0.5*1 - 1*2 + 0.25*-3 + 0.1) = tanh(-2.15)
@@ -95,7 +95,7 @@ def training(ctx: Context) -> Outcome:
                        f"values; the lesson's {spec.model} has {reference_params}.")
     if not all(isinstance(v, float) for v in initial):
         return Outcome("failed", "the initial parameters are not all numbers: " + str([shown(v) for v in initial]))
-    expected = worker.train(reference, **args, initial=initial)["losses"]
+    expected = probes.train(reference, **args, initial=initial)["losses"]
     artifacts = {"student_loss": [shown(x) for x in losses], "reference_loss": expected,
                  "threshold": spec.threshold, "steps": spec.steps}
     diverged = next((k for k, (a, b) in enumerate(zip(losses, expected))

@@ -102,8 +102,7 @@ def wrap(argv: list[str], workdir: Path, worker: Path) -> Command:
             *_mounts(),
             "--bind", str(workdir), SANDBOX_DIR,
             "--perms", "0755", "--dir", "/opt",
-            "--perms", "0755", "--dir", os.path.dirname(WORKER_PATH),
-            "--ro-bind", str(worker), WORKER_PATH,
+            "--ro-bind", str(worker.parent), os.path.dirname(WORKER_PATH),  # the worker and its probes
             *_masks(),
             "--setenv", "HOME", SANDBOX_DIR,
             *_namespaces(),

@@ -1,0 +1,181 @@
+"""Probes: build a program with any engine's Value class and read its numbers.
+
+Stdlib only: the worker runs this inside the sandbox on the student's engine, and the
+grader imports it to run the very same programs on the reference engine, so the
+student's engine and the oracle are always driven by one piece of code.
+
+A program is a list of instructions; instruction i defines node i:
+    ["leaf", x]                      Value(x)
+    ["add"|"mul"|"sub"|"div", i, j]  node_i (op) node_j
+    ["pow", i, k]                    node_i ** k, k a constant
+    ["neg"|"tanh"|"relu"|"exp", i]   unary operation on node_i
+    ["cadd"|"cmul"|"csub"|"cdiv", i, c]   node_i (op) c, c a plain number
+    ["radd"|"rmul"|"rsub"|"rdiv", c, i]   c (op) node_i
+The last node is the output.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+BINARY = {
+    "add": lambda a, b: a + b,
+    "mul": lambda a, b: a * b,
+    "sub": lambda a, b: a - b,
+    "div": lambda a, b: a / b,
+}
+UNARY = {
+    "neg": lambda a: -a,
+    "tanh": lambda a: a.tanh(),
+    "relu": lambda a: a.relu(),
+    "exp": lambda a: a.exp(),
+}
+WITH_CONSTANT = {
+    "pow": lambda a, k: a**k,
+    "cadd": lambda a, c: a + c,
+    "cmul": lambda a, c: a * c,
+    "csub": lambda a, c: a - c,
+    "cdiv": lambda a, c: a / c,
+}
+CONSTANT_FIRST = {
+    "radd": lambda c, a: c + a,
+    "rmul": lambda c, a: c * a,
+    "rsub": lambda c, a: c - a,
+    "rdiv": lambda c, a: c / a,
+}
+
+# Plain-float functions the student's numerical_grad is asked to differentiate.
+FUNCTIONS = {
+    "cube": lambda x: x**3,
+    "sin": math.sin,
+    "tanh": math.tanh,
+    "exp": math.exp,
+    "poly": lambda x: 3 * x**2 - 4 * x + 5,
+}
+
+
+def build(program, Value):
+    """Build every node of the program with the given Value class."""
+    nodes = []
+    for ins in program:
+        op = ins[0]
+        if op == "leaf":
+            nodes.append(Value(ins[1]))
+        elif op in BINARY:
+            nodes.append(BINARY[op](nodes[ins[1]], nodes[ins[2]]))
+        elif op in UNARY:
+            nodes.append(UNARY[op](nodes[ins[1]]))
+        elif op in WITH_CONSTANT:
+            nodes.append(WITH_CONSTANT[op](nodes[ins[1]], ins[2]))
+        elif op in CONSTANT_FIRST:
+            nodes.append(CONSTANT_FIRST[op](ins[1], nodes[ins[2]]))
+        else:
+            raise ValueError(f"unknown instruction {ins!r}")
+    return nodes
+
+
+def number(x):
+    """A plain float for a number the student's engine produced, or a description of what it was.
+
+    Float and int subclasses are read through the base type, so an object that overrides
+    __eq__, __float__ or __repr__ reports the number it really holds.
+    """
+    if isinstance(x, bool):
+        return {"bad": "a bool, not a number"}
+    if isinstance(x, float):
+        return float.__float__(x)
+    if isinstance(x, int):
+        try:
+            return float(int.__index__(x))
+        except OverflowError:
+            return math.copysign(math.inf, int.__index__(x))
+    return {"bad": f"a {type(x).__name__}, not a number"}
+
+
+def read(obj, attr):
+    try:
+        return number(getattr(obj, attr))
+    except Exception as exc:  # noqa: BLE001 - the student's property may raise anything
+        return {"bad": f"reading .{attr} raised {type(exc).__name__}: {exc}"}
+
+
+def evaluate(program, Value, backward=True, want=None):
+    """Build the program, call backward() on its output, and read data and grad of the nodes."""
+    nodes = build(program, Value)
+    if backward:
+        nodes[-1].backward()
+    picked = range(len(nodes)) if want is None else want
+    return {
+        "data": [read(nodes[i], "data") for i in picked],
+        "grad": [read(nodes[i], "grad") for i in picked] if backward else None,
+    }
+
+
+def gradcheck(program, Value, h):
+    """Analytic gradients of the leaves beside central differences of the engine's own forward."""
+    leaves = [i for i, ins in enumerate(program) if ins[0] == "leaf"]
+    observed = evaluate(program, Value, want=leaves + [len(program) - 1])
+    analytic, output = observed["grad"][:-1], observed["data"][-1]
+    numeric = []
+    for i in leaves:
+        x = program[i][1]
+        up = [list(ins) for ins in program]
+        down = [list(ins) for ins in program]
+        up[i][1] = x + h
+        down[i][1] = x - h
+        hi = number(build(up, Value)[-1].data)
+        lo = number(build(down, Value)[-1].data)
+        bad = hi if isinstance(hi, dict) else lo if isinstance(lo, dict) else None
+        numeric.append(bad or (hi - lo) / (2 * h))
+    return {"leaves": leaves, "analytic": analytic, "numeric": numeric, "output": output}
+
+
+def neuron_probe(module, nin, weights, bias, x):
+    """Build Neuron(nin), set its parameters through parameters(), call it on plain floats."""
+    neuron = module.Neuron(nin)
+    params = list(neuron.parameters())
+    report = {
+        "count": len(params),
+        "values": [type(p).__name__ for p in params if not isinstance(p, module.Value)],
+    }
+    if len(params) != nin + 1 or report["values"]:
+        return report
+    for p, v in zip(params, list(weights) + [bias]):
+        p.data = v
+    out = single(neuron(list(x)))
+    report["returned"] = type(out).__name__
+    report["is_value"] = isinstance(out, module.Value)
+    report["output"] = read(out, "data") if report["is_value"] else number(out)
+    return report
+
+
+def single(out):
+    """A network's single output: a Value, or a list holding one (both are common)."""
+    return out[0] if isinstance(out, (list, tuple)) and len(out) == 1 else out
+
+
+def train(module, model, sizes, xs, ys, steps, lr, seed, initial=None):
+    """The lesson's training loop, exactly as students write it, on the module's engine.
+
+    With initial, the parameters start from those values (the reference replaying the
+    student's run from the same weights).
+    """
+    random.seed(seed)
+    net = getattr(module, model)(*sizes)
+    params = list(net.parameters())
+    if initial is not None:
+        for p, v in zip(params, initial):
+            p.data = v
+    start = [read(p, "data") for p in params]
+    losses = []
+    for _ in range(steps):
+        ypred = [single(net(list(x))) for x in xs]
+        loss = sum((yout - ygt) ** 2 for ygt, yout in zip(ys, ypred))
+        for p in net.parameters():
+            p.grad = 0.0
+        loss.backward()
+        for p in net.parameters():
+            p.data += -lr * p.grad
+        losses.append(read(loss, "data"))
+    return {"initial": start, "losses": losses}
