@@ -157,3 +157,56 @@ def test_student_text_is_escaped(open_page, micrograd, tmp_path):
     page = open_page(html.student_report(result, source, "micrograd"), "student-escaped")
     assert "<script>alert(2)</script>" in page.locator("#check-tanh .feedback").inner_text()
     assert page.locator("#check-tanh img").count() == 0
+
+
+@pytest.fixture(scope="module")
+def class_out(tmp_path_factory):
+    """A real batch over five students: correct, buggy, a syntax error, a copy, one importing torch."""
+    import subprocess
+    import sys
+
+    root = tmp_path_factory.mktemp("classreport")
+    inputs = root / "in"
+    inputs.mkdir()
+    correct = (ZOO / "correct" / "kahn.py").read_text()
+    (inputs / "ada.py").write_text(correct)
+    (inputs / "ben.py").write_text(correct)  # identical to ada's
+    (inputs / "cy.py").write_text((ZOO / "buggy" / "assign_not_accumulate.py").read_text())
+    (inputs / "dee.py").write_text((BAD / "syntax_error.py").read_text())
+    (inputs / "eve.py").write_text("import torch  # noqa\n" + (ZOO / "buggy" / "relu_negative_grad.py").read_text())
+    quick = root / "quick"
+    quick.mkdir()
+    quick.joinpath("assignment.toml").write_text(
+        (ROOT / "assignments" / "micrograd" / "assignment.toml").read_text().replace("max_examples = 100", "max_examples = 20"))
+    run = subprocess.run([sys.executable, "-m", "grader.cli", "batch", str(inputs), "--out", str(root / "out"),
+                          "--assignment", str(quick), "--jobs", "2"], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    return root / "out"
+
+
+def test_class_summary_shows_histogram_checks_errors_and_flags(open_page, class_out):
+    """Does the class summary show the histogram, the checks most failed first, the errors and the flags?"""
+    page = open_page((class_out / "index.html").read_text(), "class-summary")
+    assert page.locator("#histogram svg rect.bar").count() == 10
+    assert "5 students" in page.locator("#counts").inner_text()
+    first_check = page.locator("#checks tbody tr").first.inner_text()
+    assert "0 / 4" in first_check or "1 / 4" in first_check
+    assert "dee" in page.locator("#errors").inner_text() and "syntax error" in page.locator("#errors").inner_text()
+    flags = page.locator("#flags").inner_text()
+    assert "Identical submissions: ada, ben" in flags and "eve: imports torch" in flags
+
+
+def test_class_summary_sorts_and_links_to_reports(browser, class_out):
+    """Can the instructor sort students by score and open a student's report from its link?"""
+    page = browser.new_page()
+    page.goto((class_out / "index.html").as_uri())
+    page.locator("#student-table th button", has_text="Score").click()
+    scores = [float(v) for v in page.locator("#student-table tbody td.num").evaluate_all(
+        "cells => cells.map(c => c.dataset.value)")]
+    assert scores == sorted(scores)
+    page.locator("#student-table a", has_text="cy").click()
+    page.wait_for_load_state("load")
+    assert page.url.endswith("/cy/report.html")
+    assert page.locator("#check-accumulate").is_visible()
+    page.screenshot(path=ARTIFACTS / "class-linked-report.png", full_page=True)
+    page.close()
