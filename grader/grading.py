@@ -59,8 +59,8 @@ def grade(submission: Path, assignment: Assignment, options: Options = Options()
             if submission.suffix == ".ipynb":
                 module, tests, execution = _from_notebook(submission, limits, assignment, Path(scratch), options)
             extra = {TESTS_NAME: tests} if tests and tests.is_file() else {}
-            tests_source = (module if execution else tests).read_text(encoding="utf-8", errors="replace") \
-                if extra else ""
+            shim = tests is not None and tests.parent == Path(scratch)  # a notebook's own test_* functions
+            tests_source = (module if shim else tests).read_text(encoding="utf-8", errors="replace") if extra else ""
             with Sandbox(module, limits, extra) as sandbox:
                 symbols = _load(sandbox, assignment, submission.name, execution)
                 ctx = Context(assignment, sandbox, symbols, TESTS_NAME if extra else None, tests_source)

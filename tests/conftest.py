@@ -15,7 +15,10 @@ from grader.result import Result
 HERE = Path(__file__).parent
 ZOO = HERE / "zoo"
 BAD = HERE / "fixtures" / "bad"
-CORRECT_ENGINES = sorted((ZOO / "correct").glob("*.py"))
+# Correct engines in different styles: the zoo's, and the sabotage detector's wheats (which
+# are correct engines too, kept in the package because the grader runs them).
+WHEATS = HERE.parent / "grader" / "sabotage" / "engines"
+CORRECT_ENGINES = sorted((ZOO / "correct").glob("*.py")) + sorted(WHEATS.glob("wheat_*.py"))
 BUGGY_ENGINES = sorted((ZOO / "buggy").glob("*.py"))
 BASE_ENGINE = ZOO / "correct" / "list_iterative.py"
 ROOT = HERE.parent

@@ -17,10 +17,10 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from conftest import BAD, HERE, ZOO
+from conftest import BAD, CORRECT_ENGINES, HERE, ZOO
 
 SUITES = HERE / "fixtures" / "suites"
-CORRECT = sorted((ZOO / "correct").glob("*.py"))
+CORRECT = CORRECT_ENGINES
 BUGGY = sorted((ZOO / "buggy").glob("*.py"))
 
 # A smaller search and short limits: the point here is the batch, not each check.

@@ -98,7 +98,7 @@ def test_classic_bugs_diverge_at_a_named_step(engine, micrograd, grade_source):
     ("def _boom(self, x):\n    raise RuntimeError('not yet')\nNeuron.__call__ = _boom", "neuron", "error",
      ["RuntimeError: not yet"]),
     ("def _boom(self, x):\n    raise RuntimeError('not yet')\nNeuron.__call__ = _boom", "training", "error",
-     ["Running the training loop", "RuntimeError: not yet"]),
+     ["running the training loop", "RuntimeError: not yet"]),
     ("Value.tanh = lambda self: Value(float('nan'), (self,))", "training", "failed",
      ["not a number", "from step 0 on"]),
     ("import time\n_old = Neuron.__call__\nNeuron.__call__ = lambda self, x: (time.sleep(0.1), _old(self, x))[1]",

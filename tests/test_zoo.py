@@ -44,7 +44,7 @@ EXPECTED = {
 }
 # Correct engines written with a recursive topological sort hit Python's recursion limit on
 # the 10,000-node chain: the advisory deep_graph check (0 points) tells them so.
-RECURSIVE = {"closures_set_recursive", "dataclass_style", "labels_float_order"}
+RECURSIVE = {"wheat_recursive_set", "dataclass_style", "labels_float_order"}
 
 
 @functools.cache

@@ -117,17 +117,27 @@ def run_notebook(path, cell_timeout, startup_timeout):
     client = NotebookClient(nb, timeout=cell_timeout, startup_timeout=startup_timeout, allow_errors=True,
                             interrupt_on_timeout=True, error_on_timeout=timeout_error, kernel_name="python3",
                             record_timing=False)
-    died = None
-    try:
-        client.execute(cwd=os.path.dirname(path))
-    except DeadKernelError as exc:
-        died = str(exc) or "the kernel died"
+    died, died_at = None, None
+    with client.setup_kernel(cwd=os.path.dirname(path)):
+        for index, cell in enumerate(nb.cells):
+            if cell.cell_type != "code":
+                continue
+            try:
+                client.execute_cell(cell, index, execution_count=client.code_cells_executed + 1)
+            except DeadKernelError as exc:
+                died, died_at = str(exc) or "the kernel died", index
+                break
     cells = []
     for index, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
             continue
         errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
-        if errors:
+        if index == died_at:
+            cells.append({"index": index, "status": "killed", "ename": "DeadKernel",
+                          "evalue": "the kernel died while running this cell"})
+        elif died_at is not None and index > died_at:
+            cells.append({"index": index, "status": "not_run"})
+        elif errors:
             err = errors[0]
             status = "timeout" if err.get("ename") == "CellTimeout" else "error"
             cells.append({"index": index, "status": status, "ename": err.get("ename", ""),
@@ -136,8 +146,4 @@ def run_notebook(path, cell_timeout, startup_timeout):
             cells.append({"index": index, "status": "not_run"})
         else:
             cells.append({"index": index, "status": "ok"})
-    if died:  # the last cell that started is the one the kernel died in
-        started = [c for c in cells if c["status"] != "not_run"]
-        if started:
-            started[-1].update(status="killed", ename="DeadKernel", evalue="the kernel died while running this cell")
     return {"cells": cells, "died": died}
