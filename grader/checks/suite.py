@@ -95,6 +95,14 @@ def _runs(ctx: Context, plans: list[dict], per_run: float) -> list[Run] | Outcom
     return [Run.from_reply(r) for r in reply]
 
 
+def _suite_beyond_student(ctx: Context, engines: str) -> Suite | Outcome:
+    """The suite's runs, or why it was not run on engines other than the student's."""
+    found = suite(ctx)
+    if isinstance(found, Suite) and found.stopped:
+        return Outcome("error", f"Not run on {engines}: {found.stopped}.")
+    return found
+
+
 def _broken_run(run: Run, on: str) -> Outcome | None:
     """An outcome for a run that never got to report its tests (timeout, crash, collection error)."""
     if run.collection_errors:
@@ -173,11 +181,9 @@ def invalid_tests(found: Suite) -> dict[str, tuple[str, str]]:
 
 @check("wheat", "Your tests pass on correct engines written differently (no false alarms)")
 def wheat(ctx: Context) -> Outcome:
-    found = suite(ctx)
+    found = _suite_beyond_student(ctx, "other engines")
     if isinstance(found, Outcome):
         return found
-    if found.stopped:
-        return Outcome("error", f"Not run on other engines: {found.stopped}.")
     cat = {w.id: w for w in catalogue().wheats}
     for wheat_id, run in found.wheats.items():
         if broken := _broken_run(run, f"on a correct engine ({cat[wheat_id].description})"):
@@ -218,11 +224,9 @@ def _caught(run: Run, valid: list[str], wheat_time: float, limit: float) -> str 
 
 @check("sabotage", "Your tests catch each sabotaged engine of the catalogue")
 def sabotage(ctx: Context) -> Outcome:
-    found = suite(ctx)
+    found = _suite_beyond_student(ctx, "the sabotaged engines")
     if isinstance(found, Outcome):
         return found
-    if found.stopped:
-        return Outcome("error", f"Not run on the sabotaged engines: {found.stopped}.")
     cat = catalogue()
     invalid = invalid_tests(found)
     given = given_tests(ctx.tests_source)
