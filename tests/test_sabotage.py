@@ -105,3 +105,20 @@ def test_tests_option_points_elsewhere(tmp_path, micrograd):
     shutil.copy(BASE_ENGINE, tmp_path / "micrograd_mine.py")
     result = grade(tmp_path / "micrograd_mine.py", micrograd, Options(tests=SUITES / "assert_true.py"))
     assert next(c for c in result.checks if c.id == "student_tests").status == "passed"
+
+
+def test_a_crash_counts_as_a_catch_only_for_a_fast_suite():
+    """Does a valid test that crashes (rather than asserts) on a sabotage count only when the suite ran
+    far inside its time limit on the correct engines, and a hang likewise?"""
+    from grader.checks.suite import Run, _caught
+
+    def run(kind, timeout=False):
+        tests = {"test_x": {"outcome": "failed", "kind": kind, "message": "", "duration": 0.1}} if kind else {}
+        return Run(not timeout, tests, [], "", timeout, 1.0)
+
+    assert _caught(run("assertion"), ["test_x"], wheat_time=9.0, limit=10.0) == "test_x"
+    assert _caught(run("exception"), ["test_x"], wheat_time=1.0, limit=10.0) == "test_x"
+    assert _caught(run("exception"), ["test_x"], wheat_time=9.0, limit=10.0) is None
+    assert _caught(run(None, timeout=True), ["test_x"], wheat_time=1.0, limit=10.0) is not None
+    assert _caught(run(None, timeout=True), ["test_x"], wheat_time=9.0, limit=10.0) is None
+    assert _caught(run("assertion"), [], wheat_time=1.0, limit=10.0) is None  # an invalid test catches nothing

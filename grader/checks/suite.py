@@ -21,7 +21,7 @@ from grader.sabotage import catalogue, run_plan
 
 SUITE_CHECKS = ("student_tests", "wheat", "sabotage")
 """The checks about the student's tests rather than their engine."""
-TIMEOUT_MARGIN = 3  # a timeout counts as a catch only if the wheats ran 3x faster than the limit
+TIMEOUT_MARGIN = 3  # a crash or a hang counts as a catch only if the wheats ran 3x faster than the limit
 SLOWDOWN = 10  # a run on another engine may take this many times the run on the student's engine...
 MIN_RUN_S = 5.0  # ...but never less than this
 
@@ -212,12 +212,18 @@ def wheat(ctx: Context) -> Outcome:
 
 
 def _caught(run: Run, valid: list[str], wheat_time: float, limit: float) -> str | None:
-    """The name of a valid test that catches this sabotage, if any."""
+    """The name of a valid test that catches this sabotage, if any.
+
+    A failed assertion catches it. A crash (another exception) or a hang catches it only when
+    the suite ran far inside the time limit on the correct engines, so that a slow or
+    fragile suite is not credited for running out of time.
+    """
+    fast = wheat_time * TIMEOUT_MARGIN < limit
     for name in valid:
         t = run.tests.get(name)
-        if t and t["outcome"] == "failed":
+        if t and t["outcome"] == "failed" and (t["kind"] == "assertion" or fast):
             return name
-    if run.timeout and wheat_time * TIMEOUT_MARGIN < limit:
+    if run.timeout and fast:
         return "(the suite hung on this engine)"
     return None
 
