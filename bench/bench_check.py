@@ -16,11 +16,13 @@ import time
 from pathlib import Path
 
 from grader import spec
-from grader.grading import grade
+from grader.checks.suite import SUITE_CHECKS
+from grader.grading import Options, grade
 
 ROOT = Path(__file__).resolve().parent.parent
+GOOD_TESTS = ROOT / "tests" / "fixtures" / "suites" / "good.py"
 SUBMISSIONS = {
-    "reference": ROOT / "reference" / "engine.py",
+    "reference (with Neuron, and a good test suite)": ROOT / "examples" / "correct_engine.py",
     "buggy (= instead of +=)": ROOT / "tests" / "zoo" / "buggy" / "assign_not_accumulate.py",
     "buggy (topo not reversed)": ROOT / "tests" / "zoo" / "buggy" / "topo_not_reversed.py",
 }
@@ -37,7 +39,7 @@ def main() -> None:
         totals = []
         for _ in range(args.repeat):
             started = time.perf_counter()
-            result = grade(path, assignment)
+            result = grade(path, assignment, Options(tests=GOOD_TESTS))
             totals.append(time.perf_counter() - started)
             for c in result.checks:
                 per_check.setdefault(c.id, []).append(c.duration_s)
@@ -45,6 +47,9 @@ def main() -> None:
               f"median {statistics.median(totals):.2f} s per submission (min {min(totals):.2f}, max {max(totals):.2f})")
         for check_id, seconds in per_check.items():
             print(f"  {check_id:<15} {statistics.median(seconds):6.3f} s")
+        engine = sum(statistics.median(s) for c, s in per_check.items() if c not in SUITE_CHECKS)
+        print(f"  engine checks together: {engine:.2f} s; the student's suite on 16 engines: "
+              f"{sum(statistics.median(s) for c, s in per_check.items() if c in SUITE_CHECKS):.2f} s")
 
 
 if __name__ == "__main__":
