@@ -8,7 +8,6 @@ an exception.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import tempfile
 import time
@@ -18,7 +17,7 @@ from pathlib import Path
 
 from grader import __version__, notebooks
 from grader.checks import REGISTRY
-from grader.checks.context import CheckTimeout, Context
+from grader.checks.context import CheckTimeout, Context, did_you_mean
 from grader.errors import WorkerFailure
 from grader.result import CheckResult, Outcome, Result, SubmissionError
 from grader.sandbox.runner import Limits, Sandbox
@@ -127,8 +126,7 @@ def _load(sandbox: Sandbox, assignment: Assignment, filename: str, execution=Non
     symbols = reply["result"]["symbols"]
     for name in assignment.required_symbols:
         if name not in symbols:
-            close = difflib.get_close_matches(name, symbols, n=1, cutoff=0.5)
-            maybe = f" Did you mean {name} instead of {close[0]}? Python names are case-sensitive." if close else ""
+            maybe = did_you_mean(name, symbols)
             ran = ("\nCells that did not run cleanly: " + "; ".join(execution.problems())) \
                 if execution and execution.problems() else ""
             raise Rejected("missing_symbol", f"{filename} defines no {name}.{maybe}{ran}")

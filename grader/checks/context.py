@@ -3,6 +3,7 @@ engine (in this process), tolerances, time limits and the preflight's trusted fe
 
 from __future__ import annotations
 
+import difflib
 import functools
 import math
 import time
@@ -15,6 +16,15 @@ from grader.programs import Program
 from grader.sandbox import probes
 from grader.sandbox.runner import Sandbox
 from grader.spec import Assignment
+
+
+def did_you_mean(name: str, symbols: list[str]) -> str:
+    """A sentence suggesting the closest name the student did define, or nothing."""
+    close = difflib.get_close_matches(name, symbols, n=1, cutoff=0.5)
+    if not close:
+        return ""
+    case = " Python names are case-sensitive." if close[0].lower() == name.lower() else ""
+    return f" Did you mean {name} instead of {close[0]}?{case}"
 
 
 class CheckTimeout(Exception):
@@ -105,9 +115,17 @@ class Context:
 
         return preflight(self)
 
-    def close(self, expected: float, got: Any, rtol: float | None = None) -> bool:
+    def close(self, expected: float, got: Any) -> bool:
         """Is got a number equal to expected within the assignment's tolerances?"""
         if not isinstance(got, float):
             return False
         tol = self.assignment.tolerances
-        return math.isclose(got, expected, rel_tol=rtol or tol.rtol, abs_tol=tol.atol)
+        return math.isclose(got, expected, rel_tol=tol.rtol, abs_tol=tol.atol)
+
+    def missing(self, name: str, what: str):
+        """A failed outcome when the student's module defines no such name, else None."""
+        from grader.result import Outcome
+
+        if name in self.symbols:
+            return None
+        return Outcome("failed", f"Your module defines no {name} ({what}).{did_you_mean(name, self.symbols)}")

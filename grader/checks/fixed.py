@@ -3,7 +3,6 @@ student's numerical_grad."""
 
 from __future__ import annotations
 
-import difflib
 import math
 
 from grader.checks import check
@@ -110,10 +109,8 @@ NUMERICAL_CASES = (
 
 @check("numerical_grad", "numerical_grad(f, x, h=1e-6) is the central difference")
 def numerical_grad(ctx: Context) -> Outcome:
-    if "numerical_grad" not in ctx.symbols:
-        close = difflib.get_close_matches("numerical_grad", ctx.symbols, n=1)
-        maybe = f" Did you mean to call it numerical_grad instead of {close[0]}?" if close else ""
-        return Outcome("failed", f"Your module defines no function numerical_grad(f, x, h=1e-6).{maybe}")
+    if missing := ctx.missing("numerical_grad", "a function numerical_grad(f, x, h=1e-6)"):
+        return missing
     for name, source, x, h in NUMERICAL_CASES:
         f = probes.FUNCTIONS[name]
         step = 1e-6 if h is None else h

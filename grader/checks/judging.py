@@ -104,7 +104,6 @@ def compare(
     program: Program,
     quantity: str = "grad",
     names: list[str] | None = None,
-    rtol: float | None = None,
 ) -> Verdict | None:
     """Run the program on both engines; a Verdict if the student's disagrees, else None.
 
@@ -123,7 +122,7 @@ def compare(
                              if backward else "building the expression", backward)
     order = ancestors(program)
     order = [i for i in order if program[i][0] == "leaf"] + [i for i in order if program[i][0] != "leaf"]
-    wrong = [i for i in order if not ctx.close(getattr(expected, quantity)[i], getattr(got, quantity)[i], rtol)]
+    wrong = [i for i in order if not ctx.close(getattr(expected, quantity)[i], getattr(got, quantity)[i])]
     if not wrong:
         return None
     suffix = "." + quantity

@@ -61,6 +61,11 @@ def _rule_shape(ctx: Context, *ops: str, helpers: tuple[str, ...] = ("add", "mul
     )
 
 
+def _not_judged(what: str) -> Outcome:
+    return Outcome("skipped", "Not judged: neither + nor * gives correct gradients on two leaves yet (see the add "
+                   f"and mul checks), and {what} is probed with them.")
+
+
 @check("forward", "Operations compute the right values (with plain numbers on either side)")
 def forward(ctx: Context) -> Outcome:
     ops = forward_ops(ctx.assignment.ops)
@@ -115,8 +120,7 @@ def accumulate(ctx: Context) -> Outcome:
     mul_works = f.mul_inner if f.depth else f.mul
     ops = tuple(op for op, ok in (("add", f.add), ("mul", mul_works)) if ok)
     if not ops:
-        return Outcome("skipped", "Not judged: neither + nor * gives correct gradients on two leaves yet "
-                       "(see the add and mul checks), and accumulation is probed with them.")
+        return _not_judged("accumulation")
     shape = Shape(ops=ops, max_ops=min(f.nested(), 4), reuse_leaves=True, require_reuse=True,
                   wrap=f.mul and f.depth)
     return _run_search(ctx, "accumulate", shape)
@@ -127,8 +131,7 @@ def topo_order(ctx: Context) -> Outcome:
     f = ctx.features
     ops = tuple(op for op, ok in (("add", f.add), ("mul", f.mul_inner or f.mul and not f.add)) if ok)
     if not ops:
-        return Outcome("skipped", "Not judged: neither + nor * gives correct gradients on two leaves yet "
-                       "(see the add and mul checks), and the order is probed with them.")
+        return _not_judged("the order of backward()")
     shape = Shape(ops=ops, max_ops=6, reuse_leaves=f.reuse, share_nodes=f.reuse, require_depth=2)
     return _run_search(ctx, "topo_order", shape)
 

@@ -3,7 +3,6 @@ replayed step for step on the reference engine from the same initial weights."""
 
 from __future__ import annotations
 
-import difflib
 import math
 
 import reference
@@ -18,17 +17,9 @@ from grader.spec import Training
 NEURON_CASE = {"nin": 3, "weights": [0.5, -1.0, 0.25], "bias": 0.1, "x": [1.0, 2.0, -3.0]}
 
 
-def _missing(ctx: Context, name: str, what: str) -> Outcome | None:
-    if name in ctx.symbols:
-        return None
-    close = difflib.get_close_matches(name, ctx.symbols, n=1, cutoff=0.5)
-    maybe = f" Did you mean {name} instead of {close[0]}?" if close else ""
-    return Outcome("failed", f"Your module defines no {name} ({what}).{maybe}")
-
-
 @check("neuron", "Neuron(nin) computes tanh(w . x + b) from its parameters")
 def neuron(ctx: Context) -> Outcome:
-    if missing := _missing(ctx, "Neuron", "a class whose Neuron(nin) holds nin weights and a bias"):
+    if missing := ctx.missing("Neuron", "a class whose Neuron(nin) holds nin weights and a bias"):
         return missing
     case = NEURON_CASE
     code = ("n = Neuron(3)\nparams = n.parameters()\nfor p, v in zip(params, [0.5, -1.0, 0.25, 0.1]):\n"
@@ -78,7 +69,7 @@ def training(ctx: Context) -> Outcome:
     spec = ctx.assignment.training
     if spec is None:
         return Outcome("skipped", "This assignment defines no training set ([training] in its spec).")
-    if missing := _missing(ctx, spec.model, f"the model the training loop trains, {spec.model}(...)"):
+    if missing := ctx.missing(spec.model, f"the model the training loop trains, {spec.model}(...)"):
         return missing
     args = {"model": spec.model, "sizes": list(spec.sizes), "xs": [list(x) for x in spec.xs], "ys": list(spec.ys),
             "steps": spec.steps, "lr": spec.lr, "seed": spec.seed}

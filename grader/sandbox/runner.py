@@ -151,11 +151,10 @@ class Sandbox:
             pass
         isolation.kill_uid(self.uid)
         proc.wait()
-        for stream in (self._requests,):
-            try:
-                stream.close()
-            except OSError:
-                pass
+        try:
+            self._requests.close()
+        except OSError:  # the worker died with a request unread: the pipe is broken
+            pass
         os.close(self._replies)
 
     # -- requests -----------------------------------------------------------------------------
