@@ -76,7 +76,7 @@ def _from_notebook(path: Path, limits: Limits, assignment: Assignment, scratch: 
     except notebooks.NotebookError as exc:
         raise Rejected("unreadable", str(exc)) from None
     try:
-        execution = notebooks.execute(path, limits, assignment.limits.cell_s)
+        execution = notebooks.execute(path, nb, limits, assignment.limits.cell_s)
     except notebooks.NotebookError as exc:
         raise Rejected("crash", str(exc)) from None
     module = scratch / "micrograd_mine.py"

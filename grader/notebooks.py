@@ -79,9 +79,9 @@ def read(path: Path) -> nbformat.NotebookNode:
         raise NotebookError(f"{path.name} is not a notebook nbformat can read: {exc}") from None
 
 
-def execute(path: Path, limits: Limits, cell_timeout: float) -> Execution:
-    """Run the notebook with nbclient inside a sandbox; what happened to each code cell."""
-    budget = cell_timeout * (len(read(path).cells) + 2) + 60
+def execute(path: Path, nb: nbformat.NotebookNode, limits: Limits, cell_timeout: float) -> Execution:
+    """Run the notebook (read already as nb) with nbclient inside a sandbox; what happened to each code cell."""
+    budget = cell_timeout * (len(nb.cells) + 2) + 60
     with Sandbox(path, limits, name=NOTEBOOK_NAME) as sandbox:
         try:
             reply = sandbox.call({"op": "notebook", "cell_timeout": cell_timeout, "startup_timeout": STARTUP_S},

@@ -47,8 +47,8 @@ def discover(inputs: list[Path], staging: Path) -> Found:
     for item in inputs:
         if not item.exists():
             raise FileNotFoundError(f"{item} does not exist")
-        root = _unpack(item, staging, notes) if zipfile.is_zipfile(item) else item
-        candidates += _walk(root, staging, notes)
+        root = _unpack(item, staging) if zipfile.is_zipfile(item) else item
+        candidates += _walk(root, staging)
     chosen: dict[str, Submission] = {}
     for sub in sorted(candidates, key=lambda s: (s.student, s.mtime, str(s.path))):
         if sub.student in chosen:
@@ -63,7 +63,7 @@ def _when(mtime: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(mtime))
 
 
-def _unpack(archive: Path, staging: Path, notes: list[str]) -> Path:
+def _unpack(archive: Path, staging: Path) -> Path:
     """Extract a zip (keeping each file's date) into its own staging folder."""
     target = staging / f"{archive.stem}-{len(list(staging.iterdir())) if staging.exists() else 0}"
     target.mkdir(parents=True)
@@ -81,7 +81,7 @@ def _unpack(archive: Path, staging: Path, notes: list[str]) -> Path:
     return target
 
 
-def _walk(root: Path, staging: Path, notes: list[str]) -> list[Submission]:
+def _walk(root: Path, staging: Path) -> list[Submission]:
     if root.is_file():
         return [_submission(root, None)] if root.suffix in (".py", ".ipynb") else []
     found = []
@@ -100,7 +100,7 @@ def _walk(root: Path, staging: Path, notes: list[str]) -> list[Submission]:
         for name in files:
             path = folder / name
             if zipfile.is_zipfile(path) and path.suffix == ".zip":
-                found += _walk(_unpack(path, staging, notes), staging, notes)
+                found += _walk(_unpack(path, staging), staging)
             elif path.suffix == ".ipynb" or (path.suffix == ".py" and not name.startswith("test_")):
                 found.append(_submission(path, None))
     return found

@@ -49,25 +49,26 @@ def grade_job(job: Job) -> dict:
     """Grade one student (or find their result already done); a row for the gradebook. Never raises."""
     started = time.monotonic()
     key = None
+    source = job.submission.path.read_text(encoding="utf-8", errors="replace")
     try:
         assignment = spec.load(job.assignment)
         key = content_key(job, assignment)
         result_path = job.out / "result.json"
         if not job.force and result_path.is_file() and _read(job.out / "key.txt") == key:
-            return _row(job, json.loads(result_path.read_text()), skipped=True)
+            return _row(job, json.loads(result_path.read_text()), source, skipped=True)
         result = grade(job.submission.path, assignment, Options(tests=job.submission.tests))
         data = result.to_dict()
     except Exception:  # noqa: BLE001 - one bad submission never stops a batch
         data = _crash_result(job, started, traceback.format_exc())
         assignment = None
-    source = job.submission.path.read_text(encoding="utf-8", errors="replace") \
-        if job.submission.path.suffix == ".py" else None
+    python_source = source if job.submission.path.suffix == ".py" else None
     atomic_write(job.out / "result.json", json.dumps(data, indent=2))
     atomic_write(job.out / "results.json", json.dumps(gradescope(data), indent=2))
-    atomic_write(job.out / "report.html", html.student_report(data, source, assignment.title if assignment else ""))
+    atomic_write(job.out / "report.html", html.student_report(data, python_source,
+                                                              assignment.title if assignment else ""))
     if key:
         atomic_write(job.out / "key.txt", key)
-    return _row(job, data, skipped=False)
+    return _row(job, data, source, skipped=False)
 
 
 def _read(path: Path) -> str | None:
@@ -81,8 +82,7 @@ def _crash_result(job: Job, started: float, trace: str) -> dict:
     return result.to_dict()
 
 
-def _row(job: Job, data: dict, skipped: bool) -> dict:
-    source = job.submission.path.read_text(encoding="utf-8", errors="replace")
+def _row(job: Job, data: dict, source: str, skipped: bool) -> dict:
     return {"student": job.submission.student, "late": job.submission.late, "result": data, "skipped": skipped,
             "file": job.submission.path.name, "folder": job.out.name, "flags": flags_for(source)}
 

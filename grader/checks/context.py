@@ -63,18 +63,18 @@ class StudentEngine:
             return Observation(error=reply["error"])
         return reply["result"]
 
-    def run(self, program: Program, backward: bool = True, want: list[int] | None = None) -> Observation:
-        result = self.ask({"op": "eval", "program": program, "backward": backward, "want": want})
+    def run(self, program: Program, backward: bool = True) -> Observation:
+        result = self.ask({"op": "eval", "program": program, "backward": backward})
         if isinstance(result, Observation):
             return result
         return Observation(data=result["data"], grad=result["grad"])
 
 
-def reference_run(program: Program, backward: bool = True, want: list[int] | None = None) -> Observation | None:
+def reference_run(program: Program, backward: bool = True) -> Observation | None:
     """The reference engine's numbers, or None when the program is outside its domain
     (a negative base to a fractional power, a division by zero, an overflow)."""
     try:
-        result = probes.evaluate(program, reference.Value, backward, want)
+        result = probes.evaluate(program, reference.Value, backward)
     except (ArithmeticError, TypeError, ValueError):
         return None
     numbers = result["data"] + (result["grad"] or [])

@@ -86,7 +86,6 @@ class Sandbox:
         isolation.hand_over(self.workdir, self.uid)
         self.output = Output(limits.output_kb * 1024)
         self._proc: subprocess.Popen | None = None
-        self.load_reply: dict | None = None
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -160,10 +159,8 @@ class Sandbox:
     # -- requests -----------------------------------------------------------------------------
 
     def load(self) -> dict:
-        """Import the student's module in a fresh worker; the reply is kept for later workers."""
-        if self.load_reply is None:
-            self.load_reply = self._exchange({"op": "load"}, self.limits.request_s)
-        return self.load_reply
+        """Import the student's module in a fresh worker; the worker's reply (symbols, or the error)."""
+        return self._exchange({"op": "load"}, self.limits.request_s)
 
     def call(self, message: dict, timeout: float) -> dict:
         """Send a request that needs no module loaded (executing a notebook); return the reply."""
