@@ -1,165 +1,340 @@
-"""Operating-system isolation for worker processes: bubblewrap namespaces and uids.
+"""How student code is isolated on this machine, and whether that is enough for the job.
 
-With bubblewrap, a worker sees only the Python installation (read-only), its own
-working directory (mounted at /sandbox) and an empty /tmp; it has no network, its own
-process and IPC namespaces, and dies with the grader. Without it (a laptop without user
-namespaces) the worker runs as a plain process with the same limits, after a one-line
-warning. As root, every sandbox gets its own unprivileged uid, so RLIMIT_NPROC holds,
-file permissions protect, and every process it leaves behind can be found and killed.
+Three levels, best first:
+
+- `namespaces` (bubblewrap works): each sandbox sees only the Python it runs on
+  (read-only, the grader's own files masked), its submission (read-only at /sandbox) and
+  a size-capped /tmp; no network, its own process, IPC and UTS namespaces; as root, its
+  own unprivileged uid too.
+- `uid` (root, no bubblewrap, as in Docker and so on Gradescope): each sandbox runs as an
+  unprivileged uid of its own, which cannot read the grader's files (checked), cannot
+  write any file of the grader's or of another student's, cannot signal the grader;
+  network sockets are refused by a seccomp filter, disk use is watched.
+- `limits` (neither): resource limits only, the student's code runs as whoever runs the
+  grader. Fine for a student's own `grader check`; refused for batch and Gradescope
+  grading unless the instructor says the code is trusted.
+
+On top of every level: rlimits, seccomp, a fresh process per unit of work forked from a
+clean template, and every reply parsed as untrusted input (grader/sandbox/channel.py).
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import os
-import signal
 import subprocess
 import sys
-import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
-SANDBOX_DIR = "/sandbox"
-WORKER_PATH = "/opt/grader/worker.py"
-UID_BASE = 200_000
-UID_SPAN = 100_000
+from grader.errors import GraderError
+
+CODE_DIR = "/opt/grader"
+WORK_DIR = "/sandbox"
+SANDBOX_TMP = "/tmp"
+OUR_PACKAGES = ("grader", "reference", "assignments", "student_template")
+SHM_MB = 8
+"""/dev/shm's size in a sandbox: the whole writable space is the disk limit plus this."""
+
+
+class IsolationError(GraderError):
+    """Student code cannot be isolated well enough for this job; the message says how to fix it."""
+
+    exit_code = 3
 
 
 @dataclass(frozen=True)
-class Command:
-    argv: list[str]
-    cwd: str
+class Runtime:
+    """The Python that runs student code (GRADER_SANDBOX_PYTHON, else the grader's own)."""
+
+    executable: str
+    roots: tuple[str, ...]
+    """Folders to mount read-only: the installation, and a virtual environment's."""
+    site: tuple[str, ...]
+    """Its site-packages folders (added to sys.path without running .pth files)."""
+    masks: tuple[str, ...]
+    """Paths in them that belong to the grader, hidden from student code."""
 
 
-def sandbox_uid(serial: int) -> int | None:
-    """A uid no other sandbox of any grader process on this machine uses at the same time."""
-    if os.getuid() != 0:
-        return None
-    if bubblewrap() is None and not all(_others_can_enter(root) for root in _python_roots()):
-        _warn("Python is installed where an unprivileged user cannot read it; student code runs as root")
-        return None
-    return UID_BASE + (os.getpid() * 1000 + serial) % UID_SPAN
+@dataclass(frozen=True)
+class Isolation:
+    level: str
+    """namespaces, uid or limits."""
+    bwrap: str | None
+    root: bool
+    runtime: Runtime
+    drop_uid: bool = True
+    """As root: run each sandbox as a uid of its own (False only when explicitly trusted)."""
 
+    @property
+    def mode(self) -> str:
+        """The template's cleanup mode: its own pid namespace, its own uid, or its own process groups."""
+        if self.bwrap:
+            return "pidns"
+        return "uid" if self.root and self.drop_uid else "plain"
 
-def hand_over(workdir: Path, uid: int | None) -> None:
-    """Give the working directory to the sandbox's uid, private to it."""
-    if uid is None:
-        return
-    for path in [workdir, *workdir.iterdir()]:
-        os.chown(path, uid, uid)
-    workdir.chmod(0o700)
-
-
-def kill_uid(uid: int | None) -> None:
-    """Kill every process still running as the sandbox's uid (children that escaped the group)."""
-    if uid is None:
-        return
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            if entry.stat().st_uid == uid:
-                os.kill(int(entry.name), signal.SIGKILL)
-        except (FileNotFoundError, ProcessLookupError, PermissionError):
-            continue
+    def describe(self) -> str:
+        return {"namespaces": "bubblewrap namespaces" + (", a uid per sandbox" if self.root else ""),
+                "uid": "a uid per sandbox, seccomp and resource limits (no bubblewrap)",
+                "limits": "resource limits and seccomp only"}[self.level]
 
 
 @functools.cache
-def bubblewrap() -> str | None:
-    """The bwrap binary if it can actually create a sandbox here, else None (warning once)."""
-    path = "/usr/bin/bwrap" if os.path.exists("/usr/bin/bwrap") else None
-    if os.environ.get("GRADER_NO_BWRAP"):
-        path = None
-    if path:
-        probe = subprocess.run([path, *_mounts(), *_namespaces(), "--", "/bin/true"], capture_output=True)
-        if probe.returncode == 0:
-            return path
-        reason = probe.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["unknown error"]
+def runtime() -> Runtime:
+    executable = os.environ.get("GRADER_SANDBOX_PYTHON") or sys.executable
+    if os.path.realpath(executable) == os.path.realpath(sys.executable):
+        info = _runtime_info()
     else:
-        reason = ["bubblewrap (bwrap) is not installed"]
-    _warn(f"no namespace sandbox ({reason[0]}); student code runs with resource limits only")
-    return None
+        probe = subprocess.run([executable, "-s", "-E", "-c", _RUNTIME_SCRIPT], capture_output=True, text=True,
+                               timeout=60)
+        if probe.returncode != 0:
+            raise IsolationError(f"GRADER_SANDBOX_PYTHON={executable} cannot be run: {probe.stderr.strip()[-500:]}")
+        info = json.loads(probe.stdout)
+    roots = {os.path.realpath(info["prefix"]), os.path.realpath(info["base_prefix"])}
+    exe_dir = os.path.dirname(os.path.realpath(executable))
+    if not any(exe_dir.startswith(r + os.sep) for r in roots):
+        roots.add(exe_dir)
+    if os.path.dirname(executable) != exe_dir:
+        roots.add(os.path.dirname(os.path.abspath(executable)))
+    roots = {r for r in roots if not any(r != o and r.startswith(o + os.sep) for o in roots)}
+    masks = []
+    for folder in info["site"]:
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            if name in OUR_PACKAGES or (name.startswith("__editable__") and "micrograd" in name) \
+                    or name.startswith("micrograd_grader"):
+                masks.append(os.path.join(folder, name))
+    return Runtime(executable, tuple(sorted(r for r in roots if not r.startswith("/usr"))), tuple(info["site"]),
+                   tuple(sorted(masks)))
+
+
+_RUNTIME_SCRIPT = """
+import json, os, site, sys
+folders = [p for p in site.getsitepackages() if os.path.isdir(p)]
+print(json.dumps({"prefix": sys.prefix, "base_prefix": sys.base_prefix, "site": folders}))
+"""
+
+
+def _runtime_info() -> dict:
+    import site
+
+    folders = [p for p in site.getsitepackages() if os.path.isdir(p)]
+    return {"prefix": sys.prefix, "base_prefix": sys.base_prefix, "site": folders}
 
 
 @functools.cache
-def _warn(message: str) -> None:
-    print(f"grader: warning: {message}", file=sys.stderr)
+def detect() -> Isolation:
+    """The best isolation this machine offers (bubblewrap is tried once)."""
+    root = os.geteuid() == 0
+    rt = runtime()
+    bwrap = None if os.environ.get("GRADER_NO_BWRAP") else _working_bwrap(rt, root)
+    level = "namespaces" if bwrap else "uid" if root else "limits"
+    return Isolation(level, bwrap, root, rt)
 
 
-def _others_can_enter(path: str) -> bool:
-    return all(os.stat(p).st_mode & 0o001 for p in [path, *map(str, Path(path).parents)])
+def _working_bwrap(rt: Runtime, root: bool) -> str | None:
+    path = "/usr/bin/bwrap" if os.path.exists("/usr/bin/bwrap") else None
+    if path is None:
+        return None
+    probe = subprocess.run([path, *namespaces(root), *mounts(rt), "--", "/bin/true"], capture_output=True)
+    return path if probe.returncode == 0 else None
 
 
-def wrap(argv: list[str], workdir: Path, worker: Path) -> Command:
-    """The command line that runs argv (a worker) isolated, with workdir as its cwd."""
-    bwrap = bubblewrap()
-    if bwrap is None:
-        return Command(argv, str(workdir))
-    inside = [WORKER_PATH if arg == str(worker) else arg.replace(str(workdir), SANDBOX_DIR) for arg in argv]
-    return Command(
-        [
-            bwrap,
-            *_mounts(),
-            "--bind", str(workdir), SANDBOX_DIR,
-            "--perms", "0755", "--dir", "/opt",
-            "--ro-bind", str(worker.parent), os.path.dirname(WORKER_PATH),  # the worker and its probes
-            *_masks(),
-            "--setenv", "HOME", SANDBOX_DIR,
-            *_namespaces(),
-            "--",
-            *inside,
-        ],
-        "/",
-    )
+@functools.cache
+def bwrap_failure() -> str:
+    """Why bubblewrap cannot be used here, in a few words."""
+    if os.environ.get("GRADER_NO_BWRAP"):
+        return "GRADER_NO_BWRAP is set"
+    if not os.path.exists("/usr/bin/bwrap"):
+        return "bubblewrap (bwrap) is not installed"
+    probe = subprocess.run(["/usr/bin/bwrap", *namespaces(os.geteuid() == 0), *mounts(runtime()), "--", "/bin/true"],
+                           capture_output=True)
+    lines = probe.stderr.decode(errors="replace").strip().splitlines()
+    return lines[-1] if lines else "bwrap cannot create a sandbox here"
 
 
-def _namespaces() -> list[str]:
+def namespaces(root: bool) -> list[str]:
     caps = ["--cap-drop", "ALL"]
-    if os.getuid() == 0:  # the worker needs these two only to drop to its own uid
+    if root:  # the template needs these two only to drop to its own uid, first thing
         caps += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
-    return [
-        "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
-        "--die-with-parent", "--new-session", *caps,
-    ]
+    else:
+        caps = ["--unshare-user-try", *caps]
+    return ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+            "--die-with-parent", "--new-session", *caps]
 
 
-def _mounts() -> list[str]:
-    """Read-only system and Python directories, each parent directory traversable."""
-    args = ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+def mounts(rt: Runtime) -> list[str]:
+    """Read-only system folders and the runtime, the grader's own packages masked."""
+    args = ["--proc", "/proc", "--dev", "/dev"]
     for top in ("/usr", "/etc/alternatives", "/etc/ld.so.cache", "/etc/localtime"):
         if os.path.exists(top):
             args += ["--ro-bind", top, top]
-    for link in ("/bin", "/lib", "/lib64", "/sbin"):
+    for link in ("/bin", "/lib", "/lib64", "/lib32", "/libx32", "/sbin"):
         if os.path.islink(link):
             args += ["--symlink", os.readlink(link), link]
         elif os.path.isdir(link):
             args += ["--ro-bind", link, link]
     made: set[str] = set()
-    for root in _python_roots():
+    for root in rt.roots:
         for parent in reversed(Path(root).parents):
             if str(parent) != "/" and str(parent) not in made and not str(parent).startswith("/usr"):
                 args += ["--perms", "0755", "--dir", str(parent)]
                 made.add(str(parent))
         args += ["--ro-bind", root, root]
+    for path in rt.masks:
+        if os.path.isdir(path):
+            args += ["--tmpfs", path, "--remount-ro", path]
+        else:
+            args += ["--ro-bind", "/dev/null", path]
     return args
 
 
-def _python_roots() -> list[str]:
-    """The interpreter's installation and, in a virtual environment, the environment too."""
-    roots = {os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix)}
-    exe_dir = os.path.dirname(os.path.realpath(sys.executable))
-    if not any(exe_dir.startswith(root + os.sep) for root in roots):
-        roots.add(exe_dir)
-    if os.path.dirname(sys.executable) != exe_dir:
-        roots.add(os.path.dirname(sys.executable))
-    return sorted(r for r in roots if not r.startswith("/usr"))
+def sandbox_argv(iso: Isolation, code_dir: Path, work_dir: Path, disk_mb: int) -> list[str]:
+    """The command that starts a sandbox's template."""
+    python = [iso.runtime.executable, "-S", "-s", "-B"]
+    if iso.bwrap is None:
+        return [*python, str(code_dir / "template.py")]
+    size = str(disk_mb * 1024 * 1024)
+    return [
+        iso.bwrap,
+        *namespaces(iso.root),
+        "--as-pid-1",
+        *mounts(iso.runtime),
+        "--perms", "1777", "--size", size, "--tmpfs", SANDBOX_TMP,
+        "--perms", "1777", "--size", str(SHM_MB * 1024 * 1024), "--tmpfs", "/dev/shm",
+        "--perms", "0755", "--dir", "/opt",
+        "--ro-bind", str(code_dir), CODE_DIR,
+        "--ro-bind", str(work_dir), WORK_DIR,
+        "--chdir", SANDBOX_TMP,
+        "--",
+        *python, f"{CODE_DIR}/template.py",
+    ]
 
 
-def _masks() -> list[str]:
-    """Hide the grader and the reference engine from student code, wherever they are installed."""
-    args = []
-    for package in ("grader", "reference"):
-        spec_dir = Path(sysconfig.get_paths()["purelib"]) / package
-        if spec_dir.is_dir():
-            args += ["--tmpfs", str(spec_dir)]
-    return args
+_warned: set[str] = set()
+
+
+def warn_once(message: str) -> None:
+    if message not in _warned:
+        _warned.add(message)
+        print(f"grader: warning: {message}", file=sys.stderr)
+
+
+# -- what a job may accept -------------------------------------------------------------------------
+
+_PROBE = """
+import json, os, sys
+args = json.loads(sys.argv[1])
+sys.path[1:1] = args["site"]
+report = {"readable": []}
+try:
+    import pytest
+    report["pytest"] = "ok"
+except Exception as exc:
+    report["pytest"] = f"{type(exc).__name__}: {exc}"
+for path in args["private"]:
+    try:
+        if os.path.isdir(path):
+            os.listdir(path)
+        else:
+            open(path, "rb").close()
+        report["readable"].append(path)
+    except OSError:
+        pass
+print(json.dumps(report))
+"""
+
+
+def require(purpose: str, *, trusted: bool = False, private: tuple[Path, ...] = ()) -> Isolation:
+    """The isolation a job runs with, or IsolationError when it is not enough.
+
+    purpose is check (a student's own run: anything goes, with a warning) or batch and
+    gradescope (an instructor's: student code never runs as root, as the grader's user, or
+    where it could read the grader's files or another student's, unless trusted).
+    private lists the files and folders student code must not read (the reference, the
+    assignment, the class's submissions and outputs).
+    """
+    iso = detect()
+    if iso.level == "namespaces":
+        return iso
+    why = bwrap_failure()
+    lenient = purpose == "check" or trusted
+    if iso.level == "uid":
+        problems = uid_problems(iso, tuple(private) + grader_files())
+        if not problems:
+            warn_once(f"no namespace sandbox ({why}); each sandbox runs as a uid of its own, with seccomp and "
+                      "resource limits")
+            return iso
+        if lenient:
+            warn_once(f"no namespace sandbox ({why}) and {problems[0]}; student code runs as root with resource "
+                      "limits only")
+            return Isolation("limits", None, True, iso.runtime, drop_uid=False)
+        raise IsolationError("student code cannot be isolated here:\n- " + "\n- ".join(problems) +
+                             "\nInstall bubblewrap (apt-get install bubblewrap) where it can run, or fix the above; "
+                             "only if you trust every submission, pass --trusted-code.")
+    if lenient:
+        warn_once(f"no namespace sandbox ({why}); student code runs as you, with resource limits only")
+        return iso
+    raise IsolationError(f"student code cannot be isolated here: {why}, and the grader does not run as root, so "
+                         "every submission would run as you, able to read and change your files, the other "
+                         "students' work and the grades. Install bubblewrap (apt-get install bubblewrap), or grade "
+                         "as root (each student then runs as a uid of its own); only if you trust every "
+                         "submission, pass --trusted-code.")
+
+
+def grader_files() -> tuple[Path, ...]:
+    """The grader's own files that hold what student code must never see."""
+    import grader
+    import reference
+
+    roots = [Path(reference.__file__).parent, Path(grader.__file__).parent / "sabotage" / "engines"]
+    return tuple(p for root in roots for p in sorted(root.glob("*.py")))
+
+
+@functools.lru_cache(maxsize=8)
+def uid_problems(iso: Isolation, private: tuple[Path, ...]) -> list[str]:
+    """What is wrong with running student code as a fresh uid here, found by trying it."""
+    from grader.sandbox import uids
+
+    rt = iso.runtime
+    with uids.lease() as lease:
+        args = json.dumps({"site": list(rt.site), "private": [str(p) for p in private]})
+        try:
+            probe = subprocess.run([rt.executable, "-S", "-s", "-B", "-c", _PROBE, args], user=lease.uid,
+                                   group=lease.uid, extra_groups=[], env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+                                   cwd="/", capture_output=True, text=True, timeout=120)
+        except PermissionError:
+            return [f"the sandbox's Python ({rt.executable}) cannot be run by an unprivileged user: "
+                    f"{_closed_folder(rt.executable)}; make it readable, or set GRADER_SANDBOX_PYTHON to a Python "
+                    "other users can run (with pytest installed)"]
+    if probe.returncode != 0:
+        last = (probe.stderr.strip().splitlines() or ["no output"])[-1]
+        return [f"the sandbox's Python ({rt.executable}) does not work as an unprivileged user ({last}): "
+                f"{_closed_folder(rt.executable)}; make it readable, or set GRADER_SANDBOX_PYTHON to a Python "
+                "other users can run (with pytest installed)"]
+    report = json.loads(probe.stdout)
+    problems = []
+    if report.get("pytest") != "ok":
+        problems.append(f"the sandbox's Python ({rt.executable}) cannot import pytest ({report.get('pytest')}): "
+                        "install pytest there, or set GRADER_SANDBOX_PYTHON to a Python that has it")
+    if report["readable"]:
+        shown = ", ".join(report["readable"][:3]) + (" ..." if len(report["readable"]) > 3 else "")
+        problems.append(f"student code could read files it must not ({shown}): make them readable by their owner "
+                        "only (chmod -R go-rwx on the folder that holds them)")
+    return problems
+
+
+def _closed_folder(executable: str) -> str:
+    """The first folder on the way to the interpreter that other users cannot enter, in words."""
+    for path in [*reversed(Path(os.path.realpath(executable)).parents), Path(os.path.realpath(executable))]:
+        try:
+            mode = path.stat().st_mode
+        except OSError:
+            continue
+        if path.is_dir() and not mode & 0o001:
+            return f"{path} is closed to other users (mode {oct(mode & 0o777)})"
+    return "a file it needs is closed to other users"

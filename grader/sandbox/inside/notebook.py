@@ -1,0 +1,101 @@
+"""Run a notebook's code cells as Restart & Run All would, with IPython's own shell (the
+shell a Jupyter kernel runs cells with), in the unit's process.
+
+The cells run in order in one namespace, registered as the module micrograd_mine. A
+cell that raises is recorded and the next one runs; a cell past its time limit is
+interrupted with KeyboardInterrupt, as a Jupyter interrupt does; input() fails at once;
+magics and shell escapes work as in IPython. A cell that kills the process is told
+apart by the grader, which hears "cell N starts" and then nothing.
+"""
+
+from __future__ import annotations
+
+import builtins
+import signal
+import sys
+import types
+
+MODULE = "micrograd_mine"
+SHELL = None
+
+
+def warm() -> None:
+    """Create the shell in the template (no student code), so each unit starts with it ready."""
+    global SHELL
+    SHELL = _shell()
+
+
+def _shell():
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config
+
+    config = Config()
+    config.HistoryManager.enabled = False
+    config.InteractiveShell.colors = "nocolor"
+    config.InteractiveShell.autocall = 0
+    return InteractiveShell.instance(config=config, user_module=types.ModuleType(MODULE))
+
+
+class CellTimeout(KeyboardInterrupt):
+    """The cell ran past its time limit (a KeyboardInterrupt, as Jupyter's interrupt is)."""
+
+
+def _no_input(prompt=""):
+    """input() as a Jupyter kernel that takes no input answers it."""
+    from IPython.core.error import StdinNotImplementedError
+
+    raise StdinNotImplementedError("input() was called, but no one can answer it when the notebook is graded")
+
+
+def run(cells: list[list], skip: list[int], cell_timeout: float, emit) -> tuple[types.ModuleType, list[dict]]:
+    """Run cells ([index, source] pairs) except those in skip; the module and each cell's status."""
+    shell = SHELL or _shell()
+    module = shell.user_module
+    sys.modules[MODULE] = module
+    builtins.input = _no_input
+    statuses = []
+
+    def interrupt(signum, frame):
+        raise CellTimeout(f"the cell ran past {cell_timeout:g} s and was interrupted")
+
+    signal.signal(signal.SIGALRM, interrupt)
+    for index, source in cells:
+        if index in skip:
+            statuses.append({"index": index, "status": "skipped"})
+            continue
+        emit(cell=index, phase="start")
+        signal.setitimer(signal.ITIMER_REAL, cell_timeout)
+        try:
+            result = shell.run_cell(source, store_history=True)
+        except CellTimeout as exc:  # raised outside the cell's own code, between IPython's steps
+            result = None
+            error = exc
+        else:
+            error = result.error_before_exec or result.error_in_exec
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        if error is None:
+            entry = {"index": index, "status": "ok"}
+        else:
+            status = "timeout" if isinstance(error, CellTimeout) else "error"
+            entry = {"index": index, "status": status, "ename": type(error).__name__, "evalue": _text(error)[:500]}
+        statuses.append(entry)
+        emit(cell=index, **{k: v for k, v in entry.items() if k != "index"})
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    return module, statuses
+
+
+def run_engine(module: types.ModuleType, source: str) -> None:
+    """Run an engine's code after the notebook's cells, as one more cell of the same notebook."""
+    shell = SHELL or _shell()
+    result = shell.run_cell(source, store_history=True)
+    error = result.error_before_exec or result.error_in_exec
+    if error is not None:
+        raise error
+
+
+def _text(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:  # noqa: BLE001
+        return type(exc).__name__

@@ -1,0 +1,244 @@
+"""The sandbox's template: a warm, clean process that never runs a student's code.
+
+It confines itself (grader/sandbox/inside/confine.py), imports what every unit of work
+needs (pytest with its configuration prepared, IPython for notebooks), freezes its heap,
+and then waits for the grader. For each unit of work the grader sends a socket (over the
+control channel, as SCM_RIGHTS) and the template forks: the child is the unit, talking to
+the grader on that socket only. The template never reads a unit's socket, so nothing a
+unit is told (an engine's source, a program) ever enters the template's memory, and so
+no later unit can find it there. Between units the grader asks the template to clean:
+every other process is killed and the writable space emptied.
+
+With bubblewrap the template is process 1 of its own pid namespace: a student's process
+cannot signal it, and when it dies every process in the sandbox dies with it.
+"""
+
+from __future__ import annotations
+
+import errno
+import gc
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import confine  # noqa: E402
+
+CONTROL_MAX = 65536
+
+
+def main() -> None:
+    cfg = json.loads(os.environ["GRADER_SANDBOX"])
+    confine.drop_privileges(cfg["uid"])
+    confine.fix_addresses()  # after dropping: an exec as root with capabilities would clear the flag
+    os.environ.pop("GRADER_SANDBOX", None)
+    os.environ.pop("GRADER_REEXEC", None)
+    confine.apply_limits(cfg["limits"], _own_processes() if cfg["mode"] == "plain" else 0)
+    missing = confine.lock_down()
+    sys.path[1:1] = cfg["site"]
+    os.chdir(cfg["scratch"])
+    control = socket.socket(fileno=cfg["control_fd"])
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    unavailable = _warm(cfg)
+    gc.collect()
+    gc.freeze()  # children never walk the template's heap when they collect garbage
+    _send(control, {"op": "ready", "missing": missing, "unavailable": unavailable, "pid": os.getpid(),
+                    "python": sys.version.split()[0]})
+    os.dup2(devnull, 1)  # from here on nothing a unit prints reaches the grader (or blocks it)
+    if not os.environ.get("GRADER_SANDBOX_DEBUG"):
+        os.dup2(devnull, 2)
+    Template(control, cfg).serve()
+
+
+def _warm(cfg: dict) -> dict[str, str]:
+    """Import what units need, once; what could not be imported, and why."""
+    import frames  # noqa: F401
+    import probes  # noqa: F401
+    import units  # noqa: F401
+
+    unavailable = {}
+    if "pytest" in cfg["warm"]:
+        try:
+            import suites
+
+            suites.prepare(os.path.join(cfg["scratch"], "run"))
+        except Exception as exc:  # noqa: BLE001 - reported to the grader, which explains it
+            unavailable["pytest"] = f"{type(exc).__name__}: {exc}"
+    if "ipython" in cfg["warm"]:
+        try:
+            import notebook
+
+            notebook.warm()
+        except Exception as exc:  # noqa: BLE001
+            unavailable["ipython"] = f"{type(exc).__name__}: {exc}"
+    return unavailable
+
+
+def _send(control: socket.socket, message: dict) -> None:
+    control.send(json.dumps(message).encode())
+
+
+def _own_processes() -> int:
+    uid = os.getuid()
+    count = 0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                count += os.stat(f"/proc/{entry}").st_uid == uid
+            except OSError:
+                continue
+    return count
+
+
+class Template:
+    def __init__(self, control: socket.socket, cfg: dict):
+        self.control = control
+        self.cfg = cfg
+        self.units: dict[int, str] = {}
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_w, False)
+        os.set_blocking(self.wake_r, False)
+        signal.set_wakeup_fd(self.wake_w)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+
+    def serve(self) -> None:
+        while True:
+            try:
+                ready, _, _ = select.select([self.control, self.wake_r], [], [], 1.0)
+            except InterruptedError:
+                continue
+            if self.wake_r in ready:
+                try:
+                    os.read(self.wake_r, 4096)
+                except BlockingIOError:
+                    pass
+            self._reap()
+            if self.control in ready:
+                try:
+                    data, fds, _, _ = socket.recv_fds(self.control, CONTROL_MAX, 4)
+                except InterruptedError:
+                    continue
+                if not data:  # the grader is gone: so is everything here
+                    self._kill_all()
+                    os._exit(0)
+                self._handle(json.loads(data), fds)
+
+    def _handle(self, message: dict, fds: list[int]) -> None:
+        op = message.get("op")
+        if op == "spawn" and len(fds) == 1:
+            pid = self._spawn(message["kind"], fds[0])
+            _send(self.control, {"op": "spawned", "pid": pid})
+            return
+        for fd in fds:
+            os.close(fd)
+        if op == "clean":
+            killed = self._kill_all()
+            self._wipe()
+            _send(self.control, {"op": "cleaned", "killed": killed})
+
+    def _spawn(self, kind: str, fd: int) -> int:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                signal.set_wakeup_fd(-1)
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                os.setpgid(0, 0)
+                if self.cfg["mode"] == "plain":
+                    confine.die_with_parent()
+                os.closerange(3, fd)
+                os.closerange(fd + 1, 1 << 16)
+                import units
+
+                units.main(kind, fd, self.cfg)
+            finally:
+                os._exit(70)
+        os.close(fd)
+        self.units[pid] = kind
+        return pid
+
+    def _reap(self) -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            if pid in self.units:
+                del self.units[pid]
+                code = os.waitstatus_to_exitcode(status)
+                _send(self.control, {"op": "exited", "pid": pid, "code": code})
+
+    def _others(self) -> list[int]:
+        """Every other live process this template may kill: the namespace's, the uid's, or its units' groups."""
+        mode, me = self.cfg["mode"], os.getpid()
+        if mode == "plain":
+            return list(self.units)
+        uid = os.getuid()
+        found = []
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) == me:
+                continue
+            try:
+                if mode == "uid" and os.stat(f"/proc/{entry}").st_uid != uid:
+                    continue
+                with open(f"/proc/{entry}/stat", "rb") as f:
+                    state = f.read().rsplit(b")", 1)[1].split()[0]
+            except (OSError, IndexError):
+                continue
+            if state not in (b"Z", b"X"):  # the dead only wait to be reaped
+                found.append(int(entry))
+        return found
+
+    def _kill_all(self) -> int:
+        killed = 0
+        for _ in range(200):  # a process may fork while we kill: go round until none is left
+            others = self._others()
+            if not others:
+                break
+            for pid in others:
+                try:
+                    if self.cfg["mode"] == "plain":
+                        os.killpg(pid, signal.SIGKILL)
+                    else:
+                        os.kill(pid, signal.SIGKILL)
+                    killed += 1
+                except OSError:
+                    pass
+            time.sleep(0.001)
+            self._reap()
+        self._reap()
+        return killed
+
+    def _wipe(self) -> None:
+        """Empty the writable space a unit could leave notes in for the next one."""
+        uid = os.getuid()
+        for top in self.cfg["wipe"]:
+            try:
+                entries = os.listdir(top)
+            except OSError:
+                continue
+            for name in entries:
+                path = os.path.join(top, name)
+                try:
+                    if self.cfg["mode"] != "pidns" and top != self.cfg["scratch"] and os.lstat(path).st_uid != uid:
+                        continue  # a shared host folder: only what this sandbox made
+                    if os.path.isdir(path) and not os.path.islink(path):
+                        shutil.rmtree(path, ignore_errors=True)
+                    else:
+                        os.unlink(path)
+                except OSError as exc:
+                    if exc.errno != errno.ENOENT:
+                        continue
+
+
+if __name__ == "__main__":
+    main()

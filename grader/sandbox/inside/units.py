@@ -1,0 +1,189 @@
+"""Units of work: each runs in a fresh process forked from the template, and talks to the
+grader on its own socket only (frames of JSON, see frames.py).
+
+- `state`: loads the student's code once (imports the module, or runs the notebook's
+  cells as Restart & Run All would) and then answers requests about the student's own
+  engine: build these programs and read their numbers, run numerical_grad, the neuron,
+  the training loop. Everything it answers is a claim about the student's own code,
+  judged by the grader outside.
+- `suite`: one run of the student's tests with pytest, on the student's engine or on
+  another engine appended after the student's code under the student's own module and
+  file name. It is told nothing but the engine's code.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import random
+import socket
+import sys
+import traceback
+
+import frames
+import probes
+
+MODULE = "micrograd_mine"
+
+
+def main(kind: str, fd: int, cfg: dict) -> None:
+    sock = socket.socket(fileno=fd)
+    if kind == "state":
+        State(sock, cfg).serve()
+    elif kind == "suite":
+        suite(sock, cfg)
+
+
+class Loader:
+    """Loads the student's code as the module micrograd_mine, and describes what it raised."""
+
+    def __init__(self, cfg: dict):
+        self.cfg = cfg
+        self.files: set[str] = set()
+
+    def load_file(self, path: str, source: str | None = None):
+        """Import a .py file (or the given source, written to path first) as the student's module."""
+        if source is not None:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(source)
+        self.files.add(path)
+        sys.path.insert(0, os.path.dirname(path))
+        spec = importlib.util.spec_from_file_location(MODULE, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[MODULE] = module
+        spec.loader.exec_module(module)
+        return module
+
+    def error(self, exc: BaseException) -> dict:
+        info = {"type": type(exc).__name__, "message": _text(exc), "traceback": self.traceback(exc)}
+        if isinstance(exc, SyntaxError):
+            info.update(message=exc.msg, lineno=exc.lineno, offset=exc.offset,
+                        text=(exc.text or "").rstrip("\n"), file=os.path.basename(exc.filename or ""))
+        if isinstance(exc, SystemExit):
+            info["message"] = f"sys.exit({exc.code!r}) was called"
+        return info
+
+    def traceback(self, exc: BaseException) -> str:
+        """The traceback cut down to the student's own lines, with their file's name only."""
+        def own(filename: str) -> bool:
+            return filename in self.files or filename.startswith("<ipython-input-")
+
+        frames_ = [f for f in traceback.extract_tb(exc.__traceback__) if own(f.filename)]
+        text = "".join(traceback.format_list(frames_) + traceback.format_exception_only(type(exc), exc))
+        for path in self.files:
+            text = text.replace(path, os.path.basename(path))
+        return text
+
+
+def _text(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:  # noqa: BLE001 - a student's exception whose __str__ raises
+        return f"<{type(exc).__name__} whose message could not be shown>"
+
+
+class State:
+    """The student's own engine, loaded once, answering one request after another."""
+
+    def __init__(self, sock: socket.socket, cfg: dict):
+        self.sock = sock
+        self.cfg = cfg
+        self.loader = Loader(cfg)
+        self.module = None
+
+    def serve(self) -> None:
+        while True:
+            request = frames.receive(self.sock)
+            if request is None:
+                return
+            seq = request.get("seq")
+            try:
+                reply = {"seq": seq, "ok": True, "result": self.handle(request, seq)}
+            except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt are the student's too
+                reply = {"seq": seq, "ok": False, "error": self.loader.error(exc)}
+            frames.send(self.sock, reply)
+
+    def emit(self, seq, **event) -> None:
+        frames.send(self.sock, {"seq": seq, "event": event})
+
+    def handle(self, request: dict, seq):
+        op = request["op"]
+        if op == "load":
+            return self.load(request, seq)
+        value = getattr(self.module, "Value", None)
+        if op == "eval_many":
+            return self._each(seq, request["programs"], lambda program: probes.evaluate(
+                program, value, request["backward"], request.get("want")))
+        if op == "gradcheck_many":
+            return self._each(seq, request["programs"], lambda program: probes.gradcheck(program, value, request["h"]))
+        if op == "numerical_grad":
+            f = probes.FUNCTIONS[request["function"]]
+            args = (f, request["x"]) if request.get("h") is None else (f, request["x"], request["h"])
+            return {"value": probes.number(self.module.numerical_grad(*args))}
+        if op == "neuron":
+            random.seed(0)
+            return probes.neuron_probe(self.module, request["nin"], request["weights"], request["bias"], request["x"])
+        if op == "train":
+            return probes.train(self.module, **request["args"])
+        raise ValueError(f"unknown request {op!r}")
+
+    def _each(self, seq, programs: list, fn) -> dict:
+        """One event per program, in order; the first that raises ends the batch (the rest would cost
+        as much and tell nothing more: the grader stops at the first disagreement)."""
+        for index, program in enumerate(programs):
+            try:
+                value = fn(program)
+            except BaseException as exc:  # noqa: BLE001
+                self.emit(seq, item=index, value={"error": self.loader.error(exc)})
+                return {"count": index + 1}
+            self.emit(seq, item=index, value=value)
+        return {"count": len(programs)}
+
+    def load(self, request: dict, seq) -> dict:
+        code = request["code"]
+        if code["kind"] == "notebook":
+            import notebook
+
+            module, cells = notebook.run(code["cells"], code["skip"], code["cell_timeout"],
+                                         lambda **event: self.emit(seq, **event))
+            self.module = module
+            return {"symbols": _symbols(module), "cells": cells}
+        self.module = self.loader.load_file(os.path.join(self.cfg["work"], code["file"]))
+        return {"symbols": _symbols(self.module)}
+
+
+def _symbols(module) -> list[str]:
+    return sorted(n for n in vars(module) if not n.startswith("__"))
+
+
+def suite(sock: socket.socket, cfg: dict) -> None:
+    """One run of the student's tests on one engine; a single reply."""
+    request = frames.receive(sock)
+    if request is None:
+        return
+    loader = Loader(cfg)
+    run_dir = os.path.join(cfg["scratch"], "run")
+    os.makedirs(run_dir, exist_ok=True)
+    os.chdir(run_dir)
+    code, engine = request["code"], request.get("engine") or ""
+    try:
+        if code["kind"] == "notebook":
+            import notebook
+
+            module, _ = notebook.run(code["cells"], code["skip"], code["cell_timeout"], lambda **event: None)
+            if engine:
+                notebook.run_engine(module, engine)
+        else:
+            with open(os.path.join(cfg["work"], code["file"]), encoding="utf-8") as f:
+                source = f.read()
+            loader.load_file(os.path.join(run_dir, f"{MODULE}.py"), source + ("\n\n" + engine if engine else ""))
+        tests = os.path.join(run_dir, "test_micrograd.py")
+        with open(tests, "w", encoding="utf-8") as f:
+            f.write(request["tests"])
+    except BaseException as exc:  # noqa: BLE001
+        frames.send(sock, {"seq": request.get("seq"), "ok": False, "error": loader.error(exc)})
+        return
+    import suites
+
+    result = suites.run(tests, request.get("fixtures") or [])
+    frames.send(sock, {"seq": request.get("seq"), "ok": True, "result": result})

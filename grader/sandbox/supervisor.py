@@ -1,0 +1,391 @@
+"""The trusted side of the sandbox: start a sandbox, spawn units of work in it, talk to
+them, kill them. Nothing here ever imports or runs a student's code.
+
+A `Sandbox` is one isolated environment (see isolation.py) with its own warm template
+process (inside/template.py). A `Unit` is one process forked from the template for one
+unit of work, with a socket of its own. Units of one sandbox run one at a time, and
+between two units the sandbox can be cleaned (every other process killed, the writable
+space emptied), so a unit can leave nothing for the next one to find.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from grader.errors import GraderError, WorkerFailure
+from grader.sandbox import isolation, uids
+from grader.sandbox.channel import FRAME_CAP, Channel, Closed
+
+INSIDE = Path(__file__).with_name("inside")
+STARTUP_S = 60.0
+DEBUG = bool(os.environ.get("GRADER_SANDBOX_DEBUG"))  # the sandbox's stderr stays on the grader's
+CONTROL_MAX = 65536
+
+
+class SandboxError(GraderError):
+    """A sandbox could not be started: a problem of the machine, not of the submission."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Hard limits on every process of a sandbox."""
+
+    request_s: float = 10.0
+    """Wall-clock seconds one request may take (between two replies) before the unit is killed."""
+    memory_mb: int = 1024
+    """Address-space cap of each process (RLIMIT_AS)."""
+    cpu_s: int = 120
+    """CPU seconds over one process's life (RLIMIT_CPU)."""
+    file_mb: int = 16
+    """Largest file a process may write (RLIMIT_FSIZE)."""
+    processes: int = 64
+    """Processes and threads the sandbox's uid may have at once (RLIMIT_NPROC)."""
+    disk_mb: int = 64
+    """All the disk space the sandbox may fill, every file together."""
+
+
+def _base(iso: isolation.Isolation) -> str | None:
+    """Where sandbox folders go: GRADER_SANDBOX_ROOT, or (running student code as other uids without
+    bubblewrap) a folder they can pass through but not list; else the usual temporary folder."""
+    configured = os.environ.get("GRADER_SANDBOX_ROOT")
+    if configured:
+        return configured
+    if iso.mode != "uid":
+        return None
+    base = uids.LOCK_DIRS[0].parent / "sandboxes"
+    base.mkdir(parents=True, exist_ok=True)
+    base.chmod(0o711)
+    return str(base)
+
+
+class Sandbox:
+    """An isolated environment holding one submission's files, and its template process."""
+
+    def __init__(self, files: dict[str, bytes], limits: Limits = Limits(), warm: tuple[str, ...] = (),
+                 iso: isolation.Isolation | None = None):
+        self.iso = iso or isolation.detect()
+        self.limits = limits
+        self.warm = warm
+        self.lease = uids.lease() if self.iso.root and self.iso.drop_uid else None
+        self.uid = self.lease.uid if self.lease else 0
+        self.exits: dict[int, int] = {}
+        self.disk_full = False
+        self._proc: subprocess.Popen | None = None
+        self._control: socket.socket | None = None
+        self._stop_watch = threading.Event()
+        try:
+            self.root = Path(tempfile.mkdtemp(prefix="grader-sandbox-", dir=_base(self.iso)))
+            self.code, self.work, self.scratch = self.root / "code", self.root / "work", self.root / "scratch"
+            self._lay_out(files)
+            self._start()
+        except BaseException:
+            self.close()
+            raise
+
+    # -- files ------------------------------------------------------------------------------------
+
+    def _lay_out(self, files: dict[str, bytes]) -> None:
+        """code/ (the units' code) and work/ (the submission) readable by the sandbox only; scratch/ its own."""
+        for folder in (self.code, self.work, self.scratch):
+            folder.mkdir()
+        for path in INSIDE.glob("*.py"):
+            shutil.copyfile(path, self.code / path.name)
+        for name, data in files.items():
+            (self.work / name).write_bytes(data)
+        if self.uid:
+            self.root.chmod(0o711)
+            for folder in (self.code, self.work):
+                os.chown(folder, 0, self.uid)
+                folder.chmod(0o750)
+                for item in folder.iterdir():
+                    os.chown(item, 0, self.uid)
+                    item.chmod(0o640)
+            os.chown(self.scratch, self.uid, self.uid)
+            self.scratch.chmod(0o700)
+
+    # -- the template ------------------------------------------------------------------------------
+
+    def _config(self, control_fd: int) -> dict:
+        bwrap = self.iso.bwrap is not None
+        scratch = isolation.SANDBOX_TMP if bwrap else str(self.scratch)
+        wipe = [isolation.SANDBOX_TMP, "/dev/shm"] if bwrap else [scratch]
+        if self.iso.mode == "uid":
+            wipe += list(uids.SHARED_WRITABLE)
+        return {
+            "uid": self.uid,
+            "mode": self.iso.mode,
+            "limits": {"memory_mb": self.limits.memory_mb, "cpu_s": self.limits.cpu_s,
+                       "file_mb": self.limits.file_mb, "processes": self.limits.processes},
+            "control_fd": control_fd,
+            "work": isolation.WORK_DIR if bwrap else str(self.work),
+            "scratch": scratch,
+            "site": list(self.iso.runtime.site),
+            "warm": list(self.warm),
+            "wipe": wipe,
+        }
+
+    def _start(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        config = self._config(theirs.fileno())
+        home = config["scratch"]
+        env = {
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "HOME": home,
+            "TMPDIR": home,
+            "LANG": "C.UTF-8",
+            "PYTHONHASHSEED": "0",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+            "MPLBACKEND": "Agg",
+            "GRADER_SANDBOX": json.dumps(config),
+            **({"GRADER_SANDBOX_DEBUG": "1"} if DEBUG else {}),
+        }
+        argv = isolation.sandbox_argv(self.iso, self.code, self.work, self.limits.disk_mb)
+        self.exits = {}
+        self.disk_full = False
+        self._proc = subprocess.Popen(argv, env=env, cwd=str(self.scratch), stdin=subprocess.DEVNULL,
+                                      stdout=subprocess.DEVNULL, stderr=None if DEBUG else subprocess.PIPE,
+                                      pass_fds=(theirs.fileno(),),
+                                      process_group=0)
+        theirs.close()
+        self._control = ours
+        ready = self._await("ready", time.monotonic() + STARTUP_S)
+        if ready is None:
+            raise SandboxError(f"the sandbox did not start: {self._startup_error()}")
+        self.template_pid = ready.get("pid")
+        self.unavailable: dict[str, str] = ready.get("unavailable") or {}
+        if self.iso.bwrap is None:
+            self._stop_watch = threading.Event()
+            threading.Thread(target=self._watch_disk, args=(self._stop_watch,), daemon=True).start()
+
+    def _startup_error(self) -> str:
+        proc = self._proc
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            return f"it gave no sign of life within {STARTUP_S:g} s"
+        text = proc.stderr.read(20000).decode(errors="replace").strip() if proc.stderr else ""
+        return text.splitlines()[-1] if text else f"its process exited with code {proc.returncode}"
+
+    def _control_send(self, message: dict, fds: list[int] = ()) -> bool:
+        try:
+            socket.send_fds(self._control, [json.dumps(message).encode()], list(fds))
+            return True
+        except OSError:
+            return False
+
+    def read_control(self, deadline: float) -> dict | None:
+        """One message from the template (recording exits on the way), or None if it is gone or
+        nothing came before the deadline (a deadline already passed still reads what is there)."""
+        if self._control is None:
+            return None
+        readable, _, _ = select.select([self._control], [], [], max(0.0, deadline - time.monotonic()))
+        if not readable:
+            return None
+        try:
+            data = self._control.recv(CONTROL_MAX)
+        except OSError:
+            data = b""
+        if not data:
+            self.dead = True
+            return None
+        try:
+            message = json.loads(data)
+        except ValueError:
+            self.dead = True  # the template is ours and never says that: it was tampered with
+            return None
+        if message.get("op") == "exited":
+            self.exits[message.get("pid")] = message.get("code")
+        return message
+
+    def _await(self, op: str, deadline: float) -> dict | None:
+        while time.monotonic() < deadline and not self.dead:
+            message = self.read_control(deadline)
+            if message is not None and message.get("op") == op:
+                return message
+        return None
+
+    dead = False
+
+    # -- units ---------------------------------------------------------------------------------
+
+    def unit(self, kind: str) -> Unit:
+        """A fresh process forked from the template for one unit of work."""
+        if self.dead:
+            self.restart()
+        ours, theirs = socket.socketpair()
+        sent = self._control_send({"op": "spawn", "kind": kind}, [theirs.fileno()])
+        theirs.close()
+        spawned = self._await("spawned", time.monotonic() + 10) if sent else None
+        if spawned is None:
+            ours.close()
+            self.restart()
+            raise WorkerFailure("crash", "the sandbox's process stopped answering (your code may have stopped it)")
+        return Unit(self, kind, spawned["pid"], Channel(ours, FRAME_CAP))
+
+    def clean(self) -> None:
+        """Kill every process but the template and empty the writable space; restart if that fails."""
+        if self.dead or not self._control_send({"op": "clean"}) or \
+                self._await("cleaned", time.monotonic() + 10) is None:
+            self.restart()
+            return
+        if self.iso.mode == "uid":
+            uids.kill_uid(self.uid, skip=frozenset({self._proc.pid}))
+
+    def restart(self) -> None:
+        self._kill_everything()
+        if self.iso.bwrap is None:
+            for item in self.scratch.iterdir():
+                shutil.rmtree(item, ignore_errors=True) if item.is_dir() and not item.is_symlink() else item.unlink()
+        self.dead = False
+        self._start()
+
+    def _kill_everything(self) -> None:
+        self._stop_watch.set()
+        if self._control is not None:
+            self._control.close()
+            self._control = None
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait()
+            if proc.stderr:
+                proc.stderr.close()
+        if self.lease is not None:
+            uids.kill_uid(self.uid)
+
+    def _watch_disk(self, stop: threading.Event) -> None:
+        """Without bubblewrap's size-capped /tmp: stop the sandbox when its files pass the disk limit."""
+        cap = self.limits.disk_mb * 1024 * 1024
+        while not stop.wait(0.1):
+            used = uids.owned_bytes(self.scratch, self.uid or os.getuid(), cap)
+            if self.iso.mode == "uid":
+                for top in uids.SHARED_WRITABLE:
+                    used += uids.owned_bytes(Path(top), self.uid, cap)
+            if used > cap:
+                self.disk_full = True
+                if self.iso.mode == "uid":
+                    uids.kill_uid(self.uid)
+                elif self._proc is not None:
+                    try:
+                        os.killpg(self._proc.pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+                return
+
+    def close(self) -> None:
+        self._kill_everything()
+        if getattr(self, "root", None) is not None:
+            shutil.rmtree(self.root, ignore_errors=True)
+        if self.lease is not None:
+            self.lease.release()
+            self.lease = None
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class Unit:
+    """One process of the sandbox and its socket: requests out, claims in."""
+
+    _seq = itertools.count(1)
+
+    def __init__(self, sandbox: Sandbox, kind: str, pid: int, channel: Channel):
+        self.sandbox = sandbox
+        self.kind = kind
+        self.pid = pid
+        self.channel = channel
+        self.failed: WorkerFailure | None = None
+
+    # The watch the channel consults: the template's news, and whether this unit has exited.
+    @property
+    def sock(self):
+        return self.sandbox._control
+
+    def handle(self) -> None:
+        self.sandbox.read_control(time.monotonic())
+
+    def gone(self) -> bool:
+        return self.pid in self.sandbox.exits or self.sandbox.dead
+
+    def exchange(self, message: dict, timeout: float, until: float | None = None, on_event=None) -> dict:
+        """Send a request; pass each event frame to on_event; return the final reply.
+
+        Each frame must come within timeout of the one before (a deadline that holds while
+        data flows), and everything before until. Raises WorkerFailure, and the unit is
+        then dead.
+        """
+        if self.failed:
+            raise self.failed
+        seq = next(self._seq)
+        started = time.monotonic()
+        budget = timeout if until is None else max(0.0, min(timeout, until - started))
+        try:
+            self.channel.send({**message, "seq": seq}, started + timeout)
+            while True:
+                now = time.monotonic()
+                deadline = min(now + timeout, until if until is not None else now + timeout)
+                frame = self.channel.receive(deadline, watch=self if self.sandbox._control else None)
+                if frame.get("seq") != seq:
+                    from grader.sandbox.channel import protocol_error
+
+                    raise protocol_error("a reply to another request")
+                if "ok" in frame:
+                    return frame
+                if on_event is not None and isinstance(frame.get("event"), dict):
+                    on_event(frame["event"])
+        except TimeoutError:
+            self._fail(WorkerFailure("timeout", f"did not finish within {round(budget, 2):g} s"))
+        except Closed:
+            self._fail(self._death())
+        except WorkerFailure as failure:
+            self._fail(failure)
+        raise self.failed
+
+    def _fail(self, failure: WorkerFailure) -> None:
+        if self.sandbox.disk_full:
+            failure = WorkerFailure("disk", f"filled the sandbox's disk space (the limit is "
+                                            f"{self.sandbox.limits.disk_mb} MB for every file together)")
+        self.failed = failure
+        self.close()
+
+    def _death(self) -> WorkerFailure:
+        deadline = time.monotonic() + 2
+        while self.pid not in self.sandbox.exits and not self.sandbox.dead and time.monotonic() < deadline:
+            self.sandbox.read_control(min(deadline, time.monotonic() + 0.2))
+        code = self.sandbox.exits.get(self.pid)
+        limits = self.sandbox.limits
+        if code is None:
+            return WorkerFailure("crash", "stopped, and took the sandbox's process with it")
+        if code == -signal.SIGXCPU:
+            return WorkerFailure("timeout", f"used up its CPU time limit ({limits.cpu_s} s)")
+        if code == -signal.SIGKILL:
+            return WorkerFailure("memory", "was killed (most likely it ran out of memory)")
+        if code < 0:
+            return WorkerFailure("crash", f"crashed with signal {signal.Signals(-code).name}")
+        return WorkerFailure("crash", f"exited with code {code} (os._exit or a crash in the process)")
+
+    def close(self) -> None:
+        """End this unit: every process of the sandbox but the template is killed."""
+        self.channel.close()
+        if not self.sandbox.dead and self.pid not in self.sandbox.exits:
+            self.sandbox.clean()
