@@ -92,7 +92,7 @@ class Assignment:
     search: Search
     training: Training | None
     sabotages: tuple[str, ...]
-    """Ids of the catalogue's sabotaged engines the student's tests must catch."""
+    """Ids of the sabotage operators whose mutants the student's tests must catch."""
     folder: Path
 
     @property
@@ -179,9 +179,9 @@ def parse(raw: dict[str, Any], path: Path) -> Assignment:
 
 
 def _sabotages(where: _Where, raw: dict[str, Any]) -> tuple[str, ...]:
-    from grader.sabotage import catalogue
+    from grader.sabotage import all_operators
 
-    known = [s.id for s in catalogue().sabotages]
+    known = sorted(all_operators())
     chosen = where.get(raw, "sabotages", list, default=known)
     for sab in chosen:
         if sab not in known:

@@ -1,71 +1,129 @@
-"""`grader selftest`: grade the reference and every sabotaged engine with the engine checks,
-and show that each sabotage is caught by the check named for it."""
+"""`grader selftest`: the sabotage operators against the engines they mutate.
+
+Prints which operators each wheat and the reference admit, then grades every engine and
+every mutant with the engine checks: each unmutated engine must pass, and each mutant
+must be caught by the check named for its operator (and so differ from a correct engine).
+"""
 
 from __future__ import annotations
 
 import os
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
+import reference
 from grader import spec
-from grader.grading import grade
 from grader.checks.suite import SUITE_CHECKS
+from grader.grading import grade
 from grader.result import Result
-from grader.sabotage import Engine, catalogue, submission_source
+from grader.sabotage import all_operators, mutant, wheats
+from grader.sabotage.mutate import NotApplicable
 
 MARK = {"passed": ".", "failed": "X", "error": "E", "skipped": "-"}
 
 
+@dataclass(frozen=True)
+class Engine:
+    id: str
+    source: str
+    check: str | None = None
+    """For a mutant: the check named for its operator."""
+
+
+def reference_source() -> str:
+    """The reference engine and its Neuron, Layer and MLP as one student file (never sent to a sandbox but here)."""
+    folder = Path(reference.__file__).parent
+    nn = (folder / "nn.py").read_text(encoding="utf-8")
+    nn = nn.replace("from __future__ import annotations\n", "").replace("from reference.engine import Value\n", "")
+    return (folder / "engine.py").read_text(encoding="utf-8") + "\n\n" + nn
+
+
+def engines(operator_ids: tuple[str, ...]) -> tuple[list[Engine], list[Engine]]:
+    """The unmutated engines (the reference, then the wheats), and every mutant they admit."""
+    bases = [Engine("reference", reference_source())] + [Engine(w.id, w.source) for w in wheats()]
+    mutants = []
+    for op_id in operator_ids:
+        op = all_operators()[op_id]
+        for base in bases:
+            source = mutant(op_id, base.id) if base.id != "reference" else _try(op, base.source)
+            if source is not None:
+                mutants.append(Engine(f"{op_id}@{base.id}", source, op.check))
+    return bases, mutants
+
+
+def _try(op, source: str) -> str | None:
+    try:
+        return op.apply(source)
+    except NotApplicable:
+        return None
+
+
 def main(*, assignment: str) -> int:
     task = spec.load(assignment).without(SUITE_CHECKS)
-    cat = catalogue()
-    engines = [cat.wheats[0]] + [s for s in cat.sabotages if s.id in task.sabotages]
+    bases, mutants = engines(task.sabotages)
     with tempfile.TemporaryDirectory(prefix="grader-selftest-") as tmp, \
             ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        results = list(pool.map(lambda e: _grade(e, Path(tmp), task), engines))
-    print(render(engines, results, [c.id for c in task.checks]))
-    return 0 if problems(engines, results) == [] else 1
+        results = list(pool.map(lambda e: _grade(e, Path(tmp), task), bases + mutants))
+    print(admission(bases, task.sabotages))
+    print(render(bases + mutants, results, [c.id for c in task.checks]))
+    return 0 if problems(bases + mutants, results) == [] else 1
 
 
 def _grade(engine: Engine, tmp: Path, task: spec.Assignment) -> Result:
     folder = tmp / engine.id
     folder.mkdir()
-    (folder / "micrograd_mine.py").write_text(submission_source(engine), encoding="utf-8")
+    (folder / "micrograd_mine.py").write_text(engine.source, encoding="utf-8")
     return grade(folder / "micrograd_mine.py", task)
 
 
-def problems(engines: list[Engine], results: list[Result]) -> list[str]:
-    """What is wrong with the catalogue: a reference that fails, a sabotage no check catches."""
+def admission(bases: list[Engine], operator_ids: tuple[str, ...]) -> str:
+    """Which operators each engine admits (+) and which find nothing to change (-)."""
+    width = max(len(o) for o in operator_ids) + 2
+    lines = ["Operators each engine admits (+ applies, - finds nothing to change)", "",
+             " " * width + " ".join(f"{b.id[:12]:>12}" for b in bases)]
+    for op_id in operator_ids:
+        op = all_operators()[op_id]
+        marks = ["+" if (mutant(op_id, b.id) if b.id != "reference" else _try(op, b.source)) is not None else "-"
+                 for b in bases]
+        lines.append(f"{op_id:<{width}}" + " ".join(f"{m:>12}" for m in marks))
+    return "\n".join(lines) + "\n"
+
+
+def problems(engines_: list[Engine], results: list[Result]) -> list[str]:
+    """What is wrong: an unmutated engine that fails, a mutant its named check misses or that passes everything."""
     found = []
-    reference, *sabotaged = zip(engines, results)
-    if not reference[1].passed:
-        found.append("the reference engine fails: " + ", ".join(c.id for c in reference[1].checks if c.status != "passed"
-                                                               and c.max_score > 0))
-    for engine, result in sabotaged:
+    for engine, result in zip(engines_, results):
+        if engine.check is None:
+            if not result.passed:
+                failing = ", ".join(c.id for c in result.checks if c.status != "passed" and c.max_score > 0)
+                found.append(f"the correct engine {engine.id} fails: {failing or result.error}")
+            continue
         statuses = {c.id: c.status for c in result.checks}
         if statuses.get(engine.check) not in ("failed", "error"):
-            found.append(f"{engine.id} is not caught by {engine.check}, the check named for it")
+            found.append(f"{engine.id} is not caught by {engine.check}, the check named for its operator")
         if result.passed:
             found.append(f"{engine.id} passes every check: it is equivalent to a correct engine")
     return found
 
 
-def render(engines: list[Engine], results: list[Result], check_ids: list[str]) -> str:
-    width = max(len(e.id) for e in engines) + 2
+def render(engines_: list[Engine], results: list[Result], check_ids: list[str]) -> str:
+    width = max(len(e.id) for e in engines_) + 2
     header = " " * width + " ".join(f"{i:>3}" for i in range(1, len(check_ids) + 1))
-    lines = ["Engine checks on the reference and each sabotaged engine", "(. passed, X failed, E error, "
-             "- skipped; [ ] marks the check named for the sabotage)", "", header]
-    for engine, result in zip(engines, results):
+    lines = ["Engine checks on the correct engines and each mutant", "(. passed, X failed, E error, "
+             "- skipped; [ ] marks the check named for the mutant's operator)", "", header]
+    for engine, result in zip(engines_, results):
         statuses = {c.id: c.status for c in result.checks}
         cells = []
         for check_id in check_ids:
-            mark = MARK[statuses[check_id]]
+            mark = MARK.get(statuses.get(check_id, "skipped"), "?")
             cells.append(f"[{mark}]" if check_id == engine.check else f" {mark} ")
         lines.append(f"{engine.id:<{width}}" + " ".join(cells))
     lines += ["", "Checks: " + ", ".join(f"{i} {c}" for i, c in enumerate(check_ids, 1)), ""]
-    found = problems(engines, results)
+    found = problems(engines_, results)
+    mutants = sum(e.check is not None for e in engines_)
     lines += [f"PROBLEM: {p}" for p in found] or [
-        f"OK: the reference passes; each of the {len(engines) - 1} sabotaged engines is caught by the check named "
-        "for it, and none is equivalent to a correct engine."]
+        f"OK: every correct engine passes; each of the {mutants} mutants is caught by the check named for its "
+        "operator, and none is equivalent to a correct engine."]
     return "\n".join(lines)

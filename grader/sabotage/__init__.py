@@ -1,78 +1,103 @@
-"""The catalogue of engines the student's tests are run against: wheats (correct engines
-written differently) and sabotages (one classic misconception each)."""
+"""The engines a student's tests run against, built anew for every grading.
+
+- Wheats: correct engines written in other styles than the reference (engines/wheat_*.py).
+  The reference itself never enters a sandbox.
+- Sabotages: mutants of the wheats, one per mutation operator (operators/), on a wheat
+  chosen for this grading.
+
+Every engine is rewritten for the grading (rewrite.py) and runs appended after the
+student's own code, under the student's module and file name, in an order derived from
+the submission's hash: a regrade runs the same engines in the same order, and nothing a
+test can see names an engine or says whether it is a wheat or a sabotage.
+"""
 
 from __future__ import annotations
 
+import ast
 import functools
-import tomllib
+import hashlib
+import random
 from dataclasses import dataclass
 from pathlib import Path
 
-import reference.engine
-import reference.nn
+from grader.sabotage.mutate import REGISTRY, NotApplicable, Operator
+from grader.sabotage.rewrite import rewrite
 
 HERE = Path(__file__).parent
-ENGINE_FILENAME = "<engine>"  # no file on disk: inspect.getsource cannot pin an engine's source
+WHEATS = {
+    "recursive_set": "the lesson's style: children in a set, recursive topological sort",
+    "op_table": "no closures: each node stores its operation's name, backward() dispatches on it",
+    "slots_exp": "__slots__, tanh computed through exp, subtraction as a + (-b), another float order",
+}
 
 
 @dataclass(frozen=True)
-class Engine:
+class Wheat:
     id: str
-    source: str
-    """The engine's Python source."""
-    replaces: tuple[str, ...]
-    """The names it swaps into the student's module (Value, or Neuron)."""
     description: str
-    check: str | None = None
-    """For a sabotage: the engine check that catches the same bug."""
-    catch: str = ""
-    """For a sabotage: the kind of test that would catch it, for the student."""
+    source: str
+    """A whole student-style file: Value, Neuron and numerical_grad."""
 
 
 @dataclass(frozen=True)
-class Catalogue:
-    wheats: tuple[Engine, ...]
-    sabotages: tuple[Engine, ...]
+class EngineRun:
+    """One engine the student's suite runs on, for one grading."""
 
-    def sabotage(self, engine_id: str) -> Engine:
-        return next(e for e in self.sabotages if e.id == engine_id)
-
-
-def _source(name: str) -> str:
-    path = Path(reference.engine.__file__) if name == "reference" else HERE / "engines" / name
-    return path.read_text(encoding="utf-8")
+    id: str
+    """wheat:<wheat id>, or <operator id>@<wheat id>."""
+    kind: str
+    """wheat or sabotage."""
+    wheat: str
+    operator: str | None
+    block: str
+    """The code appended after the student's own: the engine's imports and its classes."""
 
 
 @functools.cache
-def catalogue() -> Catalogue:
-    raw = tomllib.loads((HERE / "catalogue.toml").read_text(encoding="utf-8"))
-    wheats = tuple(Engine(w["id"], _source(w["source"]), ("Value",), w["description"]) for w in raw["wheat"])
-    sabotages = tuple(
-        Engine(s["id"], _source(s["source"]), tuple(s.get("replaces", ["Value"])), s["bug"], s["check"], s["catch"])
-        for s in raw["sabotage"]
-    )
-    return Catalogue(wheats, sabotages)
+def wheats() -> tuple[Wheat, ...]:
+    return tuple(Wheat(i, d, (HERE / "engines" / f"wheat_{i}.py").read_text(encoding="utf-8")) for i, d in WHEATS.items())
 
 
-def submission_source(engine: Engine) -> str:
-    """A whole student-style file built on the engine: its Value (or the reference's), the
-    reference's Neuron, Layer and MLP on top, and its own Neuron if it sabotages that."""
-    nn = Path(reference.nn.__file__).read_text(encoding="utf-8")
-    nn = nn.replace("from __future__ import annotations\n", "").replace("from reference.engine import Value\n", "")
-    value = engine.source if "Value" in engine.replaces else _source("reference")
-    parts = [value, nn] + ([engine.source] if "Value" not in engine.replaces else [])
-    return "\n\n".join(parts)
+def all_operators() -> dict[str, Operator]:
+    import grader.sabotage.operators  # noqa: F401 - registers every operator
+
+    return REGISTRY
 
 
-def run_plan(engine: Engine, base: Engine) -> dict:
-    """What the worker loads for one run: the engines' sources in order, and the names to swap.
+@functools.cache
+def mutant(operator_id: str, wheat_id: str) -> str | None:
+    """The wheat with the operator applied, or None where it does not apply."""
+    wheat = next(w for w in wheats() if w.id == wheat_id)
+    try:
+        return all_operators()[operator_id].apply(wheat.source)
+    except NotApplicable:
+        return None
 
-    A sabotage that replaces something other than Value (a Neuron) runs on the base wheat's
-    Value, so only its own misconception differs from a correct engine.
-    """
-    engines = [[engine.source, ENGINE_FILENAME]]
-    replace = list(engine.replaces)
-    if "Value" not in engine.replaces:
-        engines.insert(0, [base.source, ENGINE_FILENAME])
-        replace.insert(0, "Value")
-    return {"engines": engines, "replace": replace}
+
+def engine_block(source: str, names: tuple[str, ...]) -> str:
+    """The imports and the named classes of an engine's source, to append after a student's code."""
+    tree = ast.parse(source)
+    kept = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom)) and not _is_future(n)
+            or isinstance(n, ast.ClassDef) and n.name in names]
+    return ast.unparse(ast.Module(body=kept, type_ignores=[])) + "\n"
+
+
+def _is_future(node: ast.stmt) -> bool:
+    return isinstance(node, ast.ImportFrom) and node.module == "__future__"
+
+
+def plan(operator_ids: tuple[str, ...], seed: str) -> list[EngineRun]:
+    """Every wheat, and one mutant per operator on a wheat it applies to, rewritten and shuffled for this grading."""
+    rng = random.Random(hashlib.sha256(f"plan:{seed}".encode()).hexdigest())
+    runs = [EngineRun(f"wheat:{w.id}", "wheat", w.id, None, engine_block(rewrite(w.source, f"{seed}:{w.id}"), ("Value",)))
+            for w in wheats()]
+    for op_id in operator_ids:
+        op = all_operators()[op_id]
+        usable = [w.id for w in wheats() if mutant(op_id, w.id) is not None]
+        if not usable:
+            continue
+        wheat_id = rng.choice(usable)
+        source = rewrite(mutant(op_id, wheat_id), f"{seed}:{op_id}:{wheat_id}")
+        runs.append(EngineRun(f"{op_id}@{wheat_id}", "sabotage", wheat_id, op_id, engine_block(source, op.replaces)))
+    rng.shuffle(runs)
+    return runs

@@ -11,8 +11,9 @@ import random
 
 class Value:
 
-    def __init__(self, data, args=(), op=None, k=None):
+    def __init__(self, data, args=(), op=None, k=None, label=''):
         self.data = float(data)
+        self.label = label
         self.grad = 0.0
         self.args = tuple(args)
         self.op = op

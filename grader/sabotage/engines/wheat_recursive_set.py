@@ -10,8 +10,9 @@ import random
 class Value:
     """Stores a single scalar value and its gradient."""
 
-    def __init__(self, data, _children=(), _op=''):
+    def __init__(self, data, _children=(), _op='', label=''):
         self.data = float(data)
+        self.label = label
         self.grad = 0.0
         self._backward = lambda: None
         self._prev = set(_children)

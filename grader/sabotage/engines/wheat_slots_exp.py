@@ -9,10 +9,11 @@ import random
 
 
 class Value:
-    __slots__ = ("data", "grad", "_prev", "_backward")
+    __slots__ = ("data", "grad", "label", "_prev", "_backward")
 
-    def __init__(self, data, _prev=()):
+    def __init__(self, data, _prev=(), label=''):
         self.data = float(data)
+        self.label = label
         self.grad = 0.0
         self._prev = tuple(_prev)
         self._backward = None

@@ -1,0 +1,143 @@
+"""Mutation operators: each sabotage is one small, named rewrite of an engine's syntax tree.
+
+An operator finds the code of one rule in an engine, whatever its style, and changes it
+the way a student gets it wrong. It registers itself with `@operator(...)`, carries its
+misconception in the lesson's words, and says when it does not apply to an engine
+(`NotApplicable`) instead of failing.
+
+Where a rule lives, in the styles the lesson and its students use:
+- a method of Value named for the operation (`__add__`, `tanh`...), holding the backward
+  closure (`def _backward(): self.grad += ...`);
+- a branch of a backward() that dispatches on the operation's name
+  (`if node.op == '+': a.grad += g`).
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+# Each rule: the method that defines it on Value, and the names a dispatching backward() uses.
+RULES = {
+    "add": ("__add__", ("+", "add")),
+    "mul": ("__mul__", ("*", "mul")),
+    "pow": ("__pow__", ("**", "pow")),
+    "tanh": ("tanh", ("tanh",)),
+    "relu": ("relu", ("relu", "ReLU")),
+    "exp": ("exp", ("exp",)),
+    "sub": ("__sub__", ("-", "sub")),
+}
+
+
+class NotApplicable(Exception):
+    """The operator finds nothing to change in this engine (the message says what it looked for)."""
+
+
+@dataclass(frozen=True)
+class Operator:
+    id: str
+    check: str
+    """The grader's own check that catches the mutant (grader selftest shows it does)."""
+    misconception: str
+    """The bug, in the lesson's words."""
+    catch: str
+    """The kind of test that would catch it, for the student whose tests missed it."""
+    rewrite: Callable[[ast.Module], None]
+    """Changes the tree in place; raises NotApplicable when there is nothing to change."""
+    replaces: tuple[str, ...] = ("Value",)
+    """The names a mutant swaps into the student's module (a Neuron operator swaps Neuron too)."""
+
+    def apply(self, source: str) -> str:
+        """The mutant's source (raises NotApplicable)."""
+        tree = ast.parse(source)
+        self.rewrite(tree)
+        ast.fix_missing_locations(tree)
+        return ast.unparse(tree)
+
+
+REGISTRY: dict[str, Operator] = {}
+
+
+def operator(id: str, *, check: str, catch: str, replaces: tuple[str, ...] = ("Value",)):
+    """Register a rewrite function as an operator; its docstring is the misconception."""
+
+    def register(fn: Callable[[ast.Module], None]) -> Callable[[ast.Module], None]:
+        if id in REGISTRY:
+            raise ValueError(f"operator {id!r} is registered twice")
+        REGISTRY[id] = Operator(id, check, " ".join((fn.__doc__ or "").split()), catch, fn, replaces)
+        return fn
+
+    return register
+
+
+# -- finding code ------------------------------------------------------------------------------
+
+def value_class(tree: ast.Module, name: str = "Value") -> ast.ClassDef:
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            return node
+    raise NotApplicable(f"no class {name}")
+
+
+def method(cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:
+    return next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+
+
+def rule_sites(tree: ast.Module, rule: str) -> list[list[ast.stmt]]:
+    """The statement lists where a rule's backward may live: its method, and dispatch branches."""
+    name, labels = RULES[rule]
+    sites = []
+    found = method(value_class(tree), name)
+    if found is not None:
+        sites.append(found.body)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and _tests_label(node.test, labels):
+            sites.append(node.body)
+    return sites
+
+
+def _tests_label(test: ast.expr, labels: tuple[str, ...]) -> bool:
+    return (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
+            and any(isinstance(side, ast.Constant) and side.value in labels for side in (test.left, *test.comparators)))
+
+
+def walk(statements: list[ast.stmt]) -> Iterator[ast.AST]:
+    for statement in statements:
+        yield from ast.walk(statement)
+
+
+def grad_updates(statements: list[ast.stmt]) -> list[ast.AugAssign]:
+    """`x.grad += ...` statements: the chain rule's accumulations."""
+    return [n for n in walk(statements) if isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add)
+            and isinstance(n.target, ast.Attribute) and n.target.attr == "grad"]
+
+
+def rule_updates(tree: ast.Module, rule: str) -> list[ast.AugAssign]:
+    updates = [u for site in rule_sites(tree, rule) for u in grad_updates(site)]
+    if not updates:
+        raise NotApplicable(f"no `x.grad += ...` in the backward of {rule}")
+    return updates
+
+
+def replace(tree: ast.AST, old: ast.AST, new: ast.AST) -> None:
+    """Put new where old is, wherever old sits in tree."""
+    for parent in ast.walk(tree):
+        for field, value in ast.iter_fields(parent):
+            if value is old:
+                setattr(parent, field, new)
+                return
+            if isinstance(value, list) and any(item is old for item in value):
+                setattr(parent, field, [new if item is old else item for item in value])
+                return
+    raise ValueError("node not found")
+
+
+def changed(count: int, what: str) -> None:
+    if count == 0:
+        raise NotApplicable(what)
+
+
+def clone(node: ast.AST) -> ast.AST:
+    return copy.deepcopy(node)

@@ -1,0 +1,17 @@
+import ast
+
+from grader.sabotage.mutate import changed, operator, rule_updates
+
+
+@operator("mul_own_data", check="mul",
+          catch="backpropagate through a * b with a != b and assert a.grad == b.data and b.grad == a.data")
+def mul_own_data(tree: ast.Module) -> None:
+    """multiplication gives each input its own data times out.grad, not the other input's"""
+    count = 0
+    for update in rule_updates(tree, "mul"):
+        mine = update.target.value  # the x of `x.grad += ...`
+        for node in ast.walk(update.value):
+            if isinstance(node, ast.Attribute) and node.attr == "data" and ast.dump(node.value) != ast.dump(mine):
+                node.value = ast.parse(ast.unparse(mine), mode="eval").body
+                count += 1
+    changed(count, "no other input's .data in mul's backward")

@@ -1,0 +1,23 @@
+import ast
+
+from grader.sabotage.mutate import changed, method, operator, replace, value_class
+
+
+@operator("neuron_no_bias", check="neuron",
+          catch="assert len(Neuron(n).parameters()) == n + 1, or train a neuron and assert the loss falls",
+          replaces=("Value", "Neuron"))
+def neuron_no_bias(tree: ast.Module) -> None:
+    """the Neuron has no bias: it computes tanh(w . x) and parameters() holds only the weights"""
+    neuron = value_class(tree, "Neuron")
+    count = 0
+    for name in ("__call__", "parameters"):
+        body = method(neuron, name)
+        for node in list(ast.walk(body)) if body else []:
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and _mentions_bias(node.right):
+                replace(body, node, node.left)
+                count += 1
+    changed(count, "no `+ self.b` in Neuron")
+
+
+def _mentions_bias(node: ast.expr) -> bool:
+    return any(isinstance(n, ast.Attribute) and n.attr == "b" for n in ast.walk(node))

@@ -1,0 +1,18 @@
+import ast
+
+from grader.sabotage.mutate import changed, operator, rule_updates
+
+
+@operator("pow_off_by_one", check="pow",
+          catch="check the gradient of x ** 2 (or x ** 3) at x != 1 against 2 * x or numerical_grad")
+def pow_off_by_one(tree: ast.Module) -> None:
+    """x ** k has derivative k * x**k instead of k * x**(k-1)"""
+    count = 0
+    for update in rule_updates(tree, "pow"):
+        for node in ast.walk(update.value):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and isinstance(node.right, ast.BinOp) \
+                    and isinstance(node.right.op, ast.Sub) and isinstance(node.right.right, ast.Constant) \
+                    and node.right.right.value == 1:
+                node.right = node.right.left
+                count += 1
+    changed(count, "no `x ** (k - 1)` in pow's backward")

@@ -1,0 +1,25 @@
+import ast
+
+from grader.sabotage.mutate import changed, operator, rule_updates
+
+
+@operator("tanh_grad_from_input", check="tanh",
+          catch="check tanh's gradient at a point other than 0 against numerical_grad, or the lesson's tanh neuron "
+                "example")
+def tanh_grad_from_input(tree: ast.Module) -> None:
+    """tanh's derivative is computed from its input, 1 - x**2, instead of its output, 1 - t**2"""
+    count = 0
+    for update in rule_updates(tree, "tanh"):
+        data = ast.Attribute(ast.parse(ast.unparse(update.target.value), mode="eval").body, "data", ast.Load())
+        for node in ast.walk(update.value):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and isinstance(node.left, ast.Constant) \
+                    and node.left.value == 1 and isinstance(node.right, ast.BinOp):
+                square = node.right
+                if isinstance(square.op, ast.Pow):
+                    square.left = data
+                elif isinstance(square.op, ast.Mult):
+                    square.left, square.right = data, data
+                else:
+                    continue
+                count += 1
+    changed(count, "no `1 - t ** 2` in tanh's backward")

@@ -1,0 +1,181 @@
+"""Rewrite an engine for one grading, so that neither its source nor its bytecode matches
+anything shipped with the grader: docstrings and comments go, local variables and
+private attributes get new names, methods come in another order, and the formatting is
+ast.unparse's. Seeded by the submission's hash, so a regrade rewrites identically.
+
+Public names (Value, data, grad, backward, the operators, __init__'s parameters) keep
+their names: they are the lesson's interface, which a student's tests may use. The chain
+rule's updates are also written differently at random, in ways that change no number a
+correct engine computes (`g += e` or `g = g + e`, the factors of a product in either
+order), so that even an engine's bytecode, normalised for names, matches nothing shipped.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import random
+import string
+
+KEEP = {"self", "cls"} | set(dir(builtins))
+
+
+def rewrite(source: str, seed: str) -> str:
+    rng = random.Random(seed)
+    tree = ast.parse(source)
+    _drop_docstrings(tree)
+    names = _Names(rng, _all_names(tree))
+    _rename_private_attributes(tree, names)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _is_top_level_function(tree, node):
+            _rename_locals(node, names)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            _shuffle_methods(node, rng)
+    _vary_updates(tree, rng)
+    return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+
+
+def _vary_updates(tree: ast.Module, rng: random.Random) -> None:
+    """Rewrite each `x.grad += e` at random: as `x.grad = x.grad + e` or not, with the factors
+    of its float products in either order (float * and + are commutative, exactly)."""
+    for parent in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            statements = getattr(parent, field, None)
+            if not isinstance(statements, list):
+                continue
+            for i, node in enumerate(statements):
+                if not (isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Attribute)
+                        and node.target.attr == "grad" and isinstance(node.op, ast.Add)):
+                    continue
+                for product in ast.walk(node.value):
+                    if isinstance(product, ast.BinOp) and isinstance(product.op, ast.Mult) and rng.random() < 0.5:
+                        product.left, product.right = product.right, product.left
+                if rng.random() < 0.5:
+                    load = ast.Attribute(ast.parse(ast.unparse(node.target.value), mode="eval").body, "grad",
+                                         ast.Load())
+                    statements[i] = ast.Assign([node.target], ast.BinOp(load, ast.Add(), node.value))
+
+
+class _Names:
+    """Fresh identifiers that collide with nothing in the engine."""
+
+    def __init__(self, rng: random.Random, taken: set[str]):
+        self.rng = rng
+        self.taken = set(taken)
+
+    def fresh(self, private: bool = False) -> str:
+        while True:
+            length = self.rng.randint(2, 6)
+            name = self.rng.choice(string.ascii_lowercase) + "".join(
+                self.rng.choice(string.ascii_lowercase + string.digits) for _ in range(length))
+            name = "_" + name if private else name
+            if name not in self.taken and name not in KEEP:
+                self.taken.add(name)
+                return name
+
+
+def _all_names(tree: ast.Module) -> set[str]:
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            found.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            found.add(node.attr)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)):
+            found.add(node.name)
+        elif isinstance(node, ast.arg):
+            found.add(node.arg)
+    return found
+
+
+def _drop_docstrings(tree: ast.Module) -> None:
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                    and isinstance(body[0].value.value, str):
+                node.body = body[1:] or [ast.Pass()]
+
+
+def _is_top_level_function(tree: ast.Module, fn: ast.AST) -> bool:
+    """A function defined at module level or as a method (its nested functions are renamed with it)."""
+    for node in tree.body:
+        if node is fn:
+            return True
+        if isinstance(node, ast.ClassDef) and any(item is fn for item in node.body):
+            return True
+    return False
+
+
+def _rename_locals(fn: ast.FunctionDef, names: _Names) -> None:
+    params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
+    params |= {a.arg for a in (fn.args.vararg, fn.args.kwarg) if a is not None}
+    declared_global = {n for node in ast.walk(fn) if isinstance(node, ast.Global) for n in node.names}
+    bound = set()
+    for node in ast.walk(fn):
+        if node is fn:
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+    mapping = {n: names.fresh() for n in sorted(bound - params - declared_global - KEEP)}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Name) and node.id in mapping:
+            node.id = mapping[node.id]
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not fn and node.name in mapping:
+            node.name = mapping[node.name]
+        elif isinstance(node, ast.arg) and node.arg in mapping and not _is_param_of(fn, node):
+            node.arg = mapping[node.arg]
+        elif isinstance(node, ast.Nonlocal):
+            node.names = [mapping.get(n, n) for n in node.names]
+
+
+def _is_param_of(fn: ast.FunctionDef, arg: ast.arg) -> bool:
+    return any(a is arg for a in ast.walk(fn.args))
+
+
+def _rename_private_attributes(tree: ast.Module, names: _Names) -> None:
+    """Rename `_x` attributes and methods (never dunders) consistently across the engine."""
+    private = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _private(node.attr):
+            private.add(node.attr)
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and _private(item.name):
+                    private.add(item.name)
+    mapping = {n: names.fresh(private=True) for n in sorted(private)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in mapping:
+            node.attr = mapping[node.attr]
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name in mapping:
+                    item.name = mapping[item.name]
+                if isinstance(item, ast.Assign) and _slots(item):
+                    item.value = ast.Tuple([ast.Constant(mapping.get(e.value, e.value)) for e in item.value.elts],
+                                           ast.Load())
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _slots(node: ast.Assign) -> bool:
+    return any(isinstance(t, ast.Name) and t.id == "__slots__" for t in node.targets) \
+        and isinstance(node.value, (ast.Tuple, ast.List)) \
+        and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.value.elts)
+
+
+def _shuffle_methods(cls: ast.ClassDef, rng: random.Random) -> None:
+    """Methods in another order; everything else (and __init__, first) stays where it is."""
+    slots = [i for i, item in enumerate(cls.body) if isinstance(item, ast.FunctionDef) and item.name != "__init__"
+             and not item.decorator_list]
+    methods = [cls.body[i] for i in slots]
+    rng.shuffle(methods)
+    for i, item in zip(slots, methods):
+        cls.body[i] = item
