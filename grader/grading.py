@@ -1,15 +1,16 @@
 """grade(submission, assignment) -> Result: the pipeline behind every command.
 
-Steps, in order: read the file; load it in a sandboxed worker; make sure the required
-names exist; run each check of the assignment with its own time limit; score. A
-submission that cannot be graded gets a Result with status `error` and a reason, never
-an exception.
+Steps, in order: read the file; load it in the engine lane's sandbox (a notebook is run
+there, once); make sure the required names exist; start the student's tests in the
+suite lane's sandbox, beside the engine checks; run each check of the assignment with
+its own time limit; score. A submission that cannot be graded gets a Result with status
+`error` and a reason, never an exception. Every byte that comes back from a sandbox is a
+claim about the student's code, read as untrusted input; judging happens here.
 """
 
 from __future__ import annotations
 
 import hashlib
-import tempfile
 import time
 import traceback
 from dataclasses import dataclass
@@ -18,10 +19,17 @@ from pathlib import Path
 from grader import __version__, notebooks
 from grader.checks import REGISTRY
 from grader.checks.context import CheckTimeout, Context, did_you_mean
+from grader.checks.suite import SUITE_CHECKS, start_suite
 from grader.errors import WorkerFailure
-from grader.result import CheckResult, Outcome, Result, SubmissionError
-from grader.sandbox.runner import Limits, Sandbox
+from grader.lanes import Code, EngineLane
+from grader.result import ERROR_KINDS, CheckResult, Outcome, Result, SubmissionError
+from grader.sandbox.isolation import Isolation
+from grader.sandbox.supervisor import Limits
 from grader.spec import Assignment, CheckSpec
+
+MODULE_FILE = "micrograd_mine.py"
+TESTS_NAME = "test_micrograd.py"
+MAX_SYMBOLS = 10_000
 
 
 @dataclass(frozen=True)
@@ -30,9 +38,8 @@ class Options:
     """Run only the visible checks (a student's local run); hidden ones run when the instructor grades."""
     tests: Path | None = None
     """The student's tests; by default test_micrograd.py beside the submission, if it exists."""
-
-
-TESTS_NAME = "test_micrograd.py"
+    isolation: Isolation | None = None
+    """How to isolate the student's code (default: the best this machine offers)."""
 
 
 class Rejected(Exception):
@@ -40,90 +47,127 @@ class Rejected(Exception):
 
     def __init__(self, kind: str, message: str):
         super().__init__(message)
-        self.error = SubmissionError(kind, message)
+        self.error = SubmissionError(kind if kind in ERROR_KINDS else "crash", message)
 
 
 def grade(submission: Path, assignment: Assignment, options: Options = Options()) -> Result:
     """Grade a .py file or a notebook; never raises for anything wrong with the submission."""
     started = time.monotonic()
     specs = [c for c in assignment.checks if not (options.public_only and c.visibility == "hidden")]
-    digest, execution = None, None
-    limits = Limits(request_s=assignment.limits.request_s, memory_mb=assignment.limits.memory_mb,
-                    cpu_s=int(assignment.limits.submission_s) + 5)
+    digest, execution, suite = None, None, None
     try:
         source = _read(submission)
         digest = hashlib.sha256(source).hexdigest()
-        with tempfile.TemporaryDirectory(prefix="grader-nb-") as scratch:
-            module, tests = submission, options.tests or submission.parent / TESTS_NAME
-            if submission.suffix == ".ipynb":
-                module, tests, execution = _from_notebook(submission, limits, assignment, Path(scratch), options)
-            extra = {TESTS_NAME: tests} if tests and tests.is_file() else {}
-            shim = tests is not None and tests.parent == Path(scratch)  # a notebook's own test_* functions
-            tests_source = (module if shim else tests).read_text(encoding="utf-8", errors="replace") if extra else ""
-            with Sandbox(module, limits, extra) as sandbox:
-                symbols = _load(sandbox, assignment, submission.name, execution)
-                ctx = Context(assignment, sandbox, symbols, TESTS_NAME if extra else None, tests_source)
-                checks = _run_checks(ctx, specs, started)
+        code, nb = _code(submission, source)
+        tests = _tests(submission, options, nb)
+        tests_source = "\n\n".join(source for _, source in code.cells) if nb is not None and tests == \
+            notebooks.TEST_SHIM else tests
+        limits = Limits(request_s=assignment.limits.request_s, memory_mb=assignment.limits.memory_mb,
+                        cpu_s=int(assignment.limits.submission_s) + 5)
+        seed = hashlib.sha256(source + b"\0" + (tests or "").encode()).hexdigest()
+        if tests is not None and any(c.id in SUITE_CHECKS for c in specs):
+            suite = start_suite(assignment, code, tests, limits, options.isolation, seed)
+        with EngineLane(code, limits, options.isolation) as engine:
+            symbols, execution = _load(engine, code, assignment, submission.name)
+            if suite is not None:
+                suite.go(execution.left_out() if execution else frozenset(), assignment.limits.cell_s)
+            ctx = Context(assignment, engine, symbols, suite, tests_source, seed)
+            checks = _run_checks(ctx, specs, started)
     except Rejected as rejected:
         return _result(submission, digest, assignment, "error", rejected.error, (), started, execution)
+    finally:
+        if suite is not None:
+            suite.cancel()
     return _result(submission, digest, assignment, "graded", None, tuple(checks), started, execution)
 
 
-def _from_notebook(path: Path, limits: Limits, assignment: Assignment, scratch: Path, options: Options):
-    """Run the notebook in a sandbox and write what ran as a module; (module, tests, execution)."""
-    try:
-        nb = notebooks.read(path)
-    except notebooks.NotebookError as exc:
-        raise Rejected("unreadable", str(exc)) from None
-    try:
-        execution = notebooks.execute(path, nb, limits, assignment.limits.cell_s)
-    except notebooks.NotebookError as exc:
-        raise Rejected("crash", str(exc)) from None
-    module = scratch / "micrograd_mine.py"
-    module.write_text(notebooks.to_module(nb, execution), encoding="utf-8")
-    tests = options.tests
-    if tests is None and notebooks.has_tests(nb):
-        tests = scratch / TESTS_NAME
-        tests.write_text(notebooks.TEST_SHIM, encoding="utf-8")
-    return module, tests or path.parent / TESTS_NAME, execution
-
-
 def _read(submission: Path) -> bytes:
+    name = submission.name
     if not submission.exists():
-        raise Rejected("not_found", f"{submission} does not exist")
+        raise Rejected("not_found", f"{name} does not exist")
     if submission.is_dir():
-        raise Rejected("unreadable", f"{submission} is a folder, not a Python file")
+        raise Rejected("unreadable", f"{name} is a folder, not a Python file")
     try:
         source = submission.read_bytes()
     except OSError as exc:
-        raise Rejected("unreadable", f"{submission} cannot be read: {exc.strerror}") from None
+        raise Rejected("unreadable", f"{name} cannot be read: {exc.strerror}") from None
     try:
         source.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise Rejected("unreadable", f"{submission} is not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
+        raise Rejected("unreadable", f"{name} is not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
     if not source.strip():
-        raise Rejected("missing_symbol", f"{submission.name} is empty: write your Value class in it")
+        raise Rejected("missing_symbol", f"{name} is empty: write your Value class in it")
     return source
 
 
-def _load(sandbox: Sandbox, assignment: Assignment, filename: str, execution=None) -> list[str]:
-    """Import the student's module in the sandbox; the names it defines."""
+def _code(submission: Path, source: bytes):
+    """The student's code as the sandbox loads it, and the parsed notebook (or None)."""
+    if submission.suffix != ".ipynb":
+        return Code("py", {MODULE_FILE: source}), None
     try:
-        reply = sandbox.load()
+        nb = notebooks.read(submission)
+    except notebooks.NotebookError as exc:
+        raise Rejected("unreadable", str(exc)) from None
+    return Code("notebook", {}, notebooks.code_cells(nb)), nb
+
+
+def _tests(submission: Path, options: Options, nb) -> str | None:
+    """The text of the student's tests: their file, or for a notebook its own test_* functions."""
+    path = options.tests
+    if path is None and nb is not None and notebooks.has_tests(nb):
+        return notebooks.TEST_SHIM
+    path = path or submission.parent / TESTS_NAME
+    if not path.is_file():
+        return None
+    return path.read_text(encoding="utf-8", errors="replace")
+
+
+def _load(engine: EngineLane, code: Code, assignment: Assignment, filename: str):
+    """Load the student's code (running a notebook); the names it defines, and the notebook's report."""
+    limits = assignment.limits
+    if code.kind == "notebook":
+        return _load_notebook(engine, code, assignment, filename)
+    try:
+        reply = engine.load(code.request(), limits.request_s, time.monotonic() + limits.request_s)
     except WorkerFailure as failure:
         raise Rejected(failure.kind, f"importing {filename}: your code {failure.message}") from None
-    if not reply["ok"]:
-        err = reply["error"]
-        if err["type"] in ("SyntaxError", "IndentationError", "TabError"):
-            where = f"line {err.get('lineno')}"
-            text = f"\n    {err['text'].strip()}" if err.get("text") else ""
-            raise Rejected("syntax_error", f"{filename}, {where}: {err['type']}: {err['message']}{text}")
-        if err["type"] == "MemoryError":
-            raise Rejected("memory", f"importing {filename} ran out of memory (the limit is "
-                           f"{assignment.limits.memory_mb} MB)")
-        raise Rejected("import_error", f"importing {filename} raised {err['type']}: {err['message']}\n"
-                       f"{err.get('traceback', '').rstrip()}".rstrip())
-    symbols = reply["result"]["symbols"]
+    return _symbols(reply, assignment, filename, None), None
+
+
+def _load_notebook(engine: EngineLane, code: Code, assignment: Assignment, filename: str):
+    cell_s = assignment.limits.cell_s
+    budget = time.monotonic() + cell_s * (len(code.cells) + 2) + 60
+    progress = notebooks.Progress()
+    try:
+        reply = engine.load(code.request(frozenset(), cell_s), cell_s + notebooks.CELL_GRACE_S, budget, progress)
+        cells = reply.get("result", {}).get("cells") if isinstance(reply.get("result"), dict) else None
+        said = {c["index"]: c for c in cells if isinstance(c, dict) and isinstance(c.get("index"), int)} \
+            if isinstance(cells, list) else progress.ended
+        execution = notebooks.execution(code.cells, said)
+    except WorkerFailure as failure:
+        killer = progress.started
+        if killer is None:
+            raise Rejected("crash", f"running {filename}: your notebook {failure.message}") from None
+        interrupted = failure.kind == "timeout"
+        execution = notebooks.execution(code.cells, progress.ended, killer, f"your code {failure.message}",
+                                        interrupted)
+        try:
+            reply = engine.load(code.request(execution.left_out(), cell_s), cell_s + notebooks.CELL_GRACE_S,
+                                budget)
+        except WorkerFailure as again:
+            raise Rejected("crash", f"running {filename} again without cell {killer + 1}: your notebook "
+                           f"{again.message}") from None
+    return _symbols(reply, assignment, filename, execution), execution
+
+
+def _symbols(reply: dict, assignment: Assignment, filename: str, execution) -> list[str]:
+    if not reply.get("ok"):
+        raise _load_error(reply.get("error"), assignment, filename)
+    result = reply.get("result")
+    symbols = result.get("symbols") if isinstance(result, dict) else None
+    if not isinstance(symbols, list) or len(symbols) > MAX_SYMBOLS or not all(isinstance(s, str) for s in symbols):
+        raise Rejected("crash", f"importing {filename}: your code answered the grader with something it cannot "
+                       "read (did it replace the grader's code in its process?)")
     for name in assignment.required_symbols:
         if name not in symbols:
             maybe = did_you_mean(name, symbols)
@@ -131,6 +175,19 @@ def _load(sandbox: Sandbox, assignment: Assignment, filename: str, execution=Non
                 if execution and execution.problems() else ""
             raise Rejected("missing_symbol", f"{filename} defines no {name}.{maybe}{ran}")
     return symbols
+
+
+def _load_error(err, assignment: Assignment, filename: str) -> Rejected:
+    err = err if isinstance(err, dict) else {}
+    kind, message = str(err.get("type", "Exception")), str(err.get("message", ""))
+    if kind in ("SyntaxError", "IndentationError", "TabError"):
+        text = f"\n    {str(err['text']).strip()}" if err.get("text") else ""
+        return Rejected("syntax_error", f"{filename}, line {err.get('lineno')}: {kind}: {message}{text}")
+    if kind == "MemoryError":
+        return Rejected("memory", f"importing {filename} ran out of memory (the limit is "
+                        f"{assignment.limits.memory_mb} MB)")
+    trace = str(err.get("traceback", "")).rstrip()
+    return Rejected("import_error", f"importing {filename} raised {kind}: {message}\n{trace}".rstrip())
 
 
 def _run_checks(ctx: Context, specs: list[CheckSpec], started: float) -> list[CheckResult]:

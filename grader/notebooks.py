@@ -1,37 +1,26 @@
-"""Notebook submissions: read with nbformat, run in the sandbox with nbclient, and turn
-what ran into a module graded exactly as a .py submission is.
+"""Notebook submissions: read with nbformat here, run once in the sandbox, graded in the
+state they leave.
 
-The notebook runs top to bottom on a fresh kernel, as Restart & Run All would, inside
-the same sandbox and limits as any student code (the kernel is student code too). The
-module is then the code cells in order: a cell that raised is kept as far as it got
-(inside try/except, as the kernel's state would be), a cell that timed out or never ran
-is left out, and IPython magics and shell escapes become calls that do nothing.
+The notebook's code cells run top to bottom in the engine lane's process with IPython's
+own shell (the one a Jupyter kernel runs cells with), as Restart & Run All would: a cell
+that raises is reported and execution goes on, a cell past its time limit is interrupted
+(KeyboardInterrupt, as Jupyter's interrupt), input() fails at once, and a cell that kills
+the process is reported as the one that killed the kernel. The engine checks then probe
+that very process: the notebook is run once, not once more as a module. If a cell killed
+the process, the cells before it run again in a fresh one, without it and what came
+after, and that state is graded.
 """
 
 from __future__ import annotations
 
 import json
-import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
-from IPython.core.inputtransformer2 import TransformerManager
 
-from grader.errors import WorkerFailure
-from grader.sandbox.runner import Limits, Sandbox
-
-NOTEBOOK_NAME = "submission.ipynb"
-STARTUP_S = 120  # a kernel starts in about a second, but a loaded machine can take far longer
-PRELUDE = '''# Built by the grader from a notebook: its code cells, in order, as they ran.
-class _NoShell:  # IPython magics and shell escapes do nothing when graded
-    def __getattr__(self, name):
-        return lambda *args, **kwargs: None
-
-
-def get_ipython():
-    return _NoShell()
-'''
+CELL_GRACE_S = 5.0
+"""After a cell's interrupt, how long the grader waits before it stops the process itself."""
 
 
 class NotebookError(Exception):
@@ -67,6 +56,10 @@ class Execution:
         return {"cells": [c.__dict__ for c in self.cells if c.status != "ok"], "died": self.died,
                 "problems": self.problems()}
 
+    def left_out(self) -> frozenset[int]:
+        """Indices (from 0) of the cells a rerun leaves out: those that timed out, killed the kernel or never ran."""
+        return frozenset(c.number - 1 for c in self.cells if c.status in ("timeout", "killed", "not_run"))
+
 
 def read(path: Path) -> nbformat.NotebookNode:
     """The notebook as nbformat 4 (older versions are upgraded); NotebookError if it is not one."""
@@ -79,46 +72,53 @@ def read(path: Path) -> nbformat.NotebookNode:
         raise NotebookError(f"{path.name} is not a notebook nbformat can read: {exc}") from None
 
 
-def execute(path: Path, nb: nbformat.NotebookNode, limits: Limits, cell_timeout: float) -> Execution:
-    """Run the notebook (read already as nb) with nbclient inside a sandbox; what happened to each code cell."""
-    budget = cell_timeout * (len(nb.cells) + 2) + 60
-    with Sandbox(path, limits, name=NOTEBOOK_NAME) as sandbox:
-        try:
-            reply = sandbox.call({"op": "notebook", "cell_timeout": cell_timeout, "startup_timeout": STARTUP_S},
-                                 budget + STARTUP_S)
-        except WorkerFailure as failure:
-            raise NotebookError(f"running the notebook, the kernel or your code {failure.message}") from None
-    if not reply["ok"]:
-        err = reply["error"]
-        raise NotebookError(f"the notebook could not be run: {err['type']}: {err['message']}")
-    cells = []
-    for cell in reply["result"]["cells"]:
-        status = "timeout" if cell.get("ename") == "KeyboardInterrupt" else cell["status"]
-        error = f"{cell.get('ename', '')}: {cell.get('evalue', '')}".strip(": ")
-        cells.append(CellReport(cell["index"] + 1, status, error))
-    return Execution(tuple(cells), reply["result"]["died"])
+def code_cells(nb: nbformat.NotebookNode) -> tuple[tuple[int, str], ...]:
+    """(index among all cells, source) of every non-empty code cell."""
+    return tuple((i, cell.source) for i, cell in enumerate(nb.cells)
+                 if cell.cell_type == "code" and isinstance(cell.source, str) and cell.source.strip())
 
 
-def to_module(nb: nbformat.NotebookNode, execution: Execution) -> str:
-    """Python source of the code cells that ran, in order, for grading as a .py file."""
-    status = {c.number: c.status for c in execution.cells}
-    transform = TransformerManager().transform_cell
-    parts = [PRELUDE]
-    for index, cell in enumerate(nb.cells):
+class Progress:
+    """Follows a notebook run from the sandbox's events: which cell started, how each ended."""
+
+    def __init__(self):
+        self.started: int | None = None
+        self.ended: dict[int, dict] = {}
+
+    def __call__(self, event: dict) -> None:
+        cell = event.get("cell")
+        if not isinstance(cell, int):
+            return
+        if event.get("phase") == "start":
+            self.started = cell
+        elif isinstance(event.get("status"), str):
+            self.ended[cell] = event
+            self.started = None
+
+
+def execution(cells: tuple[tuple[int, str], ...], said: dict[int, dict], killed_at: int | None = None,
+              why: str | None = None, interrupted: bool = False) -> Execution:
+    """The per-cell report, from what the sandbox said of each cell and where the process died.
+
+    A cell that could not be interrupted counts as a timeout; a cell during which the process
+    died, as the one that killed the kernel; every cell after it, as not run.
+    """
+    reports = []
+    for index, _ in cells:
         number = index + 1
-        if cell.cell_type != "code" or not cell.source.strip():
+        if killed_at is not None and index == killed_at:
+            reports.append(CellReport(number, "timeout" if interrupted else "killed"))
             continue
-        state = status.get(number, "ok")
-        if state in ("timeout", "killed", "not_run"):
-            parts.append(f"# cell {number}: left out ({state.replace('_', ' ')})\n")
+        if killed_at is not None and index > killed_at:
+            reports.append(CellReport(number, "not_run"))
             continue
-        code = transform(cell.source)
-        if state == "error":
-            parts.append(f"# cell {number} (raised when the notebook ran; kept as far as it got)\n"
-                         f"try:\n{textwrap.indent(code, '    ')}\n    pass\nexcept BaseException:\n    pass\n")
-        else:
-            parts.append(f"# cell {number}\n{code}\n")
-    return "\n".join(parts)
+        entry = said.get(index, {"status": "ok"})
+        status = entry.get("status") if entry.get("status") in ("ok", "error", "timeout") else "ok"
+        error = f"{entry.get('ename', '')}: {entry.get('evalue', '')}".strip(": ")[:500] if status == "error" else ""
+        error = error if isinstance(error, str) else ""
+        reports.append(CellReport(number, status, error))
+    died = None if killed_at is None or interrupted else why
+    return Execution(tuple(reports), died)
 
 
 TEST_SHIM = "from micrograd_mine import *  # the notebook's test_* functions are its test suite\n"

@@ -1,6 +1,6 @@
 """Expression programs: plain data describing a computation graph, and their Python code.
 
-A program is a tuple of instructions (see grader/sandbox/worker.py); node i is defined
+A program is a tuple of instructions (see grader/sandbox/inside/probes.py); node i is defined
 by instruction i and the last node is the output. Programs cross the process boundary
 as JSON, hypothesis generates and shrinks them, and a failing one is shown to the
 student as code to paste under their own Value class.

@@ -1,5 +1,7 @@
-"""What a check works with: the student's engine (behind the sandbox), the reference
-engine (in this process), tolerances, time limits and the preflight's trusted features."""
+"""What a check works with: the student's engine (behind the engine lane's sandbox), the
+reference engine (in this process), tolerances, time limits and the preflight's trusted
+features. Everything the student's engine answers is read here as an untrusted claim:
+numbers are checked for type and shape, and anything else is the student's error."""
 
 from __future__ import annotations
 
@@ -8,13 +10,12 @@ import functools
 import math
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import reference
 from grader.errors import WorkerFailure
 from grader.programs import Program
-from grader.sandbox import probes
-from grader.sandbox.runner import Sandbox
+from grader.sandbox.inside import probes
 from grader.spec import Assignment
 
 
@@ -31,6 +32,10 @@ class CheckTimeout(Exception):
     """A check used up its time limit; it ends with status error."""
 
 
+UNREADABLE = {"type": "UnreadableReply", "message": "your code answered the grader with something it cannot read "
+              "(did it replace the grader's code in its process?)", "traceback": ""}
+
+
 @dataclass(frozen=True)
 class Observation:
     """Numbers read off one engine for one program: data and grad per node, or what went wrong."""
@@ -40,36 +45,193 @@ class Observation:
     error: dict[str, Any] | None = None
     """The student's code raised: type, message, traceback trimmed to their lines."""
     failure: WorkerFailure | None = None
-    """The worker hung, ran out of memory or died."""
+    """The student's process hung, ran out of memory, died, or broke the protocol."""
 
     @property
     def ok(self) -> bool:
         return self.error is None and self.failure is None
 
 
+def number(x: Any) -> Any:
+    """A number as claimed by the sandbox (a float, or {"bad": description}), or None if it is neither."""
+    if isinstance(x, float) or (isinstance(x, int) and not isinstance(x, bool)):
+        return float(x)
+    if isinstance(x, dict) and isinstance(x.get("bad"), str):
+        return {"bad": x["bad"][:300]}
+    return None
+
+
+def numbers(xs: Any, n: int) -> list[Any] | None:
+    """n claimed numbers, or None if the claim is malformed."""
+    if not isinstance(xs, list) or len(xs) != n:
+        return None
+    read = [number(x) for x in xs]
+    return None if any(x is None for x in read) else read
+
+
+def a_number(x: Any) -> Any:
+    read = number(x)
+    if read is None:
+        raise ValueError(x)
+    return read
+
+
+def an_int(x: Any) -> int:
+    if not isinstance(x, int) or isinstance(x, bool):
+        raise ValueError(x)
+    return x
+
+
+def a_bool(x: Any) -> bool:
+    if not isinstance(x, bool):
+        raise ValueError(x)
+    return x
+
+
+def a_name(x: Any) -> str:
+    if not isinstance(x, str):
+        raise ValueError(x)
+    return x[:100]
+
+
+def list_of(read: Callable[[Any], Any], cap: int = 100_000) -> Callable[[Any], list]:
+    def convert(xs: Any) -> list:
+        if not isinstance(xs, list) or len(xs) > cap:
+            raise ValueError(xs)
+        return [read(x) for x in xs]
+
+    return convert
+
+
+def student_error(err: Any) -> dict[str, Any]:
+    """What the student's code raised, as claimed: three strings, capped."""
+    if not isinstance(err, dict):
+        return dict(UNREADABLE)
+    info = {key: str(err.get(key, ""))[:4000] for key in ("type", "message", "traceback")}
+    for key in ("lineno", "offset", "text"):
+        if key in err:
+            info[key] = err[key] if isinstance(err[key], int) else str(err[key])[:400]
+    return info
+
+
+def observation(value: Any, n: int, backward: bool) -> Observation:
+    if not isinstance(value, dict):
+        return Observation(error=dict(UNREADABLE))
+    if "error" in value:
+        return Observation(error=student_error(value["error"]))
+    data = numbers(value.get("data"), n)
+    grad = numbers(value.get("grad"), n) if backward else None
+    if data is None or (backward and grad is None):
+        return Observation(error=dict(UNREADABLE))
+    return Observation(data=data, grad=grad)
+
+
 class StudentEngine:
-    """The student's module, reached only through requests to the sandboxed worker."""
+    """The student's own engine, reached only through requests to the engine lane."""
 
-    def __init__(self, sandbox: Sandbox):
-        self.sandbox = sandbox
+    def __init__(self, lane, ctx: Context):
+        self.lane = lane
+        self.ctx = ctx
 
-    def ask(self, message: dict[str, Any], timeout: float | None = None) -> Observation | dict[str, Any]:
-        """Send a request; the result dict, or an Observation describing the error or failure."""
+    def _request(self, message: dict, timeout: float | None = None, on_event: Callable | None = None) -> dict:
+        timeout = timeout or self.ctx.assignment.limits.request_s
+        until = self.ctx.deadline if math.isfinite(self.ctx.deadline) else None
+        cut = until is not None and until - time.monotonic() < timeout - 0.05  # the check's time ends first
         try:
-            reply = self.sandbox.request(message, timeout)
+            return self.lane.request(message, timeout, until, on_event)
+        except WorkerFailure as failure:
+            if cut and failure.kind == "timeout" and time.monotonic() >= self.ctx.deadline:
+                raise CheckTimeout(f"the check ran past its time limit of {self.ctx.assignment.limits.check_s:g} s") \
+                    from None
+            raise
+
+    def ask(self, message: dict[str, Any], shape: dict[str, Callable[[Any], Any]],
+            timeout: float | None = None) -> Observation | dict[str, Any]:
+        """Send a request; the result (each field read through its converter in shape, missing
+        fields left out), or an Observation describing the error, the failure, or a malformed reply."""
+        try:
+            reply = self._request(message, timeout)
         except WorkerFailure as failure:
             return Observation(failure=failure)
-        if not reply["ok"]:
-            return Observation(error=reply["error"])
-        return reply["result"]
+        if not reply.get("ok"):
+            return Observation(error=student_error(reply.get("error")))
+        result = reply.get("result")
+        if not isinstance(result, dict):
+            return Observation(error=dict(UNREADABLE))
+        try:
+            return {key: read(result[key]) for key, read in shape.items() if key in result}
+        except (TypeError, ValueError):
+            return Observation(error=dict(UNREADABLE))
 
     def run(self, program: Program, backward: bool = True) -> Observation:
-        result = self.ask({"op": "eval", "program": program, "backward": backward})
-        if isinstance(result, Observation):
-            return result
-        return Observation(data=result["data"], grad=result["grad"])
+        return self.run_many([program], backward)[0]
+
+    def run_many(self, programs: list[Program], backward: bool = True, want: list[int] | None = None,
+                 stop: Callable[[Program, Observation], bool] | None = None) -> list[Observation | None]:
+        """Every program built (and backpropagated), a chunk of programs per request. None for those
+        never reached: after one on which the student's process failed (that one carries the failure),
+        or, with stop, after the chunk holding the first program stop says ends the batch."""
+        sizes = [len(want) if want is not None else len(p) for p in programs]
+        return self._many("eval_many", {"backward": backward, "want": want}, programs,
+                          lambda i, value: observation(value, sizes[i], backward), stop)
+
+    def gradcheck_many(self, programs: list[Program], h: float,
+                       stop: Callable[[Program, Any], bool] | None = None) -> list[dict | Observation | None]:
+        return self._many("gradcheck_many", {"h": h}, programs, lambda i, value: _gradcheck_reply(value, programs[i]),
+                          stop)
+
+    def _many(self, op: str, extra: dict, programs: list[Program], read: Callable[[int, Any], Any],
+              stop: Callable[[Program, Any], bool] | None) -> list:
+        results: list = [None] * len(programs)
+        for start in range(0, len(programs), CHUNK):
+            chunk = programs[start:start + CHUNK]
+
+            def on_event(event: dict, start=start, n=len(chunk)) -> None:
+                item = event.get("item")
+                if isinstance(item, int) and not isinstance(item, bool) and 0 <= item < n \
+                        and results[start + item] is None:
+                    results[start + item] = read(start + item, event.get("value"))
+
+            try:
+                reply = self._request({"op": op, "programs": chunk, **extra}, on_event=on_event)
+            except WorkerFailure as failure:
+                _first_missing(results, start, Observation(failure=failure))
+                return results
+            if not reply.get("ok"):
+                _first_missing(results, start, Observation(error=student_error(reply.get("error"))))
+                return results
+            for i in range(start, start + len(chunk)):
+                if results[i] is None:  # the batch said it was done, yet this one never came
+                    results[i] = Observation(error=dict(UNREADABLE))
+                if isinstance(results[i], Observation) and not results[i].ok or stop and stop(programs[i], results[i]):
+                    return results  # the student's process stops a batch at its first exception, too
+        return results
 
 
+CHUNK = 32
+"""Programs per request: a batch stops at the chunk where the student's engine first disagrees."""
+
+
+def _first_missing(results: list, start: int, value: Observation) -> None:
+    first = next((i for i in range(start, len(results)) if results[i] is None), None)
+    if first is not None:
+        results[first] = value
+
+
+def _gradcheck_reply(value: Any, program: Program) -> dict | Observation:
+    if isinstance(value, dict) and "error" in value:
+        return Observation(error=student_error(value["error"]))
+    leaves = [i for i, ins in enumerate(program) if ins[0] == "leaf"]
+    if not isinstance(value, dict) or value.get("leaves") != leaves:
+        return Observation(error=dict(UNREADABLE))
+    analytic, up, down = (numbers(value.get(k), len(leaves)) for k in ("analytic", "up", "down"))
+    output = number(value.get("output"))
+    if analytic is None or up is None or down is None or output is None:
+        return Observation(error=dict(UNREADABLE))
+    return {"leaves": leaves, "analytic": analytic, "up": up, "down": down, "output": output}
+
+
+@functools.lru_cache(maxsize=50_000)
 def reference_run(program: Program, backward: bool = True) -> Observation | None:
     """The reference engine's numbers, or None when the program is outside its domain
     (a negative base to a fractional power, a division by zero, an overflow)."""
@@ -77,8 +239,8 @@ def reference_run(program: Program, backward: bool = True) -> Observation | None
         result = probes.evaluate(program, reference.Value, backward)
     except (ArithmeticError, TypeError, ValueError):
         return None
-    numbers = result["data"] + (result["grad"] or [])
-    if not all(isinstance(x, float) and math.isfinite(x) and abs(x) < 1e8 for x in numbers):
+    numbers_ = result["data"] + (result["grad"] or [])
+    if not all(isinstance(x, float) and math.isfinite(x) and abs(x) < 1e8 for x in numbers_):
         return None
     return Observation(data=result["data"], grad=result["grad"])
 
@@ -86,15 +248,18 @@ def reference_run(program: Program, backward: bool = True) -> Observation | None
 class Context:
     """Everything a check needs; one per submission."""
 
-    def __init__(self, assignment: Assignment, sandbox: Sandbox, symbols: list[str], tests_file: str | None = None,
-                 tests_source: str = ""):
+    def __init__(self, assignment: Assignment, engine, symbols: list[str], suite=None, tests_source: str | None = None,
+                 seed: str = ""):
         self.assignment = assignment
-        self.student = StudentEngine(sandbox)
+        self.student = StudentEngine(engine, self)
         self.symbols = symbols
-        self.tests_file = tests_file
-        """The student's test file's name in the sandbox, or None when there is none."""
-        self.tests_source = tests_source
-        """The source of the student's tests (for a notebook, of the whole notebook)."""
+        self.suite_lane = suite
+        """The suite lane running the student's tests (None when there are no tests)."""
+        self.tests_source = tests_source or ""
+        """The text of the student's tests (for a notebook, the shim importing its test_* functions)."""
+        self.has_tests = tests_source is not None
+        self.seed = seed
+        """The submission's hash: what makes this grading's choices, the same at every regrade."""
         self.deadline = math.inf
         self.cache: dict[str, Any] = {}
         """Work shared by several checks (the student's suite runs once for three checks)."""

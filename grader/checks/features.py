@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from grader.checks.context import Context
-from grader.checks.judging import compare
+from grader.checks.judging import compare_many
 
 LEAVES = (("leaf", 2.0), ("leaf", -3.0), ("leaf", 0.5), ("leaf", 1.5))
 
@@ -63,23 +63,22 @@ class Features:
 
 
 def preflight(ctx: Context) -> Features:
-    hung = []
+    """Judge every probe the preflight may need, in one request (a hang or crash leaves the rest unjudged)."""
+    add2, mul2 = LEAVES[:2] + (("add", 0, 1),), LEAVES[:2] + (("mul", 0, 1),)
+    mul_in = LEAVES[:3] + (("mul", 0, 1), ("mul", 3, 2))
+    candidates = [add2, mul2, mul_in] + [p for op in ("add", "mul")
+                                          for p in (_chain(op), LEAVES[:1] + ((op, 0, 0),), _diamond(op))]
+    verdicts = compare_many(ctx, candidates)
 
     def ok(program) -> bool:
-        if hung:  # a worker that hung or died once would cost the full timeout again
-            return False
-        verdict = compare(ctx, program)
-        if verdict is not None and verdict.failure is not None:
-            hung.append(verdict)
-        return verdict is None
+        return program in verdicts and verdicts[program] is None
 
-    add = ok(LEAVES[:2] + (("add", 0, 1),))
-    mul = ok(LEAVES[:2] + (("mul", 0, 1),))
+    add, mul = ok(add2), ok(mul2)
     chain_op = "add" if add else "mul" if mul else None
     if chain_op is None:
         return Features(add, mul, None, False, False, False, False)
     depth = ok(_chain(chain_op))
     reuse = ok(LEAVES[:1] + ((chain_op, 0, 0),))
-    mul_inner = mul and depth and ok(LEAVES[:3] + (("mul", 0, 1), ("mul", 3, 2)))
+    mul_inner = mul and depth and ok(mul_in)
     share = depth and reuse and ok(_diamond(chain_op))
     return Features(add, mul, chain_op, depth, mul_inner, reuse, share)

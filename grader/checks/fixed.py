@@ -6,10 +6,10 @@ from __future__ import annotations
 import math
 
 from grader.checks import check
-from grader.checks.context import Context, Observation, reference_run
+from grader.checks.context import Context, Observation, a_number, reference_run
 from grader.checks.judging import Verdict, error_message, error_verdict, graph_of, shown
 from grader.result import Counterexample, Outcome
-from grader.sandbox import probes
+from grader.sandbox.inside import probes
 
 # The lesson's hand-derived examples: (title, names, program, expected gradients by name).
 HAND_EXAMPLES = (
@@ -38,8 +38,9 @@ HAND_TOLERANCE = 1e-6
 
 @check("hand_examples", "The lesson's hand-derived gradients come out")
 def hand_examples(ctx: Context) -> Outcome:
-    for title, names, program, expected in HAND_EXAMPLES:
-        got = ctx.student.run(program)
+    answers = ctx.student.run_many([program for _, _, program, _ in HAND_EXAMPLES])
+    for (title, names, program, expected), got in zip(HAND_EXAMPLES, answers):
+        got = got or ctx.student.run(program)
         if not got.ok:
             return error_verdict(program, got, names, f"in {title}, building it and calling backward()").outcome("")
         index = {name: i for i, name in enumerate(names)}
@@ -75,10 +76,10 @@ def deep_graph(ctx: Context) -> Outcome:
     for _ in range(DEEP_NODES // 2):
         program += [("leaf", 1.0), (op, len(program) - 1, len(program))]
     want = [0, len(program) - 2]
-    got = ctx.student.ask({"op": "eval", "program": program, "backward": True, "want": want})
+    got = ctx.student.run_many([program], want=want)[0]
     code = (f"x = Value(1.0)\nfor _ in range({DEEP_NODES // 2}):\n    x = x {'+' if op == 'add' else '*'} "
             f"Value(1.0)\nx.backward()")
-    if isinstance(got, Observation):
+    if not got.ok:
         if got.error and got.error["type"] == "RecursionError":
             return Outcome(
                 "failed",
@@ -88,7 +89,7 @@ def deep_graph(ctx: Context) -> Outcome:
                 Counterexample(code, {"first leaf's grad": 1.0}, {"first leaf's grad": "RecursionError"}),
             )
         return error_verdict(tuple(program), got, doing=f"backward() on a chain of {DEEP_NODES:,} nodes").outcome("")
-    first = got["grad"][0]
+    first = got.grad[0]
     if not _near(first, 1.0):
         return Outcome(
             "failed",
@@ -115,13 +116,13 @@ def numerical_grad(ctx: Context) -> Outcome:
         f = probes.FUNCTIONS[name]
         step = 1e-6 if h is None else h
         expected = (f(x + step) - f(x - step)) / (2 * step)
-        got = ctx.student.ask({"op": "numerical_grad", "function": name, "x": x, "h": h})
+        got = ctx.student.ask({"op": "numerical_grad", "function": name, "x": x, "h": h}, {"value": a_number})
         call = f"numerical_grad(f, {x!r}" + (f", h={h!r})" if h is not None else ")")
         code = ("import math\n" if "math." in source else "") + f"f = {source}\nprint({call})"
         if isinstance(got, Observation):
             return Outcome("error", error_message(got, f"with f = {source}, {call}"),
                            Counterexample(code, {"numerical_grad": expected}, {"numerical_grad": "an exception"}))
-        value = got["value"]
+        value = got.get("value")
         tolerance = 1e-9 if h is not None else 1e-6
         if not (isinstance(value, float) and math.isclose(value, expected, rel_tol=tolerance, abs_tol=tolerance)):
             return Outcome(

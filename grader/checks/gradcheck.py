@@ -1,11 +1,12 @@
 """The gradient check: the student's analytic gradients against central differences of
-the student's own forward pass (the lesson's numerical_grad, done for them)."""
+the student's own forward pass (the lesson's numerical_grad, done for them). The
+sandbox reports the engine's outputs at x + h and x - h; the differences are taken here."""
 
 from __future__ import annotations
 
 import math
 
-from grader.checks.context import Context, reference_run
+from grader.checks.context import Context, Observation, reference_run
 from grader.checks.judging import Verdict, error_verdict, shown
 from grader.programs import Program, default_names
 
@@ -14,16 +15,36 @@ ABS_TOL = 1e-6
 KINK_MARGIN = 1e-3  # relu and the like are not differentiable near 0: such cases are not judged
 
 
-def judge_gradcheck(ctx: Context, program: Program) -> Verdict | None:
+def _judged(program: Program) -> bool:
     expected = reference_run(program)
-    if expected is None or any(ins[0] == "relu" and abs(expected.data[ins[1]]) < KINK_MARGIN for ins in program):
+    return expected is not None and not any(ins[0] == "relu" and abs(expected.data[ins[1]]) < KINK_MARGIN
+                                            for ins in program)
+
+
+def judge_gradcheck(ctx: Context, program: Program) -> Verdict | None:
+    if not _judged(program):
         return None
-    reply = ctx.student.ask({"op": "gradcheck", "program": program, "h": H})
+    return _verdict(ctx, program, ctx.student.gradcheck_many([program], H)[0])
+
+
+def judge_gradcheck_many(ctx: Context, programs: list[Program]) -> dict[Program, Verdict | None]:
+    todo = [p for p in programs if _judged(p)]
+    asked = set(todo)
+    verdicts: dict[Program, Verdict | None] = {p: None for p in programs if p not in asked}
+    replies = ctx.student.gradcheck_many(todo, H, stop=lambda program, reply: _verdict(ctx, program, reply) is not None)
+    for program, reply in zip(todo, replies):
+        if reply is None:
+            break
+        verdicts[program] = _verdict(ctx, program, reply)
+    return verdicts
+
+
+def _verdict(ctx: Context, program: Program, reply: dict | Observation) -> Verdict | None:
     names = default_names(program)
-    if not isinstance(reply, dict) or "leaves" not in reply:
+    if isinstance(reply, Observation):
         return error_verdict(program, reply, names, "building the expression and calling backward()")
+    expected = reference_run(program)
     rtol = ctx.assignment.tolerances.gradcheck_rtol
-    leaves, analytic, numeric = reply["leaves"], reply["analytic"], reply["numeric"]
     out = names[len(program) - 1]
     if not ctx.close(expected.data[-1], reply["output"]):
         return Verdict(
@@ -33,6 +54,9 @@ def judge_gradcheck(ctx: Context, program: Program) -> Verdict | None:
             expected={f"{out}.data": expected.data[-1]}, got={f"{out}.data": shown(reply["output"])}, names=tuple(names),
             backward=False,
         )
+    leaves, analytic = reply["leaves"], reply["analytic"]
+    numeric = [(hi - lo) / (2 * H) if isinstance(hi, float) and isinstance(lo, float) else (hi if not isinstance(
+        hi, float) else lo) for hi, lo in zip(reply["up"], reply["down"])]
     for index, a, n in zip(leaves, analytic, numeric):
         if not (isinstance(a, float) and isinstance(n, float) and math.isclose(a, n, rel_tol=rtol, abs_tol=ABS_TOL)):
             grads = {f"{names[i]}.grad": shown(x) for i, x in zip(leaves, analytic)}

@@ -3,18 +3,15 @@ and shrink the smallest program on which they disagree."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
-from pathlib import Path
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import hypothesis
-from hypothesis import HealthCheck, Phase, Verbosity
 from hypothesis.configuration import set_hypothesis_home_dir
 from hypothesis.errors import NoSuchExample, Unsatisfiable
-from hypothesis.strategies import SearchStrategy
 
+from grader.checks import plans, strategies
 from grader.checks.context import CheckTimeout, Context, Observation, reference_run
 from grader.errors import WorkerFailure
 from grader.programs import Program, ancestors, default_names, inputs, op_label, to_code
@@ -23,7 +20,7 @@ from grader.result import Counterexample, Outcome
 
 # Hypothesis caches what it learns under ./.hypothesis by default: that would be the
 # student's folder. Keep it in the grader's own cache instead (no example database is used).
-set_hypothesis_home_dir(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "micrograd-grader" / "hypothesis")
+set_hypothesis_home_dir(plans.cache_dir() / "hypothesis")
 
 RETRIES = 3  # re-runs of a counterexample, to tell an unstable engine from a plainly wrong one
 
@@ -99,23 +96,30 @@ def error_message(observed: Observation, doing: str) -> str:
     return verdict.what + (f"\n{verdict.traceback.rstrip()}" if verdict.traceback else "")
 
 
+def judged(program: Program, quantity: str = "grad") -> bool:
+    """Is the program inside the reference's domain, and away from relu's kink?"""
+    expected = reference_run(program, quantity == "grad")
+    return expected is not None and not _at_relu_kink(program, expected)
+
+
 def compare(
     ctx: Context,
     program: Program,
     quantity: str = "grad",
     names: list[str] | None = None,
+    got: Observation | None = None,
 ) -> Verdict | None:
     """Run the program on both engines; a Verdict if the student's disagrees, else None.
 
     quantity is "grad" (gradients after backward(), every node the output depends on)
     or "data" (forward values only). Programs outside the reference's domain, or with
-    relu exactly at its kink, are not judged.
+    relu exactly at its kink, are not judged. got is the student's answer if already in hand.
     """
     backward = quantity == "grad"
-    expected = reference_run(program, backward)
-    if expected is None or _at_relu_kink(program, expected):
+    if not judged(program, quantity):
         return None
-    got = ctx.student.run(program, backward)
+    expected = reference_run(program, backward)
+    got = got if got is not None else ctx.student.run(program, backward)
     names = names or default_names(program)
     if not got.ok:
         return error_verdict(program, got, names, "building the expression and calling backward()"
@@ -162,19 +166,44 @@ def _at_relu_kink(program: Program, expected: Observation) -> bool:
     return any(ins[0] == "relu" and expected.data[ins[1]] == 0.0 for ins in program)
 
 
-def search(ctx: Context, strategy: SearchStrategy, judge: Callable[[Program], Verdict | None]) -> Verdict | None:
+def compare_many(ctx: Context, programs: list[Program], quantity: str = "grad") -> dict[Program, Verdict | None]:
+    """compare() on many programs, with one request to the student's engine for all of them.
+
+    Programs after one on which the student's process failed are left out (not judged yet)."""
+    todo = [p for p in programs if judged(p, quantity)]
+    answers = ctx.student.run_many(todo, quantity == "grad",
+                                   stop=lambda program, got: compare(ctx, program, quantity, got=got) is not None)
+    asked = set(todo)
+    verdicts: dict[Program, Verdict | None] = {p: None for p in programs if p not in asked}
+    for program, got in zip(todo, answers):
+        if got is None:
+            break
+        verdicts[program] = compare(ctx, program, quantity, got=got)
+    return verdicts
+
+
+def search(ctx: Context, shape: strategies.Shape, judge: Callable[[Program], Verdict | None],
+           judge_many: Callable[[list[Program]], dict[Program, Verdict | None]]) -> Verdict | None:
     """The smallest program the judge rejects, found by hypothesis (derandomised, no database).
+
+    The programs hypothesis would try are known in advance (plans.py) and judged in one
+    request; hypothesis itself runs only if one of them disagrees, replaying the answers in
+    hand up to it and then shrinking it, one program per request.
 
     Each program is judged once and remembered: an engine whose order follows memory
     addresses (children in a set) may answer the same program differently later in the
     same process, and hypothesis must see one consistent answer.
 
-    A hang or crash of the worker, or the check's time running out, ends the search at
-    once: the condition then accepts anything, so hypothesis finishes without calling
-    the student's code again.
+    A hang or crash of the student's process, or the check's time running out, ends the
+    search at once: the condition then accepts anything, so hypothesis finishes without
+    calling the student's code again.
     """
+    max_examples = ctx.assignment.search.max_examples
+    plan = plans.programs(shape, max_examples)
+    verdicts = judge_many(list(plan))
+    if all(verdicts.get(p) is None for p in plan) and len(verdicts) == len(plan):
+        return None
     stopped: list[Verdict | CheckTimeout] = []
-    verdicts: dict[Program, Verdict | None] = {}
 
     def disagrees(program: Program) -> bool:
         if stopped:
@@ -191,19 +220,12 @@ def search(ctx: Context, strategy: SearchStrategy, judge: Callable[[Program], Ve
             stopped.append(verdict)
         return verdict is not None
 
-    settings = hypothesis.settings(
-        max_examples=ctx.assignment.search.max_examples,
-        derandomize=True,
-        database=None,
-        deadline=None,
-        suppress_health_check=list(HealthCheck),
-        verbosity=Verbosity.quiet,
-        phases=(Phase.generate, Phase.shrink),
-    )
     try:
-        program = hypothesis.find(strategy, disagrees, settings=settings)
+        program = hypothesis.find(strategies.programs(shape), disagrees, settings=plans.settings(max_examples))
     except (NoSuchExample, Unsatisfiable):
-        return None
+        program = next((p for p in plan if verdicts.get(p) is not None), None)  # hypothesis went elsewhere
+        if program is None:
+            return None
     if stopped:
         if isinstance(stopped[0], CheckTimeout):
             raise stopped[0]

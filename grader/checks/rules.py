@@ -7,8 +7,8 @@ from dataclasses import replace
 
 from grader.checks import check
 from grader.checks.context import Context
-from grader.checks.judging import Verdict, compare, search
-from grader.checks.strategies import Shape, forward_ops, programs, single_operations
+from grader.checks.judging import Verdict, compare, compare_many, search
+from grader.checks.strategies import Shape, forward_ops, single_operations
 from grader.programs import Program
 from grader.result import Outcome
 
@@ -42,7 +42,7 @@ def _run_search(ctx: Context, check_id: str, shape: Shape, quantity: str = "grad
     def judge(program: Program) -> Verdict | None:
         return compare(ctx, program, quantity)
 
-    verdict = search(ctx, programs(shape), judge)
+    verdict = search(ctx, shape, judge, lambda many: compare_many(ctx, many, quantity))
     if verdict is None:
         return Outcome("passed", "Matches the reference engine on every expression tried.")
     return verdict.outcome(HINTS[check_id] + (ctx.features.limits() if note else ""), "On the smallest failing case, ")
@@ -69,8 +69,10 @@ def _not_judged(what: str) -> Outcome:
 @check("forward", "Operations compute the right values (with plain numbers on either side)")
 def forward(ctx: Context) -> Outcome:
     ops = forward_ops(ctx.assignment.ops)
-    for program in single_operations(ops):
-        verdict = compare(ctx, program, "data")
+    sweep = list(single_operations(ops))
+    verdicts = compare_many(ctx, sweep, "data")
+    for program in sweep:
+        verdict = verdicts.get(program, None) if program in verdicts else compare(ctx, program, "data")
         if verdict is not None:
             return verdict.outcome(HINTS["forward"], "On the smallest failing case, ")
     return _run_search(ctx, "forward", Shape(ops=ops, max_ops=4, reuse_leaves=True, share_nodes=True), "data")
@@ -138,10 +140,11 @@ def topo_order(ctx: Context) -> Outcome:
 
 @check("gradcheck", "Analytic gradients agree with central differences of your own forward pass")
 def gradcheck(ctx: Context) -> Outcome:
-    from grader.checks.gradcheck import judge_gradcheck
+    from grader.checks.gradcheck import judge_gradcheck, judge_gradcheck_many
 
     shape = Shape(ops=ctx.assignment.ops, max_ops=5, reuse_leaves=True, share_nodes=True, wrap=True)
-    verdict = search(ctx, programs(shape), lambda program: judge_gradcheck(ctx, program))
+    verdict = search(ctx, shape, lambda program: judge_gradcheck(ctx, program),
+                     lambda many: judge_gradcheck_many(ctx, many))
     if verdict is None:
         return Outcome("passed", "Analytic and numerical gradients agree on every expression tried.")
     return verdict.outcome(HINTS["gradcheck"], "On the smallest failing case, ")

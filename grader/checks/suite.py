@@ -1,34 +1,47 @@
 """The student's own tests, graded as the best test-grading systems do (wheats and chaffs).
 
-Their suite runs with real pytest in the sandbox: on their own engine (`student_tests`),
-on correct engines written differently (`wheat`: a test that rejects one is invalid), and
-on a catalogue of sabotaged engines (`sabotage`: good tests catch each one). One warm
-worker with pytest imported forks once per run, so the runs cost little more than the
-suite itself.
+Their suite runs with real pytest in the suite lane (grader/lanes.py): on their own engine
+(`student_tests`), on correct engines written differently (`wheat`: a test that rejects
+one is invalid), and on mutants of those engines, one per sabotage operator (`sabotage`:
+good tests catch each one). Every run is a fresh process that sees only its engine,
+appended after the student's code under the student's module name, in an order derived
+from the submission's hash; nothing in it says which engine it is.
+
+What a run answers is a claim about the student's tests on that engine. Only names of
+the student's own tests are kept (those of the run on their own engine, defined in their
+file), and the feedback quotes from other engines' runs only the first line of an
+assertion's message, capped, never anything that repeats the engine's code.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from grader.checks import check
-from grader.checks.context import Context, Observation
+from grader.checks.context import Context, student_error
+from grader.lanes import Code, RunReply, SuiteLane
 from grader.result import Outcome
-from grader.sabotage import catalogue, run_plan
+from grader.sabotage import WHEATS, all_operators, plan
 
 SUITE_CHECKS = ("student_tests", "wheat", "sabotage")
 """The checks about the student's tests rather than their engine."""
 TIMEOUT_MARGIN = 3  # a crash or a hang counts as a catch only if the wheats ran 3x faster than the limit
 SLOWDOWN = 10  # a run on another engine may take this many times the run on the student's engine...
 MIN_RUN_S = 5.0  # ...but never less than this
+FIXTURES = ("Value", "Neuron", "Layer", "MLP", "numerical_grad")
+"""Names of the lesson's symbols a test may take as parameters (nbgrader style: def test_x(Value))."""
+MAX_TESTS = 2000
+QUOTE_CHARS = 160
+QUOTE_WINDOW = 16
 
 
 @dataclass(frozen=True)
 class Run:
-    """One run of the suite on one engine."""
+    """One run of the suite on one engine, as claimed by the run's process."""
 
     ok: bool
     tests: dict[str, dict[str, Any]]
@@ -37,62 +50,119 @@ class Run:
     timeout: bool
     duration: float
 
-    @classmethod
-    def from_reply(cls, reply: dict[str, Any]) -> Run:
-        result = reply.get("result") or {}
-        return cls(reply.get("ok", False), result.get("tests", {}), result.get("collection_errors", []),
-                   reply.get("error", ""), reply.get("timeout", False), reply.get("duration", 0.0))
-
     def failed(self, name: str) -> bool:
         return self.tests.get(name, {}).get("outcome") == "failed"
+
+
+UNREADABLE_RUN = "the run answered the grader with something it cannot read (did your code replace the grader's code?)"
+
+
+def read_run(reply: RunReply, allowed: set[str] | None) -> Run:
+    """A run's claims, checked for shape; test names outside allowed are dropped."""
+    if reply.failure is not None:
+        return Run(False, {}, [], reply.failure.message, reply.failure.kind == "timeout", reply.duration)
+    message = reply.reply or {}
+    if not message.get("ok"):
+        err = student_error(message.get("error"))
+        return Run(False, {}, [], f"loading your code with it raised {err['type']}: {err['message']}", False,
+                   reply.duration, )
+    result = message.get("result")
+    try:
+        tests = {name: _test_entry(entry) for name, entry in result["tests"].items()
+                 if isinstance(name, str) and len(name) <= 300 and (allowed is None or name in allowed)}
+        errors = [str(e)[:3000] for e in result["collection_errors"]][:20]
+        if len(result["tests"]) > MAX_TESTS:
+            raise ValueError("too many tests")
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return Run(False, {}, [], UNREADABLE_RUN, False, reply.duration)
+    return Run(True, tests, errors, "", False, reply.duration)
+
+
+def _test_entry(entry: Any) -> dict[str, Any]:
+    outcome, kind, text, duration = entry["outcome"], entry["kind"], entry["message"], entry["duration"]
+    if outcome not in ("passed", "failed", "skipped") or kind not in ("assertion", "exception", None) \
+            or not isinstance(text, str) or not isinstance(duration, (int, float)) or isinstance(duration, bool):
+        raise ValueError(entry)
+    return {"outcome": outcome, "kind": kind, "message": text[:800], "duration": float(duration)}
 
 
 @dataclass(frozen=True)
 class Suite:
     student: Run
     wheats: dict[str, Run]
+    """By wheat id."""
     sabotages: dict[str, Run]
+    """By operator id."""
+    blocks: dict[str, str]
+    """The code each engine run appended (to keep it out of quoted messages)."""
     stopped: str = ""
-    """Why the suite was not run on other engines (it hung on the student's own)."""
+    """Why the suite was not run on other engines (it failed on the student's own)."""
+
+
+def start_suite(assignment, code: Code, tests: str, limits, iso, seed: str) -> SuiteLane:
+    """Start the suite lane: the student's run, then every engine of this grading's plan."""
+    runs = plan(assignment.sabotages, seed)
+    limit = assignment.limits.tests_s
+
+    def per_run(own: RunReply) -> float:
+        return min(limit, max(MIN_RUN_S, SLOWDOWN * own.duration))
+
+    return SuiteLane(code, tests, limits, iso, runs, limit, per_run, FIXTURES)
 
 
 def suite(ctx: Context) -> Suite | Outcome:
-    """Run the suite on every engine once per submission (the three checks share the runs)."""
-    if "suite" in ctx.cache:
-        return ctx.cache["suite"]
-    ctx.cache["suite"] = _run_suite(ctx)
+    """The suite's runs, once per submission (the three checks share them)."""
+    if "suite" not in ctx.cache:
+        ctx.cache["suite"] = _collect(ctx)
     return ctx.cache["suite"]
 
 
-def _run_suite(ctx: Context) -> Suite | Outcome:
-    if ctx.tests_file is None:
+def _collect(ctx: Context) -> Suite | Outcome:
+    if not ctx.has_tests or ctx.suite_lane is None:
         return Outcome("failed", "No tests found: write your tests in test_micrograd.py beside micrograd_mine.py "
                        "(or pass --tests FILE).")
-    cat = catalogue()
-    sabotages = [s for s in cat.sabotages if s.id in ctx.assignment.sabotages]
-    limit = ctx.assignment.limits.tests_s
-    first = _runs(ctx, [{"engines": [], "replace": []}], limit)
-    if isinstance(first, Outcome):
-        return first
-    student = first[0]
+    outcome = ctx.suite_lane.result()
+    if outcome.error or outcome.own is None:
+        return Outcome("error", f"Running your tests: {outcome.error or 'the run did not start'}.")
+    defined = own_test_names(ctx.tests_source)
+    student = read_run(outcome.own, None)
+    student = Run(student.ok, {n: t for n, t in student.tests.items() if n.split("[", 1)[0] in defined},
+                  student.collection_errors, student.error, student.timeout, student.duration)
     if student.timeout or not student.ok:
-        return Suite(student, {}, {}, stopped=f"your tests did not complete on your own engine ({student.error})")
-    per_run = min(limit, max(MIN_RUN_S, SLOWDOWN * student.duration))
-    base = cat.wheats[0]
-    rest = _runs(ctx, [run_plan(w, base) for w in cat.wheats] + [run_plan(s, base) for s in sabotages], per_run)
-    if isinstance(rest, Outcome):
-        return rest
-    wheats, chaffs = rest[:len(cat.wheats)], rest[len(cat.wheats):]
-    return Suite(student, {w.id: r for w, r in zip(cat.wheats, wheats)}, {s.id: r for s, r in zip(sabotages, chaffs)})
+        return Suite(student, {}, {}, {}, stopped=f"your tests did not complete on your own engine ({student.error})")
+    allowed = set(student.tests)
+    wheats, sabotages, blocks = {}, {}, {}
+    for reply in outcome.runs:
+        engine = reply.engine
+        key = engine.wheat if engine.kind == "wheat" else engine.operator
+        (wheats if engine.kind == "wheat" else sabotages)[key] = read_run(reply, allowed)
+        blocks[key] = engine.block
+    return Suite(student, wheats, sabotages, blocks)
 
 
-def _runs(ctx: Context, plans: list[dict], per_run: float) -> list[Run] | Outcome:
-    reply = ctx.student.ask({"op": "pytest", "tests": ctx.tests_file, "runs": plans, "timeout": per_run},
-                            timeout=per_run * len(plans) + 30)
-    if isinstance(reply, Observation):
-        why = reply.failure.message if reply.failure else f"raised {reply.error['type']}: {reply.error['message']}"
-        return Outcome("error", f"Running your tests: the test runner {why}.")
-    return [Run.from_reply(r) for r in reply]
+def own_test_names(source: str) -> set[str]:
+    """Names of the test functions the student's own code defines (for a notebook, in any cell)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set(re.findall(r"def\s+(test\w*)\s*\(", source))
+    names = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+             and n.name.startswith("test")}
+    names |= {f"{c.name}::{f.name}" for c in ast.walk(tree) if isinstance(c, ast.ClassDef)
+              for f in c.body if isinstance(f, ast.FunctionDef) and f.name.startswith("test")}
+    return names
+
+
+def quote(message: str, engine_code: str) -> str:
+    """The first line of a test's message, capped; withheld if it repeats any of the engine's code."""
+    line = (message.strip().splitlines() or [""])[0][:QUOTE_CHARS]
+    squeezed = " ".join(line.split())
+    code = " ".join(engine_code.split())
+    for start in range(max(0, len(squeezed) - QUOTE_WINDOW) + 1):
+        window = squeezed[start:start + QUOTE_WINDOW]
+        if len(window) == QUOTE_WINDOW and window in code:
+            return "(message withheld: it repeats the engine's code)"
+    return line
 
 
 def _suite_beyond_student(ctx: Context, engines: str) -> Suite | Outcome:
@@ -103,12 +173,15 @@ def _suite_beyond_student(ctx: Context, engines: str) -> Suite | Outcome:
     return found
 
 
-def _broken_run(run: Run, on: str) -> Outcome | None:
+def _broken_run(run: Run, on: str, engine_code: str | None = None) -> Outcome | None:
     """An outcome for a run that never got to report its tests (timeout, crash, collection error)."""
     if run.collection_errors:
-        return Outcome("error", f"Your test file could not be collected {on}:\n{run.collection_errors[0].strip()}")
+        text = run.collection_errors[0].strip() if engine_code is None else quote(run.collection_errors[0].strip()
+                                                                                  .splitlines()[-1], engine_code)
+        return Outcome("error", f"Your test file could not be collected {on}:\n{text}")
     if not run.ok:
-        return Outcome("error", f"Your tests did not complete {on}: {run.error}.")
+        error = run.error if engine_code is None else quote(run.error, engine_code)
+        return Outcome("error", f"Your tests did not complete {on}: {error}.")
     if not run.tests:
         return Outcome("failed", "Your test file holds no tests: pytest runs functions named test_*.")
     return None
@@ -170,12 +243,14 @@ def student_tests(ctx: Context) -> Outcome:
 
 
 def invalid_tests(found: Suite) -> dict[str, tuple[str, str]]:
-    """Tests that fail on some correct engine: name -> (wheat id, the failure message)."""
+    """Tests that fail on some correct engine: name -> (wheat id, what to quote of the failure)."""
     invalid = {}
     for wheat_id, run in found.wheats.items():
         for name, t in run.tests.items():
             if t["outcome"] == "failed" and name not in invalid:
-                invalid[name] = (wheat_id, t["message"])
+                said = quote(t["message"], found.blocks[wheat_id]) if t["kind"] == "assertion" else \
+                    f"raised {t['message'].split(':', 1)[0][:40]}" if t["message"] else "failed"
+                invalid[name] = (wheat_id, said)
     return invalid
 
 
@@ -184,9 +259,8 @@ def wheat(ctx: Context) -> Outcome:
     found = _suite_beyond_student(ctx, "other engines")
     if isinstance(found, Outcome):
         return found
-    cat = {w.id: w for w in catalogue().wheats}
     for wheat_id, run in found.wheats.items():
-        if broken := _broken_run(run, f"on a correct engine ({cat[wheat_id].description})"):
+        if broken := _broken_run(run, f"on a correct engine ({WHEATS[wheat_id]})", found.blocks[wheat_id]):
             return broken
     given = given_tests(ctx.tests_source)
     own = [n for n in found.student.tests if n not in given]
@@ -200,8 +274,7 @@ def wheat(ctx: Context) -> Outcome:
     if not invalid:
         return Outcome("passed", f"Your {_tests(total)} {_pass(total)} on {len(found.wheats)} correct engines "
                        "written in different styles.", artifacts=artifacts)
-    lines = [f"  {name} rejects a correct engine ({cat[w].description}): {msg.splitlines()[0] if msg else 'failed'}"
-             for name, (w, msg) in invalid.items()]
+    lines = [f"  {name} rejects a correct engine ({WHEATS[w]}): {said}" for name, (w, said) in invalid.items()]
     return Outcome(
         "failed",
         f"{len(invalid)} of your {total} tests reject a correct engine, so they are left out when counting sabotages "
@@ -228,34 +301,34 @@ def _caught(run: Run, valid: list[str], wheat_time: float, limit: float) -> str 
     return None
 
 
-@check("sabotage", "Your tests catch each sabotaged engine of the catalogue")
+@check("sabotage", "Your tests catch each sabotaged engine")
 def sabotage(ctx: Context) -> Outcome:
     found = _suite_beyond_student(ctx, "the sabotaged engines")
     if isinstance(found, Outcome):
         return found
-    cat = catalogue()
+    operators = all_operators()
     invalid = invalid_tests(found)
     given = given_tests(ctx.tests_source)
     wheat_runs = list(found.wheats.values())
     valid = [n for n in found.student.tests if n not in invalid and n not in given
              and all(r.tests.get(n, {}).get("outcome") == "passed" for r in wheat_runs)]
-    wheat_time = max(r.duration for r in wheat_runs)
+    wheat_time = max((r.duration for r in wheat_runs), default=0.0)
     caught, missed = {}, []
-    for sab_id, run in found.sabotages.items():
+    for op_id, run in sorted(found.sabotages.items()):
         by = _caught(run, valid, wheat_time, ctx.assignment.limits.tests_s)
         if by:
-            caught[sab_id] = by
+            caught[op_id] = by
         else:
-            missed.append(cat.sabotage(sab_id))
+            missed.append(operators[op_id])
     total = len(found.sabotages)
-    artifacts = {"caught": caught, "missed": [e.id for e in missed], "valid_tests": valid,
-                 "bugs": {s.id: s.description for s in cat.sabotages if s.id in found.sabotages}}
+    artifacts = {"caught": caught, "missed": [op.id for op in missed], "valid_tests": valid,
+                 "bugs": {op_id: operators[op_id].misconception for op_id in sorted(found.sabotages)}}
     if not valid:
         why = ("each one fails or is skipped on some correct engine (see wheat), or comes unchanged from the "
                "starter kit." if found.student.tests else "there are none.")
         return Outcome("failed", f"None of your tests can count: {why}", artifacts=artifacts, fraction=0.0)
     if not missed:
         return Outcome("passed", f"Your tests catch all {total} sabotaged engines.", artifacts=artifacts, fraction=1.0)
-    lines = [f"  {e.id}: {e.description}.\n    A test that would catch it: {e.catch}." for e in missed]
+    lines = [f"  {op.id}: {op.misconception}.\n    A test that would catch it: {op.catch}." for op in missed]
     return Outcome("failed", f"Your tests catch {len(caught)} of {total} sabotaged engines. Not caught:\n"
                    + "\n".join(lines), artifacts=artifacts, fraction=len(caught) / total)

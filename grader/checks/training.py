@@ -7,12 +7,14 @@ import math
 
 import reference
 from grader.checks import check
-from grader.checks.context import Context, Observation
+from grader.checks.context import Context, Observation, UNREADABLE, a_bool, a_name, a_number, an_int, list_of
 from grader.checks.judging import error_message, shown
 from grader.result import Counterexample, Outcome
-from grader.sandbox import probes
+from grader.sandbox.inside import probes
 from grader.spec import Training
 
+NEURON_REPLY = {"count": an_int, "values": list_of(a_name), "returned": a_name, "is_value": a_bool,
+                "output": a_number}
 # Neuron(3) with known parameters: tanh(0.5*1 - 1*2 + 0.25*-3 + 0.1) = tanh(-2.15)
 NEURON_CASE = {"nin": 3, "weights": [0.5, -1.0, 0.25], "bias": 0.1, "x": [1.0, 2.0, -3.0]}
 
@@ -24,7 +26,9 @@ def neuron(ctx: Context) -> Outcome:
     case = NEURON_CASE
     code = ("n = Neuron(3)\nparams = n.parameters()\nfor p, v in zip(params, [0.5, -1.0, 0.25, 0.1]):\n"
             "    p.data = v\nout = n([1.0, 2.0, -3.0])\nprint(len(params), out)")
-    got = ctx.student.ask({"op": "neuron", **case})
+    got = ctx.student.ask({"op": "neuron", **case}, NEURON_REPLY)
+    if isinstance(got, dict) and not {"count", "values"} <= got.keys():
+        got = Observation(error=dict(UNREADABLE))
     if isinstance(got, Observation):
         return Outcome("error", error_message(got, "running Neuron(3), n.parameters() and n([1.0, 2.0, -3.0])"),
                        Counterexample(code, {}, {}))
@@ -37,17 +41,17 @@ def neuron(ctx: Context) -> Outcome:
     if got["values"]:
         return Outcome("failed", f"parameters() must return Values, so training can update them and read their "
                        f"grad; it returned a {got['values'][0]}.")
-    if not got["is_value"]:
-        return Outcome("failed", f"calling the neuron returned a {got['returned']}; it must return a Value, so "
+    if not got.get("is_value", False):
+        return Outcome("failed", f"calling the neuron returned a {got.get('returned', 'nothing')}; it must return a Value, so "
                        "that backward() can run through it.",
-                       Counterexample(code, {"type(out)": "Value"}, {"type(out)": got["returned"]}))
+                       Counterexample(code, {"type(out)": "Value"}, {"type(out)": got.get("returned", "nothing")}))
     act = sum(w * x for w, x in zip(case["weights"], case["x"])) + case["bias"]
     expected = math.tanh(act)
-    if not ctx.close(expected, got["output"]):
+    if not ctx.close(expected, got.get("output")):
         return Outcome("failed", f"with weights [0.5, -1.0, 0.25], bias 0.1 and x = [1.0, 2.0, -3.0], the neuron "
                        f"should give tanh(w . x + b) = tanh({act:g}) = {expected:.6g}, but gives "
-                       f"{shown(got['output'])}.{_diagnose(got['output'], act)}",
-                       Counterexample(code, {"out.data": expected}, {"out.data": shown(got["output"])}))
+                       f"{shown(got.get('output'))}.{_diagnose(got.get('output'), act)}",
+                       Counterexample(code, {"out.data": expected}, {"out.data": shown(got.get("output"))}))
     return Outcome("passed", "Neuron(nin) computes tanh(w . x + b) with its nin weights and its bias.")
 
 
@@ -74,15 +78,16 @@ def training(ctx: Context) -> Outcome:
     args = {"model": spec.model, "sizes": list(spec.sizes), "xs": [list(x) for x in spec.xs], "ys": list(spec.ys),
             "steps": spec.steps, "lr": spec.lr, "seed": spec.seed}
     code = _loop_code(spec)
-    got = ctx.student.ask({"op": "train", "args": args}, timeout=max(ctx.deadline_left(), 1.0))
+    got = ctx.student.ask({"op": "train", "args": args}, {"initial": list_of(a_number), "losses": list_of(a_number)},
+                          timeout=max(ctx.deadline_left(), 1.0))
     if isinstance(got, Observation):
         return Outcome("error", error_message(got, "running the training loop"), Counterexample(code, {}, {}))
-    initial, losses = got["initial"], got["losses"]
+    initial, losses = got.get("initial", []), got.get("losses", [])
     reference_params = _reference_count(spec)
     if len(initial) == reference_params - 1 and spec.model == "Neuron":
         initial = initial + [0.0]  # a neuron without a bias: compare with the lesson's neuron, bias starting at 0
     if len(initial) != reference_params:
-        return Outcome("failed", f"{spec.model}{tuple(spec.sizes)}.parameters() returned {len(got['initial'])} "
+        return Outcome("failed", f"{spec.model}{tuple(spec.sizes)}.parameters() returned {len(got.get('initial', []))} "
                        f"values; the lesson's {spec.model} has {reference_params}.")
     if not all(isinstance(v, float) for v in initial):
         return Outcome("failed", "the initial parameters are not all numbers: " + str([shown(v) for v in initial]))

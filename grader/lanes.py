@@ -1,0 +1,192 @@
+"""The two lanes of one grading, each in a sandbox of its own (as root, each its own uid):
+
+- the engine lane: one process that loads the student's code once (the module, or the
+  notebook run as Restart & Run All) and answers the engine checks' probes; it is
+  reloaded from a fresh fork if the student's code kills it;
+- the suite lane: the student's tests run with pytest, once on their own engine and then
+  once per engine of the plan, each run in a fresh process, one after another, with the
+  sandbox cleaned in between. It runs beside the engine lane, on the other core.
+
+The lanes never share a process, a uid or a writable folder, so what the engine lane's
+process sees (nothing secret) cannot reach the suite runs, and no run can reach another.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from grader.errors import WorkerFailure
+from grader.sabotage import EngineRun
+from grader.sandbox.isolation import Isolation
+from grader.sandbox.supervisor import Limits, Sandbox, Unit
+
+
+@dataclass(frozen=True)
+class Code:
+    """The student's code as a sandbox loads it."""
+
+    kind: str
+    """py or notebook."""
+    files: dict[str, bytes]
+    """Written into the sandbox's read-only work folder."""
+    cells: tuple[tuple[int, str], ...] = ()
+    """A notebook's code cells: (index among all cells, source)."""
+
+    def request(self, skip: frozenset[int] = frozenset(), cell_timeout: float = 30.0) -> dict:
+        if self.kind == "notebook":
+            return {"kind": "notebook", "cells": [list(c) for c in self.cells], "skip": sorted(skip),
+                    "cell_timeout": cell_timeout}
+        return {"kind": "py", "file": "micrograd_mine.py"}
+
+    @property
+    def warm(self) -> tuple[str, ...]:
+        return ("ipython",) if self.kind == "notebook" else ()
+
+
+class EngineLane:
+    """The student's own engine, behind one sandbox: requests in, claims out."""
+
+    def __init__(self, code: Code, limits: Limits, iso: Isolation | None = None):
+        self.code = code
+        self.limits = limits
+        self.sandbox = Sandbox(code.files, limits, code.warm, iso)
+        self.unit: Unit | None = None
+        self.load_request: dict | None = None
+        self.reloads = 0
+        """How many times the student's code was loaded again after its process stopped."""
+
+    def load(self, load_request: dict, timeout: float, until: float, on_event: Callable | None = None) -> dict:
+        """Load the student's code in a fresh process; the raw reply (symbols, or what it raised)."""
+        self.load_request = load_request
+        self.unit = self.sandbox.unit("state")
+        return self.unit.exchange({"op": "load", "code": load_request}, timeout, until, on_event)
+
+    def reload(self, load_request: dict) -> None:
+        """Load again, from now on, with another request (a notebook without the cell that killed it)."""
+        self.load_request = load_request
+        self._drop()
+
+    def request(self, message: dict, timeout: float, until: float | None = None,
+                on_event: Callable | None = None) -> dict:
+        """One request to the student's engine; raises WorkerFailure (the process is then replaced)."""
+        if self.unit is None or self.unit.failed:
+            self._respawn()
+        return self.unit.exchange(message, timeout, until, on_event)
+
+    def _respawn(self) -> None:
+        self.reloads += 1
+        self._drop()
+        self.unit = self.sandbox.unit("state")
+        reply = self.unit.exchange({"op": "load", "code": self.load_request}, self.limits.request_s * 6)
+        if not reply.get("ok"):
+            raise WorkerFailure("crash", "could not be loaded again after its process stopped")
+
+    def _drop(self) -> None:
+        if self.unit is not None and not self.unit.failed:
+            self.unit.close()
+        self.unit = None
+
+    def close(self) -> None:
+        self._drop()
+        self.sandbox.close()
+
+    def __enter__(self) -> EngineLane:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+@dataclass
+class RunReply:
+    """What one run of the suite answered (a claim), or how it failed, and how long it took."""
+
+    engine: EngineRun | None
+    """None for the run on the student's own engine."""
+    reply: dict[str, Any] | None = None
+    failure: WorkerFailure | None = None
+    duration: float = 0.0
+
+
+@dataclass
+class SuiteOutcome:
+    own: RunReply | None = None
+    runs: list[RunReply] = field(default_factory=list)
+    error: str = ""
+    """Why the lane could not run at all (its sandbox did not start)."""
+
+
+class SuiteLane:
+    """The student's suite on their engine, then on each engine of the plan, in a thread of its own."""
+
+    def __init__(self, code: Code, tests: str, limits: Limits, iso: Isolation | None, runs: list[EngineRun],
+                 first_run_s: float, per_run: Callable[[RunReply], float], fixtures: tuple[str, ...] = ()):
+        self.code, self.tests, self.limits, self.iso = code, tests, limits, iso
+        self.first_run_s = first_run_s
+        self.plan, self.per_run, self.fixtures = runs, per_run, fixtures
+        self.outcome = SuiteOutcome()
+        self._go = threading.Event()
+        self._cancelled = False
+        self._skip: frozenset[int] = frozenset()
+        self._cell_timeout = 30.0
+        self._thread = threading.Thread(target=self._main, daemon=True)
+        self._thread.start()
+
+    def go(self, skip: frozenset[int] = frozenset(), cell_timeout: float = 30.0) -> None:
+        """Start the runs (for a notebook, without the cells that timed out or killed the kernel)."""
+        self._skip, self._cell_timeout = skip, cell_timeout
+        self._go.set()
+
+    def cancel(self) -> None:
+        self._cancelled = True
+        self._go.set()
+
+    def result(self) -> SuiteOutcome:
+        self._thread.join()
+        return self.outcome
+
+    def _main(self) -> None:
+        try:
+            sandbox = Sandbox(self.code.files, self.limits, ("pytest", *self.code.warm), self.iso)
+        except Exception as exc:  # noqa: BLE001 - reported as the suite checks' error
+            self._go.wait()
+            self.outcome.error = f"the sandbox for your tests could not start ({exc})"
+            return
+        try:
+            self._go.wait()
+            if self._cancelled:
+                return
+            if "pytest" in sandbox.unavailable:
+                self.outcome.error = f"pytest cannot be imported in the sandbox ({sandbox.unavailable['pytest']})"
+                return
+            own = self._run(sandbox, None, self.first_run_s)
+            self.outcome.own = own
+            if own.failure is not None or not (own.reply or {}).get("ok"):
+                return
+            timeout = self.per_run(own)
+            for engine in self.plan:
+                if self._cancelled:
+                    return
+                self.outcome.runs.append(self._run(sandbox, engine, timeout))
+        finally:
+            sandbox.close()
+
+    def _run(self, sandbox: Sandbox, engine: EngineRun | None, timeout: float) -> RunReply:
+        started = time.monotonic()
+        message = {"op": "suite", "code": self.code.request(self._skip, self._cell_timeout), "tests": self.tests,
+                   "engine": engine.block if engine else None, "fixtures": list(self.fixtures)}
+        try:
+            unit = sandbox.unit("suite")
+        except WorkerFailure as failure:
+            return RunReply(engine, failure=failure, duration=time.monotonic() - started)
+        try:
+            reply = unit.exchange(message, timeout)
+            return RunReply(engine, reply=reply, duration=time.monotonic() - started)
+        except WorkerFailure as failure:
+            return RunReply(engine, failure=failure, duration=time.monotonic() - started)
+        finally:
+            if not unit.failed:
+                unit.close()
