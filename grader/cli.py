@@ -9,8 +9,9 @@ from pathlib import Path
 
 from grader import __version__
 from grader.errors import GraderError, SpecError, UsageError
+from grader.sandbox.isolation import IsolationError
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_ISOLATION = 0, 1, 2, 3
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -32,6 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("--assignment", default="micrograd", help="assignment id or folder (default: micrograd)")
     batch.add_argument("--force", action="store_true", help="regrade submissions already graded")
     batch.add_argument("--scheduler", help="address of a Dask scheduler to grade on (needs the [dask] extra)")
+    batch.add_argument("--trusted-code", action="store_true",
+                       help="grade even where student code cannot be isolated (only for code you trust)")
 
     template = commands.add_parser("template", help="copy the student starter kit into DIR")
     template.add_argument("folder", type=Path, metavar="DIR")
@@ -67,7 +70,8 @@ def main(argv: list[str] | None = None) -> int:
             missing = [str(p) for p in args.inputs if not p.exists()]
             if missing:
                 raise UsageError(f"no such file or folder: {', '.join(missing)}")
-            return run_batch(args.inputs, args.out, args.assignment, args.jobs, args.force, args.scheduler)
+            return run_batch(args.inputs, args.out, args.assignment, args.jobs, args.force, args.scheduler,
+                             trusted=args.trusted_code)
         if args.command == "template":
             from grader.commands.template import main as template_main
 
@@ -86,6 +90,9 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"grader: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except IsolationError as exc:
+        print(f"grader: {exc}", file=sys.stderr)
+        return EXIT_ISOLATION
     except SpecError as exc:
         print(f"grader: the assignment spec is invalid (for your instructor): {exc}", file=sys.stderr)
         return EXIT_USAGE

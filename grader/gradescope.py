@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from grader import spec
 from grader.batch.outputs import atomic_write, gradescope
 from grader.grading import TESTS_NAME, Options, grade
+from grader.sandbox.isolation import IsolationError, require
 
 
 def find_submission(folder: Path) -> Path | None:
@@ -32,12 +34,21 @@ def main(argv: list[str] | None = None) -> int:
     task = spec.load(args.assignment)
     submission = find_submission(args.root / "submission")
     out = args.root / "results" / "results.json"
+    try:
+        iso = require("gradescope", private=(args.root / "source", task.folder))
+    except IsolationError as exc:
+        atomic_write(out, json.dumps({"score": 0.0, "execution_time": 0.0, "tests": [],
+                                      "output": "The autograder cannot run your code safely on this machine (a "
+                                                "problem of the autograder's set-up, not of your work: tell your "
+                                                f"instructor).\n\n{exc}"}, indent=2))
+        print(f"grader: {exc}", file=sys.stderr)
+        return IsolationError.exit_code
     if submission is None:
         data = {"score": 0.0, "execution_time": 0.0, "tests": [],
                 "output": "No submission found: upload micrograd_mine.py (and test_micrograd.py), or one notebook."}
     else:
         tests = submission.parent / TESTS_NAME
-        result = grade(submission, task, Options(tests=tests if tests.is_file() else None))
+        result = grade(submission, task, Options(tests=tests if tests.is_file() else None, isolation=iso))
         data = gradescope(result.to_dict())
     atomic_write(out, json.dumps(data, indent=2))
     return 0

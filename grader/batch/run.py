@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
 import tempfile
 import time
@@ -24,6 +25,7 @@ from grader.batch.outputs import atomic_write, flags_for, gradescope, write_clas
 from grader.grading import Options, grade
 from grader.render import html
 from grader.result import Result, SubmissionError
+from grader.sandbox.isolation import Isolation, require
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,8 @@ class Job:
     assignment: str
     """Assignment id or folder, loaded again in the process that grades."""
     force: bool = False
+    isolation: Isolation | None = None
+    """How student code is isolated (decided once, for the whole batch)."""
 
 
 def content_key(job: Job, assignment: spec.Assignment) -> str:
@@ -56,7 +60,7 @@ def grade_job(job: Job) -> dict:
         result_path = job.out / "result.json"
         if not job.force and result_path.is_file() and _read(job.out / "key.txt") == key:
             return _row(job, json.loads(result_path.read_text()), source, skipped=True)
-        result = grade(job.submission.path, assignment, Options(tests=job.submission.tests))
+        result = grade(job.submission.path, assignment, Options(tests=job.submission.tests, isolation=job.isolation))
         data = result.to_dict()
     except Exception:  # noqa: BLE001 - one bad submission never stops a batch
         data = _crash_result(job, started, traceback.format_exc())
@@ -88,14 +92,17 @@ def _row(job: Job, data: dict, source: str, skipped: bool) -> dict:
 
 
 def run_batch(inputs: list[Path], out: Path, assignment: str, jobs: int, force: bool = False,
-              scheduler: str | None = None) -> int:
+              scheduler: str | None = None, trusted: bool = False) -> int:
     task = spec.load(assignment)  # fail early on an unknown assignment
+    if not out.exists() and os.geteuid() == 0:
+        out.mkdir(parents=True, mode=0o700)  # student code runs as other uids: the class's results stay root's
     out.mkdir(parents=True, exist_ok=True)
+    iso = require("batch", trusted=trusted, private=(task.folder, out, *inputs))
     with tempfile.TemporaryDirectory(prefix="grader-batch-") as staging:
         found = discover(inputs, Path(staging))
         for note in found.notes:
             print(f"note: {note}", file=sys.stderr)
-        work = [Job(s, out / s.student, str(task.folder), force) for s in found.submissions]
+        work = [Job(s, out / s.student, str(task.folder), force, iso) for s in found.submissions]
         rows: list[dict] = []
         try:
             for row in _execute(work, jobs, scheduler):

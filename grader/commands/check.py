@@ -9,6 +9,7 @@ from grader.errors import UsageError
 from grader.grading import Options, grade
 from grader.render import html
 from grader.render.terminal import render
+from grader.sandbox.isolation import require
 
 
 def main(*, submission: Path, assignment: str, tests: Path | None = None, json_path: Path | None = None,
@@ -19,7 +20,8 @@ def main(*, submission: Path, assignment: str, tests: Path | None = None, json_p
     if tests is not None and not tests.is_file():
         raise UsageError(f"--tests {tests}: no such file")
     task = spec.load(assignment)
-    result = grade(submission, task, Options(public_only=public_only, tests=tests)).redacted()
+    iso = require("check")
+    result = grade(submission, task, Options(public_only=public_only, tests=tests, isolation=iso)).redacted()
     print(render(result, task))
     if json_path:
         json_path.parent.mkdir(parents=True, exist_ok=True)

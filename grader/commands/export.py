@@ -10,17 +10,31 @@ from grader import spec
 
 ROOT = Path(grader.__file__).resolve().parent.parent
 SETUP_SH = """#!/usr/bin/env bash
-# Gradescope runs this once, when it builds the autograder image.
+# Gradescope runs this once, when it builds the autograder image (as root).
 set -euo pipefail
-apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap python3-pip >/dev/null || true
-python3 -m pip install --quiet /autograder/source
+apt-get update -qq
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-venv python3-pip >/dev/null
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null || true
+# The grader, its reference engine and the assignment: readable by root only.
+python3 -m venv /autograder/grader-venv
+/autograder/grader-venv/bin/pip install --quiet /autograder/source
+chmod -R go-rwx /autograder/source /autograder/grader-venv
+# The Python student code runs on: readable by everyone, holding only what student code may use.
+python3 -m venv /opt/micrograd-sandbox
+/opt/micrograd-sandbox/bin/pip install --quiet pytest ipython
 """
 RUN_AUTOGRADER = """#!/usr/bin/env bash
-# Gradescope runs this for each submission: grade /autograder/submission into
-# /autograder/results/results.json. AUTOGRADER_ROOT stands in for /autograder when testing.
+# Gradescope runs this for each submission (as root): grade /autograder/submission into
+# /autograder/results/results.json. Student code runs as an unprivileged uid of its own, which
+# cannot read the autograder's files. AUTOGRADER_ROOT stands in for /autograder, and
+# GRADER_PYTHON for the grader's interpreter, when testing.
 set -uo pipefail
 ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
-exec python3 -m grader.gradescope --root "$ROOT" --assignment "$ROOT/source/assignments/{assignment}"
+PYTHON="${{GRADER_PYTHON:-$ROOT/grader-venv/bin/python}}"
+if [ -z "${{GRADER_SANDBOX_PYTHON:-}}" ] && [ -x /opt/micrograd-sandbox/bin/python ]; then
+  export GRADER_SANDBOX_PYTHON=/opt/micrograd-sandbox/bin/python
+fi
+cd "$ROOT" && exec "$PYTHON" -m grader.gradescope --root "$ROOT" --assignment "$ROOT/source/assignments/{assignment}"
 """
 SOURCES = ("pyproject.toml", "README.md", "grader", "reference", "student_template", "assignments/__init__.py")
 
