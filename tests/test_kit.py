@@ -91,7 +91,7 @@ def test_gradescope_export_grades_a_fake_autograder_tree(tmp_path):
     (root / "submission").mkdir()
     (root / "submission" / "micrograd_mine.py").write_text((ZOO / "buggy" / "add_half.py").read_text())
     (root / "submission" / "test_micrograd.py").write_text((SUITES / "good.py").read_text())
-    env = dict(os.environ, AUTOGRADER_ROOT=str(root), PYTHONPATH=str(root / "source"))
+    env = dict(os.environ, AUTOGRADER_ROOT=str(root), PYTHONPATH=str(root / "source"), GRADER_PYTHON=sys.executable)
     script = root / "source-zip" / "run_autograder"
     graded = subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env, timeout=600)
     assert graded.returncode == 0, graded.stderr
