@@ -89,18 +89,19 @@ def _from_notebook(path: Path, limits: Limits, assignment: Assignment, scratch: 
 
 
 def _read(submission: Path) -> bytes:
+    # messages name the file only: a student must never see the host's paths
     if not submission.exists():
-        raise Rejected("not_found", f"{submission} does not exist")
+        raise Rejected("not_found", f"{submission.name} does not exist")
     if submission.is_dir():
-        raise Rejected("unreadable", f"{submission} is a folder, not a Python file")
+        raise Rejected("unreadable", f"{submission.name} is a folder, not a Python file")
     try:
         source = submission.read_bytes()
     except OSError as exc:
-        raise Rejected("unreadable", f"{submission} cannot be read: {exc.strerror}") from None
+        raise Rejected("unreadable", f"{submission.name} cannot be read: {exc.strerror}") from None
     try:
         source.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise Rejected("unreadable", f"{submission} is not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
+        raise Rejected("unreadable", f"{submission.name} is not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
     if not source.strip():
         raise Rejected("missing_symbol", f"{submission.name} is empty: write your Value class in it")
     return source
