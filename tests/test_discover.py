@@ -198,6 +198,15 @@ def test_archive_caps_each_member_the_total_and_the_count(tmp_path):
     assert {s.student for s in found.submissions} == {"part0", "part1", "part2", *(f"tiny{i:02d}" for i in range(14))}
     assert sum(p.stat().st_size for p in staging.rglob("*") if p.is_file()) <= 2 * 3 * 2**20
 
+    # the archives of one batch share a budget too: a class of student zips cannot fill the disk
+    cls = tmp_path / "class"
+    cls.mkdir()
+    for name in ("amy", "bea", "cal"):
+        _zip(cls / f"{name}.zip", {"micrograd_mine.py": os.urandom(300_000).hex()})  # 600 kB each
+    found = discover([cls], tmp_path / "staging2", Limits(batch_bytes=1_500_000))
+    assert {s.student for s in found.submissions} == {"amy", "bea"}
+    assert "class/cal.zip/micrograd_mine.py: skipped: the batch's archives" in _notes(found)
+
 
 def test_every_file_left_out_gets_a_note(tmp_path):
     """Hidden files, `....py`, other suffixes, system folders, special files, stray tests, extra files

@@ -3,9 +3,9 @@ bounded memory and disk.
 
 Every member is streamed in small chunks and counted as it is written, so the sizes a
 zip's headers claim are never trusted: a member stops at `member_bytes`, an archive at
-`archive_bytes`, a member past `ratio_floor` bytes that expands more than `ratio` times
-its compressed size is a zip bomb, and an archive with more than `members` entries is
-read only up to that count. Symbolic links, absolute names and `..` are never written.
+`archive_bytes`, all the archives of a batch at `batch_bytes`; a member past `ratio_floor`
+bytes that expands more than `ratio` times its compressed size is a zip bomb, and an
+archive with more than `members` entries is read only up to that count. Symbolic links, absolute names and `..` are never written.
 Each member left out gets a note naming it and why.
 """
 
@@ -33,6 +33,15 @@ class Limits:
     ratio: float = 100.0
     """Largest expansion (uncompressed / compressed) of a member past ratio_floor bytes."""
     ratio_floor: int = 2**20
+    batch_bytes: int = 2 * 2**30
+    """Most bytes written out of all the archives of one batch (a class zip of student zips)."""
+
+
+@dataclass
+class Budget:
+    """Bytes still allowed out of archives in this batch, shared by every extract()."""
+
+    left: int
 
 
 class NotAnArchive(Exception):
@@ -40,12 +49,14 @@ class NotAnArchive(Exception):
 
 
 def extract(archive: Path, target: Path, label: str, notes: list[str], skip: Callable[[tuple[str, ...]], str | None],
-            limits: Limits = Limits()) -> Path:
+            limits: Limits = Limits(), budget: Budget | None = None) -> Path:
     """Extract the members `skip` does not refuse into `target` (created); the folder.
 
     `label` names the archive in notes; `skip(parts)` gets a member's path parts and
-    returns why to leave it out, or None to extract it.
+    returns why to leave it out, or None to extract it; `budget` is shared by the batch's
+    archives and spent here.
     """
+    budget = budget or Budget(limits.batch_bytes)
     target.mkdir(parents=True)
     try:
         _check_directory(archive, label, limits)
@@ -73,11 +84,14 @@ def extract(archive: Path, target: Path, label: str, notes: list[str], skip: Cal
                 why = f"larger than {_mb(limits.member_bytes)} ({_mb(info.file_size)} uncompressed); skipped"
             if why is None and written >= limits.archive_bytes:
                 why = f"skipped: the archive already gave {_mb(limits.archive_bytes)}, its limit"
+            if why is None and budget.left <= 0:
+                why = f"skipped: the batch's archives already gave {_mb(limits.batch_bytes)}, its limit"
             if why is None:
                 out = target.joinpath(*parts)
                 got, why = _copy_member(zf, info, out, limits, min(info.compress_size, size),
-                                        limits.archive_bytes - written)
+                                        limits.archive_bytes - written, budget.left)
                 written += got  # a dropped member's bytes count too: they were decompressed
+                budget.left -= got
             if why:
                 notes.append(f"{where}: {why}")
     return target
@@ -110,7 +124,7 @@ def _parts(name: str) -> tuple[tuple[str, ...], str | None]:
 
 
 def _copy_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, out: Path, limits: Limits, packed: int,
-                 room: int) -> tuple[int, str | None]:
+                 room: int, batch_room: int) -> tuple[int, str | None]:
     """Stream one member to `out`, counting; (bytes kept, why it was dropped or None)."""
     got = 0
     why = None
@@ -124,6 +138,8 @@ def _copy_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, out: Path, limits: 
                     why = f"larger than {_mb(limits.member_bytes)} once uncompressed; skipped"
                 elif got > room:
                     why = f"skipped: the archive gave more than {_mb(limits.archive_bytes)}, its limit"
+                elif got > batch_room:
+                    why = f"skipped: the batch's archives gave more than {_mb(limits.batch_bytes)}, its limit"
                 elif got > limits.ratio_floor and got > limits.ratio * max(packed, 1):
                     why = (f"expands more than {limits.ratio:g} times its compressed size (a zip bomb?); "
                            "skipped")

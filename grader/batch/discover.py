@@ -102,6 +102,10 @@ class _Discovery:
     notes: list[str] = field(default_factory=list)
     entries: list[_Entry] = field(default_factory=list)
     unpacked: int = 0
+    budget: archives.Budget | None = None
+
+    def __post_init__(self):
+        self.budget = archives.Budget(self.limits.batch_bytes)
 
     def note(self, text: str) -> None:
         self.notes.append(text)
@@ -246,7 +250,7 @@ class _Discovery:
         self.unpacked += 1
         try:
             return archives.extract(archive, self.staging / "x" / str(self.unpacked), label, self.notes, skip,
-                                    self.limits)
+                                    self.limits, self.budget)
         except archives.NotAnArchive as exc:
             self.note(str(exc))
             return None
