@@ -217,6 +217,7 @@ def test_every_file_left_out_gets_a_note(tmp_path):
     (cls / "....py").write_text("x = 1\n")
     (cls / ".hidden.py").write_text("x = 1\n")
     (cls / "notes.txt").write_text("hello")
+    (cls / "\x1b]0;owned\x07.txt").write_text("a terminal escape in a name")
     (cls / "test_extra.py").write_text("def test(): pass\n")
     (cls / "___.py").write_text("x = 1\n")
     os.mkfifo(cls / "pipe.py")
@@ -235,8 +236,10 @@ def test_every_file_left_out_gets_a_note(tmp_path):
                      "class/test_extra.py: a test file outside any student's folder",
                      f"class/___.py: no usable student id in its name; graded as {unnamed}",
                      "class/pipe.py: not a regular file", "graded class/ann/micrograd_mine.py, not class/ann/helper.py",
-                     "class/ann/README.md: not a .py file or notebook", "class/ann/inner.zip: a zip inside"):
+                     "class/ann/README.md: not a .py file or notebook", "class/ann/inner.zip: a zip inside",
+                     "class/\\x1b]0;owned\\x07.txt: not a .py file"):
         assert expected in notes, expected
+    assert "\x1b" not in notes
 
 
 def test_folders_nested_in_a_class_zip_are_still_students(tmp_path):

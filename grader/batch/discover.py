@@ -307,7 +307,7 @@ class _Discovery:
             sub = self.stage(entry, student)
             if sub:
                 submissions.append(sub)
-        return Found(tuple(sorted(submissions, key=lambda s: s.student)), tuple(self.notes))
+        return Found(tuple(sorted(submissions, key=lambda s: s.student)), tuple(_printable(n) for n in self.notes))
 
     def settle_by_lms_id(self, entries: list[_Entry]) -> _Entry | None:
         """One student's LMS-named work: the submission with the highest submission id, with its tests."""
@@ -394,6 +394,11 @@ def _copy(src: Path, dst: Path, limit: int) -> str | None:
         return f"cannot be read ({exc.strerror})"
     finally:
         os.close(fd)
+
+
+def _printable(note: str) -> str:
+    """A note safe to print on a terminal: a file name's control characters are escaped, not obeyed."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in note)
 
 
 def _count_files(folder: Path) -> int:
