@@ -5,8 +5,9 @@ Every member is streamed in small chunks and counted as it is written, so the si
 zip's headers claim are never trusted: a member stops at `member_bytes`, an archive at
 `archive_bytes`, all the archives of a batch at `batch_bytes`; a member past `ratio_floor`
 bytes that expands more than `ratio` times its compressed size is a zip bomb, and an
-archive with more than `members` entries is read only up to that count. Symbolic links, absolute names and `..` are never written.
-Each member left out gets a note naming it and why.
+archive with more than `members` entries is read only up to that count. Symbolic links,
+absolute names and `..` are never written. Each member left out gets a note naming it
+and why.
 """
 
 from __future__ import annotations
@@ -81,11 +82,12 @@ def extract(archive: Path, target: Path, label: str, notes: list[str], skip: Cal
             if why is None:
                 why = skip(parts)
             if why is None and info.file_size > limits.member_bytes:
-                why = f"larger than {_mb(limits.member_bytes)} ({_mb(info.file_size)} uncompressed); skipped"
+                why = (f"larger than {size_text(limits.member_bytes)} ({size_text(info.file_size)} uncompressed); "
+                       "skipped")
             if why is None and written >= limits.archive_bytes:
-                why = f"skipped: the archive already gave {_mb(limits.archive_bytes)}, its limit"
+                why = f"skipped: the archive already gave {size_text(limits.archive_bytes)}, its limit"
             if why is None and budget.left <= 0:
-                why = f"skipped: the batch's archives already gave {_mb(limits.batch_bytes)}, its limit"
+                why = f"skipped: the batch's archives already gave {size_text(limits.batch_bytes)}, its limit"
             if why is None:
                 out = target.joinpath(*parts)
                 got, why = _copy_member(zf, info, out, limits, min(info.compress_size, size),
@@ -107,8 +109,8 @@ def _check_directory(archive: Path, label: str, limits: Limits) -> None:
     if record is None:
         raise NotAnArchive(f"{label}: not a readable zip; skipped")
     if record[zipfile._ECD_SIZE] > limits.members * 512:
-        raise NotAnArchive(f"{label}: its table of contents takes {_mb(record[zipfile._ECD_SIZE])}, too many "
-                           f"entries (the limit is {limits.members:,}); skipped")
+        raise NotAnArchive(f"{label}: its table of contents takes {size_text(record[zipfile._ECD_SIZE])}, "
+                           f"too many entries (the limit is {limits.members:,}); skipped")
 
 
 def _parts(name: str) -> tuple[tuple[str, ...], str | None]:
@@ -135,11 +137,11 @@ def _copy_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, out: Path, limits: 
             while chunk := src.read(CHUNK):
                 got += len(chunk)
                 if got > limits.member_bytes:
-                    why = f"larger than {_mb(limits.member_bytes)} once uncompressed; skipped"
+                    why = f"larger than {size_text(limits.member_bytes)} once uncompressed; skipped"
                 elif got > room:
-                    why = f"skipped: the archive gave more than {_mb(limits.archive_bytes)}, its limit"
+                    why = f"skipped: the archive gave more than {size_text(limits.archive_bytes)}, its limit"
                 elif got > batch_room:
-                    why = f"skipped: the batch's archives gave more than {_mb(limits.batch_bytes)}, its limit"
+                    why = f"skipped: the batch's archives gave more than {size_text(limits.batch_bytes)}, its limit"
                 elif got > limits.ratio_floor and got > limits.ratio * max(packed, 1):
                     why = (f"expands more than {limits.ratio:g} times its compressed size (a zip bomb?); "
                            "skipped")
@@ -161,5 +163,5 @@ def _copy_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, out: Path, limits: 
     return got, None
 
 
-def _mb(n: int) -> str:
+def size_text(n: int) -> str:
     return f"{n / 2**20:.0f} MB" if n >= 2**20 else f"{n:,} bytes"

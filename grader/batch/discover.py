@@ -102,7 +102,9 @@ class _Discovery:
     notes: list[str] = field(default_factory=list)
     entries: list[_Entry] = field(default_factory=list)
     unpacked: int = 0
-    budget: archives.Budget | None = None
+    budget: archives.Budget = field(init=False)
+    seen: set[Path] = field(default_factory=set)
+    """The inputs walked already (an input named twice is walked once)."""
 
     def __post_init__(self):
         self.budget = archives.Budget(self.limits.batch_bytes)
@@ -119,6 +121,10 @@ class _Discovery:
             return
         if not item.exists():
             raise FileNotFoundError(f"{item} does not exist")
+        if item.resolve() in self.seen:
+            self.note(f"{item}: named twice on the command line; read once")
+            return
+        self.seen.add(item.resolve())
         if item.is_dir():
             self.container(item, label, 0)
         elif item.suffix.lower() == ".zip" or (item.suffix not in GRADED and _is_zip(item)):
@@ -127,7 +133,7 @@ class _Discovery:
                 self.container(root, label, 0)
         elif item.is_file() and item.suffix in GRADED:
             if item.stat().st_size > self.limits.member_bytes:
-                self.note(f"{label}: larger than {archives._mb(self.limits.member_bytes)}; skipped")
+                self.note(f"{label}: larger than {archives.size_text(self.limits.member_bytes)}; skipped")
             else:
                 self.loose(item, label)
         else:
@@ -242,7 +248,7 @@ class _Discovery:
             elif not stat.S_ISREG(info.st_mode):
                 self.note(f"{where}: not a regular file; skipped")
             elif Path(entry.name).suffix in GRADED and info.st_size > self.limits.member_bytes:
-                self.note(f"{where}: larger than {archives._mb(self.limits.member_bytes)}; skipped")
+                self.note(f"{where}: larger than {archives.size_text(self.limits.member_bytes)}; skipped")
             else:
                 yield entry, where
 
@@ -388,7 +394,7 @@ def _copy(src: Path, dst: Path, limit: int) -> str | None:
                 out.write(chunk)
         if copied > limit:
             dst.unlink()
-            return f"larger than {archives._mb(limit)}"
+            return f"larger than {archives.size_text(limit)}"
         return None
     except OSError as exc:
         return f"cannot be read ({exc.strerror})"
