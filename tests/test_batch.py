@@ -86,13 +86,17 @@ def make_class(root: Path) -> dict[str, str]:
         for i in range(3):
             zf.writestr(f"section-a/group{i}/zipped{i}/micrograd_mine.py", CORRECT[i].read_text())
             expected[f"zipped{i}"] = "graded"
-    # the same student twice: the newer file is kept
+    # the same student twice with no LMS ids to tell which is newer: both are graded
     older, newer = root / "dupes" / "twice.py", root / "dupes" / "again" / "twice.py"
     newer.parent.mkdir(parents=True)
     older.write_text(BUGGY[0].read_text())
     newer.write_text(CORRECT[0].read_text())
     os.utime(older, (time.time() - 3600, time.time() - 3600))
-    expected["twice"] = "graded"
+    expected["twice"] = expected["twice-2"] = "graded"
+    # an older Canvas submission dated in the future: the LMS's submission id decides, not the date
+    stale = root / "files" / "student03_1003_1999_micrograd_mine.py"
+    stale.write_text((BAD / "syntax_error.py").read_text())
+    os.utime(stale, (4102444800, 4102444800))  # 2100-01-01
     return expected
 
 
@@ -127,41 +131,46 @@ def test_every_student_gets_exactly_one_result(graded_class):
     assert sorted(r["student"] for r in rows) == sorted(expected)
     assert {r["student"]: r["status"] for r in rows} == expected
     for student in expected:
-        result = json.loads((out / student / "result.json").read_text())
-        assert result["schema"] == 1 and (out / student / "report.html").is_file()
+        result = json.loads((out / "students" / student / "result.json").read_text())
+        assert result["schema"] == 1 and (out / "students" / student / "report.html").is_file()
 
 
 def test_lms_names_late_and_duplicates(graded_class):
-    """Are Canvas names read, late work marked, and a student's older duplicate dropped with a note?"""
+    """Are Canvas names read, late work marked, a student's older Canvas submission dropped with a note
+    (whatever its date), and two submissions with no LMS ids both graded, with a note?"""
     _, _, out, run = graded_class
     rows = {r["student"]: r for r in csv.DictReader(open(out / "grades.csv", newline=""))}
     assert rows["latecomer"]["late"] == "yes" and rows["student00"]["late"] == ""
-    assert "twice: two submissions; kept the newest" in run.stderr
-    assert float(rows["twice"]["score"]) > 60  # the newer, correct file
+    kept = json.loads((out / "students" / "student03" / "result.json").read_text())
+    assert kept["submission"] == "student03_1003_2003_micrograd_mine.py"
+    assert "student03_1003_1999_micrograd_mine.py: student03's older submission (LMS id 1999)" in run.stderr
+    assert "twice: 2 submissions and no LMS submission ids" in run.stderr
+    scores = sorted(float(rows[s]["score"]) for s in ("twice", "twice-2"))
+    assert scores[1] > 60 and scores[0] < scores[1]  # the correct file and the buggy one, each graded
 
 
 def test_notebook_problems_are_reported(graded_class):
     """Are a looping demo cell, input(), a dead kernel and out-of-order cells reported per cell,
     while what the notebook defines is still graded?"""
     _, _, out, _ = graded_class
-    looper = json.loads((out / "looper" / "result.json").read_text())
+    looper = json.loads((out / "students" / "looper" / "result.json").read_text())
     assert any("interrupted" in p for p in looper["notebook"]["problems"]), looper["notebook"]
     assert looper["score"] > 0
-    asker = json.loads((out / "asker" / "result.json").read_text())
+    asker = json.loads((out / "students" / "asker" / "result.json").read_text())
     assert any("StdinNotImplementedError" in p for p in asker["notebook"]["problems"]), asker["notebook"]
-    killer = json.loads((out / "killer" / "result.json").read_text())
+    killer = json.loads((out / "students" / "killer" / "result.json").read_text())
     assert killer["notebook"]["died"] and killer["status"] == "graded", killer["notebook"]
     assert "cell 3: the kernel died while running it" in killer["notebook"]["problems"]
-    shuffled = json.loads((out / "shuffled" / "result.json").read_text())
+    shuffled = json.loads((out / "students" / "shuffled" / "result.json").read_text())
     assert any("cell 2: NameError" in p for p in shuffled["notebook"]["problems"]), shuffled["notebook"]
-    truncated = json.loads((out / "truncated" / "result.json").read_text())
+    truncated = json.loads((out / "students" / "truncated" / "result.json").read_text())
     assert truncated["error"]["kind"] == "unreadable" and "not valid JSON" in truncated["error"]["message"]
 
 
 def test_notebook_tests_are_its_suite(graded_class):
     """Are a notebook's test_* functions run as its test suite?"""
     _, _, out, _ = graded_class
-    nb = json.loads((out / "nb0" / "result.json").read_text())
+    nb = json.loads((out / "students" / "nb0" / "result.json").read_text())
     student_tests = next(c for c in nb["checks"] if c["id"] == "student_tests")
     assert student_tests["status"] == "passed" and len(student_tests["artifacts"]["tests"]) == 3
 
@@ -169,7 +178,7 @@ def test_notebook_tests_are_its_suite(graded_class):
 def test_gradescope_results(graded_class):
     """Does each student's results.json follow Gradescope's format?"""
     _, _, out, _ = graded_class
-    data = json.loads((out / "team1" / "results.json").read_text())
+    data = json.loads((out / "students" / "team1" / "results.json").read_text())
     assert set(data) >= {"score", "execution_time", "tests"}
     for test in data["tests"]:
         assert set(test) == {"name", "score", "max_score", "status", "output", "visibility"}
@@ -201,13 +210,13 @@ def test_interrupted_batch_resumes_without_loss_or_duplicates(tmp_path):
             "--assignment", str(tmp_path / "quick")]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + 120
-    while len(list(out.glob("*/result.json"))) < 2 and time.monotonic() < deadline:
+    while len(list(out.glob("students/*/result.json"))) < 2 and time.monotonic() < deadline:
         time.sleep(0.2)
     os.killpg(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=120)
-    done = len(list(out.glob("*/key.txt")))  # written last: a student is done once it has a key
+    done = len(list(out.glob("students/*/key.txt")))  # written last: a student is done once it has a key
     assert proc.returncode == 130 and "interrupted" in err and 1 <= done < 8
-    for path in out.glob("*/result.json"):
+    for path in out.glob("students/*/result.json"):
         json.loads(path.read_text())  # every saved result is whole
     rerun = subprocess.run(args, capture_output=True, text=True, timeout=300)
     assert rerun.returncode == 0

@@ -1,128 +1,442 @@
 """Find the submissions in folders and zips, and tell which student each belongs to.
 
-Accepted: `.py` files and `.ipynb` notebooks, one folder per student (holding
-micrograd_mine.py or a notebook, and maybe test_micrograd.py), and zips of any of these,
-nested to any depth. Student ids come from file and folder names, including LMS export
-names (Canvas: `lastfirst_12345_67890_micrograd_mine.py`, with `_late_`). When one student
-has two submissions, the newest is kept and the other is reported.
+A class folder may hold anything a student chose to upload, so nothing in it is trusted
+beyond the names the LMS gave:
+
+- Folders and zips named on the command line are the class's containers, walked folder by
+  folder. In a container, a `.py` file or notebook is one student's submission, named by
+  its file name (Canvas: `lastfirst[_late]_<userid>_<submissionid>_<file>`); a zip is one
+  student's own zip, named by the zip's name; a folder named like a Canvas file, or holding
+  micrograd_mine.py, test_micrograd.py or a single notebook, is one student's folder, named
+  by the folder's name. Any other folder is a container too (sections, groups).
+- Everything inside a student's own zip or folder belongs to that student, whatever the
+  files inside are called: their submission is micrograd_mine.py, else the only notebook,
+  else the only other .py file (the shallowest first when there are several, with a note),
+  and their tests the test_micrograd.py beside it.
+- A student with several submissions: Canvas's submission ids decide (the highest is the
+  newest), never file dates, which whoever made a zip controls. Submissions no LMS id can
+  tell apart (or two students with one name) are all graded, as `alice`, `alice-2`...
+- Symbolic links are never followed, on disk or in zips; zips are extracted with bounded
+  sizes (grader.batch.archives); hidden files and system folders are left out. Every file
+  left out gets a note.
+
+Each submission chosen is copied into the staging folder, alone with its tests, so grading
+reads only that student's own bytes.
 """
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import os
-import re
-import time
 import zipfile
-from dataclasses import dataclass
+import re
+import stat
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from grader.batch import archives
 
 CANVAS = re.compile(r"^(?P<name>[a-z][a-z0-9-]*?)(?P<late>_late)?_(?P<uid>\d+)_(?P<sid>\d+)_(?P<file>.+)$")
 SKIP_DIRS = {"__MACOSX", ".ipynb_checkpoints", "__pycache__", ".git"}
 MODULE = "micrograd_mine.py"
 TESTS = "test_micrograd.py"
+GRADED = (".py", ".ipynb")
 SUFFIXES_TO_DROP = ("_micrograd_mine", "-micrograd_mine", "_micrograd", "-micrograd")
+SAFE_ID = re.compile(r"[^A-Za-z0-9_.-]+")
+MAX_ID = 100
+MAX_DEPTH = 40
 
 
 @dataclass(frozen=True)
 class Submission:
     student: str
+    """A safe id: letters, digits and `_.-`, never starting with '.', unique in the batch."""
     path: Path
-    """The .py file or notebook to grade."""
+    """The .py file or notebook to grade (a copy in the staging folder, under its own name)."""
     tests: Path | None
     late: bool = False
-    mtime: float = 0.0
+    source: str = ""
+    """Where it came from, relative to the input named on the command line (for notes)."""
+    lms_id: int | None = None
+    """The LMS's submission id, when its name carried one."""
 
 
 @dataclass(frozen=True)
 class Found:
     submissions: tuple[Submission, ...]
     notes: tuple[str, ...]
-    """What the instructor should know: duplicates dropped, files skipped."""
+    """What the instructor should know: files left out and why, duplicates, renamed ids."""
 
 
-def discover(inputs: list[Path], staging: Path) -> Found:
-    """Every submission under the inputs, one per student (the newest), sorted by student id."""
-    notes: list[str] = []
-    candidates: list[Submission] = []
+def discover(inputs: list[Path], staging: Path, limits: archives.Limits = archives.Limits()) -> Found:
+    """Every submission under the inputs, sorted by student id, and the notes."""
+    walk = _Discovery(Path(staging), limits)
     for item in inputs:
+        walk.input(Path(item))
+    return walk.finish()
+
+
+@dataclass
+class _Entry:
+    """One student's work as found: a submission, its tests, or both."""
+
+    name: str
+    """The student's name before it is made a safe, unique id."""
+    group: tuple
+    """Entries of one group are one student: ("lms", userid) or ("name", lowercased id)."""
+    late: bool = False
+    lms_id: int | None = None
+    main: Path | None = None
+    main_label: str = ""
+    tests: Path | None = None
+    tests_label: str = ""
+    renamed: str | None = None
+    """A note when the name gave no usable id."""
+
+
+@dataclass
+class _Discovery:
+    staging: Path
+    limits: archives.Limits
+    notes: list[str] = field(default_factory=list)
+    entries: list[_Entry] = field(default_factory=list)
+    unpacked: int = 0
+    budget: archives.Budget = field(init=False)
+    seen: set[Path] = field(default_factory=set)
+    """The inputs walked already (an input named twice is walked once)."""
+
+    def __post_init__(self):
+        self.budget = archives.Budget(self.limits.batch_bytes)
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
+
+    # -- walking ------------------------------------------------------------------------
+
+    def input(self, item: Path) -> None:
+        label = os.path.basename(os.path.abspath(item)) or str(item)
+        if item.is_symlink():
+            self.note(f"{item}: a symbolic link; not followed (name its target instead)")
+            return
         if not item.exists():
             raise FileNotFoundError(f"{item} does not exist")
-        root = _unpack(item, staging) if zipfile.is_zipfile(item) else item
-        candidates += _walk(root, staging)
-    chosen: dict[str, Submission] = {}
-    for sub in sorted(candidates, key=lambda s: (s.student, s.mtime, str(s.path))):
-        if sub.student in chosen:
-            old = chosen[sub.student]
-            notes.append(f"{sub.student}: two submissions; kept the newest, {sub.path.name} "
-                         f"({_when(sub.mtime)}), not {old.path.name} ({_when(old.mtime)})")
-        chosen[sub.student] = sub
-    return Found(tuple(chosen[k] for k in sorted(chosen)), tuple(notes))
+        if item.resolve() in self.seen:
+            self.note(f"{item}: named twice on the command line; read once")
+            return
+        self.seen.add(item.resolve())
+        if item.is_dir():
+            self.container(item, label, 0)
+        elif item.suffix.lower() == ".zip" or (item.suffix not in GRADED and _is_zip(item)):
+            root = self.unpack(item, label, self.class_member)
+            if root:
+                self.container(root, label, 0)
+        elif item.is_file() and item.suffix in GRADED:
+            if item.stat().st_size > self.limits.member_bytes:
+                self.note(f"{label}: larger than {archives.size_text(self.limits.member_bytes)}; skipped")
+            else:
+                self.loose(item, label)
+        else:
+            self.note(f"{label}: not a folder, zip, .py file or notebook; skipped")
 
+    def container(self, folder: Path, label: str, depth: int) -> None:
+        """A folder of the class (or of a section): each thing in it is a student's, or another container."""
+        for entry, where in self.visible(folder, label, depth):
+            path = Path(entry.path)
+            if entry.is_dir(follow_symlinks=False):
+                if CANVAS.match(entry.name.lower()) or self.student_folder(path):
+                    self.student(path, where, entry.name, depth + 1)
+                else:
+                    self.container(path, where, depth + 1)
+            elif path.suffix.lower() == ".zip":
+                root = self.unpack(path, where, self.student_member)
+                if root:
+                    self.student(root, where, entry.name, depth + 1)
+            elif path.suffix in GRADED:
+                self.loose(path, where)
+            else:
+                self.note(f"{where}: not a .py file, notebook or zip; skipped")
 
-def _when(mtime: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(mtime))
+    def loose(self, path: Path, where: str) -> None:
+        """A file in a container: one student's submission (or, from Canvas, their tests)."""
+        canvas = CANVAS.match(path.name.lower())
+        if canvas:
+            entry = _Entry(canvas["name"], ("lms", canvas["uid"]), bool(canvas["late"]), int(canvas["sid"]))
+            if canvas["file"].startswith("test_") and path.suffix == ".py":
+                entry.tests, entry.tests_label = path, where
+            else:
+                entry.main, entry.main_label = path, where
+            self.entries.append(entry)
+        elif path.name.startswith("test_") and path.suffix == ".py":
+            self.note(f"{where}: a test file outside any student's folder; not used")
+        else:
+            self.add_named(_plain_name(path.name), path, where)
 
+    def student(self, root: Path, where: str, name: str, depth: int) -> None:
+        """A student's own folder or extracted zip: everything in it is theirs, whatever it is called."""
+        files: list[tuple[Path, str, int]] = []
+        self.collect(root, where, depth, files)
+        mains = [f for f in files if f[0].suffix == ".ipynb" or not f[0].name.startswith("test_")]
+        mains.sort(key=lambda f: (0 if f[0].name == MODULE else 1 if f[0].suffix == ".ipynb" else 2, f[2], f[1]))
+        canvas = CANVAS.match(name.lower())
+        if not mains:
+            self.note(f"{where}: no .py file or notebook in it; nothing to grade")
+            for path, label, _ in files:
+                self.note(f"{label}: not used (no submission beside it)")
+            return
+        main, main_label, _ = mains[0]
+        if len(mains) > 1:
+            self.note(f"{where}: several files could be the submission; graded {main_label}, not "
+                      + ", ".join(label for _, label, _ in mains[1:]))
+        tests = None
+        for path, label, _ in files:
+            if path.name == TESTS and path.parent == main.parent:
+                tests = (path, label)
+            elif path.suffix == ".py" and path.name.startswith("test_"):
+                self.note(f"{label}: not used (the tests run are test_micrograd.py beside the submission)")
+        if canvas:
+            entry = _Entry(canvas["name"], ("lms", canvas["uid"]), bool(canvas["late"]), int(canvas["sid"]),
+                           main, main_label)
+            if tests:
+                entry.tests, entry.tests_label = tests
+            self.entries.append(entry)
+        else:
+            entry = self.add_named(_plain_name(name), main, main_label)
+            if tests:
+                entry.tests, entry.tests_label = tests
 
-def _unpack(archive: Path, staging: Path) -> Path:
-    """Extract a zip (keeping each file's date) into its own staging folder."""
-    target = staging / f"{archive.stem}-{len(list(staging.iterdir())) if staging.exists() else 0}"
-    target.mkdir(parents=True)
-    with zipfile.ZipFile(archive) as zf:
-        for info in zf.infolist():
-            name = Path(info.filename)
-            if info.is_dir() or name.is_absolute() or ".." in name.parts:
+    def collect(self, folder: Path, label: str, depth: int, files: list) -> None:
+        """A student's files, at any depth: (path, label, depth)."""
+        for entry, where in self.visible(folder, label, depth):
+            path = Path(entry.path)
+            if entry.is_dir(follow_symlinks=False):
+                self.collect(path, where, depth + 1, files)
+            elif path.suffix in GRADED:
+                files.append((path, where, depth))
+            elif path.suffix.lower() == ".zip":
+                self.note(f"{where}: a zip inside a student's submission; not opened")
+            else:
+                self.note(f"{where}: not a .py file or notebook; skipped")
+
+    def visible(self, folder: Path, label: str, depth: int):
+        """The entries of a folder worth looking at, sorted; a note for each one left out."""
+        if depth > MAX_DEPTH:
+            self.note(f"{label}: folders nested more than {MAX_DEPTH} deep; skipped")
+            return
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            self.note(f"{label}: cannot be read ({exc.strerror}); skipped")
+            return
+        for entry in entries:
+            where = f"{label}/{entry.name}"
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError as exc:
+                self.note(f"{where}: cannot be read ({exc.strerror}); skipped")
                 continue
-            out = target / name
-            out.parent.mkdir(parents=True, exist_ok=True)
-            with zf.open(info) as src, open(out, "wb") as dst:
-                dst.write(src.read())
-            stamp = time.mktime(info.date_time + (0, 0, -1))
-            os.utime(out, (stamp, stamp))
-    return target
+            if stat.S_ISLNK(info.st_mode):
+                self.note(f"{where}: a symbolic link; not followed")
+            elif stat.S_ISDIR(info.st_mode) and (entry.name in SKIP_DIRS or entry.name.startswith(".")):
+                kind = "a hidden folder" if entry.name.startswith(".") else "a system folder"
+                self.note(f"{where}: {kind}; skipped ({_count_files(Path(entry.path))} files in it)")
+            elif entry.name.startswith("."):
+                self.note(f"{where}: a hidden file; skipped")
+            elif stat.S_ISDIR(info.st_mode):
+                yield entry, where
+            elif not stat.S_ISREG(info.st_mode):
+                self.note(f"{where}: not a regular file; skipped")
+            elif Path(entry.name).suffix in GRADED and info.st_size > self.limits.member_bytes:
+                self.note(f"{where}: larger than {archives.size_text(self.limits.member_bytes)}; skipped")
+            else:
+                yield entry, where
+
+    def unpack(self, archive: Path, label: str, skip) -> Path | None:
+        self.unpacked += 1
+        try:
+            return archives.extract(archive, self.staging / "x" / str(self.unpacked), label, self.notes, skip,
+                                    self.limits, self.budget)
+        except archives.NotAnArchive as exc:
+            self.note(str(exc))
+            return None
+
+    @staticmethod
+    def class_member(parts: tuple[str, ...]) -> str | None:
+        suffix = Path(parts[-1]).suffix
+        return None if suffix in GRADED or suffix.lower() == ".zip" else "not a .py file, notebook or zip; skipped"
+
+    @staticmethod
+    def student_member(parts: tuple[str, ...]) -> str | None:
+        suffix = Path(parts[-1]).suffix
+        if suffix.lower() == ".zip":
+            return "a zip inside a student's zip; not opened"
+        return None if suffix in GRADED else "not a .py file or notebook; skipped"
+
+    def student_folder(self, folder: Path) -> bool:
+        """Does this folder (not named by an LMS) hold one student's work rather than several students'?"""
+        try:
+            names = [n for n in os.listdir(folder) if not n.startswith(".")]
+        except OSError:
+            return False
+        notebooks = [n for n in names if n.endswith(".ipynb")]
+        loose = [n for n in names if n.endswith(".py") and not n.startswith("test_")]
+        return MODULE in names or TESTS in names or (len(notebooks) == 1 and not loose)
+
+    def add_named(self, name: tuple[str, str | None], path: Path, where: str) -> _Entry:
+        student, renamed = name
+        entry = _Entry(student, ("name", student.lower()), main=path, main_label=where,
+                       renamed=f"{where}: {renamed}" if renamed else None)
+        self.entries.append(entry)
+        return entry
+
+    # -- one submission per student -----------------------------------------------------
+
+    def finish(self) -> Found:
+        groups: dict[tuple, list[_Entry]] = {}
+        for entry in self.entries:
+            groups.setdefault(entry.group, []).append(entry)
+        kept: list[_Entry] = []
+        for key, entries in groups.items():
+            if key[0] == "lms":
+                chosen = self.settle_by_lms_id(entries)
+                if chosen:
+                    kept.append(chosen)
+            else:
+                kept += entries
+        for entry in kept:
+            if entry.renamed:
+                self.note(entry.renamed)
+        ids = _unique_ids(kept, self.notes)
+        submissions = []
+        for entry, student in zip(kept, ids):
+            sub = self.stage(entry, student)
+            if sub:
+                submissions.append(sub)
+        return Found(tuple(sorted(submissions, key=lambda s: s.student)), tuple(_printable(n) for n in self.notes))
+
+    def settle_by_lms_id(self, entries: list[_Entry]) -> _Entry | None:
+        """One student's LMS-named work: the submission with the highest submission id, with its tests."""
+        mains = sorted((e for e in entries if e.main), key=lambda e: e.lms_id)
+        tests = sorted((e for e in entries if e.tests and not e.main), key=lambda e: e.lms_id)
+        if not mains:
+            for e in tests:
+                self.note(f"{e.tests_label}: {e.name}'s tests, but no submission of theirs; not graded")
+            return None
+        chosen = mains[-1]
+        for e in mains[:-1]:
+            self.note(f"{e.main_label}: {e.name}'s older submission (LMS id {e.lms_id}); graded the newer "
+                      f"{chosen.main_label} (id {chosen.lms_id})")
+        if tests and chosen.tests is None:
+            chosen.tests, chosen.tests_label = tests[-1].tests, tests[-1].tests_label
+            tests = tests[:-1]
+        for e in tests:
+            self.note(f"{e.tests_label}: {e.name}'s tests, not used (graded with "
+                      f"{chosen.tests_label or 'no tests'})")
+        return chosen
+
+    def stage(self, entry: _Entry, student: str) -> Submission | None:
+        """Copy the submission and its tests, alone, into the student's staging folder."""
+        folder = self.staging / "s" / student
+        folder.mkdir(parents=True)
+        main = folder / entry.main.name
+        why = _copy(entry.main, main, self.limits.member_bytes)
+        if why:
+            self.note(f"{entry.main_label}: {why}; {student} not graded")
+            return None
+        tests = None
+        if entry.tests:
+            tests = folder / TESTS
+            why = _copy(entry.tests, tests, self.limits.member_bytes)
+            if why:
+                self.note(f"{entry.tests_label}: {why}; {student} graded without these tests")
+                tests = None
+        return Submission(student, main, tests, entry.late, entry.main_label, entry.lms_id)
 
 
-def _walk(root: Path, staging: Path) -> list[Submission]:
-    if root.is_file():
-        return [_submission(root, None)] if root.suffix in (".py", ".ipynb") else []
-    found = []
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
-        folder = Path(folder)
-        files = sorted(f for f in files if not f.startswith("."))
-        notebooks = [f for f in files if f.endswith(".ipynb")]
-        if folder != root and (MODULE in files or (len(notebooks) == 1 and not _loose(files))):
-            # one student's folder: their engine (or notebook) and maybe their tests
-            main = folder / (MODULE if MODULE in files else notebooks[0])
-            tests = folder / TESTS if TESTS in files else None
-            found.append(_submission(main, tests, student=_student_from(folder.name)[0]))
-            dirs[:] = []
+def _unique_ids(entries: list[_Entry], notes: list[str]) -> list[str]:
+    """Each entry's id: its name, or name-2, name-3... when several share a name (ignoring case)."""
+    taken = {e.name.lower() for e in entries}
+    by_name: dict[str, list[int]] = {}
+    for i, e in enumerate(entries):
+        by_name.setdefault(e.name.lower(), []).append(i)
+    ids = [e.name for e in entries]
+    for name, indexes in by_name.items():
+        if len(indexes) < 2:
             continue
-        for name in files:
-            path = folder / name
-            if zipfile.is_zipfile(path) and path.suffix == ".zip":
-                found += _walk(_unpack(path, staging), staging)
-            elif path.suffix == ".ipynb" or (path.suffix == ".py" and not name.startswith("test_")):
-                found.append(_submission(path, None))
-    return found
+        n = 2
+        for i in indexes[1:]:
+            while f"{name}-{n}" in taken:
+                n += 1
+            ids[i] = f"{entries[i].name}-{n}"
+            taken.add(ids[i].lower())
+        notes.append(f"{entries[indexes[0]].name}: {len(indexes)} submissions and no LMS submission ids to tell "
+                     "which is the newest (or several students with one name); graded each: "
+                     + ", ".join(f"{ids[i]} ({entries[i].main_label})" for i in indexes))
+    return ids
 
 
-def _loose(files: list[str]) -> bool:
-    """Does the folder hold several students' loose .py files rather than one student's work?"""
-    return sum(f.endswith(".py") and not f.startswith("test_") for f in files) > 0
+def _copy(src: Path, dst: Path, limit: int) -> str | None:
+    """Copy a regular file without following a link, at most `limit` bytes; why it failed, or None."""
+    try:
+        fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        return "a symbolic link; not followed" if exc.errno == errno.ELOOP else f"cannot be read ({exc.strerror})"
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return "not a regular file"
+        copied = 0
+        with open(dst, "xb") as out:
+            while chunk := os.read(fd, archives.CHUNK):
+                copied += len(chunk)
+                if copied > limit:
+                    break
+                out.write(chunk)
+        if copied > limit:
+            dst.unlink()
+            return f"larger than {archives.size_text(limit)}"
+        return None
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror})"
+    finally:
+        os.close(fd)
 
 
-def _submission(path: Path, tests: Path | None, student: str | None = None) -> Submission:
-    name, late = _student_from(path.name)
-    return Submission(student or name, path, tests, late, path.stat().st_mtime)
+def _printable(note: str) -> str:
+    """A note safe to print on a terminal: a file name's control characters are escaped, not obeyed."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in note)
 
 
-def _student_from(filename: str) -> tuple[str, bool]:
-    """A student id from an LMS export name or a plain file or folder name, and whether it was late."""
-    match = CANVAS.match(filename.lower())
-    if match:
-        return match["name"], bool(match["late"])
-    stem = filename.rsplit(".", 1)[0] if filename.endswith((".py", ".ipynb")) else filename
+def _count_files(folder: Path) -> int:
+    return sum(len(files) for _, _, files in os.walk(folder))
+
+
+def _is_zip(path: Path) -> bool:
+    try:
+        return zipfile.is_zipfile(path)
+    except OSError:
+        return False
+
+
+def _plain_name(filename: str) -> tuple[str, str | None]:
+    """A safe student id from a file, zip or folder name not in an LMS's format; and a note when it had none."""
+    stem = filename
+    for ext in (".py", ".ipynb", ".zip"):
+        if stem.lower().endswith(ext):
+            stem = stem[: -len(ext)]
+            break
     for suffix in SUFFIXES_TO_DROP:
         if stem.lower().endswith(suffix) and len(stem) > len(suffix):
             stem = stem[: -len(suffix)]
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", stem).strip("._") or "student", False
+    student = SAFE_ID.sub("_", stem).strip("._-")
+    if len(student) > MAX_ID:
+        student = f"{student[:MAX_ID - 9]}-{_short_hash(filename)}"
+    if not student:
+        student = f"student-{_short_hash(filename)}"
+        return student, f"no usable student id in its name; graded as {student}"
+    return student, None
+
+
+def _short_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+

@@ -1,9 +1,12 @@
 """Grade every submission in parallel, write each result the moment it is done, resume.
 
-Each student's folder under the output holds result.json (the contract's schema),
-results.json (Gradescope's format), report.html and key.txt, the content key that tells a
-rerun it may skip this student. Every write is atomic (a temporary file, then a rename),
-so an interrupted batch leaves either a whole result or none.
+Each student's folder, `students/<id>/` under the output (so no id can collide with the
+class files beside it), holds result.json (the contract's schema), results.json
+(Gradescope's format), report.html and key.txt: the content key that tells a rerun it may
+skip this student, with the hash of each file written, so an output changed since is
+regraded rather than trusted. Every write is atomic (a temporary file, then a rename), so
+an interrupted batch leaves either a whole result or none. Nothing written for a student
+names a path of the grader's host: the submission is named by its file name.
 """
 
 from __future__ import annotations
@@ -49,6 +52,11 @@ def content_key(job: Job, assignment: spec.Assignment) -> str:
     return digest.hexdigest()
 
 
+STUDENTS = "students"
+"""The folder under the output holding one folder per student."""
+OUTPUTS = ("result.json", "results.json", "report.html")
+
+
 def grade_job(job: Job) -> dict:
     """Grade one student (or find their result already done); a row for the gradebook. Never raises."""
     started = time.monotonic()
@@ -57,26 +65,62 @@ def grade_job(job: Job) -> dict:
     try:
         assignment = spec.load(job.assignment)
         key = content_key(job, assignment)
-        result_path = job.out / "result.json"
-        if not job.force and result_path.is_file() and _read(job.out / "key.txt") == key:
-            return _row(job, json.loads(result_path.read_text()), source, skipped=True)
+        if not job.force and _unchanged(job.out, key):
+            return _row(job, json.loads((job.out / "result.json").read_text()), source, skipped=True)
         result = grade(job.submission.path, assignment, Options(tests=job.submission.tests, isolation=job.isolation))
         data = result.to_dict()
     except Exception:  # noqa: BLE001 - one bad submission never stops a batch
         data = _crash_result(job, started, traceback.format_exc())
         assignment = None
+    data = _scrub(data, job.submission.path.parent)
     python_source = source if job.submission.path.suffix == ".py" else None
-    atomic_write(job.out / "result.json", json.dumps(data, indent=2))
-    atomic_write(job.out / "results.json", json.dumps(gradescope(data), indent=2))
-    atomic_write(job.out / "report.html", html.student_report(data, python_source,
-                                                              assignment.title if assignment else ""))
+    texts = {
+        "result.json": json.dumps(data, indent=2),
+        "results.json": json.dumps(gradescope(data), indent=2),
+        "report.html": html.student_report(data, python_source, assignment.title if assignment else ""),
+    }
+    for name in OUTPUTS:
+        atomic_write(job.out / name, texts[name])
     if key:
-        atomic_write(job.out / "key.txt", key)
+        atomic_write(job.out / "key.txt",
+                     "\n".join([key, *(f"{_sha256((job.out / n).read_bytes())} {n}" for n in OUTPUTS)]) + "\n")
     return _row(job, data, source, skipped=False)
 
 
-def _read(path: Path) -> str | None:
-    return path.read_text().strip() if path.is_file() else None
+def _unchanged(out: Path, key: str) -> bool:
+    """Was this student graded with this content key, and is every file written then still as written?"""
+    try:
+        lines = (out / "key.txt").read_text().splitlines()
+        recorded = {name: digest for digest, name in (line.split(" ", 1) for line in lines[1:])}
+        return lines[0] == key and set(recorded) == set(OUTPUTS) and all(
+            _sha256((out / name).read_bytes()) == digest for name, digest in recorded.items())
+    except (OSError, IndexError, ValueError, UnicodeDecodeError):
+        return False
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _scrub(data, folder: Path):
+    """The result with the staging folder's path taken out of every text (the file's name is enough)."""
+    staging = folder.parent.parent
+    prefixes = sorted({(str(p) + os.sep, "") for p in (folder, folder.resolve())}
+                      | {(str(p), ".") for p in (folder, folder.resolve())}
+                      | {(str(p), "<staging>") for p in (staging, staging.resolve())}, key=lambda p: -len(p[0]))
+
+    def clean(value):
+        if isinstance(value, str):
+            for prefix, replacement in prefixes:
+                value = value.replace(prefix, replacement)
+            return value
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [clean(v) for v in value]
+        return value
+
+    return clean(data)
 
 
 def _crash_result(job: Job, started: float, trace: str) -> dict:
@@ -88,7 +132,7 @@ def _crash_result(job: Job, started: float, trace: str) -> dict:
 
 def _row(job: Job, data: dict, source: str, skipped: bool) -> dict:
     return {"student": job.submission.student, "late": job.submission.late, "result": data, "skipped": skipped,
-            "file": job.submission.path.name, "folder": job.out.name, "flags": flags_for(source)}
+            "file": job.submission.path.name, "folder": f"{STUDENTS}/{job.out.name}", "flags": flags_for(source)}
 
 
 def run_batch(inputs: list[Path], out: Path, assignment: str, jobs: int, force: bool = False,
@@ -102,7 +146,7 @@ def run_batch(inputs: list[Path], out: Path, assignment: str, jobs: int, force: 
         found = discover(inputs, Path(staging))
         for note in found.notes:
             print(f"note: {note}", file=sys.stderr)
-        work = [Job(s, out / s.student, str(task.folder), force, iso) for s in found.submissions]
+        work = [Job(s, out / STUDENTS / s.student, str(task.folder), force, iso) for s in found.submissions]
         rows: list[dict] = []
         try:
             for row in _execute(work, jobs, scheduler):

@@ -1,0 +1,167 @@
+"""Extract a zip someone else made, safely: nothing outside the target folder, no links,
+bounded memory and disk.
+
+Every member is streamed in small chunks and counted as it is written, so the sizes a
+zip's headers claim are never trusted: a member stops at `member_bytes`, an archive at
+`archive_bytes`, all the archives of a batch at `batch_bytes`; a member past `ratio_floor`
+bytes that expands more than `ratio` times its compressed size is a zip bomb, and an
+archive with more than `members` entries is read only up to that count. Symbolic links,
+absolute names and `..` are never written. Each member left out gets a note naming it
+and why.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import zipfile
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+CHUNK = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Limits:
+    member_bytes: int = 20 * 2**20
+    """Largest file taken from an archive (or from a folder)."""
+    archive_bytes: int = 200 * 2**20
+    """Most bytes written out of one archive."""
+    members: int = 10_000
+    """Most entries read from one archive."""
+    ratio: float = 100.0
+    """Largest expansion (uncompressed / compressed) of a member past ratio_floor bytes."""
+    ratio_floor: int = 2**20
+    batch_bytes: int = 2 * 2**30
+    """Most bytes written out of all the archives of one batch (a class zip of student zips)."""
+
+
+@dataclass
+class Budget:
+    """Bytes still allowed out of archives in this batch, shared by every extract()."""
+
+    left: int
+
+
+class NotAnArchive(Exception):
+    """The file is not a zip this module can read."""
+
+
+def extract(archive: Path, target: Path, label: str, notes: list[str], skip: Callable[[tuple[str, ...]], str | None],
+            limits: Limits = Limits(), budget: Budget | None = None) -> Path:
+    """Extract the members `skip` does not refuse into `target` (created); the folder.
+
+    `label` names the archive in notes; `skip(parts)` gets a member's path parts and
+    returns why to leave it out, or None to extract it; `budget` is shared by the batch's
+    archives and spent here.
+    """
+    budget = budget or Budget(limits.batch_bytes)
+    target.mkdir(parents=True)
+    try:
+        _check_directory(archive, label, limits)
+        zf = zipfile.ZipFile(archive)
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        raise NotAnArchive(f"{label}: not a readable zip ({exc}); skipped") from None
+    with zf:
+        infos = zf.infolist()
+        if len(infos) > limits.members:
+            notes.append(f"{label}: holds {len(infos):,} entries; only the first {limits.members:,} were read, "
+                         f"the other {len(infos) - limits.members:,} skipped")
+            infos = infos[: limits.members]
+        size = archive.stat().st_size
+        written = 0
+        for info in infos:
+            where = f"{label}/{info.filename}"
+            if info.is_dir():
+                continue
+            parts, why = _parts(info.filename)
+            if why is None and stat.S_ISLNK(info.external_attr >> 16):
+                why = "a symbolic link; not followed"
+            if why is None:
+                why = skip(parts)
+            if why is None and info.file_size > limits.member_bytes:
+                why = (f"larger than {size_text(limits.member_bytes)} ({size_text(info.file_size)} uncompressed); "
+                       "skipped")
+            if why is None and written >= limits.archive_bytes:
+                why = f"skipped: the archive already gave {size_text(limits.archive_bytes)}, its limit"
+            if why is None and budget.left <= 0:
+                why = f"skipped: the batch's archives already gave {size_text(limits.batch_bytes)}, its limit"
+            if why is None:
+                out = target.joinpath(*parts)
+                got, why = _copy_member(zf, info, out, limits, min(info.compress_size, size),
+                                        limits.archive_bytes - written, budget.left)
+                written += got  # a dropped member's bytes count too: they were decompressed
+                budget.left -= got
+            if why:
+                notes.append(f"{where}: {why}")
+    return target
+
+
+def _check_directory(archive: Path, label: str, limits: Limits) -> None:
+    """Refuse an archive whose table of contents is too big to read: zipfile reads it whole."""
+    end_record = getattr(zipfile, "_EndRecData", None)
+    if end_record is None:
+        return
+    with open(archive, "rb") as f:
+        record = end_record(f)
+    if record is None:
+        raise NotAnArchive(f"{label}: not a readable zip; skipped")
+    if record[zipfile._ECD_SIZE] > limits.members * 512:
+        raise NotAnArchive(f"{label}: its table of contents takes {size_text(record[zipfile._ECD_SIZE])}, "
+                           f"too many entries (the limit is {limits.members:,}); skipped")
+
+
+def _parts(name: str) -> tuple[tuple[str, ...], str | None]:
+    """A member's path parts, or why it may not be written (absolute, or climbing out with ..)."""
+    if name.startswith(("/", "\\")) or (len(name) > 1 and name[1] == ":"):
+        return (), "an absolute path; skipped"
+    parts = tuple(p for p in name.replace("\\", "/").split("/") if p not in ("", "."))
+    if ".." in parts:
+        return (), "a path climbing out with '..'; skipped"
+    if not parts:
+        return (), "an empty name; skipped"
+    return parts, None
+
+
+def _copy_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, out: Path, limits: Limits, packed: int,
+                 room: int, batch_room: int) -> tuple[int, str | None]:
+    """Stream one member to `out`, counting; (bytes kept, why it was dropped or None)."""
+    got = 0
+    why = None
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        # "x": never write through anything already there (a folder, a second member of the same name)
+        with zf.open(info) as src, open(out, "xb") as dst:
+            while chunk := src.read(CHUNK):
+                got += len(chunk)
+                if got > limits.member_bytes:
+                    why = f"larger than {size_text(limits.member_bytes)} once uncompressed; skipped"
+                elif got > room:
+                    why = f"skipped: the archive gave more than {size_text(limits.archive_bytes)}, its limit"
+                elif got > batch_room:
+                    why = f"skipped: the batch's archives gave more than {size_text(limits.batch_bytes)}, its limit"
+                elif got > limits.ratio_floor and got > limits.ratio * max(packed, 1):
+                    why = (f"expands more than {limits.ratio:g} times its compressed size (a zip bomb?); "
+                           "skipped")
+                if why:
+                    break
+                dst.write(chunk)
+    except FileExistsError:
+        return 0, "a second member with the same name (or a name already used by a folder); skipped"
+    except RuntimeError as exc:  # encrypted
+        why = f"cannot be read ({exc}); skipped"
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, OSError, ValueError) as exc:
+        why = f"cannot be read ({type(exc).__name__}: {exc}); skipped"
+    if why:
+        try:
+            out.unlink()
+        except OSError:
+            pass
+        return got, why
+    return got, None
+
+
+def size_text(n: int) -> str:
+    return f"{n / 2**20:.0f} MB" if n >= 2**20 else f"{n:,} bytes"
