@@ -20,7 +20,7 @@ from grader import __version__, notebooks
 from grader.checks import REGISTRY
 from grader.checks.context import CheckTimeout, Context, did_you_mean
 from grader.checks.suite import SUITE_CHECKS, start_suite
-from grader.errors import WorkerFailure
+from grader.errors import WorkerFailure, without_host_paths
 from grader.lanes import Code, EngineLane
 from grader.result import ERROR_KINDS, CheckResult, Outcome, Result, SubmissionError
 from grader.sandbox.isolation import Isolation
@@ -128,7 +128,7 @@ def _load(engine: EngineLane, code: Code, assignment: Assignment, filename: str)
     if code.kind == "notebook":
         return _load_notebook(engine, code, assignment, filename)
     try:
-        reply = engine.load(code.request(), limits.request_s, time.monotonic() + limits.request_s)
+        reply = engine.load(code.request(), limits.request_s, None)
     except WorkerFailure as failure:
         raise Rejected(failure.kind, f"importing {filename}: your code {failure.message}") from None
     return _symbols(reply, assignment, filename, None), None
@@ -214,7 +214,8 @@ def _run_one(run, ctx: Context) -> Outcome:
     except WorkerFailure as failure:
         return Outcome("error", f"Your code {failure.message}.")
     except Exception:  # noqa: BLE001 - a bug in the grader must not cost the other checks
-        return Outcome("error", f"Internal grader error (not your fault; tell your instructor):\n{traceback.format_exc()}")
+        trace = without_host_paths(traceback.format_exc())
+        return Outcome("error", f"Internal grader error (not your fault; tell your instructor):\n{trace}")
 
 
 def score(outcome: Outcome, points: float) -> float:

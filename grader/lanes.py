@@ -58,7 +58,7 @@ class EngineLane:
         self.reloads = 0
         """How many times the student's code was loaded again after its process stopped."""
 
-    def load(self, load_request: dict, timeout: float, until: float, on_event: Callable | None = None) -> dict:
+    def load(self, load_request: dict, timeout: float, until: float | None, on_event: Callable | None = None) -> dict:
         """Load the student's code in a fresh process; the raw reply (symbols, or what it raised)."""
         self.load_request = load_request
         self.unit = self.sandbox.unit("state")

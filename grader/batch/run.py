@@ -27,6 +27,7 @@ from grader.batch.discover import Submission, discover
 from grader.batch.outputs import atomic_write, flags_for, gradescope, write_class_outputs
 from grader.grading import Options, grade
 from grader.render import html
+from grader.errors import without_host_paths
 from grader.result import Result, SubmissionError
 from grader.sandbox.isolation import Isolation, require
 
@@ -103,24 +104,12 @@ def _sha256(data: bytes) -> str:
 
 
 def _scrub(data, folder: Path):
-    """The result with the staging folder's path taken out of every text (the file's name is enough)."""
+    """The result with the staging folder's path, and the grader's host folders, taken out of every text."""
     staging = folder.parent.parent
-    prefixes = sorted({(str(p) + os.sep, "") for p in (folder, folder.resolve())}
-                      | {(str(p), ".") for p in (folder, folder.resolve())}
-                      | {(str(p), "<staging>") for p in (staging, staging.resolve())}, key=lambda p: -len(p[0]))
-
-    def clean(value):
-        if isinstance(value, str):
-            for prefix, replacement in prefixes:
-                value = value.replace(prefix, replacement)
-            return value
-        if isinstance(value, dict):
-            return {k: clean(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [clean(v) for v in value]
-        return value
-
-    return clean(data)
+    extra = [(str(p) + os.sep, "") for p in (folder, folder.resolve())] + \
+        [(str(p), ".") for p in (folder, folder.resolve())] + \
+        [(str(p), "<staging>") for p in (staging, staging.resolve())]
+    return without_host_paths(data, extra)
 
 
 def _crash_result(job: Job, started: float, trace: str) -> dict:

@@ -37,24 +37,68 @@ def rewrite(source: str, seed: str) -> str:
 
 
 def _vary_updates(tree: ast.Module, rng: random.Random) -> None:
-    """Rewrite each `x.grad += e` at random: as `x.grad = x.grad + e` or not, with the factors
-    of its float products in either order (float * and + are commutative, exactly)."""
-    for parent in ast.walk(tree):
-        for field in ("body", "orelse", "finalbody"):
-            statements = getattr(parent, field, None)
-            if not isinstance(statements, list):
-                continue
-            for i, node in enumerate(statements):
-                if not (isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Attribute)
-                        and node.target.attr == "grad" and isinstance(node.op, ast.Add)):
-                    continue
-                for product in ast.walk(node.value):
-                    if isinstance(product, ast.BinOp) and isinstance(product.op, ast.Mult) and rng.random() < 0.5:
-                        product.left, product.right = product.right, product.left
-                if rng.random() < 0.5:
-                    load = ast.Attribute(ast.parse(ast.unparse(node.target.value), mode="eval").body, "grad",
-                                         ast.Load())
-                    statements[i] = ast.Assign([node.target], ast.BinOp(load, ast.Add(), node.value))
+    """Rewrite the code at random in ways that keep every number: each `x.grad += e` as
+    `x.grad = x.grad + e` or not, the factors of its products in either order (float * and + are
+    commutative, exactly), a reversed list as `reversed(order)` or `order[::-1]`, a final
+    `return e` through a local or not. Each function with chain-rule code gets at least one
+    change, so its bytecode differs from the shipped one; any other, one time in two."""
+    for fn in [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]:
+        sites = [(parent, field, i) for parent in (fn, *_own_nodes(fn)) for field in ("body", "orelse", "finalbody")
+                 if isinstance(getattr(parent, field, None), list)
+                 for i, node in enumerate(getattr(parent, field)) if _is_update(node)]
+        reversals = [node for node in _own_nodes(fn) if _is_reversal(node)]
+        choices = [rng.random() < 0.5 for _ in range(len(sites) + len(reversals))]
+        if choices and not any(choices):
+            choices[rng.randrange(len(choices))] = True
+        for (parent, field, i), rewrite_it in zip(sites, choices):
+            node = getattr(parent, field)[i]
+            for product in ast.walk(node.value):
+                if isinstance(product, ast.BinOp) and isinstance(product.op, ast.Mult) and rng.random() < 0.5:
+                    product.left, product.right = product.right, product.left
+            if rewrite_it:
+                load = ast.Attribute(ast.parse(ast.unparse(node.target.value), mode="eval").body, "grad", ast.Load())
+                getattr(parent, field)[i] = ast.Assign([node.target], ast.BinOp(load, ast.Add(), node.value))
+        for node, rewrite_it in zip(reversals, choices[len(sites):]):
+            if rewrite_it:
+                _flip_reversal(node)
+        last = fn.body[-1] if fn.body else None
+        if isinstance(last, ast.Return) and last.value is not None and not isinstance(last.value, ast.Name) \
+                and rng.random() < 0.5:  # `return e` as `r = e; return r`
+            name = ast.Name(f"_r{rng.randrange(10**6)}", ast.Store())
+            fn.body[-1:] = [ast.Assign([name], last.value), ast.Return(ast.Name(name.id, ast.Load()))]
+
+
+def _own_nodes(fn: ast.AST):
+    """The nodes of a function, not those of the functions nested in it (they get their own turn)."""
+    stack = list(ast.iter_child_nodes(fn))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _is_update(node: ast.AST) -> bool:
+    return isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Attribute) \
+        and node.target.attr == "grad" and isinstance(node.op, ast.Add)
+
+
+def _is_reversal(node: ast.AST) -> bool:
+    return isinstance(node, ast.For) and (
+        (isinstance(node.iter, ast.Call) and isinstance(node.iter.func, ast.Name) and node.iter.func.id == "reversed"
+         and len(node.iter.args) == 1 and isinstance(node.iter.args[0], ast.Name))
+        or (isinstance(node.iter, ast.Subscript) and isinstance(node.iter.value, ast.Name)
+            and isinstance(node.iter.slice, ast.Slice) and node.iter.slice.lower is None
+            and node.iter.slice.upper is None and isinstance(node.iter.slice.step, ast.UnaryOp)))
+
+
+def _flip_reversal(loop: ast.For) -> None:
+    """`for v in reversed(order)` <-> `for v in order[::-1]` (order is a list)."""
+    if isinstance(loop.iter, ast.Call):
+        name = loop.iter.args[0]
+        loop.iter = ast.Subscript(name, ast.Slice(None, None, ast.UnaryOp(ast.USub(), ast.Constant(1))), ast.Load())
+    else:
+        loop.iter = ast.Call(ast.Name("reversed", ast.Load()), [loop.iter.value], [])
 
 
 class _Names:
