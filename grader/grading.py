@@ -40,6 +40,9 @@ class Options:
     """The student's tests; by default test_micrograd.py beside the submission, if it exists."""
     isolation: Isolation | None = None
     """How to isolate the student's code (default: the best this machine offers)."""
+    suite_sandboxes: int = 1
+    """Sandboxes the student's tests run in at once: 2 spends a second core on one submission (a
+    student's own check); a batch grading several submissions at once keeps 1."""
 
 
 class Rejected(Exception):
@@ -66,7 +69,7 @@ def grade(submission: Path, assignment: Assignment, options: Options = Options()
                         cpu_s=int(assignment.limits.submission_s) + 5)
         seed = hashlib.sha256(source + b"\0" + (tests or "").encode()).hexdigest()
         if tests is not None and any(c.id in SUITE_CHECKS for c in specs):
-            suite = start_suite(assignment, code, tests, limits, options.isolation, seed)
+            suite = start_suite(assignment, code, tests, limits, options.isolation, seed, options.suite_sandboxes)
         with EngineLane(code, limits, options.isolation) as engine:
             symbols, execution = _load(engine, code, assignment, submission.name)
             if suite is not None:

@@ -120,11 +120,15 @@ class SuiteOutcome:
 
 
 class SuiteLane:
-    """The student's suite on their engine, then on each engine of the plan, in a thread of its own."""
+    """The student's suite on their engine, then on each engine of the plan, in a thread of its own
+    (and, with several sandboxes, the engines shared among them, each sandbox's runs one at a time)."""
 
-    def __init__(self, code: Code, tests: str, limits: Limits, iso: Isolation | None, runs: list[EngineRun],
-                 first_run_s: float, per_run: Callable[[RunReply], float], fixtures: tuple[str, ...] = ()):
+    def __init__(self, code: Code, tests: str, limits: Limits, iso: Isolation | None,
+                 runs: Callable[[], list[EngineRun]], first_run_s: float, per_run: Callable[[RunReply], float],
+                 fixtures: tuple[str, ...] = (), sandboxes: int = 1):
         self.code, self.tests, self.limits, self.iso = code, tests, limits, iso
+        self.sandboxes = max(1, sandboxes)
+        """Sandboxes (each a uid of its own) the runs on other engines are shared among, in parallel."""
         self.first_run_s = first_run_s
         self.plan, self.per_run, self.fixtures = runs, per_run, fixtures
         self.outcome = SuiteOutcome()
@@ -149,30 +153,54 @@ class SuiteLane:
         return self.outcome
 
     def _main(self) -> None:
+        sandboxes: list[Sandbox] = []
         try:
-            sandbox = Sandbox(self.code.files, self.limits, ("pytest", *self.code.warm), self.iso)
+            for _ in range(self.sandboxes):
+                sandboxes.append(Sandbox(self.code.files, self.limits, ("pytest", *self.code.warm), self.iso,
+                                         start=False))
+                sandboxes[-1].start()  # each sandbox's template warms up in its own process...
+            self.plan = self.plan()  # ...while this thread writes the engines for this grading
+            for sandbox in sandboxes:
+                sandbox.wait_ready()
         except Exception as exc:  # noqa: BLE001 - reported as the suite checks' error
             self._go.wait()
             self.outcome.error = f"the sandbox for your tests could not start ({exc})"
+            for sandbox in sandboxes:
+                sandbox.close()
             return
         try:
             self._go.wait()
             if self._cancelled:
                 return
-            if "pytest" in sandbox.unavailable:
-                self.outcome.error = f"pytest cannot be imported in the sandbox ({sandbox.unavailable['pytest']})"
+            if "pytest" in sandboxes[0].unavailable:
+                self.outcome.error = f"pytest cannot be imported in the sandbox ({sandboxes[0].unavailable['pytest']})"
                 return
-            own = self._run(sandbox, None, self.first_run_s)
+            own = self._run(sandboxes[0], None, self.first_run_s)
             self.outcome.own = own
             if own.failure is not None or not (own.reply or {}).get("ok"):
                 return
             timeout = self.per_run(own)
-            for engine in self.plan:
-                if self._cancelled:
-                    return
-                self.outcome.runs.append(self._run(sandbox, engine, timeout))
+            shares = [self.plan[i::len(sandboxes)] for i in range(len(sandboxes))]
+            done: list[list[RunReply]] = [[] for _ in sandboxes]
+            helpers = [threading.Thread(target=self._run_all, args=(sandboxes[i], shares[i], timeout, done[i]))
+                       for i in range(1, len(sandboxes))]
+            for helper in helpers:
+                helper.start()
+            self._run_all(sandboxes[0], shares[0], timeout, done[0])
+            for helper in helpers:
+                helper.join()
+            order = {id(engine): i for i, engine in enumerate(self.plan)}
+            self.outcome.runs = sorted((r for share in done for r in share), key=lambda r: order[id(r.engine)])
         finally:
-            sandbox.close()
+            for sandbox in sandboxes:
+                sandbox.close()
+
+    def _run_all(self, sandbox: Sandbox, engines: list[EngineRun], timeout: float, into: list[RunReply]) -> None:
+        """Run the suite on each engine in turn, in one sandbox (cleaned between runs)."""
+        for engine in engines:
+            if self._cancelled:
+                return
+            into.append(self._run(sandbox, engine, timeout))
 
     def _run(self, sandbox: Sandbox, engine: EngineRun | None, timeout: float) -> RunReply:
         started = time.monotonic()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from grader import spec
@@ -21,7 +22,9 @@ def main(*, submission: Path, assignment: str, tests: Path | None = None, json_p
         raise UsageError(f"--tests {tests}: no such file")
     task = spec.load(assignment)
     iso = require("check")
-    result = grade(submission, task, Options(public_only=public_only, tests=tests, isolation=iso)).redacted()
+    lanes = 2 if (os.cpu_count() or 1) >= 2 else 1
+    result = grade(submission, task, Options(public_only=public_only, tests=tests, isolation=iso,
+                                             suite_sandboxes=lanes)).redacted()
     print(render(result, task))
     if json_path:
         json_path.parent.mkdir(parents=True, exist_ok=True)

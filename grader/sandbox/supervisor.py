@@ -74,7 +74,7 @@ class Sandbox:
     """An isolated environment holding one submission's files, and its template process."""
 
     def __init__(self, files: dict[str, bytes], limits: Limits = Limits(), warm: tuple[str, ...] = (),
-                 iso: isolation.Isolation | None = None):
+                 iso: isolation.Isolation | None = None, start: bool = True):
         self.iso = iso or isolation.detect()
         self.limits = limits
         self.warm = warm
@@ -89,7 +89,9 @@ class Sandbox:
             self.root = Path(tempfile.mkdtemp(prefix="grader-sandbox-", dir=_base(self.iso)))
             self.code, self.work, self.scratch = self.root / "code", self.root / "work", self.root / "scratch"
             self._lay_out(files)
-            self._start()
+            if start:
+                self._start()
+                self.wait_ready()
         except BaseException:
             self.close()
             raise
@@ -136,6 +138,14 @@ class Sandbox:
             "wipe": wipe,
         }
 
+    def start(self) -> None:
+        """Start the template without waiting for it (wait_ready() does)."""
+        try:
+            self._start()
+        except BaseException:
+            self.close()
+            raise
+
     def _start(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         config = self._config(theirs.fileno())
@@ -161,9 +171,16 @@ class Sandbox:
                                       process_group=0)
         theirs.close()
         self._control = ours
-        ready = self._await("ready", time.monotonic() + STARTUP_S)
-        if ready is None:
-            raise SandboxError(f"the sandbox did not start: {self._startup_error()}")
+
+    def wait_ready(self) -> None:
+        """Wait for the template to say it is ready (SandboxError if it never does)."""
+        try:
+            ready = self._await("ready", time.monotonic() + STARTUP_S)
+            if ready is None:
+                raise SandboxError(f"the sandbox did not start: {self._startup_error()}")
+        except BaseException:
+            self.close()
+            raise
         self.template_pid = ready.get("pid")
         self.unavailable: dict[str, str] = ready.get("unavailable") or {}
         if self.iso.bwrap is None:
@@ -252,6 +269,7 @@ class Sandbox:
                 shutil.rmtree(item, ignore_errors=True) if item.is_dir() and not item.is_symlink() else item.unlink()
         self.dead = False
         self._start()
+        self.wait_ready()
 
     def _kill_everything(self) -> None:
         self._stop_watch.set()

@@ -91,14 +91,19 @@ def _is_account(uid: int) -> bool:
 
 
 def processes_of(uid: int, *, skip: frozenset[int] = frozenset()) -> list[int]:
+    """Live processes running as uid (a zombie is already dead: it only waits for its parent)."""
     found = []
     for entry in os.scandir("/proc"):
         if entry.name.isdigit() and int(entry.name) not in skip:
             try:
-                if entry.stat().st_uid == uid:
-                    found.append(int(entry.name))
-            except OSError:
+                if entry.stat().st_uid != uid:
+                    continue
+                with open(f"/proc/{entry.name}/stat", "rb") as f:
+                    state = f.read().rsplit(b")", 1)[1].split()[0]
+            except (OSError, IndexError):
                 continue
+            if state not in (b"Z", b"X"):
+                found.append(int(entry.name))
     return found
 
 
