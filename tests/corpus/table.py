@@ -88,7 +88,7 @@ def main(argv):
               "**FF** false failure (truth pass, grader did not pass), **FP** false pass (truth fail, "
               "grader passed or skipped), **UG** the file could not be graded at all (result status error). "
               "Engine checks only; `deep_graph` is advisory and not compared. Regenerate with "
-              f"`python tests/corpus/table.py {out.name}`.\n\n")
+              f"`python tests/corpus/table.py tests/corpus/{out.name}`.\n\n")
     out.write_text(title + legend + table)
     print(table.splitlines()[0])
 
