@@ -1,0 +1,775 @@
+"""Ground truth for the corpus engines, decided without any grader code.
+
+For every engine in `engines/` and every engine check id, this decides whether the
+grader SHOULD say pass or fail, by building expressions with the engine and the same
+expressions with torch (float64) and comparing values and gradients (rel tol 1e-6).
+It imports only the engine file, torch and the standard library.
+
+    python tests/corpus/truth.py            # rewrite truth.json if a verdict changed
+    python tests/corpus/truth.py --force    # rewrite it anyway (the notes too)
+    python tests/corpus/truth.py --check    # exit 1 if a verdict in truth.json is out of date
+
+How each check is charged (the point of the corpus: one bug, the check named for it):
+
+forward         + - * ** neg tanh relu give torch's values on leaves, with plain numbers
+                on either side (2 + a, a * 3, 1 - a, a - 1) and nested. Anything
+                missing or raising fails it.
+add mul pow     The operation's own backward RULE. The engine's `_backward` closures are
+tanh relu       run by a correct driver of our own (one reverse topological pass over
+neg_sub         the engine's children, output seeded with 1), on expressions where the
+                operation appears, nested and with an incoming gradient other than 1,
+                each value used once. So a broken backward() (no seed, wrong order,
+                shadowed) or a reuse bug (= instead of +=) is not charged here. A
+                missing or raising operation fails its own check.
+accumulate      Every operation the engine has, probed with a leaf used twice (a + a,
+                a * a, a**2 + a, a.tanh() * a, a.relu() + a, -a + a, a - a ...): the
+                reused leaf's gradient must equal the sum of the gradients the same
+                engine gives two separate leaves with the same value (same driver as
+                above). A rule that is wrong everywhere is consistent here; a gradient
+                that is wrong only when a value is reused is not.
+topo_order      The student's backward() (output pre-seeded, so a missing seed is not
+                charged here), instrumented: on diamonds, fan-out, deep chains and
+                commuted products built from + and *, every operation node's
+                `_backward` must run exactly once, after every node that consumes it.
+hand_examples   The lesson's three examples with the student's plain backward(); an
+                example whose forward cannot be built (a missing piece) is not judged.
+gradcheck       Student's plain backward() against central differences of the engine's
+                own forward pass, on nested expressions with reuse and shared nodes built
+                from the operations that work (build and backward() without raising).
+numerical_grad  The file's numerical_grad(f, x, h=1e-6) is the central difference.
+neuron          Neuron(3): parameters() gives 3 weights then the bias, and the neuron
+                computes tanh(w . x + b).
+training        The lesson's loop (random.seed(0), Neuron(2), 50 steps of lr 0.1, grads
+                zeroed each step) matches torch replaying it from the same initial
+                weights at every step, and the loss falls below 0.1.
+deep_graph      advisory: not judged here.
+
+The engines must keep one `_backward` callable per node and their children in one of
+the attributes of CHILD_ATTRS (every corpus engine does); the driver and the
+instrumentation rely on it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+import json
+import math
+import random
+import sys
+import types
+import warnings
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ENGINES = HERE / "engines"
+TRUTH_JSON = HERE / "truth.json"
+
+CHECKS = ("forward", "add", "mul", "pow", "tanh", "relu", "neg_sub", "accumulate", "topo_order",
+          "hand_examples", "gradcheck", "numerical_grad", "neuron", "training")
+RTOL = 1e-6
+ATOL = 1e-9
+CHILD_ATTRS = ("_prev", "_children", "children", "prev", "_parents")
+# Imports students leave in that the engines never use; stubbed only when not installed.
+OPTIONAL_MODULES = ("numpy", "matplotlib", "matplotlib.pyplot", "graphviz", "IPython", "IPython.display")
+
+warnings.filterwarnings("ignore", message=".*Failed to initialize NumPy.*")
+
+
+def engine_paths() -> list[Path]:
+    return sorted(ENGINES.glob("*.py"))
+
+
+# ---------------------------------------------------------------------------- loading
+
+class _Placeholder:
+    """Stands for anything taken from a stubbed module (never used by the engines)."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __call__(self, *args, **kwargs):
+        return _Placeholder()
+
+    def __getattr__(self, name):
+        return _Placeholder()
+
+
+def _stub(name: str) -> types.ModuleType:
+    module = types.ModuleType(name)
+    module.__path__ = []  # a package, so submodules can be imported from it
+    module.__getattr__ = lambda attr: _Placeholder  # PEP 562: `from graphviz import Digraph`
+    return module
+
+
+@contextlib.contextmanager
+def _optional_modules():
+    added = []
+    for name in OPTIONAL_MODULES:
+        if name in sys.modules:
+            continue
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            sys.modules[name] = _stub(name)
+            added.append(name)
+    try:
+        yield
+    finally:
+        for name in added:
+            sys.modules.pop(name, None)
+
+
+def load(path: Path) -> types.ModuleType:
+    """Import an engine file as a fresh module (its printing swallowed, unused imports stubbed)."""
+    name = f"corpus_engine_{path.stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    state = random.getstate()
+    with _optional_modules(), contextlib.redirect_stdout(io.StringIO()):
+        spec.loader.exec_module(module)
+    random.setstate(state)
+    return module
+
+
+# ---------------------------------------------------------------------------- numbers
+
+def _number(x) -> float | None:
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return None
+    return float(x)
+
+
+def close(got, want: float, rtol: float = RTOL, atol: float = ATOL) -> bool:
+    got = _number(got)
+    return got is not None and math.isclose(got, want, rel_tol=rtol, abs_tol=atol)
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"[:120]
+
+
+class Failure(Exception):
+    """A check's verdict is fail; the message says why."""
+
+
+# ---------------------------------------------------------------------------- torch side
+
+def torch_run(fn, values, backward=True):
+    import torch
+
+    leaves = [torch.tensor(float(v), dtype=torch.float64, requires_grad=True) for v in values]
+    out = fn(*leaves)
+    value = out.item()
+    if not backward:
+        return value, None
+    out.backward()
+    return value, [0.0 if t.grad is None else t.grad.item() for t in leaves]
+
+
+# ---------------------------------------------------------------------------- engine side
+
+class BrokenGraph(Exception):
+    """The engine's record of a node's children cannot be walked."""
+
+
+def children(v, Value) -> list:
+    for name in CHILD_ATTRS:
+        if name in getattr(v, "__dict__", {}):
+            kids = getattr(v, name)
+            if isinstance(kids, Value):
+                raise BrokenGraph(f"{name} of a {v._op if hasattr(v, '_op') else ''} node holds a single Value, "
+                                  "not a collection (written (self) instead of (self,)?)")
+            try:
+                return list(kids)
+            except TypeError as exc:
+                raise BrokenGraph(f"{name} is not iterable: {exc}") from None
+    raise BrokenGraph("no children attribute among " + ", ".join(CHILD_ATTRS))
+
+
+def drive(root, Value) -> None:
+    """A correct backward pass over the engine's own closures: reverse topological order,
+    each node once, output seeded with 1."""
+    order, seen, stack = [], set(), [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        for child in children(node, Value):
+            if id(child) not in seen:
+                stack.append((child, False))
+    root.grad = 1.0
+    for node in reversed(order):
+        node._backward()
+
+
+def engine_run(mod, fn, values, mode: str):
+    """Build fn on fresh leaves; mode is 'forward', 'driver' (our pass over the engine's
+    closures) or 'student' (the engine's own backward())."""
+    Value = mod.Value
+    leaves = [Value(float(v)) for v in values]
+    out = fn(*leaves)
+    if mode == "forward":
+        return out.data, None
+    if mode == "driver":
+        drive(out, Value)
+    else:
+        out.backward()
+    return out.data, [leaf.grad for leaf in leaves]
+
+
+# ---------------------------------------------------------------------------- probes
+
+POS = (0.7, 1.9, 2.6, 0.45, 1.15)
+MIXED = (0.7, -1.3, 1.9, -0.4, 2.6, -2.2)
+PAIRS = ((0.7, -1.3), (1.9, 0.45), (-2.2, 2.6), (-0.4, -1.15))
+EXPONENTS = (2, 3, -1, 0.5, 2.5, -2, 1.5, 1)
+
+
+def _bases(k):
+    return POS if isinstance(k, float) else MIXED
+
+
+def forward_probes():
+    """(description, function, values) for the forward check."""
+    out = []
+    for a, b in PAIRS:
+        out += [("a + b", lambda x, y: x + y, (a, b)), ("a * b", lambda x, y: x * y, (a, b)),
+                ("a - b", lambda x, y: x - y, (a, b))]
+    for a in MIXED:
+        out += [
+            ("-a", lambda x: -x, (a,)), ("a.tanh()", lambda x: x.tanh(), (a,)),
+            ("a.relu()", lambda x: x.relu(), (a,)),
+            ("a + 2", lambda x: x + 2.0, (a,)), ("2 + a", lambda x: 2.0 + x, (a,)),
+            ("a * 3", lambda x: x * 3.0, (a,)), ("3 * a", lambda x: 3.0 * x, (a,)),
+            ("a - 1", lambda x: x - 1.0, (a,)), ("1 - a", lambda x: 1.0 - x, (a,)),
+        ]
+    for k in EXPONENTS:
+        for a in _bases(k):
+            out.append((f"a ** {k!r}", lambda x, k=k: x ** k, (a,)))
+    out += [
+        ("((a*b + c)**2).tanh() - a", lambda a, b, c: ((a * b + c) ** 2).tanh() - a, (0.3, -0.8, 0.5)),
+        ("(a - b).relu() * -(c + 1)", lambda a, b, c: (a - b).relu() * -(c + 1.0), (1.9, 0.45, -0.7)),
+        ("2 * a**3 - 1 + b * a", lambda a, b: 2.0 * a ** 3 - 1.0 + b * a, (1.15, -0.4)),
+    ]
+    return out
+
+
+def _scaled(f):
+    """f(...) times an extra leaf: the operation's incoming gradient is that leaf's value."""
+    return lambda *xs: f(*xs[:-1]) * xs[-1]
+
+
+# Each rule: probes (description, function, values) with every value used once, and
+# probes that need a working * to scale the incoming gradient.
+def rule_probes(op):
+    if op == "add":
+        core = [("a + b", lambda a, b: a + b, p) for p in PAIRS]
+        core += [("(a + b) + c", lambda a, b, c: (a + b) + c, (0.7, -1.3, 1.9)),
+                 ("a + (b + c)", lambda a, b, c: a + (b + c), (2.6, -0.4, 0.45))]
+        scaled = [("(a + b) * k", _scaled(lambda a, b: a + b), (0.7, -1.3, 2.6)),
+                  ("((a + b) + c) * k", _scaled(lambda a, b, c: (a + b) + c), (1.9, 0.45, -2.2, -1.15))]
+    elif op == "mul":
+        core = [("a * b", lambda a, b: a * b, p) for p in PAIRS]
+        core += [("(a * b) * c", lambda a, b, c: (a * b) * c, (0.7, -1.3, 1.9)),
+                 ("a * (b * c)", lambda a, b, c: a * (b * c), (2.6, -0.4, 0.45)),
+                 ("((a * b) * c) * d", lambda a, b, c, d: ((a * b) * c) * d, (1.15, -2.2, 0.7, 1.9))]
+        scaled = []
+    elif op == "pow":
+        core = [(f"a ** {k!r}", lambda a, k=k: a ** k, (x,)) for k in EXPONENTS for x in _bases(k)[:3]]
+        core += [("(a ** 2) ** 3", lambda a: (a ** 2) ** 3, (0.7,)),
+                 ("(a ** 0.5) ** -1", lambda a: (a ** 0.5) ** -1, (1.9,))]
+        scaled = [(f"(a ** {k!r}) * s", _scaled(lambda a, k=k: a ** k), (_bases(k)[1], -1.3)) for k in EXPONENTS]
+    elif op == "tanh":
+        core = [("a.tanh()", lambda a: a.tanh(), (x,)) for x in MIXED]
+        core += [("a.tanh().tanh()", lambda a: a.tanh().tanh(), (0.7,))]
+        scaled = [("a.tanh() * s", _scaled(lambda a: a.tanh()), (x, -1.3)) for x in (0.7, -0.4, 1.9)]
+    elif op == "relu":
+        core = [("a.relu()", lambda a: a.relu(), (x,)) for x in MIXED]
+        core += [("a.relu().relu()", lambda a: a.relu().relu(), (x,)) for x in (1.9, -0.4)]
+        scaled = [("a.relu() * s", _scaled(lambda a: a.relu()), (x, 2.6)) for x in (0.7, -1.3, 1.9, -2.2)]
+    elif op == "neg_sub":
+        core = [("-a", lambda a: -a, (x,)) for x in MIXED[:3]]
+        core += [("a - b", lambda a, b: a - b, p) for p in PAIRS]
+        core += [("-(-a)", lambda a: -(-a), (0.45,)),
+                 ("(a - b) - c", lambda a, b, c: (a - b) - c, (0.7, -1.3, 1.9))]
+        scaled = [("(-a) * s", _scaled(lambda a: -a), (1.9, -2.2)),
+                  ("(a - b) * s", _scaled(lambda a, b: a - b), (0.7, -1.3, 2.6))]
+    else:
+        raise ValueError(op)
+    return core, scaled
+
+
+# Reuse probes: (ops needed, description, function of the uses, values, reused group).
+# The reused version passes the same leaf for every index of the group; the split
+# version gives each use its own leaf of the same value.
+ACCUMULATE_PROBES = (
+    (("add",), "a + a", lambda p, q: p + q, (0.7, 0.7), (0, 1)),
+    (("add",), "(a + b) + a", lambda p, b, q: (p + b) + q, (1.9, -1.3, 1.9), (0, 2)),
+    (("add",), "a + a + a", lambda p, q, r: p + q + r, (-0.4, -0.4, -0.4), (0, 1, 2)),
+    (("mul",), "a * a", lambda p, q: p * q, (1.9, 1.9), (0, 1)),
+    (("mul",), "(a * b) * a", lambda p, b, q: (p * b) * q, (0.7, 2.6, 0.7), (0, 2)),
+    (("add", "mul"), "a * b + a", lambda p, b, q: p * b + q, (-1.3, 0.45, -1.3), (0, 2)),
+    (("pow", "add"), "a**2 + a", lambda p, q: p ** 2 + q, (1.15, 1.15), (0, 1)),
+    (("pow", "mul"), "a**3 * a", lambda p, q: p ** 3 * q, (0.7, 0.7), (0, 1)),
+    (("pow", "add"), "a**2 + a**3", lambda p, q: p ** 2 + q ** 3, (-1.3, -1.3), (0, 1)),
+    (("tanh", "mul"), "a.tanh() * a", lambda p, q: p.tanh() * q, (0.7, 0.7), (0, 1)),
+    (("tanh", "add"), "a.tanh() + a", lambda p, q: p.tanh() + q, (-0.4, -0.4), (0, 1)),
+    (("relu", "add"), "a.relu() + a", lambda p, q: p.relu() + q, (1.9, 1.9), (0, 1)),
+    (("relu", "add"), "a.relu() + a (a < 0)", lambda p, q: p.relu() + q, (-1.3, -1.3), (0, 1)),
+    (("relu", "mul"), "a.relu() * a", lambda p, q: p.relu() * q, (2.6, 2.6), (0, 1)),
+    (("neg", "add"), "-a + a", lambda p, q: -p + q, (0.45, 0.45), (0, 1)),
+    (("neg", "mul"), "-a * a", lambda p, q: -p * q, (1.9, 1.9), (0, 1)),
+    (("sub",), "a - a", lambda p, q: p - q, (0.7, 0.7), (0, 1)),
+    (("sub", "mul"), "a * b - a", lambda p, b, q: p * b - q, (2.6, -0.4, 2.6), (0, 2)),
+)
+
+OP_FORMS = {
+    "add": lambda a, b: a + b,
+    "mul": lambda a, b: a * b,
+    "pow": lambda a, b: a ** 2,
+    "neg": lambda a, b: -a,
+    "sub": lambda a, b: a - b,
+    "tanh": lambda a, b: a.tanh(),
+    "relu": lambda a, b: a.relu(),
+}
+
+# Gradcheck expressions: (ops needed, description, function, values). Nested, with reuse
+# and shared nodes; relu inputs kept away from 0 and fractional powers on positive bases.
+GRADCHECK_EXPRESSIONS = (
+    (("add", "mul"), "(a*b + c)*d", lambda a, b, c, d: (a * b + c) * d, (0.7, -1.3, 1.9, 2.6)),
+    (("add", "mul"), "e = a*b; (e + c)*e", lambda a, b, c: (lambda e: (e + c) * e)(a * b), (0.7, -1.3, 1.9)),
+    (("add", "mul"), "e = a + b; e*e + e", lambda a, b: (lambda e: e * e + e)(a + b), (0.45, 1.15)),
+    (("mul",), "a*a*b", lambda a, b: a * a * b, (-0.4, 1.9)),
+    (("add",), "a + a + b", lambda a, b: a + a + b, (0.7, -2.2)),
+    (("pow", "add", "mul"), "(a*b + c)**2", lambda a, b, c: (a * b + c) ** 2, (2.0, -3.0, 5.5)),
+    (("pow",), "a**3", lambda a: a ** 3, (-1.3,)),
+    (("pow",), "a**0.5", lambda a: a ** 0.5, (1.9,)),
+    (("pow", "add"), "a**2 + a", lambda a: a ** 2 + a, (1.15,)),
+    (("pow", "mul"), "a**-1 * b**2", lambda a, b: a ** -1 * b ** 2, (0.7, -1.3)),
+    (("tanh", "add", "mul"), "(a*b + c).tanh()", lambda a, b, c: (a * b + c).tanh(), (0.7, -0.4, 0.45)),
+    (("tanh", "mul"), "a.tanh() * a", lambda a: a.tanh() * a, (0.7,)),
+    (("tanh", "add", "mul"), "e = a.tanh(); e*b + e", lambda a, b: (lambda e: e * b + e)(a.tanh()), (-0.4, 1.9)),
+    (("relu", "add", "mul"), "(a*b + c).relu() * d", lambda a, b, c, d: (a * b + c).relu() * d,
+     (0.7, 1.9, 0.45, -1.3)),
+    (("relu", "add", "mul"), "(a*b + c).relu() * d (< 0)", lambda a, b, c, d: (a * b + c).relu() * d,
+     (0.7, -1.9, 0.45, -1.3)),
+    (("relu", "add"), "a.relu() + a", lambda a: a.relu() + a, (2.6,)),
+    (("neg", "add"), "-a + b", lambda a, b: -a + b, (0.7, -1.3)),
+    (("neg", "mul"), "-(a*b) * a", lambda a, b: -(a * b) * a, (1.9, 0.45)),
+    (("sub", "mul"), "(a - b)*(a - c)", lambda a, b, c: (a - b) * (a - c), (0.7, -1.3, 1.9)),
+    (("sub", "tanh", "mul"), "(a - b).tanh() * b", lambda a, b: (a - b).tanh() * b, (0.45, 1.15)),
+)
+GRADCHECK_H = 1e-6
+GRADCHECK_RTOL = 1e-5
+GRADCHECK_ATOL = 1e-6
+
+HAND_EXAMPLES = (
+    ("L = (a*b + c)*f", lambda a, b, c, f: (a * b + c) * f, (2.0, -3.0, 10.0, -2.0),
+     {0: 6.0, 1: -4.0, 2: -2.0, 3: 4.0}, ("a", "b", "c", "f")),
+    ("the tanh neuron", lambda x1, x2, w1, w2, b: (x1 * w1 + x2 * w2 + b).tanh(),
+     (2.0, 0.0, -3.0, 1.0, 6.8813735870195432), {0: -1.5, 2: 1.0, 1: 0.5, 3: 0.0}, ("x1", "x2", "w1", "w2", "b")),
+    ("L = (a*b + 5)**2", lambda a, b: (a * b + 5.0) ** 2, (2.0, -3.0), {0: 6.0, 1: -4.0}, ("a", "b")),
+)
+
+NEURON_WEIGHTS, NEURON_BIAS, NEURON_X = (0.5, -1.0, 0.25), 0.1, (1.0, 2.0, -3.0)
+TRAIN_XS = ((1.0, -1.0), (2.0, 0.5), (-1.0, 0.5), (0.0, 1.5))
+TRAIN_YS = (1.0, 1.0, -1.0, -1.0)
+TRAIN_STEPS, TRAIN_LR, TRAIN_SEED, TRAIN_THRESHOLD = 50, 0.1, 0, 0.1
+
+
+# ---------------------------------------------------------------------------- the checks
+
+def check_forward(mod, ctx):
+    for what, fn, values in forward_probes():
+        want, _ = torch_run(fn, values, backward=False)
+        try:
+            got, _ = engine_run(mod, fn, values, "forward")
+        except Exception as exc:  # noqa: BLE001 - any exception of the student's code fails it
+            raise Failure(f"{what} with {values} raised {_describe(exc)}") from None
+        if not close(got, want):
+            raise Failure(f"{what} with {values} gives {got!r}, torch {want!r}")
+
+
+def _compare_grads(mod, what, fn, values, mode):
+    _, want = torch_run(fn, values)
+    try:
+        _, got = engine_run(mod, fn, values, mode)
+    except Exception as exc:  # noqa: BLE001
+        raise Failure(f"{what} with {values} raised {_describe(exc)}") from None
+    for i, (g, w) in enumerate(zip(got, want)):
+        if not close(g, w):
+            raise Failure(f"{what} with {values}: grad of input {i} is {g!r}, torch {w!r}")
+
+
+def _rule_check(op):
+    def run(mod, ctx):
+        core, scaled = rule_probes(op)
+        probes = core + (scaled if ctx["mul_rule"] else [])
+        for what, fn, values in probes:
+            _compare_grads(mod, what, fn, values, "driver")
+    return run
+
+
+def check_accumulate(mod, ctx):
+    judged = 0
+    for ops, what, fn, values, group in ACCUMULATE_PROBES:
+        if not all(ctx["available"][op] for op in ops):
+            continue
+        try:
+            _, split = engine_run(mod, fn, values, "driver")
+        except Exception:  # noqa: BLE001 - the operation itself is broken: not an accumulation matter
+            continue
+        Value = mod.Value
+        distinct = {}
+        leaves = []
+        for i, v in enumerate(values):
+            key = group[0] if i in group else i
+            if key not in distinct:
+                distinct[key] = Value(float(v))
+            leaves.append(distinct[key])
+        try:
+            out = fn(*leaves)
+            drive(out, Value)
+        except Exception as exc:  # noqa: BLE001
+            raise Failure(f"{what}: raised {_describe(exc)} only when the value is reused") from None
+        judged += 1
+        expected = sum(_number(split[i]) or 0.0 for i in group)
+        reused = distinct[group[0]].grad
+        if not close(reused, expected):
+            raise Failure(f"{what} with a = {values[group[0]]}: a.grad is {reused!r}, but the same engine gives "
+                          f"{expected!r} summed over separate leaves")
+    if not judged:
+        raise Failure("no operation could be probed with a reused value")
+
+
+def _track(Value):
+    """Builders that record every operation node and its inputs (the true graph)."""
+    ops = []
+
+    def add(x, y):
+        out = x + y
+        ops.append((out, (x, y)))
+        return out
+
+    def mul(x, y):
+        out = x * y
+        ops.append((out, (x, y)))
+        return out
+    return ops, add, mul
+
+
+TOPO_GRAPHS = (
+    ("diamond (e = a*b; e + e*c)", lambda V, add, mul: (lambda e: add(e, mul(e, V(1.9))))(mul(V(0.7), V(-1.3)))),
+    ("chain of 6 diamonds", lambda V, add, mul: _diamonds(V, add, mul, 6)),
+    ("fan-out (e used by three nodes)", lambda V, add, mul: (lambda e, c: add(add(mul(e, c), add(e, c)), mul(e, e)))(
+        add(V(0.45), V(1.15)), V(-0.4))),
+    ("deep chain of 60 nodes", lambda V, add, mul: _chain(V, add, mul, 30)),
+    ("commuted products (a*b) + (b*a)", lambda V, add, mul: (lambda a, b, c: mul(add(mul(a, b), mul(b, a)), c))(
+        V(0.7), V(-1.3), V(1.9))),
+    ("the lesson's L = (a*b + c)*f", lambda V, add, mul: mul(add(mul(V(2.0), V(-3.0)), V(10.0)), V(-2.0))),
+)
+
+
+def _diamonds(V, add, mul, n):
+    x, b, c = V(0.7), V(1.15), V(-0.4)
+    for _ in range(n):
+        y = mul(x, b)
+        x = add(y, mul(y, c))
+    return x
+
+
+def _chain(V, add, mul, n):
+    x, a, b = V(0.45), V(1.01), V(0.3)
+    for _ in range(n):
+        x = add(mul(x, a), b)
+    return x
+
+
+def check_topo_order(mod, ctx):
+    Value = mod.Value
+    for what, build in TOPO_GRAPHS:
+        ops, add, mul = _track(Value)
+        try:
+            root = build(Value, add, mul)
+        except Exception as exc:  # noqa: BLE001
+            raise Failure(f"{what}: building it raised {_describe(exc)}") from None
+        inner = {id(out) for out, _ in ops}
+        consumers: dict[int, set[int]] = {id(out): set() for out, _ in ops}
+        for out, ins in ops:
+            for x in ins:
+                if id(x) in inner:
+                    consumers[id(x)].add(id(out))
+        calls: list[int] = []
+        for out, _ in ops:
+            original = out._backward
+
+            def record(original=original, key=id(out)):
+                calls.append(key)
+                return original()
+            out._backward = record
+        root.grad = 1.0
+        try:
+            root.backward()
+        except Exception as exc:  # noqa: BLE001
+            raise Failure(f"{what}: backward() raised {_describe(exc)}") from None
+        counts = {key: calls.count(key) for key in inner}
+        wrong = [key for key, n in counts.items() if n != 1]
+        if wrong:
+            n = counts[wrong[0]]
+            raise Failure(f"{what}: a node's _backward ran {n} times instead of once "
+                          f"({len(wrong)} of {len(inner)} nodes)")
+        position = {key: calls.index(key) for key in inner}
+        for key, users in consumers.items():
+            if any(position[user] > position[key] for user in users):
+                raise Failure(f"{what}: a node's _backward ran before a node that uses it")
+
+
+def check_hand_examples(mod, ctx):
+    judged = []
+    for title, fn, values, expected, names in HAND_EXAMPLES:
+        Value = mod.Value
+        leaves = [Value(float(v)) for v in values]
+        try:
+            out = fn(*leaves)
+        except Exception:  # noqa: BLE001 - a missing piece: this example is not judged
+            continue
+        judged.append(title)
+        try:
+            out.backward()
+        except Exception as exc:  # noqa: BLE001
+            raise Failure(f"{title}: backward() raised {_describe(exc)}") from None
+        for i, want in expected.items():
+            if not close(leaves[i].grad, want):
+                raise Failure(f"{title}: {names[i]}.grad is {leaves[i].grad!r}, the lesson says {want:g}")
+    if not judged:
+        raise Failure("none of the lesson's examples can be built")
+    ctx["notes"].append(f"hand_examples judged: {', '.join(judged)}")
+
+
+def _works(mod, op) -> bool:
+    try:
+        engine_run(mod, OP_FORMS[op], (0.7, -1.3), "student")
+        return True
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def check_gradcheck(mod, ctx):
+    works = {op: _works(mod, op) for op in OP_FORMS}
+    judged = 0
+    for ops, what, fn, values in GRADCHECK_EXPRESSIONS:
+        if not all(works[op] for op in ops):
+            continue
+        judged += 1
+        try:
+            _, analytic = engine_run(mod, fn, values, "student")
+        except Exception as exc:  # noqa: BLE001
+            raise Failure(f"{what}: raised {_describe(exc)}") from None
+        for i in range(len(values)):
+            up = list(values)
+            down = list(values)
+            up[i] += GRADCHECK_H
+            down[i] -= GRADCHECK_H
+            hi, _ = engine_run(mod, fn, up, "forward")
+            lo, _ = engine_run(mod, fn, down, "forward")
+            numeric = (float(hi) - float(lo)) / (2 * GRADCHECK_H)
+            if not close(analytic[i], numeric, GRADCHECK_RTOL, GRADCHECK_ATOL):
+                raise Failure(f"{what} with {values}: analytic grad of input {i} is {analytic[i]!r}, central "
+                              f"difference {numeric!r}")
+    skipped = [op for op, ok in works.items() if not ok]
+    if skipped:
+        ctx["notes"].append(f"gradcheck left out {', '.join(skipped)} (missing or raising)")
+    if not judged:
+        raise Failure("no expression could be built")
+
+
+def check_numerical_grad(mod, ctx):
+    ng = getattr(mod, "numerical_grad", None)
+    if not callable(ng):
+        raise Failure("no numerical_grad")
+    cases = (("x**3", lambda x: x ** 3, 2.0, 0.1), ("sin", math.sin, 1.0, 0.01),
+             ("3x**2 - 4x + 5", lambda x: 3 * x ** 2 - 4 * x + 5, 3.0, None))
+    for what, f, x, h in cases:
+        step = 1e-6 if h is None else h
+        want = (f(x + step) - f(x - step)) / (2 * step)
+        try:
+            got = ng(f, x) if h is None else ng(f, x, h)
+        except Exception as exc:  # noqa: BLE001
+            raise Failure(f"numerical_grad({what}, {x}) raised {_describe(exc)}") from None
+        tol = 1e-6 if h is None else 1e-9
+        if not close(got, want, tol, tol):
+            raise Failure(f"numerical_grad({what}, {x}, h={h}) is {got!r}, the central difference is {want!r}")
+
+
+def _single(out):
+    return out[0] if isinstance(out, (list, tuple)) and len(out) == 1 else out
+
+
+def check_neuron(mod, ctx):
+    import torch
+
+    Neuron = getattr(mod, "Neuron", None)
+    if Neuron is None:
+        raise Failure("no Neuron")
+    try:
+        random.seed(0)
+        n = Neuron(3)
+        params = list(n.parameters())
+        if len(params) != 4 or not all(isinstance(p, mod.Value) for p in params):
+            raise Failure(f"Neuron(3).parameters() gives {len(params)} items, not 3 weights and a bias")
+        for p, v in zip(params, NEURON_WEIGHTS + (NEURON_BIAS,)):
+            p.data = v
+        out = _single(n(list(NEURON_X)))
+    except Failure:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        raise Failure(f"Neuron(3) raised {_describe(exc)}") from None
+    if not isinstance(out, mod.Value):
+        raise Failure(f"calling the neuron returned a {type(out).__name__}, not a Value")
+    w = torch.tensor(NEURON_WEIGHTS, dtype=torch.float64)
+    want = torch.tanh(w @ torch.tensor(NEURON_X, dtype=torch.float64) + NEURON_BIAS).item()
+    if not close(out.data, want):
+        raise Failure(f"neuron output {out.data!r}, tanh(w . x + b) is {want!r}")
+
+
+def torch_training(initial):
+    import torch
+
+    w = torch.tensor(initial[:2], dtype=torch.float64, requires_grad=True)
+    b = torch.tensor(initial[2], dtype=torch.float64, requires_grad=True)
+    xs = torch.tensor(TRAIN_XS, dtype=torch.float64)
+    losses = []
+    for _ in range(TRAIN_STEPS):
+        loss = sum((torch.tanh(w @ x + b) - y) ** 2 for x, y in zip(xs, TRAIN_YS))
+        w.grad = None
+        b.grad = None
+        loss.backward()
+        with torch.no_grad():
+            w += -TRAIN_LR * w.grad
+            b += -TRAIN_LR * b.grad
+        losses.append(loss.item())
+    return losses
+
+
+def check_training(mod, ctx):
+    Neuron = getattr(mod, "Neuron", None)
+    if Neuron is None:
+        raise Failure("no Neuron")
+    losses = []
+    try:
+        random.seed(TRAIN_SEED)
+        model = Neuron(2)
+        initial = [_number(p.data) for p in model.parameters()]
+        if len(initial) != 3 or None in initial:
+            raise Failure(f"Neuron(2) has {len(initial)} parameters, not 2 weights and a bias")
+        for _ in range(TRAIN_STEPS):
+            ypred = [_single(model(list(x))) for x in TRAIN_XS]
+            loss = sum((yout - ygt) ** 2 for ygt, yout in zip(TRAIN_YS, ypred))
+            for p in model.parameters():
+                p.grad = 0.0
+            loss.backward()
+            for p in model.parameters():
+                p.data += -TRAIN_LR * p.grad
+            losses.append(loss.data)
+    except Failure:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        raise Failure(f"the training loop raised {_describe(exc)} at step {len(losses)}") from None
+    want = torch_training(initial)
+    for step, (got, expected) in enumerate(zip(losses, want)):
+        if not close(got, expected, RTOL, 1e-12):
+            raise Failure(f"loss at step {step} is {got!r}, torch from the same weights gives {expected!r}")
+    if min(want) >= TRAIN_THRESHOLD:
+        raise Failure(f"the loss never falls below {TRAIN_THRESHOLD}")
+
+
+CHECK_FUNCTIONS = {
+    "forward": check_forward,
+    "add": _rule_check("add"),
+    "mul": _rule_check("mul"),
+    "pow": _rule_check("pow"),
+    "tanh": _rule_check("tanh"),
+    "relu": _rule_check("relu"),
+    "neg_sub": _rule_check("neg_sub"),
+    "accumulate": check_accumulate,
+    "topo_order": check_topo_order,
+    "hand_examples": check_hand_examples,
+    "gradcheck": check_gradcheck,
+    "numerical_grad": check_numerical_grad,
+    "neuron": check_neuron,
+    "training": check_training,
+}
+
+
+def _available(mod, op) -> bool:
+    try:
+        engine_run(mod, OP_FORMS[op], (0.7, -1.3), "forward")
+        return True
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def compute(path: Path) -> dict[str, str]:
+    """{check id: "pass" | "fail", ..., "notes": why each fail failed} for one engine."""
+    mod = load(path)
+    ctx = {"notes": [], "available": {op: _available(mod, op) for op in OP_FORMS}}
+    ctx["mul_rule"] = True
+    try:
+        _rule_check("mul")(mod, ctx)
+    except Failure:
+        ctx["mul_rule"] = False
+    verdicts: dict[str, str] = {}
+    reasons = []
+    with contextlib.redirect_stdout(io.StringIO()):
+        for check_id in CHECKS:
+            try:
+                CHECK_FUNCTIONS[check_id](mod, ctx)
+                verdicts[check_id] = "pass"
+            except Failure as failure:
+                verdicts[check_id] = "fail"
+                reasons.append(f"{check_id}: {failure}")
+    verdicts["notes"] = "; ".join(reasons + ctx["notes"])
+    return verdicts
+
+
+def compute_all() -> dict[str, dict[str, str]]:
+    return {path.stem: compute(path) for path in engine_paths()}
+
+
+def verdicts_only(truth: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+    """The pass/fail verdicts without the notes (notes may quote numbers that depend on the
+    order a set yields, so they can change from run to run; verdicts never do)."""
+    return {engine: {c: v for c, v in checks.items() if c != "notes"} for engine, checks in truth.items()}
+
+
+def read_truth() -> dict[str, dict[str, str]]:
+    return json.loads(TRUTH_JSON.read_text())
+
+
+def main(argv: list[str]) -> int:
+    truth = compute_all()
+    current = read_truth() if TRUTH_JSON.exists() else {}
+    up_to_date = verdicts_only(current) == verdicts_only(truth)
+    if "--check" in argv:
+        print("truth.json is up to date" if up_to_date else
+              f"{TRUTH_JSON} is out of date: run python tests/corpus/truth.py")
+        return 0 if up_to_date else 1
+    if up_to_date and "--force" not in argv:
+        print("truth.json is up to date (--force rewrites the notes too)")
+    else:
+        TRUTH_JSON.write_text(json.dumps(truth, indent=2, sort_keys=True) + "\n")
+    for engine, verdicts in truth.items():
+        fails = [c for c in CHECKS if verdicts[c] == "fail"]
+        print(f"{engine:28} fails: {', '.join(fails) or '-'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
