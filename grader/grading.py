@@ -11,6 +11,7 @@ claim about the student's code, read as untrusted input; judging happens here.
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 import traceback
 from dataclasses import dataclass
@@ -61,17 +62,18 @@ def grade(submission: Path, assignment: Assignment, options: Options = Options()
     try:
         source = _read(submission)
         digest = hashlib.sha256(source).hexdigest()
-        code, nb = _code(submission, source)
+        code, nb = _code(submission, source, assignment)
         tests = _tests(submission, options, nb)
         tests_source = "\n\n".join(source for _, source in code.cells) if nb is not None and tests == \
             notebooks.TEST_SHIM else tests
         limits = Limits(request_s=assignment.limits.request_s, memory_mb=assignment.limits.memory_mb,
                         cpu_s=int(assignment.limits.submission_s) + 5)
         seed = hashlib.sha256(source + b"\0" + (tests or "").encode()).hexdigest()
-        if tests is not None and any(c.id in SUITE_CHECKS for c in specs):
-            suite = start_suite(assignment, code, tests, limits, options.isolation, seed, options.suite_sandboxes)
         with EngineLane(code, limits, options.isolation) as engine:
-            symbols, execution = _load(engine, code, assignment, submission.name)
+            if tests is not None and any(c.id in SUITE_CHECKS for c in specs):
+                suite = start_suite(assignment, code, tests, limits, options.isolation, seed, options.suite_sandboxes)
+                suite.provide_plan()
+            symbols, execution, notes = _load(engine, code, assignment, submission.name)
             if suite is not None:
                 suite.go(execution.left_out() if execution else frozenset(), assignment.limits.cell_s)
             ctx = Context(assignment, engine, symbols, suite, tests_source, seed)
@@ -81,7 +83,7 @@ def grade(submission: Path, assignment: Assignment, options: Options = Options()
     finally:
         if suite is not None:
             suite.cancel()
-    return _result(submission, digest, assignment, "graded", None, tuple(checks), started, execution)
+    return _result(submission, digest, assignment, "graded", None, tuple(checks), started, execution, notes)
 
 
 def _read(submission: Path) -> bytes:
@@ -103,15 +105,15 @@ def _read(submission: Path) -> bytes:
     return source
 
 
-def _code(submission: Path, source: bytes):
+def _code(submission: Path, source: bytes, assignment: Assignment):
     """The student's code as the sandbox loads it, and the parsed notebook (or None)."""
     if submission.suffix != ".ipynb":
-        return Code("py", {MODULE_FILE: source}), None
+        return Code("py", {MODULE_FILE: source}, stand_ins=assignment.packages), None
     try:
         nb = notebooks.read(submission)
     except notebooks.NotebookError as exc:
         raise Rejected("unreadable", str(exc)) from None
-    return Code("notebook", {}, notebooks.code_cells(nb)), nb
+    return Code("notebook", {}, notebooks.code_cells(nb), assignment.packages), nb
 
 
 def _tests(submission: Path, options: Options, nb) -> str | None:
@@ -134,7 +136,7 @@ def _load(engine: EngineLane, code: Code, assignment: Assignment, filename: str)
         reply = engine.load(code.request(), limits.request_s, None)
     except WorkerFailure as failure:
         raise Rejected(failure.kind, f"importing {filename}: your code {failure.message}") from None
-    return _symbols(reply, assignment, filename, None), None
+    return _symbols(reply, assignment, filename, None, engine.sandbox.python), None, _notes(reply, code)
 
 
 def _load_notebook(engine: EngineLane, code: Code, assignment: Assignment, filename: str):
@@ -160,12 +162,22 @@ def _load_notebook(engine: EngineLane, code: Code, assignment: Assignment, filen
         except WorkerFailure as again:
             raise Rejected("crash", f"running {filename} again without cell {killer + 1}: your notebook "
                            f"{again.message}") from None
-    return _symbols(reply, assignment, filename, execution), execution
+    return _symbols(reply, assignment, filename, execution), execution, _notes(reply, code)
 
 
-def _symbols(reply: dict, assignment: Assignment, filename: str, execution) -> list[str]:
+def _notes(reply: dict, code: Code) -> tuple[str, ...]:
+    """What the student should know: packages their code imports that stood in for the real ones."""
+    result = reply.get("result") if isinstance(reply.get("result"), dict) else {}
+    used = [n for n in result.get("stand_ins", []) if isinstance(n, str) and n in code.stand_ins] \
+        if isinstance(result.get("stand_ins"), list) else []
+    return tuple(f"Your code imports {name}, which is not installed where it is graded: a stand-in was imported "
+                 f"instead, so the rest of your file could be graded; anything that uses {name} raises an error."
+                 for name in dict.fromkeys(used))
+
+
+def _symbols(reply: dict, assignment: Assignment, filename: str, execution, python: str = "") -> list[str]:
     if not reply.get("ok"):
-        raise _load_error(reply.get("error"), assignment, filename)
+        raise _load_error(reply.get("error"), assignment, filename, python)
     result = reply.get("result")
     symbols = result.get("symbols") if isinstance(result, dict) else None
     if not isinstance(symbols, list) or len(symbols) > MAX_SYMBOLS or not all(isinstance(s, str) for s in symbols):
@@ -180,12 +192,36 @@ def _symbols(reply: dict, assignment: Assignment, filename: str, execution) -> l
     return symbols
 
 
-def _load_error(err, assignment: Assignment, filename: str) -> Rejected:
+NEWER_SYNTAX = (
+    # (pattern on the offending line, the Python that accepts it, what it is, how to write it before)
+    (re.compile(r"""\bf(['"])[^'"]*\{[^{}]*\1[^{}]*\}"""), (3, 12), "an f-string that reuses its own quotes inside {}",
+     "use the other kind of quotes inside the braces"),
+    (re.compile(r"^\s*type\s+\w+\s*(\[.*\])?\s*="), (3, 12), "a `type` statement", "write `Name = ...` instead"),
+    (re.compile(r"^\s*(def|class)\s+\w+\s*\["), (3, 12), "type parameters in brackets", "use typing.TypeVar"),
+)
+
+
+def _newer_syntax(text: str, python: str) -> str:
+    """A sentence saying the line uses syntax of a newer Python than the grading one, if it does."""
+    try:
+        version = tuple(int(x) for x in python.split(".")[:2])
+    except ValueError:
+        return ""
+    for pattern, needs, what, instead in NEWER_SYNTAX:
+        if version < needs and pattern.search(text):
+            return (f"\nThis line uses {what}, which Python {needs[0]}.{needs[1]} accepts but the Python that grades "
+                    f"your code ({python}) does not: {instead}.")
+    return ""
+
+
+def _load_error(err, assignment: Assignment, filename: str, python: str = "") -> Rejected:
     err = err if isinstance(err, dict) else {}
     kind, message = str(err.get("type", "Exception")), str(err.get("message", ""))
     if kind in ("SyntaxError", "IndentationError", "TabError"):
-        text = f"\n    {str(err['text']).strip()}" if err.get("text") else ""
-        return Rejected("syntax_error", f"{filename}, line {err.get('lineno')}: {kind}: {message}{text}")
+        line = str(err.get("text") or "")
+        text = f"\n    {line.strip()}" if line else ""
+        return Rejected("syntax_error", f"{filename}, line {err.get('lineno')}: {kind}: {message}{text}"
+                        f"{_newer_syntax(line, python)}")
     if kind == "MemoryError":
         return Rejected("memory", f"importing {filename} ran out of memory (the limit is "
                         f"{assignment.limits.memory_mb} MB)")
@@ -206,7 +242,28 @@ def _run_checks(ctx: Context, specs: list[CheckSpec], started: float) -> list[Ch
             ctx.start_check(min(limits.check_s, left))
             outcome = _run_one(check.run, ctx)
         results.append(_check_result(spec, check.title, outcome, time.monotonic() - t0))
-    return results
+    return _one_cause_once(results)
+
+
+def _one_cause_once(results: list[CheckResult]) -> list[CheckResult]:
+    """When several checks fail from one recognised cause, the first explains it and the others say
+    'same cause as <first>' (keeping what they saw and their smallest case)."""
+    from dataclasses import replace
+
+    from grader.checks.diagnose import CAUSES
+
+    first: dict[str, str] = {}
+    out = []
+    for result in results:
+        cause = result.artifacts.get("cause") if result.status in ("failed", "error") else None
+        if cause in CAUSES and cause in first:
+            words = CAUSES[cause].words
+            text = result.feedback.replace(f" Likely cause: {words}.", "").replace(f"\nLikely cause: {words}.", "")
+            result = replace(result, feedback=f"{text}\nSame cause as {first[cause]}: {words.split(':')[0]}.")
+        elif cause in CAUSES:
+            first[cause] = result.id
+        out.append(result)
+    return out
 
 
 def _run_one(run, ctx: Context) -> Outcome:
@@ -243,7 +300,7 @@ def _check_result(spec: CheckSpec, title: str, outcome: Outcome, duration: float
     )
 
 
-def _result(submission, digest, assignment, status, error, checks, started, execution=None) -> Result:
+def _result(submission, digest, assignment, status, error, checks, started, execution=None, notes=()) -> Result:
     return Result(
         submission=submission.name,
         sha256=digest,
@@ -256,4 +313,5 @@ def _result(submission, digest, assignment, status, error, checks, started, exec
         duration_s=round(time.monotonic() - started, 3),
         checks=checks,
         notebook=execution.to_dict() if execution else None,
+        notes=tuple(notes),
     )

@@ -81,12 +81,15 @@ class Result:
     schema: int = SCHEMA
     notebook: dict[str, Any] | None = None
     """For a notebook: the cells that raised, timed out or never ran when it was executed."""
+    notes: tuple[str, ...] = ()
+    """What the student should know about how their file was graded (a package stood in for)."""
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         order = ["schema", "submission", "sha256", "assignment", "grader_version", "status", "error",
-                 "score", "max_score", "duration_s", "checks"] + (["notebook"] if self.notebook is not None else [])
-        return {key: data[key] for key in order}
+                 "score", "max_score", "duration_s", "checks"] + (["notebook"] if self.notebook is not None else []) \
+            + (["notes"] if self.notes else [])
+        return {key: list(data[key]) if key == "notes" else data[key] for key in order}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, allow_nan=False, default=str)

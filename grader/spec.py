@@ -93,6 +93,9 @@ class Assignment:
     training: Training | None
     sabotages: tuple[str, ...]
     """Ids of the sabotage operators whose mutants the student's tests must catch."""
+    packages: tuple[str, ...]
+    """Packages a submission may import (numpy, matplotlib...): used if the sandbox's Python has them,
+    else a stand-in is imported, whose use raises a clear error, and the student is told."""
     folder: Path
 
     @property
@@ -172,6 +175,7 @@ def parse(raw: dict[str, Any], path: Path) -> Assignment:
         search=where.section(raw, "search", Search),
         training=_training(where, raw) if "training" in raw else None,
         sabotages=_sabotages(where, raw),
+        packages=_packages(where, raw),
         folder=path.parent,
     )
     where.no_extra(raw, {f.name for f in fields(Assignment)} - {"folder"}, "")
@@ -186,6 +190,18 @@ def _sabotages(where: _Where, raw: dict[str, Any]) -> tuple[str, ...]:
     for sab in chosen:
         if sab not in known:
             raise SpecError(f"{where.path}: sabotages contains {sab!r}: expected ids from {', '.join(known)}")
+    return tuple(chosen)
+
+
+DEFAULT_PACKAGES = ("numpy", "matplotlib", "graphviz", "pandas", "scipy", "seaborn", "sklearn", "tqdm")
+"""What lessons import beside the engine (plots, graph drawings, arrays) without the engine needing it."""
+
+
+def _packages(where: _Where, raw: dict[str, Any]) -> tuple[str, ...]:
+    chosen = where.get(raw, "packages", list, default=list(DEFAULT_PACKAGES))
+    for name in chosen:
+        if not (isinstance(name, str) and name.isidentifier()):
+            raise SpecError(f"{where.path}: packages contains {name!r}: expected names of top-level packages")
     return tuple(chosen)
 
 

@@ -161,7 +161,7 @@ def test_nothing_in_a_run_names_its_engine(run, tmp_path):
     plan, wheat, sabotage, an operator's name) find nothing on any run, and so catch no sabotage?"""
     result, _, _, _ = check(run, tmp_path, BASE_ENGINE, HOSTILE / "plan_hunter_tests.py")
     found = statuses(result)
-    assert found["student_tests"] == "passed" and found["wheat"] == "passed", result["checks"][-3:]
+    assert found["student_tests"] == "passed" and found["wheat"] == "passed", [c["feedback"] for c in result["checks"][-3:]]
     assert scores(result)["sabotage"] == 0
 
 

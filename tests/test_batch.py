@@ -129,7 +129,10 @@ def test_every_student_gets_exactly_one_result(graded_class):
     with open(out / "grades.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     assert sorted(r["student"] for r in rows) == sorted(expected)
-    assert {r["student"]: r["status"] for r in rows} == expected
+    found = {r["student"]: r["status"] for r in rows}
+    wrong = {s: (found[s], json.loads((out / "students" / s / "result.json").read_text())["error"])
+             for s in expected if found.get(s) != expected[s]}
+    assert found == expected, wrong
     for student in expected:
         result = json.loads((out / "students" / student / "result.json").read_text())
         assert result["schema"] == 1 and (out / "students" / student / "report.html").is_file()

@@ -85,7 +85,7 @@ def test_failed_check_exits_1_and_shows_the_counterexample(tmp_path):
     engine = next(p for p in BUGGY_ENGINES if p.stem == "assign_not_accumulate")
     run = grader("check", str(engine), "--json", str(tmp_path / "r.json"))
     assert run.returncode == 1
-    assert "FAIL  accumulate" in run.stdout and "a + a" in run.stdout and "Use += " in run.stdout
+    assert "FAIL  accumulate" in run.stdout and "a + a" in run.stdout and "use += " in run.stdout.lower()
     check = next(c for c in json.loads((tmp_path / "r.json").read_text())["checks"] if c["id"] == "accumulate")
     assert check["counterexample"]["got"] == {"a.grad": 1.0}
 

@@ -210,3 +210,34 @@ def test_class_summary_sorts_and_links_to_reports(browser, class_out):
     assert page.locator("#check-accumulate").is_visible()
     page.screenshot(path=ARTIFACTS / "class-linked-report.png", full_page=True)
     page.close()
+
+
+def test_a_value_used_twice_shows_both_edges_and_the_method_at_fault(open_page, micrograd, tmp_path):
+    """For `=` in __add__, does gradcheck's picture of a + a draw two edges from a into +, and does the
+    code most likely at fault show __add__ (the method the cause names), not backward?"""
+    engine = tmp_path / "micrograd_mine.py"
+    engine.write_text((ZOO / "buggy" / "assign_not_accumulate.py").read_text())
+    result = json.loads(grade(engine, micrograd).to_json())
+    source = engine.read_text()
+    page = open_page(html.student_report(result, source, "micrograd"), "student-a-plus-a")
+    accumulate = page.locator("#check-accumulate")
+    assert accumulate.locator(".feedback").inner_text().count("use +=") == 1
+    edges = accumulate.locator("svg path.edge[data-to='b'][data-from='a']")
+    assert edges.count() == 2
+    first, second = edges.nth(0).get_attribute("d"), edges.nth(1).get_attribute("d")
+    assert first != second  # bent apart, both visible
+    gradcheck = page.locator("#check-gradcheck")
+    assert gradcheck.is_visible() and "Same cause as accumulate" in gradcheck.locator(".feedback").inner_text()
+    shown = gradcheck.locator(".source").inner_text()
+    assert "def __add__" in shown and "def backward" not in shown
+
+
+def test_a_stand_in_package_is_noted(open_page, micrograd, tmp_path):
+    """Does a file importing a package the sandbox lacks get graded, with a visible note saying so?"""
+    engine = tmp_path / "micrograd_mine.py"
+    engine.write_text("import graphviz\nfrom graphviz import Digraph\n" + (ZOO / "correct" / "kahn.py").read_text())
+    result = json.loads(grade(engine, micrograd.without(("student_tests", "wheat", "sabotage"))).to_json())
+    assert result["status"] == "graded" and result["score"] == result["max_score"]
+    page = open_page(html.student_report(result, engine.read_text(), "micrograd"), "student-stand-in")
+    note = page.locator("#note-1")
+    assert note.is_visible() and "graphviz" in note.inner_text() and "stand-in" in note.inner_text()

@@ -28,10 +28,13 @@ def gradescope(result: dict[str, Any]) -> dict[str, Any]:
             "score": c["score"],
             "max_score": c["max_score"],
             "status": "passed" if c["status"] == "passed" else "failed",
-            "output": c["feedback"] + (f"\n\nSmallest case:\n{c['counterexample']['code']}" if c["counterexample"] else ""),
+            "output": ("Not judged (skipped): " if c["status"] == "skipped" else "") + c["feedback"]
+            + (f"\n\nSmallest case:\n{c['counterexample']['code']}" if c["counterexample"] else ""),
             "visibility": "hidden" if c["visibility"] == "hidden" else "visible",
         })
     data = {"score": result["score"], "execution_time": result["duration_s"], "tests": tests}
+    if result.get("notes"):
+        data["output"] = "\n".join(result["notes"])
     if result["status"] == "error":
         data["output"] = f"Could not grade this submission ({result['error']['kind']}): {result['error']['message']}"
     return data

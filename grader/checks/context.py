@@ -163,17 +163,20 @@ class StudentEngine:
         except (TypeError, ValueError):
             return Observation(error=dict(UNREADABLE))
 
-    def run(self, program: Program, backward: bool = True) -> Observation:
-        return self.run_many([program], backward)[0]
+    def run(self, program: Program, backward: bool = True, seed: bool = False) -> Observation:
+        return self.run_many([program], backward, seed=seed)[0]
 
     def run_many(self, programs: list[Program], backward: bool = True, want: list[int] | None = None,
-                 stop: Callable[[Program, Observation], bool] | None = None) -> list[Observation | None]:
-        """Every program built (and backpropagated), a chunk of programs per request. None for those
-        never reached: after one on which the student's process failed (that one carries the failure),
-        or, with stop, after the chunk holding the first program stop says ends the batch."""
+                 stop: Callable[[Program, Observation], bool] | None = None, seed: bool = False,
+                 every: bool = False) -> list[Observation | None]:
+        """Every program built (and backpropagated, the output's grad first set to 1 if seed), a chunk
+        of programs per request. None for those never reached: after one on which the student's
+        process failed (that one carries the failure), or, with stop, after the chunk holding the first
+        program stop says ends the batch. With every, a program that raises does not end it (the
+        preflight needs every answer)."""
         sizes = [len(want) if want is not None else len(p) for p in programs]
-        return self._many("eval_many", {"backward": backward, "want": want}, programs,
-                          lambda i, value: observation(value, sizes[i], backward), stop)
+        return self._many("eval_many", {"backward": backward, "want": want, "seed": seed, "stop_on_error": not every},
+                          programs, lambda i, value: observation(value, sizes[i], backward), stop, every)
 
     def gradcheck_many(self, programs: list[Program], h: float,
                        stop: Callable[[Program, Any], bool] | None = None) -> list[dict | Observation | None]:
@@ -181,7 +184,7 @@ class StudentEngine:
                           stop)
 
     def _many(self, op: str, extra: dict, programs: list[Program], read: Callable[[int, Any], Any],
-              stop: Callable[[Program, Any], bool] | None) -> list:
+              stop: Callable[[Program, Any], bool] | None, every: bool = False) -> list:
         results: list = [None] * len(programs)
         for start in range(0, len(programs), CHUNK):
             chunk = programs[start:start + CHUNK]
@@ -203,7 +206,8 @@ class StudentEngine:
             for i in range(start, start + len(chunk)):
                 if results[i] is None:  # the batch said it was done, yet this one never came
                     results[i] = Observation(error=dict(UNREADABLE))
-                if isinstance(results[i], Observation) and not results[i].ok or stop and stop(programs[i], results[i]):
+                raised = isinstance(results[i], Observation) and results[i].error is not None
+                if raised and not every or stop and stop(programs[i], results[i]):
                     return results  # the student's process stops a batch at its first exception, too
         return results
 

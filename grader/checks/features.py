@@ -1,20 +1,46 @@
-"""The preflight: which basic behaviours of the student's engine can be trusted.
+"""The preflight: what the student's engine can build, and which of its basics can be trusted.
 
-Each rule is judged on its own. Probing `tanh` inside `tanh(a*b + c) * k` is only fair
-when `*`, `+`, nesting and accumulation work; otherwise a bug in `*` would fail the
-tanh check too. So before the checks, a few fixed probes find out what works, and each
-check builds its expressions only from the structures that passed. A broken structure
-is still judged, by the check named for it.
+Each check judges only what the engine can build and charges only the piece it is about.
+Probing `tanh` inside `tanh(a*b + c) * k` is only fair when `*`, `+`, nesting and the
+output's seed work; otherwise a bug in `*` would fail the tanh check too. So before the
+checks, one batch of fixed probes finds out:
+
+- which operations exist and compute the right value on their own (the op inventory: a
+  missing `tanh` fails `forward` and `tanh`, and nothing that merely uses tanh);
+- whether backward() seeds the output's gradient with 1 (if not, the rule checks seed it
+  themselves, and the missing seed is charged to the lesson's full runs: hand_examples,
+  gradcheck, training);
+- whether backward() runs any rule at all, whether two different nodes holding equal
+  numbers are told apart, whether nesting, a value used twice, and shared nodes work.
+
+A broken basic is still judged, by the check named for it; the others leave it out of
+their expressions, or, when they cannot do without it, are skipped and say which basic.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from grader.checks.context import Context
+from grader.checks.context import Context, reference_run
 from grader.checks.judging import compare_many
 
 LEAVES = (("leaf", 2.0), ("leaf", -3.0), ("leaf", 0.5), ("leaf", 1.5))
+
+# One program per operation, on leaves with distinct values: it must build, compute the
+# right value and backpropagate without raising for the operation to count as working.
+SINGLE = {
+    "add": (("leaf", 2.0), ("leaf", -3.0), ("add", 0, 1)),
+    "mul": (("leaf", 2.0), ("leaf", -3.0), ("mul", 0, 1)),
+    "sub": (("leaf", 2.0), ("leaf", -3.0), ("sub", 0, 1)),
+    "div": (("leaf", 2.0), ("leaf", -4.0), ("div", 0, 1)),
+    "pow": (("leaf", 1.5), ("pow", 0, 2)),
+    "neg": (("leaf", 1.5), ("neg", 0)),
+    "tanh": (("leaf", 0.5), ("tanh", 0)),
+    "relu": (("leaf", 1.5), ("relu", 0)),
+    "exp": (("leaf", 0.5), ("exp", 0)),
+}
+EQUAL_DATA = (("leaf", 2.0), ("leaf", 3.0), ("leaf", 1.5), ("leaf", 4.0), ("mul", 0, 1), ("mul", 2, 3), ("add", 4, 5))
+"""Two different nodes holding the same number (2*3 and 1.5*4): a visited set keyed by value skips one."""
 
 
 def _chain(op: str) -> tuple:
@@ -41,6 +67,16 @@ class Features:
     """A leaf used twice gets both contributions (a + a)."""
     share: bool
     """An intermediate node used twice is processed once, with both contributions."""
+    working: tuple[str, ...] = ()
+    """Operations that build, compute the right value and backpropagate without raising."""
+    broken: dict[str, str] = field(default_factory=dict)
+    """Operations that do not: op -> what went wrong, in a few words."""
+    seed_missing: bool = False
+    """backward() leaves the output's gradient at 0: probes must seed it themselves."""
+    backward_inert: bool = False
+    """backward() changes no gradient at all, even with the output seeded."""
+    equal_data_merged: bool = False
+    """Two different nodes holding equal numbers are treated as one (equality or hash by data)."""
 
     def trusted(self, *ops: str) -> tuple[str, ...]:
         """Those of ops that work wherever they appear in an expression."""
@@ -52,33 +88,63 @@ class Features:
 
     def limits(self) -> str:
         """A sentence saying which structures were left out, and why, for the feedback."""
-        notes = []
         if not self.depth:
-            notes.append("only single operations on leaves were probed, because nested expressions "
-                         "do not backpropagate correctly (see topo_order)")
-        elif not self.reuse:
-            notes.append("each value was used once, because a value used twice does not get both "
-                         "gradients (see accumulate)")
-        return f" (Note: {notes[0]}.)" if notes else ""
+            return (" (Note: only single operations on leaves were probed, because nested expressions do not "
+                    "backpropagate correctly: see topo_order.)")
+        return ""
 
 
 def preflight(ctx: Context) -> Features:
     """Judge every probe the preflight may need, in one request (a hang or crash leaves the rest unjudged)."""
-    add2, mul2 = LEAVES[:2] + (("add", 0, 1),), LEAVES[:2] + (("mul", 0, 1),)
+    ops = [op for op in ctx.assignment.ops if op in SINGLE]
+    singles = [SINGLE[op] for op in ops]
+    add2, mul2 = SINGLE["add"], SINGLE["mul"]
     mul_in = LEAVES[:3] + (("mul", 0, 1), ("mul", 3, 2))
-    candidates = [add2, mul2, mul_in] + [p for op in ("add", "mul")
-                                          for p in (_chain(op), LEAVES[:1] + ((op, 0, 0),), _diamond(op))]
-    verdicts = compare_many(ctx, candidates)
+    structural = [mul_in, EQUAL_DATA] + [p for op in ("add", "mul")
+                                         for p in (_chain(op), LEAVES[:1] + ((op, 0, 0),), _diamond(op))]
+    unseeded = ctx.student.run_many([add2, mul2], every=True)
+    seed_missing = _seed_missing(unseeded)
+    probes = list(dict.fromkeys(singles + structural))
+    answers = dict(zip(probes, ctx.student.run_many(probes, seed=seed_missing, every=True)))
+    verdicts = compare_many(ctx, probes, answers=answers)
 
     def ok(program) -> bool:
         return program in verdicts and verdicts[program] is None
 
+    working, broken = [], {}
+    for op, program in zip(ops, singles):
+        got = answers.get(program)
+        if got is None:
+            broken[op] = "not reached"
+        elif not got.ok:
+            broken[op] = f"raised {got.error['type']}" if got.error else "stopped"
+        elif not ctx.close(reference_run(program).data[-1], got.data[-1]):
+            broken[op] = "computes a wrong value"
+        else:
+            working.append(op)
+    inert = _inert(answers, ops, singles)
     add, mul = ok(add2), ok(mul2)
     chain_op = "add" if add else "mul" if mul else None
+    equal_merged = add and mul and ok(mul_in) and not ok(EQUAL_DATA)
+    common = dict(working=tuple(working), broken=broken, seed_missing=seed_missing, backward_inert=inert,
+                  equal_data_merged=equal_merged)
     if chain_op is None:
-        return Features(add, mul, None, False, False, False, False)
+        return Features(add, mul, None, False, False, False, False, **common)
     depth = ok(_chain(chain_op))
     reuse = ok(LEAVES[:1] + ((chain_op, 0, 0),))
     mul_inner = mul and depth and ok(mul_in)
     share = depth and reuse and ok(_diamond(chain_op))
-    return Features(add, mul, chain_op, depth, mul_inner, reuse, share)
+    return Features(add, mul, chain_op, depth, mul_inner, reuse, share, **common)
+
+
+def _seed_missing(unseeded) -> bool:
+    """Does backward() leave the output's gradient at 0 (where it should be 1)?"""
+    grads = [o.grad[-1] for o in unseeded if o is not None and o.ok]
+    return bool(grads) and all(g == 0.0 for g in grads)
+
+
+def _inert(answers, ops, singles) -> bool:
+    """Does backward() change no leaf's gradient for any operation that builds?"""
+    leaf_grads = [g for op, program in zip(ops, singles) if (got := answers.get(program)) is not None and got.ok
+                  for i, g in enumerate(got.grad) if program[i][0] == "leaf"]
+    return bool(leaf_grads) and all(g == 0.0 for g in leaf_grads)

@@ -61,6 +61,9 @@ def _verdict(ctx: Context, program: Program, reply: dict | Observation) -> Verdi
         if not (isinstance(a, float) and isinstance(n, float) and math.isclose(a, n, rel_tol=rtol, abs_tol=ABS_TOL)):
             grads = {f"{names[i]}.grad": shown(x) for i, x in zip(leaves, analytic)}
             slopes = {f"{names[i]}.grad": shown(x) for i, x in zip(leaves, numeric)}
+            by_node = [None] * len(program)
+            for i, x in zip(leaves, analytic):
+                by_node[i] = x
             return Verdict(
                 program,
                 "failed",
@@ -69,5 +72,6 @@ def _verdict(ctx: Context, program: Program, reply: dict | Observation) -> Verdi
                 expected=slopes,
                 got=grads,
                 names=tuple(names),
+                got_grad=tuple(by_node),
             )
     return None

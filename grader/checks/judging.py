@@ -3,6 +3,7 @@ and shrink the smallest program on which they disagree."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -11,9 +12,11 @@ import hypothesis
 from hypothesis.configuration import set_hypothesis_home_dir
 from hypothesis.errors import NoSuchExample, Unsatisfiable
 
-from grader.checks import plans, strategies
+from grader.checks import diagnose, plans, strategies
+from grader.checks.diagnose import Cause
 from grader.checks.context import CheckTimeout, Context, Observation, reference_run
 from grader.errors import WorkerFailure
+from grader.sandbox.inside import probes
 from grader.programs import Program, ancestors, default_names, inputs, op_label, to_code
 from grader.result import Counterexample, Outcome
 
@@ -47,24 +50,47 @@ class Verdict:
     """The same expression gave the right answer on another try (an order that follows a set)."""
     not_written: bool = False
     """The student's code raised NotImplementedError: a method of the starter kit still to write."""
+    cause: Cause | None = None
+    """The misconception behind it, when one is recognised (diagnose.py)."""
+    got_grad: tuple = ()
+    """The student's gradient per node, to recognise the misconception by."""
 
     def counterexample(self) -> Counterexample:
         return Counterexample(to_code(self.program, self.names or None, self.backward), self.expected, self.got)
 
     def outcome(self, hint: str, lead: str = "") -> Outcome:
-        """The failed check's outcome: what happened on the smallest case, and the likely cause."""
+        """The failed check's outcome: what happened on the smallest case, and the likely cause
+        (the misconception, when recognised, else the rule's hint)."""
+        because = f" Likely cause: {self.cause.words}." if self.cause else ""
         if self.status == "error":
             feedback = self.what if self.not_written else f"{lead}{self.what}"
             if self.traceback:
                 feedback += f"\n{self.traceback.rstrip()}"
-            return Outcome("error", feedback, self.counterexample(), self._artifacts())
+            return Outcome("error", feedback + ("\n" + because.strip() if because and self.traceback else because),
+                           self.counterexample(), self._artifacts())
         unstable = (" The same expression gave the right answer on another try, so the order your backward() "
                     "visits nodes in changes from run to run: children kept in a set are visited in an order "
                     "that follows memory addresses.") if self.unstable else ""
-        return Outcome("failed", f"{lead}{self.what}.{unstable} {hint}", self.counterexample(), self._artifacts())
+        return Outcome("failed", f"{lead}{self.what}.{unstable}{because or ' ' + hint}", self.counterexample(),
+                       self._artifacts())
 
     def _artifacts(self) -> dict[str, Any]:
-        return {"graph": self.graph} if self.graph else {}
+        found: dict[str, Any] = {"graph": self.graph} if self.graph else {}
+        if self.cause is not None:
+            found["cause"] = self.cause.id
+            if self.cause.method:
+                found["suspect"] = self.cause.method
+        return found
+
+    def explained(self, seed: bool = False) -> Verdict:
+        """The verdict with its misconception, if one is recognised."""
+        if self.cause is not None:
+            return self
+        if self.status == "error":
+            return replace(self, cause=diagnose.from_error(self.what, self.program))
+        if self.got_grad:
+            return replace(self, cause=diagnose.simulated(self.program, list(self.got_grad), seed))
+        return self
 
 
 def shown(value: Any) -> Any:
@@ -96,30 +122,60 @@ def error_message(observed: Observation, doing: str) -> str:
     return verdict.what + (f"\n{verdict.traceback.rstrip()}" if verdict.traceback else "")
 
 
-def judged(program: Program, quantity: str = "grad") -> bool:
-    """Is the program inside the reference's domain, and away from relu's kink?"""
+def judged(program: Program, quantity: str = "grad", distinct: bool = False) -> bool:
+    """Is the program inside the reference's domain, away from relu's kink (and, with distinct,
+    free of two different nodes holding the same number)?"""
     expected = reference_run(program, quantity == "grad")
-    return expected is not None and not _at_relu_kink(program, expected)
+    if expected is None or _at_relu_kink(program, expected):
+        return False
+    return not distinct or _all_distinct(program)
+
+
+@functools.lru_cache(maxsize=20_000)
+def _all_distinct(program: Program) -> bool:
+    """Do all the nodes of the program's graph, those composite operations make inside (-b in a - b,
+    the -1 in -x) included, hold different numbers? (Built with the reference, whose - and / are
+    composite as the lesson's are.)"""
+    import reference
+
+    nodes = probes.build(program, reference.Value)
+    values = [round(node.data, 12) for node in reference.engine.topological_order(nodes[-1])]
+    return len(set(values)) == len(values)
+
+
+@dataclass(frozen=True)
+class Probe:
+    """How a check asks: what it compares, and what it does for a student's broken basics."""
+
+    quantity: str = "grad"
+    """grad (gradients after backward(), every node the output depends on) or data (forward values)."""
+    seed: bool = False
+    """Set the output's grad to 1 before backward() (the engine does not: see hand_examples)."""
+    distinct: bool = False
+    """Judge only programs whose nodes all hold different numbers (the engine merges equal ones)."""
+
+
+DEFAULT = Probe()
 
 
 def compare(
     ctx: Context,
     program: Program,
-    quantity: str = "grad",
+    probe: Probe = DEFAULT,
     names: list[str] | None = None,
     got: Observation | None = None,
 ) -> Verdict | None:
     """Run the program on both engines; a Verdict if the student's disagrees, else None.
 
-    quantity is "grad" (gradients after backward(), every node the output depends on)
-    or "data" (forward values only). Programs outside the reference's domain, or with
-    relu exactly at its kink, are not judged. got is the student's answer if already in hand.
+    Programs outside the reference's domain, or with relu exactly at its kink, are not
+    judged. got is the student's answer if already in hand.
     """
+    quantity = probe.quantity
     backward = quantity == "grad"
-    if not judged(program, quantity):
+    if not judged(program, quantity, probe.distinct):
         return None
     expected = reference_run(program, backward)
-    got = got if got is not None else ctx.student.run(program, backward)
+    got = got if got is not None else ctx.student.run(program, backward, seed=probe.seed)
     names = names or default_names(program)
     if not got.ok:
         return error_verdict(program, got, names, "building the expression and calling backward()"
@@ -143,6 +199,7 @@ def compare(
         names=tuple(names),
         backward=backward,
         graph=graph,
+        got_grad=tuple(got.grad) if backward else (),
     )
 
 
@@ -166,19 +223,23 @@ def _at_relu_kink(program: Program, expected: Observation) -> bool:
     return any(ins[0] == "relu" and expected.data[ins[1]] == 0.0 for ins in program)
 
 
-def compare_many(ctx: Context, programs: list[Program], quantity: str = "grad") -> dict[Program, Verdict | None]:
-    """compare() on many programs, with one request to the student's engine for all of them.
-
-    Programs after one on which the student's process failed are left out (not judged yet)."""
-    todo = [p for p in programs if judged(p, quantity)]
-    answers = ctx.student.run_many(todo, quantity == "grad",
-                                   stop=lambda program, got: compare(ctx, program, quantity, got=got) is not None)
+def compare_many(ctx: Context, programs: list[Program], probe: Probe = DEFAULT,
+                 answers: dict | None = None) -> dict[Program, Verdict | None]:
+    """compare() on many programs, with one request to the student's engine for all of them
+    (or on the answers already in hand). Programs after one on which the student's process
+    failed, or after the first disagreement's chunk, are left out (not judged yet)."""
+    todo = [p for p in programs if judged(p, probe.quantity, probe.distinct)]
+    if answers is None:
+        got_all = ctx.student.run_many(todo, probe.quantity == "grad", seed=probe.seed,
+                                       stop=lambda program, got: compare(ctx, program, probe, got=got) is not None)
+        answers = dict(zip(todo, got_all))
     asked = set(todo)
     verdicts: dict[Program, Verdict | None] = {p: None for p in programs if p not in asked}
-    for program, got in zip(todo, answers):
+    for program in todo:
+        got = answers.get(program)
         if got is None:
             break
-        verdicts[program] = compare(ctx, program, quantity, got=got)
+        verdicts[program] = compare(ctx, program, probe, got=got)
     return verdicts
 
 

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from grader.checks import check
 from grader.checks.context import Context
-from grader.checks.judging import Verdict, compare, compare_many, search
+from grader.checks.judging import Probe, Verdict, compare, compare_many, search
 from grader.checks.strategies import Shape, forward_ops, single_operations
 from grader.programs import Program
 from grader.result import Outcome
@@ -37,78 +37,139 @@ HINTS = {
 }
 
 
-def _run_search(ctx: Context, check_id: str, shape: Shape, quantity: str = "grad", note: bool = False) -> Outcome:
-    """Search for the smallest disagreement; note=True says which structures were left out and why."""
-    def judge(program: Program) -> Verdict | None:
-        return compare(ctx, program, quantity)
-
-    verdict = search(ctx, shape, judge, lambda many: compare_many(ctx, many, quantity))
+def _run_search(ctx: Context, check_id: str, shape: Shape, probe: Probe = Probe(), note: bool = False,
+                sweep: list[Program] = ()) -> Outcome:
+    """A sweep of fixed programs first, then hypothesis's search for the smallest disagreement;
+    note=True says which structures were left out and why."""
+    verdicts = compare_many(ctx, list(sweep), probe) if sweep else {}
+    verdict = next((verdicts[p] for p in sweep if verdicts.get(p) is not None), None)
+    if verdict is None and (not sweep or len(verdicts) == len(sweep)):
+        verdict = search(ctx, shape, lambda program: compare(ctx, program, probe),
+                         lambda many: compare_many(ctx, many, probe))
     if verdict is None:
         return Outcome("passed", "Matches the reference engine on every expression tried.")
+    verdict = verdict.explained(probe.seed)
     return verdict.outcome(HINTS[check_id] + (ctx.features.limits() if note else ""), "On the smallest failing case, ")
 
 
+def _probe(ctx: Context) -> Probe:
+    """Rule checks seed the output themselves when backward() does not, and keep equal numbers
+    apart when the engine merges them: each of those is charged once, elsewhere."""
+    f = ctx.features
+    return Probe(seed=f.seed_missing, distinct=f.equal_data_merged)
+
+
 def _rule_shape(ctx: Context, *ops: str, helpers: tuple[str, ...] = ("add", "mul")) -> Shape:
-    """A rule probed on leaves and, where the engine's basics work, inside larger expressions."""
+    """A rule probed on leaves and, where the engine's basics work, inside larger expressions; each
+    value used once (a value used twice is accumulate's business)."""
     f = ctx.features
     return Shape(
         ops=ops,
         helpers=tuple(op for op in f.trusted(*helpers) if op not in ops),
         max_ops=f.nested(),
-        reuse_leaves=f.reuse and f.depth,
-        share_nodes=f.share,
         wrap=f.mul and f.depth,
     )
 
 
-def _not_judged(what: str) -> Outcome:
-    return Outcome("skipped", "Not judged: neither + nor * gives correct gradients on two leaves yet (see the add "
-                   f"and mul checks), and {what} is probed with them.")
+def _not_judged(why: str) -> Outcome:
+    return Outcome("skipped", f"Not judged: {why}.")
+
+
+def _blocked(ctx: Context, *ops: str) -> Outcome | None:
+    """Skipped when a basic this rule needs is broken: backward() itself, or the op's own value."""
+    f = ctx.features
+    if f.backward_inert:
+        return _not_judged("backward() changes no gradient at all, so no rule can be seen through it (see "
+                           "topo_order)")
+    wrong = [op for op in ops if op in VALUE_DEPENDENT and f.broken.get(op) == "computes a wrong value"]
+    if wrong:
+        return _not_judged(f"{_symbol(wrong[0])} computes a wrong value, and its gradient depends on it (see forward)")
+    return None
+
+
+VALUE_DEPENDENT = ("tanh", "exp", "relu")
+"""Operations whose local derivative is read off their own value: with a wrong value it cannot be judged."""
+
+
+def _symbol(op: str) -> str:
+    return {"add": "+", "mul": "*", "pow": "**", "neg": "-x", "sub": "a - b", "div": "/"}.get(op, op)
+
+
+def _rule_check(ctx: Context, check_id: str, *ops: str) -> Outcome:
+    """A rule's outcome, judged once per submission (accumulate asks which rules are right)."""
+    key = f"rule:{check_id}"
+    if key not in ctx.cache:
+        blocked = _blocked(ctx, *ops)
+        ctx.cache[key] = blocked if blocked is not None else \
+            _run_search(ctx, check_id, _rule_shape(ctx, *ops), _probe(ctx), note=True)
+    return ctx.cache[key]
+
+
+RULE_OF = {"add": ("add", ("add",)), "mul": ("mul", ("mul",)), "pow": ("pow", ("pow",)), "tanh": ("tanh", ("tanh",)),
+           "relu": ("relu", ("relu",)), "neg": ("neg_sub", ("neg", "sub")), "sub": ("neg_sub", ("neg", "sub"))}
+
+
+def sound(ctx: Context) -> tuple[str, ...]:
+    """The operations that work on their own and whose rule is right (its check passes), in the
+    assignment's order: a value used twice is probed only through those, so that a wrong rule is
+    charged to its own check and not to accumulation too."""
+    found = []
+    for op in ctx.assignment.ops:
+        if op not in ctx.features.working:
+            continue
+        if op in RULE_OF:
+            check_id, ops = RULE_OF[op]
+            if _rule_check(ctx, check_id, *ops).status != "passed":
+                continue
+        found.append(op)
+    return tuple(found)
 
 
 @check("forward", "Operations compute the right values (with plain numbers on either side)")
 def forward(ctx: Context) -> Outcome:
     ops = forward_ops(ctx.assignment.ops)
     sweep = list(single_operations(ops))
-    verdicts = compare_many(ctx, sweep, "data")
+    verdicts = compare_many(ctx, sweep, Probe("data"))
     for program in sweep:
-        verdict = verdicts.get(program, None) if program in verdicts else compare(ctx, program, "data")
+        verdict = verdicts.get(program, None) if program in verdicts else compare(ctx, program, Probe("data"))
         if verdict is not None:
-            return verdict.outcome(HINTS["forward"], "On the smallest failing case, ")
-    return _run_search(ctx, "forward", Shape(ops=ops, max_ops=4, reuse_leaves=True, share_nodes=True), "data")
+            return verdict.explained().outcome(HINTS["forward"], "On the smallest failing case, ")
+    return _run_search(ctx, "forward", Shape(ops=ops, max_ops=4, reuse_leaves=True, share_nodes=True), Probe("data"))
 
 
 @check("add", "+ passes the incoming gradient unchanged to both inputs")
 def add(ctx: Context) -> Outcome:
-    return _run_search(ctx, "add", _rule_shape(ctx, "add"), note=True)
+    return _rule_check(ctx, "add", "add")
 
 
 @check("mul", "* gives each input the other input's data times the incoming gradient")
 def mul(ctx: Context) -> Outcome:
-    return _run_search(ctx, "mul", _rule_shape(ctx, "mul"), note=True)
+    return _rule_check(ctx, "mul", "mul")
 
 
 @check("pow", "x ** k gives k * x ** (k - 1)")
 def pow_(ctx: Context) -> Outcome:
-    return _run_search(ctx, "pow", _rule_shape(ctx, "pow"), note=True)
+    return _rule_check(ctx, "pow", "pow")
 
 
 @check("tanh", "tanh's backward is 1 - t**2 on its output t")
 def tanh(ctx: Context) -> Outcome:
-    return _run_search(ctx, "tanh", _rule_shape(ctx, "tanh"), note=True)
+    return _rule_check(ctx, "tanh", "tanh")
 
 
 @check("relu", "relu passes the gradient where the input is positive, 0 where negative")
 def relu(ctx: Context) -> Outcome:
-    return _run_search(ctx, "relu", _rule_shape(ctx, "relu"), note=True)
+    return _rule_check(ctx, "relu", "relu")
 
 
 @check("neg_sub", "-x and x - y have the right gradients")
 def neg_sub(ctx: Context) -> Outcome:
-    outcome = _run_search(ctx, "neg_sub", _rule_shape(ctx, "neg", "sub"), note=True)
+    outcome = _rule_check(ctx, "neg_sub", "neg", "sub")
     f = ctx.features
-    broken = [name for name, ok in (("the order of backward() (see topo_order)", f.depth), ("+ (see add)", f.add),
-                                    ("* (see mul)", f.mul_inner)) if not ok]
+    if outcome.status == "failed" and not f.depth and "neg" not in f.broken and "sub" not in f.broken:
+        return _not_judged("-x and a - b are usually built from other operations (x * -1, a + (-b)), and nested "
+                           "operations do not backpropagate in the right order yet (see topo_order)")
+    broken = [name for name, ok in (("+ (see add)", f.add), ("* (see mul)", f.mul_inner)) if not ok]
     if outcome.status == "failed" and broken:
         note = (f" -x and a - b are often built from other operations (x * -1, a + (-b)), and {broken[0]} has a "
                 "problem: fix that first, then look here again.")
@@ -116,35 +177,93 @@ def neg_sub(ctx: Context) -> Outcome:
     return outcome
 
 
+# A value used twice through each operation: x op x for the binary ones, f(x) combined with x
+# for the others. Built only from operations that work on their own.
+def reuse_sweep(ctx: Context, ops: tuple[str, ...]) -> list[Program]:
+    f = ctx.features
+    working = set(ops)
+    found: list[Program] = []
+    for op in ("add", "mul", "sub", "div") if f.depth else ("add", "mul"):  # - and / are nested inside
+        if op in working:
+            found.append((("leaf", 1.5), (op, 0, 0)))
+    if not f.depth:
+        return found
+    combine = next((op for op in ("add", "mul") if op in working), None)
+    if combine is None:
+        return found
+    for op, ins in (("pow", ("pow", 0, 2)), ("tanh", ("tanh", 0)), ("relu", ("relu", 0)), ("exp", ("exp", 0)),
+                    ("neg", ("neg", 0))):
+        if op in working and op in ctx.assignment.ops:
+            found.append((("leaf", 1.5), ins, (combine, 1, 0)))
+            found.append((("leaf", 0.7), ins, ("leaf", -2.0), (combine, 1, 2), ("mul" if "mul" in working else combine,
+                                                                                3, 0)))
+    return found
+
+
 @check("accumulate", "A value used several times gets the sum of every path's gradient (+=)")
 def accumulate(ctx: Context) -> Outcome:
     f = ctx.features
-    mul_works = f.mul_inner if f.depth else f.mul
-    ops = tuple(op for op, ok in (("add", f.add), ("mul", mul_works)) if ok)
+    if f.backward_inert:
+        return _not_judged("backward() changes no gradient at all (see topo_order)")
+    ops = tuple(op for op in sound(ctx) if f.depth or op in ("add", "mul"))
     if not ops:
-        return _not_judged("accumulation")
+        return _not_judged("no operation has a right rule yet (see the rule checks above), and accumulation is "
+                           "probed through them")
     shape = Shape(ops=ops, max_ops=min(f.nested(), 4), reuse_leaves=True, require_reuse=True,
                   wrap=f.mul and f.depth)
-    return _run_search(ctx, "accumulate", shape)
+    return _run_search(ctx, "accumulate", shape, _probe(ctx), sweep=reuse_sweep(ctx, ops))
 
 
 @check("topo_order", "backward() runs each node's rule once, after every node that uses it")
 def topo_order(ctx: Context) -> Outcome:
+    from grader.checks.diagnose import KNOWN
+    from grader.checks.features import EQUAL_DATA, SINGLE
+
     f = ctx.features
+    if f.backward_inert:
+        return Verdict(SINGLE["add"], "failed", "after backward(), a.grad should be 1 but your engine leaves it at 0",
+                       {"a.grad": 1.0, "b.grad": 1.0}, {"a.grad": 0.0, "b.grad": 0.0},
+                       cause=KNOWN["backward_inert"]).outcome(HINTS["topo_order"], "On the smallest case, ")
+    if f.equal_data_merged:
+        verdict = compare(ctx, EQUAL_DATA, Probe(seed=f.seed_missing))
+        if verdict is not None:
+            return replace(verdict, cause=KNOWN["equal_data_merged"]).outcome(HINTS["topo_order"],
+                                                                              "On the smallest failing case, ")
     ops = tuple(op for op, ok in (("add", f.add), ("mul", f.mul_inner or f.mul and not f.add)) if ok)
     if not ops:
-        return _not_judged("the order of backward()")
+        return _not_judged("neither + nor * gives correct gradients on two leaves yet (see the add and mul checks), "
+                           "and the order of backward() is probed with them")
     shape = Shape(ops=ops, max_ops=6, reuse_leaves=f.reuse, share_nodes=f.reuse, require_depth=2)
-    return _run_search(ctx, "topo_order", shape)
+    return _run_search(ctx, "topo_order", shape, _probe(ctx))
 
 
 @check("gradcheck", "Analytic gradients agree with central differences of your own forward pass")
 def gradcheck(ctx: Context) -> Outcome:
     from grader.checks.gradcheck import judge_gradcheck, judge_gradcheck_many
 
-    shape = Shape(ops=ctx.assignment.ops, max_ops=5, reuse_leaves=True, share_nodes=True, wrap=True)
-    verdict = search(ctx, shape, lambda program: judge_gradcheck(ctx, program),
-                     lambda many: judge_gradcheck_many(ctx, many))
+    f = ctx.features
+    ops = tuple(op for op in ctx.assignment.ops if op in f.working)
+    if not ops:
+        return _not_judged("no operation works on its own yet (see forward)")
+    shape = Shape(ops=ops, max_ops=5, reuse_leaves=True, share_nodes=True, wrap=True)
+    sweep = reuse_sweep(ctx, ops)
+    first = judge_gradcheck_many(ctx, sweep) if sweep else {}
+    verdict = next((first[p] for p in sweep if first.get(p) is not None), None)
+    if verdict is None:
+        verdict = search(ctx, shape, lambda program: judge_gradcheck(ctx, program),
+                         lambda many: judge_gradcheck_many(ctx, many))
     if verdict is None:
         return Outcome("passed", "Analytic and numerical gradients agree on every expression tried.")
+    verdict = replace(verdict, cause=_basic_cause(f)) if _basic_cause(f) else verdict.explained()
     return verdict.outcome(HINTS["gradcheck"], "On the smallest failing case, ")
+
+
+def _basic_cause(f):
+    """The preflight's own finding, when it explains any wrong gradient of the lesson's full runs."""
+    from grader.checks.diagnose import KNOWN
+
+    if f.backward_inert:
+        return KNOWN["backward_inert"]
+    if f.seed_missing:
+        return KNOWN["missing_seed"]
+    return None

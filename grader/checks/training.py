@@ -4,9 +4,10 @@ replayed step for step on the reference engine from the same initial weights."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import reference
-from grader.checks import check
+from grader.checks import check, diagnose
 from grader.checks.context import Context, Observation, UNREADABLE, a_bool, a_name, a_number, an_int, list_of
 from grader.checks.judging import error_message, shown
 from grader.result import Counterexample, Outcome
@@ -81,7 +82,8 @@ def training(ctx: Context) -> Outcome:
     got = ctx.student.ask({"op": "train", "args": args}, {"initial": list_of(a_number), "losses": list_of(a_number)},
                           timeout=max(ctx.deadline_left(), 1.0))
     if isinstance(got, Observation):
-        return Outcome("error", error_message(got, "running the training loop"), Counterexample(code, {}, {}))
+        message = error_message(got, "running the training loop")
+        return _with_cause(Outcome("error", message, Counterexample(code, {}, {})), diagnose.from_error(message))
     initial, losses = got.get("initial", []), got.get("losses", [])
     reference_params = _reference_count(spec)
     if len(initial) == reference_params - 1 and spec.model == "Neuron":
@@ -99,11 +101,13 @@ def training(ctx: Context) -> Outcome:
     converged = next((k for k, x in enumerate(losses) if isinstance(x, float) and x < spec.threshold), None)
     artifacts.update(first_divergence=diverged, converged_at=converged)
     if diverged is not None:
+        from grader.checks.rules import _basic_cause
+
         bad = losses[diverged]
         nan = " (not a number: the loss blew up)" if not isinstance(bad, float) or not math.isfinite(bad) else ""
         reached = (f" Your loss does fall below {spec.threshold:g} (at step {converged}), but a falling loss does "
                    "not prove an engine right: the gradients differ." if converged is not None else "")
-        return Outcome(
+        return _with_cause(Outcome(
             "failed",
             f"Started from the same weights, your loss and the reference engine's differ from step {diverged} on: "
             f"{shown(bad)}{nan} instead of {expected[diverged]:.6g}.{reached} Run the loop below and compare; "
@@ -111,12 +115,21 @@ def training(ctx: Context) -> Outcome:
             Counterexample(code, {f"loss at step {diverged}": expected[diverged]},
                            {f"loss at step {diverged}": shown(bad)}),
             artifacts,
-        )
+        ), _basic_cause(ctx.features))
     if converged is None:
         return Outcome("failed", f"after {spec.steps} steps the loss is {shown(losses[-1])}; it should fall below "
                        f"{spec.threshold:g}.", Counterexample(code, {}, {}), artifacts)
     return Outcome("passed", f"The loss falls below {spec.threshold:g} at step {converged} and matches the reference "
                    f"engine at every one of the {spec.steps} steps.", artifacts=artifacts)
+
+
+def _with_cause(outcome: Outcome, cause) -> Outcome:
+    """The outcome, saying the recognised cause (and recording it, so the checks it also fails say so once)."""
+    if cause is None:
+        return outcome
+    return replace(outcome, feedback=f"{outcome.feedback}\nLikely cause: {cause.words}.",
+                   artifacts={**outcome.artifacts, "cause": cause.id, **({"suspect": cause.method} if cause.method
+                                                                         else {})})
 
 
 def _reference_count(spec: Training) -> int:

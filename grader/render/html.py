@@ -57,7 +57,8 @@ def student_report(result: dict[str, Any], source: str | None = None, title: str
         if not hidden and check["status"] in ("failed", "error"):
             graph = check.get("artifacts", {}).get("graph")
             view["graph_svg"] = graph_svg(graph) if graph else None
-            view["source_html"] = suspect_source(source, check["id"]) if source else None
+            suspect = check.get("artifacts", {}).get("suspect")
+            view["source_html"] = suspect_source(source, check["id"], suspect) if source else None
         if not hidden and check["id"] == "training" and check.get("artifacts", {}).get("student_loss"):
             view["curve_svg"] = curve_svg(check["artifacts"])
         checks.append(view)
@@ -79,13 +80,16 @@ def write(path: Path, html: str) -> Path:
     return path
 
 
-def suspect_source(source: str, check_id: str) -> Markup | None:
-    """The student's own code for the method most likely at fault, highlighted."""
+def suspect_source(source: str, check_id: str, suspect: str | None = None) -> Markup | None:
+    """The student's own code for the method most likely at fault, highlighted: the one the recognised
+    cause names (suspect) if the student's file has it, else those the check is about."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
         return None
     wanted = SUSPECTS.get(check_id, [])
+    if suspect and any(isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == suspect for n in ast.walk(tree)):
+        wanted = [suspect]
     found = {}
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in wanted and node.name not in found:
@@ -135,9 +139,17 @@ def graph_svg(graph: dict[str, Any]) -> Markup:
         if "grad" in n:
             grad_line = f"grad {_fmt(n['grad'])}" + (f"  ✗ expected {_fmt(n['expected_grad'])}" if wrong_grad else "")
         data_line = f"data {_fmt(n['data'])}" + (f"  ✗ expected {_fmt(n['expected_data'])}" if wrong_data else "")
+        cx, cy = x - gap_x / 2, y + box_h / 2
+        sources = [i for i in n["inputs"] if i in by_id]
+        edges = []
+        for k, i in enumerate(sources):  # a value used twice by one operation (a + a) gets two edges, bent apart
+            twins = sources.count(i)
+            bend = 0.0 if twins == 1 else (sources[:k].count(i) - (twins - 1) / 2) * 36
+            ex, ey = pos[i][0] + box_w, pos[i][1] + box_h / 2
+            edges.append({"d": f"M {ex:.1f} {ey:.1f} Q {(ex + cx) / 2:.1f} {(ey + cy) / 2 + bend:.1f} {cx:.1f} {cy:.1f}",
+                          "source": by_id[i]["name"]})
         items.append({"x": x, "y": y, "name": n["name"], "data": data_line, "grad": grad_line,
-                      "wrong": wrong_data or wrong_grad, "op": n["op"], "cx": x - gap_x / 2, "cy": y + box_h / 2,
-                      "edges": [(pos[i][0] + box_w, pos[i][1] + box_h / 2) for i in n["inputs"] if i in by_id]})
+                      "wrong": wrong_data or wrong_grad, "op": n["op"], "cx": cx, "cy": cy, "edges": edges})
     svg = ENV.get_template("graph.svg.j2").render(items=items, width=width, height=height, box_w=box_w, box_h=box_h,
                                                   op_r=op_r)
     return Markup(svg)

@@ -14,6 +14,8 @@ MARK = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKIP"}
 def render(result: Result, assignment: Assignment) -> str:
     width = max(shutil.get_terminal_size((100, 24)).columns, 60)
     lines = [f"{result.submission} - {assignment.title or assignment.id} (assignment {assignment.id})", ""]
+    for note in result.notes:
+        lines += [f"Note: {note}", ""]
     if result.notebook and result.notebook["problems"]:
         lines += ["Notebook cells that did not run cleanly (Restart & Run All):"]
         lines += [f"  {p}" for p in result.notebook["problems"]] + [""]

@@ -183,6 +183,8 @@ class Sandbox:
             raise
         self.template_pid = ready.get("pid")
         self.unavailable: dict[str, str] = ready.get("unavailable") or {}
+        self.python = str(ready.get("python", ""))[:20]
+        """The version of the Python that runs student code here."""
         if self.iso.bwrap is None:
             self._stop_watch = threading.Event()
             threading.Thread(target=self._watch_disk, args=(self._stop_watch,), daemon=True).start()

@@ -100,10 +100,13 @@ def read(obj, attr):
         return {"bad": f"reading .{attr} raised {type(exc).__name__}: {exc}"}
 
 
-def evaluate(program, Value, backward=True, want=None):
-    """Build the program, call backward() on its output, and read data and grad of the nodes."""
+def evaluate(program, Value, backward=True, want=None, seed=False):
+    """Build the program, call backward() on its output (after setting its grad to 1 if seed),
+    and read data and grad of the nodes."""
     nodes = build(program, Value)
     if backward:
+        if seed:
+            nodes[-1].grad = 1.0
         nodes[-1].backward()
     picked = range(len(nodes)) if want is None else want
     return {

@@ -62,6 +62,7 @@ def _warm(cfg: dict) -> dict[str, str]:
     """Import what units need, once; what could not be imported, and why."""
     import frames  # noqa: F401
     import probes  # noqa: F401
+    import standins  # noqa: F401
     import units  # noqa: F401
 
     unavailable = {}

@@ -22,6 +22,7 @@ import traceback
 
 import frames
 import probes
+import standins
 
 MODULE = "micrograd_mine"
 
@@ -111,11 +112,13 @@ class State:
         if op == "load":
             return self.load(request, seq)
         value = getattr(self.module, "Value", None)
+        stop = request.get("stop_on_error", True)
         if op == "eval_many":
             return self._each(seq, request["programs"], lambda program: probes.evaluate(
-                program, value, request["backward"], request.get("want")))
+                program, value, request["backward"], request.get("want"), request.get("seed", False)), stop)
         if op == "gradcheck_many":
-            return self._each(seq, request["programs"], lambda program: probes.gradcheck(program, value, request["h"]))
+            return self._each(seq, request["programs"], lambda program: probes.gradcheck(program, value, request["h"]),
+                              stop)
         if op == "numerical_grad":
             f = probes.FUNCTIONS[request["function"]]
             args = (f, request["x"]) if request.get("h") is None else (f, request["x"], request["h"])
@@ -127,29 +130,32 @@ class State:
             return probes.train(self.module, **request["args"])
         raise ValueError(f"unknown request {op!r}")
 
-    def _each(self, seq, programs: list, fn) -> dict:
-        """One event per program, in order; the first that raises ends the batch (the rest would cost
-        as much and tell nothing more: the grader stops at the first disagreement)."""
+    def _each(self, seq, programs: list, fn, stop: bool) -> dict:
+        """One event per program, in order; with stop, the first that raises ends the batch (the rest
+        would cost as much and tell nothing more: a search stops at the first disagreement)."""
         for index, program in enumerate(programs):
             try:
                 value = fn(program)
             except BaseException as exc:  # noqa: BLE001
                 self.emit(seq, item=index, value={"error": self.loader.error(exc)})
-                return {"count": index + 1}
+                if stop:
+                    return {"count": index + 1}
+                continue
             self.emit(seq, item=index, value=value)
         return {"count": len(programs)}
 
     def load(self, request: dict, seq) -> dict:
         code = request["code"]
+        standins.install(code.get("stand_ins", []))
         if code["kind"] == "notebook":
             import notebook
 
             module, cells = notebook.run(code["cells"], code["skip"], code["cell_timeout"],
                                          lambda **event: self.emit(seq, **event))
             self.module = module
-            return {"symbols": _symbols(module), "cells": cells}
+            return {"symbols": _symbols(module), "cells": cells, "stand_ins": standins.USED}
         self.module = self.loader.load_file(os.path.join(self.cfg["work"], code["file"]))
-        return {"symbols": _symbols(self.module)}
+        return {"symbols": _symbols(self.module), "stand_ins": standins.USED}
 
 
 def _symbols(module) -> list[str]:
@@ -166,6 +172,7 @@ def suite(sock: socket.socket, cfg: dict) -> None:
     os.makedirs(run_dir, exist_ok=True)
     os.chdir(run_dir)
     code, engine = request["code"], request.get("engine") or ""
+    standins.install(code.get("stand_ins", []))
     try:
         if code["kind"] == "notebook":
             import notebook
