@@ -182,16 +182,14 @@ with Gradebook(sys.argv[1]) as gb:
 """
 
 
-def nbgrader_scores(course: Path, students: list[classgen.Student], env: dict[str, str]) -> dict[str, float]:
-    """Each student's autograded score from the gradebook; exits if a notebook was not autograded."""
+def nbgrader_scores(course: Path, students: list[classgen.Student], env: dict[str, str]) -> tuple[dict, list]:
+    """Each student's score from the gradebook, and the students whose notebook was not autograded."""
     missing = [s.student for s in students
                if not (course / "autograded" / s.student / ASSIGNMENT / classgen.NOTEBOOK).exists()]
-    if missing:
-        sys.exit(f"nbgrader did not autograde {len(missing)} notebooks: {', '.join(missing[:5])}")
     out = subprocess.run([str(NBGRADER_VENV / "bin" / "python"), "-c", SCORES, f"sqlite:///{course / 'gradebook.db'}",
                           ASSIGNMENT, Path(classgen.NOTEBOOK).stem], env=env, check=True, capture_output=True,
                          text=True)
-    return json.loads(out.stdout)
+    return json.loads(out.stdout), missing
 
 
 # ---- grader batch and the floor -------------------------------------------------------
@@ -202,14 +200,20 @@ def grader_batch(class_dir: Path, out: Path, jobs: int, log: Path) -> Measure:
                   "--jobs", str(jobs), "--force"], log, jobs, cwd=ROOT)
 
 
-def grader_scores(out: Path, students: list[classgen.Student]) -> tuple[dict[str, float], float]:
-    """Each student's score from the gradebook, and the most points; exits if a notebook was not graded."""
+def grader_scores(out: Path, students: list[classgen.Student]) -> tuple[dict[str, float], float, list[str]]:
+    """Each student's score from the gradebook, the most points, and the students not graded (with why)."""
     with open(out / "grades.csv", newline="") as f:
         rows = {row["student"]: row for row in csv.DictReader(f)}
-    missing = [s.student for s in students if rows.get(s.student, {}).get("status") != "graded"]
-    if missing:
-        sys.exit(f"grader batch did not grade {len(missing)} notebooks: {', '.join(missing[:5])}")
-    return {k: float(r["score"]) for k, r in rows.items()}, max(float(r["max_score"]) for r in rows.values())
+    missing = []
+    for s in students:
+        if rows.get(s.student, {}).get("status") != "graded":
+            try:
+                why = json.loads((out / s.student / "result.json").read_text())["error"]["message"]
+            except (OSError, KeyError, TypeError, ValueError):
+                why = "no result"
+            missing.append(f"{s.student} ({why})")
+    most = max((float(r["max_score"]) for r in rows.values()), default=0.0)
+    return {k: float(r["score"]) for k, r in rows.items()}, most, missing
 
 
 def execute(path: Path) -> None:
@@ -243,7 +247,7 @@ def spread(scores: dict[str, float], most: float, students: list[classgen.Studen
     """Correct and buggy notebooks' scores: how many got full marks, the lowest and the median."""
     parts = []
     for label, buggy in (("correct", False), ("buggy", True)):
-        got = sorted(scores[s.student] for s in students if s.buggy == buggy)
+        got = sorted(scores.get(s.student, 0.0) for s in students if s.buggy == buggy)
         if got:
             parts.append(f"{label} {len(got)}: {sum(g >= most for g in got)} full, min {got[0]:.1f}, "
                          f"median {statistics.median(got):.1f}")
@@ -295,8 +299,8 @@ def main() -> None:
                 nbg, grd = run_nbgrader(), run_grader()
             else:
                 grd, nbg = run_grader(), run_nbgrader()
-            nb_scores, (gr_scores, gr_most) = (nbgrader_scores(work / "course", students, env),
-                                               grader_scores(work / f"out-{r}", students))
+            nb_scores, nb_missing = nbgrader_scores(work / "course", students, env)
+            gr_scores, gr_most, gr_missing = grader_scores(work / f"out-{r}", students)
             flo = check(floor(class_dir, args.jobs, work / f"floor-{r}.log"), "the nbclient floor")
             one = check(grader_batch(class_dir, work / f"out-{r}-j1", 1, work / f"grader-{r}-j1.log"),
                         "grader batch --jobs 1") if args.jobs_1 else None
@@ -310,6 +314,9 @@ def main() -> None:
                 scaling.append(one.wall / grd.wall)
             print(f"  scores, nbgrader {spread(nb_scores, tests, students)}")
             print(f"  scores, grader   {spread(gr_scores, gr_most, students)}")
+            for tool, missing in (("nbgrader", nb_missing), ("grader batch", gr_missing)):
+                if missing:
+                    print(f"  NOT GRADED by {tool}: {len(missing)}: {'; '.join(missing)}")
             ratios.append(grd.wall / nbg.wall)
             floors.append(grd.wall / flo.wall)
             mem["nbgrader"].append(nbg)
