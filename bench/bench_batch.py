@@ -216,10 +216,18 @@ def grader_scores(out: Path, students: list[classgen.Student]) -> tuple[dict[str
     return {k: float(r["score"]) for k, r in rows.items()}, most, missing
 
 
-def execute(path: Path) -> None:
-    nb = nbformat.read(str(path), as_version=4)
-    NotebookClient(nb, timeout=60, startup_timeout=180, allow_errors=True, kernel_name="python3").execute(
-        cwd=str(path.parent))
+def execute(path: Path) -> int:
+    """Run the notebook with nbclient; how many times its kernel had to be started again."""
+    for attempt in range(3):
+        nb = nbformat.read(str(path), as_version=4)
+        try:
+            NotebookClient(nb, timeout=60, startup_timeout=30, allow_errors=True, kernel_name="python3").execute(
+                cwd=str(path.parent))
+            return attempt
+        except RuntimeError as exc:  # a kernel that died starting: its TCP port was taken meanwhile (busy machine)
+            if attempt == 2 or "respond" not in str(exc) and "died" not in str(exc):
+                raise
+    raise AssertionError("unreachable")
 
 
 def floor(class_dir: Path, jobs: int, log: Path) -> Measure:
@@ -229,7 +237,13 @@ def floor(class_dir: Path, jobs: int, log: Path) -> Measure:
 
 def run_floor(class_dir: Path, jobs: int) -> None:
     with ProcessPoolExecutor(jobs) as pool:
-        list(pool.map(execute, sorted(class_dir.glob("*.ipynb"))))
+        restarts = sum(pool.map(execute, sorted(class_dir.glob("*.ipynb"))))
+    print(f"kernel restarts: {restarts}")
+
+
+def floor_restarts(log: Path) -> int:
+    lines = [line for line in log.read_text().splitlines() if line.startswith("kernel restarts: ")]
+    return int(lines[-1].split(": ")[1]) if lines else 0
 
 
 # ---- report ----------------------------------------------------------------------------
@@ -314,6 +328,9 @@ def main() -> None:
                 scaling.append(one.wall / grd.wall)
             print(f"  scores, nbgrader {spread(nb_scores, tests, students)}")
             print(f"  scores, grader   {spread(gr_scores, gr_most, students)}")
+            if restarts := floor_restarts(flo.log):
+                print(f"  the floor started {restarts} kernel(s) again (died starting, a port taken: its time includes "
+                      "the waits)")
             for tool, missing in (("nbgrader", nb_missing), ("grader batch", gr_missing)):
                 if missing:
                     print(f"  NOT GRADED by {tool}: {len(missing)}: {'; '.join(missing)}")
