@@ -1,76 +1,352 @@
-"""Benchmark: `grader batch` on a generated class of notebooks, beside its floor.
+"""Benchmark: `grader batch` against `nbgrader autograde` on the same generated class.
 
-The floor is what merely executing the same notebooks with nbclient costs, measured in
-the same run with the same number of parallel processes. Prints seconds per notebook,
-per core, and the ratio of the batch to the floor.
+The class is bench/classgen.py's: by default 40 micrograd notebooks (30 correct, 10 with
+one bug each), each with the engine, a Neuron, numerical_grad, a 50-step training demo and
+11 nbgrader test cells. Each round times, one after the other (the order of the first two
+flips every round):
 
-    python bench/bench_batch.py [--count 100] [--jobs N]
+- `nbgrader autograde micrograd --force` on an nbgrader course holding those notebooks
+  (nbgrader's own default: one notebook at a time);
+- `grader batch CLASS --out DIR --jobs J --force` with the full rubric of the default
+  assignment;
+- the floor: merely executing the notebooks with nbclient, J at a time;
+- `grader batch ... --jobs 1`, to show how wall time scales with jobs (--no-jobs-1 skips it).
+
+nbgrader is never a dependency of the grader: it lives in its own virtual environment,
+bench/.nbgrader-venv, made on first use (`python -m venv` and pip, nbgrader pinned).
+
+Columns: "core-s/nb" is wall time * processes at once / notebooks. "largest" is the peak
+RSS of the tool's largest single process: the larger of ru_maxrss (RUSAGE_CHILDREN of a
+subreaper the tool runs under, so orphans count too) and RSS sampled twice a second (a
+sandbox killed with its PID namespace is reaped by the kernel, unaccounted). "tree peak"
+is the largest sum of PSS over the tool's whole process tree, sampled twice a second.
+"busy" is how many cores the whole machine kept busy meanwhile, the tool included: above
+the tool's own processes at once, something else was competing and the times are noisy.
+
+    python bench/bench_batch.py [--count 40] [--jobs N] [--rounds 2] [--no-jobs-1]
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import json
 import os
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
-import time
+import threading
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
+import psutil
 from nbclient import NotebookClient
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import classgen  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-ENGINES = sorted((ROOT / "tests" / "zoo" / "correct").glob("*.py")) + sorted((ROOT / "tests" / "zoo" / "buggy").glob("*.py"))
-TESTS = (ROOT / "tests" / "fixtures" / "suites" / "good.py").read_text().replace(
-    "from micrograd_mine import Neuron, Value, numerical_grad\n", "")
+NBGRADER_VERSION = "0.9.6"
+NBGRADER_VENV = ROOT / "bench" / ".nbgrader-venv"
+ASSIGNMENT = "micrograd"
+RSS_TARGET_MB = 300
 
 
-def make_class(folder: Path, count: int) -> list[Path]:
-    paths = []
-    for i in range(count):
-        engine = ENGINES[i % len(ENGINES)].read_text()
-        nb = new_notebook(cells=[new_markdown_cell("# micrograd"), new_code_cell(engine), new_code_cell(TESTS),
-                                 new_code_cell("a = Value(2.0)\nb = a * a\nb.backward()\nprint(a.grad)")])
-        path = folder / f"student{i:03d}.ipynb"
-        nbformat.write(nb, str(path))
-        paths.append(path)
-    return paths
+@dataclass
+class Measure:
+    wall: float
+    jobs: int
+    """Processes that grade at once (core-seconds are wall * jobs)."""
+    largest_mb: float
+    tree_mb: float
+    machine: float
+    """Cores the whole machine kept busy on average meanwhile, this tool included."""
+    returncode: int
+    log: Path
 
 
-def execute(path: Path) -> None:
-    nb = nbformat.read(str(path), as_version=4)
-    NotebookClient(nb, timeout=60, startup_timeout=180, allow_errors=True, kernel_name="python3").execute(cwd=str(path.parent))
+def busy() -> float:
+    """CPU seconds the whole machine has spent busy since boot."""
+    t = psutil.cpu_times()
+    return sum(t) - t.idle - getattr(t, "iowait", 0.0)
+
+
+REAPER = r"""
+import ctypes, json, os, resource, subprocess, sys, time
+# PR_SET_CHILD_SUBREAPER: what the tree orphans is reparented here, not to init, and counts below once reaped.
+ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)
+started = time.perf_counter()
+code = subprocess.call(sys.argv[2:])
+wall = time.perf_counter() - started
+deadline = time.monotonic() + 30
+while time.monotonic() < deadline:
+    try:
+        if os.waitpid(-1, os.WNOHANG)[0] == 0:
+            time.sleep(0.05)
+    except ChildProcessError:
+        break
+with open(sys.argv[1], "w") as f:
+    json.dump({"wall": wall, "code": code, "maxrss_kb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}, f)
+"""
+
+
+def timed(cmd: list[str], log: Path, jobs: int, **popen) -> Measure:
+    """Run cmd to its end under a subreaper; its wall time and memory (see the module's docstring)."""
+    tree_peak, largest = [0.0], [0.0]
+    done = threading.Event()
+    report = log.with_suffix(".usage.json")
+    with open(log, "w") as out:
+        machine = busy()
+        proc = subprocess.Popen([sys.executable, "-c", REAPER, str(report)] + cmd, stdout=out,
+                                stderr=subprocess.STDOUT, **popen)
+
+        def sample() -> None:
+            while not done.wait(0.5):
+                try:
+                    tree = psutil.Process(proc.pid).children(recursive=True)
+                except psutil.NoSuchProcess:
+                    continue
+                total = 0
+                for p in tree:
+                    try:
+                        mem = p.memory_full_info()
+                    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+                        continue
+                    total += mem.pss
+                    largest[0] = max(largest[0], mem.rss / 2**20)
+                tree_peak[0] = max(tree_peak[0], total / 2**20)
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        proc.wait()
+        done.set()
+        sampler.join()
+    usage = json.loads(report.read_text())
+    return Measure(usage["wall"], jobs, max(largest[0], usage["maxrss_kb"] / 1024), tree_peak[0],
+                   (busy() - machine) / usage["wall"], usage["code"], log)
+
+
+# ---- nbgrader -------------------------------------------------------------------------
+
+def nbgrader_env() -> dict[str, str]:
+    """The environment to run nbgrader in, making its virtual environment on first use."""
+    nbgrader = NBGRADER_VENV / "bin" / "nbgrader"
+    if not nbgrader.exists():
+        print(f"making {NBGRADER_VENV.relative_to(ROOT)} with nbgrader=={NBGRADER_VERSION} (once)...", flush=True)
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(NBGRADER_VENV)], check=True)
+        subprocess.run([str(NBGRADER_VENV / "bin" / "pip"), "install", "-q", f"nbgrader=={NBGRADER_VERSION}"],
+                       check=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    # nbgrader runs `alembic` from PATH when it opens the gradebook: the venv's bin must come first.
+    env["PATH"] = f"{NBGRADER_VENV / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    env["VIRTUAL_ENV"] = str(NBGRADER_VENV)
+    return env
+
+
+def build_course(course: Path, class_dir: Path, students: list[classgen.Student], env: dict[str, str]) -> None:
+    """An nbgrader course: config, the source assignment and its release, every student's submission."""
+    course.mkdir(parents=True)
+    (course / "nbgrader_config.py").write_text(
+        "c = get_config()\n"
+        f"c.CourseDirectory.root = {str(course)!r}\n"
+        "c.CourseDirectory.course_id = 'micrograd-bench'\n"
+        f"c.CourseDirectory.db_url = {'sqlite:///' + str(course / 'gradebook.db')!r}\n")
+    source = course / "source" / ASSIGNMENT
+    source.mkdir(parents=True)
+    nbformat.write(classgen.source_notebook(), str(source / classgen.NOTEBOOK))
+    subprocess.run([str(NBGRADER_VENV / "bin" / "nbgrader"), "generate_assignment", ASSIGNMENT, "--force"],
+                   cwd=course, env=env, check=True, capture_output=True)
+    if not (course / "release" / ASSIGNMENT / classgen.NOTEBOOK).exists():
+        sys.exit("nbgrader generate_assignment made no release version")
+    for s in students:
+        folder = course / "submitted" / s.student / ASSIGNMENT
+        folder.mkdir(parents=True)
+        shutil.copyfile(class_dir / f"{s.student}.ipynb", folder / classgen.NOTEBOOK)
+
+
+def nbgrader_autograde(course: Path, env: dict[str, str], log: Path) -> Measure:
+    shutil.rmtree(course / "autograded", ignore_errors=True)  # so what is there afterwards was made now
+    return timed([str(NBGRADER_VENV / "bin" / "nbgrader"), "autograde", ASSIGNMENT, "--force"], log, 1,
+                 cwd=course, env=env)
+
+
+SCORES = """
+import json, sys
+from nbgrader.api import Gradebook
+with Gradebook(sys.argv[1]) as gb:
+    print(json.dumps({s.id: gb.find_submission_notebook(sys.argv[2], sys.argv[3], s.id).score for s in gb.students}))
+"""
+
+
+def nbgrader_scores(course: Path, students: list[classgen.Student], env: dict[str, str]) -> tuple[dict, list]:
+    """Each student's score from the gradebook, and the students whose notebook was not autograded."""
+    missing = [s.student for s in students
+               if not (course / "autograded" / s.student / ASSIGNMENT / classgen.NOTEBOOK).exists()]
+    out = subprocess.run([str(NBGRADER_VENV / "bin" / "python"), "-c", SCORES, f"sqlite:///{course / 'gradebook.db'}",
+                          ASSIGNMENT, Path(classgen.NOTEBOOK).stem], env=env, check=True, capture_output=True,
+                         text=True)
+    return json.loads(out.stdout), missing
+
+
+# ---- grader batch and the floor -------------------------------------------------------
+
+def grader_batch(class_dir: Path, out: Path, jobs: int, log: Path) -> Measure:
+    shutil.rmtree(out, ignore_errors=True)
+    return timed([sys.executable, "-m", "grader.cli", "batch", str(class_dir), "--out", str(out),
+                  "--jobs", str(jobs), "--force"], log, jobs, cwd=ROOT)
+
+
+def grader_scores(out: Path, students: list[classgen.Student]) -> tuple[dict[str, float], float, list[str]]:
+    """Each student's score from the gradebook, the most points, and the students not graded (with why)."""
+    with open(out / "grades.csv", newline="") as f:
+        rows = {row["student"]: row for row in csv.DictReader(f)}
+    missing = []
+    for s in students:
+        if rows.get(s.student, {}).get("status") != "graded":
+            try:
+                why = json.loads((out / s.student / "result.json").read_text())["error"]["message"]
+            except (OSError, KeyError, TypeError, ValueError):
+                why = "no result"
+            missing.append(f"{s.student} ({why})")
+    most = max((float(r["max_score"]) for r in rows.values()), default=0.0)
+    return {k: float(r["score"]) for k, r in rows.items()}, most, missing
+
+
+def execute(path: Path) -> int:
+    """Run the notebook with nbclient; how many times its kernel had to be started again."""
+    for attempt in range(3):
+        nb = nbformat.read(str(path), as_version=4)
+        try:
+            NotebookClient(nb, timeout=60, startup_timeout=30, allow_errors=True, kernel_name="python3").execute(
+                cwd=str(path.parent))
+            return attempt
+        except RuntimeError as exc:  # a kernel that died starting: its TCP port was taken meanwhile (busy machine)
+            if attempt == 2 or "respond" not in str(exc) and "died" not in str(exc):
+                raise
+    raise AssertionError("unreachable")
+
+
+def floor(class_dir: Path, jobs: int, log: Path) -> Measure:
+    """Merely executing the notebooks with nbclient, jobs at a time, measured as the tools are."""
+    return timed([sys.executable, __file__, "--floor", str(class_dir), "--jobs", str(jobs)], log, jobs, cwd=ROOT)
+
+
+def run_floor(class_dir: Path, jobs: int) -> None:
+    with ProcessPoolExecutor(jobs) as pool:
+        restarts = sum(pool.map(execute, sorted(class_dir.glob("*.ipynb"))))
+    print(f"kernel restarts: {restarts}")
+
+
+def floor_restarts(log: Path) -> int:
+    lines = [line for line in log.read_text().splitlines() if line.startswith("kernel restarts: ")]
+    return int(lines[-1].split(": ")[1]) if lines else 0
+
+
+# ---- report ----------------------------------------------------------------------------
+
+HEADER = f"{'wall s':>7} {'s/nb':>6} {'core-s/nb':>9} {'largest':>8} {'tree peak':>9} {'busy':>5}"
+"""core-s/nb: wall * processes at once / notebooks; largest, tree peak: MB; busy: cores busy on the machine."""
+
+
+def row(name: str, count: int, m: Measure) -> str:
+    return (f"  {name:<26} {m.wall:7.1f} {m.wall / count:6.2f} {m.wall * m.jobs / count:9.2f} {m.largest_mb:8.0f} "
+            f"{m.tree_mb:9.0f} {m.machine:5.1f}")
+
+
+def spread(scores: dict[str, float], most: float, students: list[classgen.Student]) -> str:
+    """Correct and buggy notebooks' scores: how many got full marks, the lowest and the median."""
+    parts = []
+    for label, buggy in (("correct", False), ("buggy", True)):
+        got = sorted(scores.get(s.student, 0.0) for s in students if s.buggy == buggy)
+        if got:
+            parts.append(f"{label} {len(got)}: {sum(g >= most for g in got)} full, min {got[0]:.1f}, "
+                         f"median {statistics.median(got):.1f}")
+    return f"of {most:g}; " + "; ".join(parts)
+
+
+def check(m: Measure, what: str) -> Measure:
+    if m.returncode != 0:
+        sys.exit(f"{what} exited with {m.returncode}; its output: {m.log}\n{m.log.read_text()[-3000:]}")
+    return m
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--count", type=int, default=100)
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--count", type=int, default=40, help="notebooks in the class (default 40)")
+    parser.add_argument("--buggy", type=int, help="notebooks with one bug (default: a quarter)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="grader batch --jobs (default: cores)")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--no-jobs-1", dest="jobs_1", action="store_false", help="skip the grader batch --jobs 1 run")
+    parser.add_argument("--keep", type=Path, help="keep the class, course and logs here instead of a temporary folder")
+    parser.add_argument("--floor", type=Path, help=argparse.SUPPRESS)  # internal: the floor's own process
     args = parser.parse_args()
+    if args.floor:
+        return run_floor(args.floor, args.jobs)
+    buggy = args.count // 4 if args.buggy is None else args.buggy
+    env = nbgrader_env()
     with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp) / "class"
-        folder.mkdir()
-        paths = make_class(folder, args.count)
-        started = time.perf_counter()
-        with ProcessPoolExecutor(args.jobs) as pool:
-            list(pool.map(execute, paths))
-        floor = time.perf_counter() - started
-        started = time.perf_counter()
-        run = subprocess.run([sys.executable, "-m", "grader.cli", "batch", str(folder), "--out", str(Path(tmp) / "out"),
-                              "--jobs", str(args.jobs)], capture_output=True, text=True)
-        batch = time.perf_counter() - started
-    if run.returncode != 0:
-        sys.exit(run.stderr)
-    print(f"{args.count} notebooks, {args.jobs} parallel processes, {os.cpu_count()} cores")
-    print(f"floor (nbclient only): {floor:7.1f} s  {floor / args.count:5.2f} s/notebook  "
-          f"{floor * args.jobs / args.count:5.2f} core-s/notebook")
-    print(f"grader batch:          {batch:7.1f} s  {batch / args.count:5.2f} s/notebook  "
-          f"{batch * args.jobs / args.count:5.2f} core-s/notebook")
-    print(f"ratio batch / floor: {batch / floor:.2f}")
-    print(run.stdout.strip().splitlines()[-1])
+        work = args.keep or Path(tmp)
+        if args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True, exist_ok=True)
+        class_dir = work / "class"
+        students = classgen.write_class(class_dir, args.count, buggy)
+        build_course(work / "course", class_dir, students, env)
+        n = len(students)
+        tests = len(classgen.suite_cells()[1])  # one point each
+        print(f"{n} notebooks ({n - buggy} correct, {buggy} with one bug), {tests} test "
+              f"cells each; grader batch --jobs {args.jobs}; {os.cpu_count()} cores; nbgrader {NBGRADER_VERSION}")
+        ratios, floors, scaling, mem = [], [], [], {"nbgrader": [], "grader": []}
+        for r in range(1, args.rounds + 1):
+            def run_nbgrader() -> Measure:
+                return check(nbgrader_autograde(work / "course", env, work / f"nbgrader-{r}.log"), "nbgrader autograde")
+
+            def run_grader() -> Measure:
+                return check(grader_batch(class_dir, work / f"out-{r}", args.jobs, work / f"grader-{r}.log"),
+                             "grader batch")
+
+            if r % 2:
+                nbg, grd = run_nbgrader(), run_grader()
+            else:
+                grd, nbg = run_grader(), run_nbgrader()
+            nb_scores, nb_missing = nbgrader_scores(work / "course", students, env)
+            gr_scores, gr_most, gr_missing = grader_scores(work / f"out-{r}", students)
+            flo = check(floor(class_dir, args.jobs, work / f"floor-{r}.log"), "the nbclient floor")
+            one = check(grader_batch(class_dir, work / f"out-{r}-j1", 1, work / f"grader-{r}-j1.log"),
+                        "grader batch --jobs 1") if args.jobs_1 else None
+            title = f"round {r}" + (" (grader first)" if r % 2 == 0 else "")
+            print(f"\n  {title:<26} {HEADER}")
+            print(row("nbgrader autograde", n, nbg))
+            print(row(f"grader batch --jobs {args.jobs}", n, grd))
+            print(row(f"nbclient floor, {args.jobs} at once", n, flo))
+            if one:
+                print(row("grader batch --jobs 1", n, one))
+                scaling.append(one.wall / grd.wall)
+            print(f"  scores, nbgrader {spread(nb_scores, tests, students)}")
+            print(f"  scores, grader   {spread(gr_scores, gr_most, students)}")
+            if restarts := floor_restarts(flo.log):
+                print(f"  the floor started {restarts} kernel(s) again (died starting, a port taken: its time includes "
+                      "the waits)")
+            for tool, missing in (("nbgrader", nb_missing), ("grader batch", gr_missing)):
+                if missing:
+                    print(f"  NOT GRADED by {tool}: {len(missing)}: {'; '.join(missing)}")
+            ratios.append(grd.wall / nbg.wall)
+            floors.append(grd.wall / flo.wall)
+            mem["nbgrader"].append(nbg)
+            mem["grader"] += [grd] + ([one] if one else [])
+        print(f"\nmedian of {args.rounds} round(s): grader/nbgrader {statistics.median(ratios):.2f} (target <= 1.00), "
+              f"grader/floor {statistics.median(floors):.2f}"
+              + (f", grader --jobs 1 / --jobs {args.jobs} {statistics.median(scaling):.2f}" if scaling else ""))
+        print(f"peak memory (target <= {RSS_TARGET_MB} MB per grading job): largest process "
+              + ", ".join(f"{k} {max(m.largest_mb for m in v):.0f} MB" for k, v in mem.items())
+              + "; whole tree / jobs " + ", ".join(f"{k} {max(m.tree_mb / m.jobs for m in v):.0f} MB"
+                                                   for k, v in mem.items()))
+        if args.keep:
+            print(f"class, course, outputs and logs: {work}")
 
 
 if __name__ == "__main__":
