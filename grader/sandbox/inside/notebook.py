@@ -66,12 +66,9 @@ def run(cells: list[list], skip: list[int], cell_timeout: float, emit) -> tuple[
         emit(cell=index, phase="start")
         signal.setitimer(signal.ITIMER_REAL, cell_timeout)
         try:
-            result = shell.run_cell(source, store_history=True)
-        except CellTimeout as exc:  # raised outside the cell's own code, between IPython's steps
-            result = None
+            error = _run_cell(shell, source)
+        except CellTimeout as exc:  # raised between the cell's steps rather than in its code
             error = exc
-        else:
-            error = result.error_before_exec or result.error_in_exec
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
         if error is None:
@@ -85,11 +82,27 @@ def run(cells: list[list], skip: list[int], cell_timeout: float, emit) -> tuple[
     return module, statuses
 
 
+def _run_cell(shell, source: str) -> BaseException | None:
+    """Run one cell as IPython does (its input transforms: magics, shell escapes; its compiler, which
+    keeps a `from __future__` of an earlier cell), without its display machinery; what it raised.
+    A cell IPython alone can run (top-level await) goes through shell.run_cell."""
+    try:
+        code = shell.compile(shell.transform_cell(source), shell.compile.cache(source), "exec")
+    except SyntaxError as exc:
+        if "await" not in source:
+            return exc
+        result = shell.run_cell(source, store_history=False)
+        return result.error_before_exec or result.error_in_exec
+    try:
+        exec(code, shell.user_ns)  # noqa: S102 - the student's own cell, in their own sandboxed process
+    except BaseException as exc:  # noqa: BLE001 - a cell's exception, SystemExit and interrupts included
+        return exc
+    return None
+
+
 def run_engine(module: types.ModuleType, source: str) -> None:
     """Run an engine's code after the notebook's cells, as one more cell of the same notebook."""
-    shell = SHELL or _shell()
-    result = shell.run_cell(source, store_history=True)
-    error = result.error_before_exec or result.error_in_exec
+    error = _run_cell(SHELL or _shell(), source)
     if error is not None:
         raise error
 
