@@ -17,7 +17,7 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import __version__, notebooks
+from grader import __version__, notebooks, secret
 from grader.checks import REGISTRY
 from grader.checks.context import CheckTimeout, Context, did_you_mean
 from grader.checks.suite import SUITE_CHECKS, start_suite
@@ -68,10 +68,12 @@ def grade(submission: Path, assignment: Assignment, options: Options = Options()
             notebooks.TEST_SHIM else tests
         limits = Limits(request_s=assignment.limits.request_s, memory_mb=assignment.limits.memory_mb,
                         cpu_s=int(assignment.limits.submission_s) + 5)
-        seed = hashlib.sha256(source + b"\0" + (tests or "").encode()).hexdigest()
+        key = secret.key(assignment.folder)
+        seed = secret.seed(key, b"plan", source, (tests or "").encode())
         with EngineLane(code, limits, options.isolation) as engine:
             if tests is not None and any(c.id in SUITE_CHECKS for c in specs):
-                suite = start_suite(assignment, code, tests, limits, options.isolation, seed, options.suite_sandboxes)
+                suite = start_suite(assignment, code, tests, limits, options.isolation, seed, secret.seed(key, b"pool"),
+                                    options.suite_sandboxes)
                 suite.provide_plan()
             symbols, execution, notes = _load(engine, code, assignment, submission.name)
             if suite is not None:

@@ -24,6 +24,7 @@ from conftest import BASE_ENGINE, HERE, ROOT
 
 HOSTILE = HERE / "adversarial"
 SUITES = HERE / "fixtures" / "suites"
+TEST_SECRET = "adversarial-tests"
 SANDBOX_PYTHON = Path(os.environ.get("GRADER_TEST_SANDBOX_PYTHON", "/opt/micrograd-sandbox/bin/python"))
 QUICK = (ROOT / "assignments" / "micrograd" / "assignment.toml").read_text() \
     .replace("max_examples = 100", "max_examples = 20").replace("request_s = 5.0 ", "request_s = 3.0 ") \
@@ -61,6 +62,7 @@ def run(request, private_install, tmp_path):
                         f"({SANDBOX_PYTHON}; .ci/run makes one)")
         env.update(GRADER_NO_BWRAP="1", GRADER_SANDBOX_PYTHON=str(SANDBOX_PYTHON), PYTHONPATH=str(private_install))
     env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    env["GRADER_SECRET"] = TEST_SECRET
     sandboxes = Path("/run/micrograd-grader") / f"test-{os.getpid()}-{tmp_path.name}"
     if os.geteuid() == 0:
         sandboxes.mkdir(parents=True, mode=0o711)
@@ -230,15 +232,16 @@ def test_feedback_never_carries_an_engines_code(run, tmp_path):
     """Do tests that put the module's source (the engine appended) into assertion and exception
     messages get none of any engine's code into the JSON or the HTML, and is the reference never
     sent into a sandbox at all?"""
-    from grader import spec
+    from grader import secret, spec
     from grader.commands.selftest import reference_source
     from grader.sabotage import plan
 
     result, html, _, _ = check(run, tmp_path, BASE_ENGINE, HOSTILE / "leak_tests.py")
     source = (tmp_path / "submission" / "micrograd_mine.py").read_bytes()
     tests = (tmp_path / "submission" / "test_micrograd.py").read_text()
-    seed = hashlib.sha256(source + b"\0" + tests.encode()).hexdigest()
-    blocks = [r.block for r in plan(spec.load("micrograd").sabotages, seed)]
+    key = TEST_SECRET.encode()
+    seed = secret.seed(key, b"plan", source, tests.encode())
+    blocks = [r.block for r in plan(spec.load("micrograd").sabotages, seed, secret.seed(key, b"pool"))]
     assert all("class Value" in b for b in blocks)
     shown = json.dumps(result) + html
     for block in blocks + [reference_source()]:

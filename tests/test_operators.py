@@ -104,8 +104,8 @@ def _method_code(source: str) -> dict[str, str]:
 def test_a_plan_has_every_wheat_and_one_mutant_per_operator_in_an_order_of_its_own():
     """Does a grading's plan hold each wheat once and one mutant per operator, each a Value class (and a
     Neuron for a Neuron operator), in an order and on wheats that follow the seed?"""
-    first, again, other = plan(tuple(all_operators()), "s1"), plan(tuple(all_operators()), "s1"), \
-        plan(tuple(all_operators()), "s2")
+    first, again, other = plan(tuple(all_operators()), "s1", "p"), plan(tuple(all_operators()), "s1", "p"), \
+        plan(tuple(all_operators()), "s2", "p")
     assert [r.id for r in first] == [r.id for r in again] and [r.block for r in first] == [r.block for r in again]
     assert [r.id for r in first] != [r.id for r in other]
     assert sorted(r.wheat for r in first if r.kind == "wheat") == sorted(w.id for w in wheats())
@@ -143,3 +143,30 @@ def test_the_zoo_buggy_engines_are_not_wheats():
     """Sanity: a buggy zoo engine behaves differently from every wheat (the probes can tell)."""
     buggy = (ZOO / "buggy" / "add_half.py").read_text()
     assert all(behaviour(buggy) != behaviour(w.source) for w in wheats())
+
+
+def test_a_grading_cannot_be_recomputed_without_the_secret(tmp_path, monkeypatch, micrograd):
+    """Are a submission's engines keyed with the grader's secret: the same under one secret, every
+    time, and different under another, so that a student with the package cannot compute them?"""
+    from grader import secret
+
+    monkeypatch.delenv("GRADER_SECRET", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    made = secret.key()
+    assert made == secret.key() and len(made) >= 32
+    assert oct((tmp_path / "config" / "micrograd-grader" / "grader-secret").stat().st_mode & 0o777) == "0o600"
+    source, tests = b"class Value: pass\n", b"def test_x(): pass\n"
+    mine = secret.seed(made, b"plan", source, tests)
+    other = secret.seed(b"another instructor", b"plan", source, tests)
+    ops = tuple(all_operators())
+    assert [r.block for r in plan(ops, mine, secret.seed(made, b"pool"))] == \
+        [r.block for r in plan(ops, mine, secret.seed(made, b"pool"))]
+    assert [r.block for r in plan(ops, mine, secret.seed(made, b"pool"))] != \
+        [r.block for r in plan(ops, other, secret.seed(b"another instructor", b"pool"))]
+    monkeypatch.setenv("GRADER_SECRET", "given")
+    assert secret.key() == b"given"
+    folder = tmp_path / "assignment"
+    folder.mkdir()
+    (folder / "grader-secret").write_text("course secret\n")
+    monkeypatch.delenv("GRADER_SECRET")
+    assert secret.key(folder) == b"course secret"

@@ -99,14 +99,14 @@ class Suite:
     """Why the suite was not run on other engines (it failed on the student's own)."""
 
 
-def start_suite(assignment, code: Code, tests: str, limits, iso, seed: str, sandboxes: int = 1) -> SuiteLane:
+def start_suite(assignment, code: Code, tests: str, limits, iso, seed: str, pool: str, sandboxes: int = 1) -> SuiteLane:
     """Start the suite lane: the student's run, then every engine of this grading's plan."""
     limit = assignment.limits.tests_s
 
     def per_run(own: RunReply) -> float:
         return min(limit, max(MIN_RUN_S, SLOWDOWN * own.duration))
 
-    return SuiteLane(code, tests, limits, iso, lambda: plan(assignment.sabotages, seed), limit, per_run, FIXTURES,
+    return SuiteLane(code, tests, limits, iso, lambda: plan(assignment.sabotages, seed, pool), limit, per_run, FIXTURES,
                      sandboxes)
 
 

@@ -6,7 +6,7 @@ import zipfile
 from pathlib import Path
 
 import grader
-from grader import spec
+from grader import secret, spec
 
 ROOT = Path(grader.__file__).resolve().parent.parent
 SETUP_SH = """#!/usr/bin/env bash
@@ -48,6 +48,8 @@ def main(*, target: str, out: Path, assignment: str) -> int:
         for name in SOURCES:
             _add_tree(zf, ROOT / name, f"source/{name}")
         _add_tree(zf, task.folder, f"source/assignments/{task.folder.name}")
+        if not (task.folder / secret.FILE_NAME).is_file():  # the engines' secret, root's only once installed
+            zf.writestr(f"source/assignments/{task.folder.name}/{secret.FILE_NAME}", secret.new_secret())
     print(f"Gradescope autograder for {task.id} written to {out}: upload it as a zip autograder.")
     return 0
 

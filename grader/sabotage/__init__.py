@@ -86,10 +86,28 @@ def _is_future(node: ast.stmt) -> bool:
     return isinstance(node, ast.ImportFrom) and node.module == "__future__"
 
 
-def plan(operator_ids: tuple[str, ...], seed: str) -> list[EngineRun]:
-    """Every wheat, and one mutant per operator on a wheat it applies to, rewritten and shuffled for this grading."""
+VARIANTS = 4
+"""Rewrites kept per engine and grading secret: each grading takes one, by its seed (rewriting is the
+costly part of a plan; a batch then rewrites each engine at most this many times)."""
+
+
+@functools.lru_cache(maxsize=4096)
+def _variant(engine_id: str, source: str, names: tuple[str, ...], salt: str) -> str:
+    return rewrite(engine_block(source, names), salt)
+
+
+def plan(operator_ids: tuple[str, ...], seed: str, pool: str) -> list[EngineRun]:
+    """Every wheat, and one mutant per operator on a wheat it applies to, rewritten and shuffled for
+    this grading. seed (this grading's) and pool (the rewrites' salt, the same for every grading) are
+    keyed with the grader's secret (grader/secret.py), so a student cannot compute their engines."""
     rng = random.Random(hashlib.sha256(f"plan:{seed}".encode()).hexdigest())
-    runs = [EngineRun(f"wheat:{w.id}", "wheat", w.id, None, engine_block(rewrite(w.source, f"{seed}:{w.id}"), ("Value",)))
+    key = hashlib.sha256(f"variants:{seed}".encode()).hexdigest()
+
+    def variant(engine_id: str, source: str, names: tuple[str, ...]) -> str:
+        k = int(hashlib.sha256(f"{key}:{engine_id}".encode()).hexdigest(), 16) % VARIANTS
+        return _variant(engine_id, source, names, f"{pool}:{engine_id}:{k}")
+
+    runs = [EngineRun(f"wheat:{w.id}", "wheat", w.id, None, variant(f"wheat:{w.id}", w.source, ("Value",)))
             for w in wheats()]
     for op_id in operator_ids:
         op = all_operators()[op_id]
@@ -97,7 +115,8 @@ def plan(operator_ids: tuple[str, ...], seed: str) -> list[EngineRun]:
         if not usable:
             continue
         wheat_id = rng.choice(usable)
-        source = rewrite(mutant(op_id, wheat_id), f"{seed}:{op_id}:{wheat_id}")
-        runs.append(EngineRun(f"{op_id}@{wheat_id}", "sabotage", wheat_id, op_id, engine_block(source, op.replaces)))
+        engine_id = f"{op_id}@{wheat_id}"
+        runs.append(EngineRun(engine_id, "sabotage", wheat_id, op_id,
+                              variant(engine_id, mutant(op_id, wheat_id), op.replaces)))
     rng.shuffle(runs)
     return runs

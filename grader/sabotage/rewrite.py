@@ -26,9 +26,8 @@ def rewrite(source: str, seed: str) -> str:
     _drop_docstrings(tree)
     names = _Names(rng, _all_names(tree))
     _rename_private_attributes(tree, names)
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _is_top_level_function(tree, node):
-            _rename_locals(node, names)
+    for fn in _top_level_functions(tree):
+        _rename_locals(fn, names)
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef):
             _shuffle_methods(node, rng)
@@ -142,14 +141,15 @@ def _drop_docstrings(tree: ast.Module) -> None:
                 node.body = body[1:] or [ast.Pass()]
 
 
-def _is_top_level_function(tree: ast.Module, fn: ast.AST) -> bool:
-    """A function defined at module level or as a method (its nested functions are renamed with it)."""
+def _top_level_functions(tree: ast.Module) -> list[ast.FunctionDef]:
+    """Functions defined at module level or as methods (their nested functions are renamed with them)."""
+    found = []
     for node in tree.body:
-        if node is fn:
-            return True
-        if isinstance(node, ast.ClassDef) and any(item is fn for item in node.body):
-            return True
-    return False
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.append(node)
+        elif isinstance(node, ast.ClassDef):
+            found += [item for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return found
 
 
 def _rename_locals(fn: ast.FunctionDef, names: _Names) -> None:
@@ -167,19 +167,18 @@ def _rename_locals(fn: ast.FunctionDef, names: _Names) -> None:
         elif isinstance(node, ast.arg):
             bound.add(node.arg)
     mapping = {n: names.fresh() for n in sorted(bound - params - declared_global - KEEP)}
+    if not mapping:
+        return
+    own_params = {id(a) for a in ast.walk(fn.args)}
     for node in ast.walk(fn):
         if isinstance(node, ast.Name) and node.id in mapping:
             node.id = mapping[node.id]
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not fn and node.name in mapping:
             node.name = mapping[node.name]
-        elif isinstance(node, ast.arg) and node.arg in mapping and not _is_param_of(fn, node):
+        elif isinstance(node, ast.arg) and node.arg in mapping and id(node) not in own_params:
             node.arg = mapping[node.arg]
         elif isinstance(node, ast.Nonlocal):
             node.names = [mapping.get(n, n) for n in node.names]
-
-
-def _is_param_of(fn: ast.FunctionDef, arg: ast.arg) -> bool:
-    return any(a is arg for a in ast.walk(fn.args))
 
 
 def _rename_private_attributes(tree: ast.Module, names: _Names) -> None:
