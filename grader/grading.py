@@ -23,6 +23,7 @@ from grader.checks.context import CheckTimeout, Context, did_you_mean
 from grader.checks.suite import SUITE_CHECKS, start_suite
 from grader.errors import WorkerFailure, without_host_paths
 from grader.lanes import Code, EngineLane
+from grader.sabotage import own_block
 from grader.result import ERROR_KINDS, CheckResult, Outcome, Result, SubmissionError
 from grader.sandbox.isolation import Isolation
 from grader.sandbox.supervisor import Limits
@@ -73,7 +74,7 @@ def grade(submission: Path, assignment: Assignment, options: Options = Options()
         with EngineLane(code, limits, options.isolation) as engine:
             if tests is not None and any(c.id in SUITE_CHECKS for c in specs):
                 suite = start_suite(assignment, code, tests, limits, options.isolation, seed, secret.seed(key, b"pool"),
-                                    options.suite_sandboxes)
+                                    options.suite_sandboxes, own_block(_student_text(code)))
                 suite.provide_plan()
             symbols, execution, notes = _load(engine, code, assignment, submission.name)
             if suite is not None:
@@ -86,6 +87,13 @@ def grade(submission: Path, assignment: Assignment, options: Options = Options()
         if suite is not None:
             suite.cancel()
     return _result(submission, digest, assignment, "graded", None, tuple(checks), started, execution, notes)
+
+
+def _student_text(code: Code) -> str:
+    """The student's code as one text: the file, or a notebook's cells in order."""
+    if code.kind == "notebook":
+        return "\n\n".join(source for _, source in code.cells)
+    return code.files[MODULE_FILE].decode("utf-8", "replace")
 
 
 def _read(submission: Path) -> bytes:

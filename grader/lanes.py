@@ -132,9 +132,11 @@ class SuiteLane:
 
     def __init__(self, code: Code, tests: str, limits: Limits, iso: Isolation | None,
                  runs: Callable[[], list[EngineRun]], first_run_s: float, per_run: Callable[[RunReply], float],
-                 fixtures: tuple[str, ...] = (), sandboxes: int = 1):
+                 fixtures: tuple[str, ...] = (), sandboxes: int = 1, probes: list | None = None):
         self.code, self.tests, self.limits, self.iso = code, tests, limits, iso
         self.sandboxes = max(1, sandboxes)
+        self.probes = probes or []
+        """Programs every run reports its engine's numbers on, before the tests (mutants' equivalence)."""
         """Sandboxes (each a uid of its own) the runs on other engines are shared among, in parallel."""
         self.first_run_s = first_run_s
         self.plan, self.per_run, self.fixtures = runs, per_run, fixtures
@@ -224,7 +226,7 @@ class SuiteLane:
     def _run(self, sandbox: Sandbox, engine: EngineRun | None, timeout: float) -> RunReply:
         started = time.monotonic()
         message = {"op": "suite", "code": self.code.request(self._skip, self._cell_timeout), "tests": self.tests,
-                   "engine": engine.block if engine else None, "fixtures": list(self.fixtures)}
+                   "engine": engine.block if engine else None, "fixtures": list(self.fixtures), "probes": self.probes}
         try:
             unit = sandbox.unit("suite")
         except WorkerFailure as failure:

@@ -122,3 +122,42 @@ def test_a_crash_counts_as_a_catch_only_for_a_fast_suite():
     assert _caught(run(None, timeout=True), ["test_x"], wheat_time=1.0, limit=10.0) is not None
     assert _caught(run(None, timeout=True), ["test_x"], wheat_time=9.0, limit=10.0) is None
     assert _caught(run("assertion"), [], wheat_time=1.0, limit=10.0) is None  # an invalid test catches nothing
+
+
+def test_mutants_of_the_students_own_engine_count_only_against_a_decoy(tmp_path, micrograd):
+    """Are some sabotages made from the student's own engine, and does a suite that recognises its own
+    code (passes only on the engine exactly as written) catch none of them: it fails on the decoy, the
+    same engine rewritten, and so those mutants are left out?"""
+    mine = BASE_ENGINE.read_text().replace("class Value:", "class Value:\n    SIGNATURE = 'mine-7731'\n", 1)
+    assert "SIGNATURE" in mine
+    (tmp_path / "micrograd_mine.py").write_text(mine)
+    (tmp_path / "test_micrograd.py").write_text(  # passes on the wheats; on its own engine only as written
+        "import micrograd_mine\n\n"
+        f"MINE = {mine!r}\n\n"
+        "def test_exactly_my_engine():\n"
+        "    source = open(micrograd_mine.__file__).read()\n"
+        "    assert getattr(micrograd_mine.Value, 'SIGNATURE', None) != 'mine-7731' or source == MINE\n")
+    result = grade(tmp_path / "micrograd_mine.py", micrograd)
+    wheat = next(c for c in result.checks if c.id == "wheat")
+    assert wheat.status == "passed"
+    sabotage = next(c for c in result.checks if c.id == "sabotage")
+    assert sabotage.artifacts["caught"] == {}
+    assert sabotage.artifacts["left_out"], sabotage.artifacts  # its own engine's mutants were made, and dropped
+    assert all("rewritten" in why for why in sabotage.artifacts["left_out"].values())
+
+
+def test_a_mutant_that_behaves_like_the_engine_is_left_out():
+    """Is a mutant of the student's engine whose numbers on every probe equal the engine's dropped as
+    equivalent, while one that differs counts?"""
+    from grader.checks.suite import Run, Suite, _counted_mutants
+
+    ok = {"test_x": {"outcome": "passed", "kind": None, "message": "", "duration": 0.0}}
+    same, other = ((1.0, 2.0),), ((1.0, 3.0),)
+    student = Run(True, ok, [], "", False, 0.1, same)
+    caught = Run(True, {"test_x": {**ok["test_x"], "outcome": "failed"}}, [], "", False, 0.1, other)
+    found = Suite(student, {}, {"add_half": Run(True, ok, [], "", False, 0.1, same), "mul_own_data": caught,
+                                "pow_off_by_one": caught}, {}, own=frozenset({"add_half", "mul_own_data"}),
+                  decoy=Run(True, ok, [], "", False, 0.1, same))
+    counted, dropped = _counted_mutants(found, ["test_x"])
+    assert counted == ["mul_own_data", "pow_off_by_one"]
+    assert "equivalent" in dropped["add_half"]

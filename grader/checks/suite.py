@@ -49,6 +49,8 @@ class Run:
     error: str
     timeout: bool
     duration: float
+    probes: tuple = ()
+    """The engine's numbers on the equivalence probes, read before the tests ran."""
 
     def failed(self, name: str) -> bool:
         return self.tests.get(name, {}).get("outcome") == "failed"
@@ -73,9 +75,21 @@ def read_run(reply: RunReply, allowed: set[str] | None) -> Run:
         errors = [str(e)[:3000] for e in result["collection_errors"]][:20]
         if len(result["tests"]) > MAX_TESTS:
             raise ValueError("too many tests")
+        probes = tuple(_probe_entry(p) for p in (result.get("probes") or [])[:200])
     except (KeyError, TypeError, ValueError, AttributeError):
         return Run(False, {}, [], UNREADABLE_RUN, False, reply.duration)
-    return Run(True, tests, errors, "", False, reply.duration)
+    return Run(True, tests, errors, "", False, reply.duration, probes)
+
+
+def _probe_entry(entry: Any) -> tuple:
+    """One probe's numbers as claimed (rounded, so that equal engines compare equal), or what it raised."""
+    if isinstance(entry, dict) and isinstance(entry.get("raised"), str):
+        return ("raised", entry["raised"][:80])
+    numbers = []
+    for key in ("data", "grad"):
+        for x in entry[key]:
+            numbers.append(round(float(x), 9) if isinstance(x, (int, float)) and not isinstance(x, bool) else "bad")
+    return tuple(numbers)
 
 
 def _test_entry(entry: Any) -> dict[str, Any]:
@@ -92,22 +106,43 @@ class Suite:
     wheats: dict[str, Run]
     """By wheat id."""
     sabotages: dict[str, Run]
-    """By operator id."""
+    """By operator id: each operator's mutant, of a wheat or of the student's engine."""
     blocks: dict[str, str]
     """The code each engine run appended (to keep it out of quoted messages)."""
     stopped: str = ""
     """Why the suite was not run on other engines (it failed on the student's own)."""
+    own: frozenset[str] = frozenset()
+    """The operators whose mutant was made from the student's own engine."""
+    decoy: Run | None = None
+    """The student's engine rewritten, unmutated (when any mutant of it was planned)."""
 
 
-def start_suite(assignment, code: Code, tests: str, limits, iso, seed: str, pool: str, sandboxes: int = 1) -> SuiteLane:
-    """Start the suite lane: the student's run, then every engine of this grading's plan."""
+def equivalence_probes() -> list:
+    """Programs on which a mutant of the student's engine must differ from the unmutated engine to count:
+    every operation alone, a value used twice through each, nesting, shared nodes, the hand examples."""
+    from grader.checks.features import EQUAL_DATA, LEAVES, SINGLE, _chain, _diamond
+    from grader.checks.fixed import HAND_EXAMPLES
+
+    found = list(SINGLE.values()) + [EQUAL_DATA] + [_chain(op) for op in ("add", "mul")] + \
+        [_diamond(op) for op in ("add", "mul")] + [program for _, _, program, _ in HAND_EXAMPLES]
+    found += [(("leaf", 1.5), (op, 0, 0)) for op in ("add", "mul", "sub", "div")]
+    for ins in (("pow", 0, 2), ("tanh", 0), ("relu", 0), ("exp", 0), ("neg", 0)):
+        found += [(("leaf", 0.7), ins, ("add", 1, 0)), (("leaf", -0.7), ins, ("leaf", -2.0), ("mul", 1, 2))]
+    found += [LEAVES + (("radd", 2.0, 0), ("rmul", 3.0, 1), ("rsub", 1.0, 2), ("add", 4, 5), ("mul", 7, 6))]
+    return [[list(ins) for ins in program] for program in found]
+
+
+def start_suite(assignment, code: Code, tests: str, limits, iso, seed: str, pool: str, sandboxes: int = 1,
+                own: str | None = None) -> SuiteLane:
+    """Start the suite lane: the student's run, then every engine of this grading's plan (own: the
+    student's engine as a block, for mutants of it)."""
     limit = assignment.limits.tests_s
 
-    def per_run(own: RunReply) -> float:
-        return min(limit, max(MIN_RUN_S, SLOWDOWN * own.duration))
+    def per_run(own_run: RunReply) -> float:
+        return min(limit, max(MIN_RUN_S, SLOWDOWN * own_run.duration))
 
-    return SuiteLane(code, tests, limits, iso, lambda: plan(assignment.sabotages, seed, pool), limit, per_run, FIXTURES,
-                     sandboxes)
+    return SuiteLane(code, tests, limits, iso, lambda: plan(assignment.sabotages, seed, pool, own), limit, per_run,
+                     FIXTURES, sandboxes, equivalence_probes())
 
 
 def suite(ctx: Context) -> Suite | Outcome:
@@ -130,14 +165,24 @@ def _collect(ctx: Context) -> Suite | Outcome:
                   student.collection_errors, student.error, student.timeout, student.duration)
     if student.timeout or not student.ok:
         return Suite(student, {}, {}, {}, stopped=f"your tests did not complete on your own engine ({student.error})")
+    student = Run(student.ok, student.tests, student.collection_errors, student.error, student.timeout,
+                  student.duration, read_run(outcome.own, None).probes)
     allowed = set(student.tests)
-    wheats, sabotages, blocks = {}, {}, {}
+    wheats, sabotages, blocks, own, decoy = {}, {}, {}, set(), None
     for reply in outcome.runs:
         engine = reply.engine
-        key = engine.wheat if engine.kind == "wheat" else engine.operator
-        (wheats if engine.kind == "wheat" else sabotages)[key] = read_run(reply, allowed)
-        blocks[key] = engine.block
-    return Suite(student, wheats, sabotages, blocks)
+        run = read_run(reply, allowed)
+        if engine.kind == "wheat":
+            wheats[engine.wheat] = run
+            blocks[engine.wheat] = engine.block
+        elif engine.kind == "decoy":
+            decoy = run
+        else:
+            sabotages[engine.operator] = run
+            blocks[engine.operator] = engine.block
+            if engine.kind == "own":
+                own.add(engine.operator)
+    return Suite(student, wheats, sabotages, blocks, own=frozenset(own), decoy=decoy)
 
 
 def own_test_names(source: str) -> set[str]:
@@ -313,22 +358,54 @@ def sabotage(ctx: Context) -> Outcome:
     valid = [n for n in found.student.tests if n not in invalid and n not in given
              and all(r.tests.get(n, {}).get("outcome") == "passed" for r in wheat_runs)]
     wheat_time = max((r.duration for r in wheat_runs), default=0.0)
+    counted, dropped = _counted_mutants(found, valid)
     caught, missed = {}, []
-    for op_id, run in sorted(found.sabotages.items()):
-        by = _caught(run, valid, wheat_time, ctx.assignment.limits.tests_s)
+    for op_id in counted:
+        by = _caught(found.sabotages[op_id], valid, wheat_time, ctx.assignment.limits.tests_s)
         if by:
             caught[op_id] = by
         else:
             missed.append(operators[op_id])
-    total = len(found.sabotages)
+    total = len(counted)
     artifacts = {"caught": caught, "missed": [op.id for op in missed], "valid_tests": valid,
-                 "bugs": {op_id: operators[op_id].misconception for op_id in sorted(found.sabotages)}}
+                 "bugs": {op_id: operators[op_id].misconception for op_id in counted},
+                 "of_your_engine": sorted(op for op in counted if op in found.own), "left_out": dropped}
     if not valid:
         why = ("each one fails or is skipped on some correct engine (see wheat), or comes unchanged from the "
                "starter kit." if found.student.tests else "there are none.")
         return Outcome("failed", f"None of your tests can count: {why}", artifacts=artifacts, fraction=0.0)
+    if not total:
+        return Outcome("skipped", "Not judged: no sabotaged engine could be made for this grading.", artifacts=artifacts)
+    mine = sum(op in found.own for op in counted)
+    made = f" ({mine} made from your own engine)" if mine else ""
     if not missed:
-        return Outcome("passed", f"Your tests catch all {total} sabotaged engines.", artifacts=artifacts, fraction=1.0)
-    lines = [f"  {op.id}: {op.misconception}.\n    A test that would catch it: {op.catch}." for op in missed]
-    return Outcome("failed", f"Your tests catch {len(caught)} of {total} sabotaged engines. Not caught:\n"
+        return Outcome("passed", f"Your tests catch all {total} sabotaged engines{made}.", artifacts=artifacts,
+                       fraction=1.0)
+    lines = [f"  {op.id}{' (your own engine, mutated)' if op.id in found.own else ''}: {op.misconception}.\n"
+             f"    A test that would catch it: {op.catch}." for op in missed]
+    return Outcome("failed", f"Your tests catch {len(caught)} of {total} sabotaged engines{made}. Not caught:\n"
                    + "\n".join(lines), artifacts=artifacts, fraction=len(caught) / total)
+
+
+def _counted_mutants(found: Suite, valid: list[str]) -> tuple[list[str], dict[str, str]]:
+    """The operators whose mutant counts, and why the others are left out. A mutant of the student's
+    engine counts only when it behaves differently from the unmutated engine on the grader's probes,
+    and only when the student's valid tests pass on their engine and on its decoy (the same engine,
+    rewritten): a test that recognises its own code fails on the decoy and so counts for nothing."""
+    counted, dropped = [], {}
+    own_ok = all(found.student.tests.get(n, {}).get("outcome") == "passed" for n in valid)
+    decoy = found.decoy
+    decoy_ok = decoy is not None and decoy.ok and decoy.probes == found.student.probes and \
+        all(decoy.tests.get(n, {}).get("outcome") == "passed" for n in valid)
+    for op_id in sorted(found.sabotages):
+        if op_id not in found.own:
+            counted.append(op_id)
+        elif not own_ok:
+            dropped[op_id] = "your tests do not all pass on your own engine"
+        elif not decoy_ok:
+            dropped[op_id] = "your engine could not be rewritten faithfully, or your tests fail on it rewritten"
+        elif not found.student.probes or found.sabotages[op_id].probes == found.student.probes:
+            dropped[op_id] = "the mutant behaves like your engine on every probe (an equivalent mutant)"
+        else:
+            counted.append(op_id)
+    return counted, dropped

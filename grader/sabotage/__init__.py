@@ -2,8 +2,11 @@
 
 - Wheats: correct engines written in other styles than the reference (engines/wheat_*.py).
   The reference itself never enters a sandbox.
-- Sabotages: mutants of the wheats, one per mutation operator (operators/), on a wheat
-  chosen for this grading.
+- Sabotages: one mutant per mutation operator (operators/), made from a wheat or, as in
+  mutation testing, from the student's own engine, chosen for this grading. A mutant of the
+  student's engine counts only where the grader sees it behave differently from the
+  unmutated engine; a decoy (the student's engine rewritten, unmutated) tells a test that
+  checks behaviour from one that recognises its own code.
 
 Every engine is rewritten for the grading (rewrite.py) and runs appended after the
 student's own code, under the student's module and file name, in an order derived from
@@ -44,9 +47,9 @@ class EngineRun:
     """One engine the student's suite runs on, for one grading."""
 
     id: str
-    """wheat:<wheat id>, or <operator id>@<wheat id>."""
+    """wheat:<wheat id>, <operator id>@<wheat id>, own:decoy, or <operator id>@own."""
     kind: str
-    """wheat or sabotage."""
+    """wheat, sabotage (a wheat's mutant), decoy (the student's engine, rewritten) or own (its mutant)."""
     wheat: str
     operator: str | None
     block: str
@@ -96,10 +99,27 @@ def _variant(engine_id: str, source: str, names: tuple[str, ...], salt: str) -> 
     return rewrite(engine_block(source, names), salt)
 
 
-def plan(operator_ids: tuple[str, ...], seed: str, pool: str) -> list[EngineRun]:
-    """Every wheat, and one mutant per operator on a wheat it applies to, rewritten and shuffled for
-    this grading. seed (this grading's) and pool (the rewrites' salt, the same for every grading) are
-    keyed with the grader's secret (grader/secret.py), so a student cannot compute their engines."""
+def own_block(source: str) -> str | None:
+    """The student's engine as a block to append like any other: their imports, their top-level
+    functions (tests aside) and their Value class (the last one defined). None if there is none."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    classes = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Value"]
+    if not classes:
+        return None
+    kept = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom)) and not _is_future(n)
+            or isinstance(n, ast.FunctionDef) and not n.name.startswith("test") or n is classes[-1]]
+    return ast.unparse(ast.Module(body=kept, type_ignores=[])) + "\n"
+
+
+def plan(operator_ids: tuple[str, ...], seed: str, pool: str, own: str | None = None) -> list[EngineRun]:
+    """Every wheat, and one mutant per operator, rewritten and shuffled for this grading. A mutant is
+    made from a wheat it applies to or, about one time in two where it applies, from the student's own
+    engine (own, from own_block), which then also runs unmutated, rewritten (the decoy). seed (this
+    grading's) and pool (the rewrites' salt, the same for every grading) are keyed with the grader's
+    secret (grader/secret.py), so a student cannot compute their engines."""
     rng = random.Random(hashlib.sha256(f"plan:{seed}".encode()).hexdigest())
     key = hashlib.sha256(f"variants:{seed}".encode()).hexdigest()
 
@@ -109,14 +129,29 @@ def plan(operator_ids: tuple[str, ...], seed: str, pool: str) -> list[EngineRun]
 
     runs = [EngineRun(f"wheat:{w.id}", "wheat", w.id, None, variant(f"wheat:{w.id}", w.source, ("Value",)))
             for w in wheats()]
+    own_mutants = []
     for op_id in operator_ids:
         op = all_operators()[op_id]
+        mine = _own_mutant(op, own) if own is not None and op.replaces == ("Value",) else None
         usable = [w.id for w in wheats() if mutant(op_id, w.id) is not None]
+        if mine is not None and (not usable or rng.random() < 0.5):
+            own_mutants.append(EngineRun(f"{op_id}@own", "own", "own", op_id,
+                                         rewrite(mine, f"{seed}:{op_id}:own")))
+            continue
         if not usable:
             continue
         wheat_id = rng.choice(usable)
         engine_id = f"{op_id}@{wheat_id}"
         runs.append(EngineRun(engine_id, "sabotage", wheat_id, op_id,
                               variant(engine_id, mutant(op_id, wheat_id), op.replaces)))
+    if own_mutants:
+        runs += own_mutants + [EngineRun("own:decoy", "decoy", "own", None, rewrite(own, f"{seed}:decoy"))]
     rng.shuffle(runs)
     return runs
+
+
+def _own_mutant(op: Operator, own: str) -> str | None:
+    try:
+        return op.apply(own)
+    except (NotApplicable, SyntaxError, ValueError, TypeError):
+        return None

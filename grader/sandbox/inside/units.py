@@ -190,7 +190,21 @@ def suite(sock: socket.socket, cfg: dict) -> None:
     except BaseException as exc:  # noqa: BLE001
         frames.send(sock, {"seq": request.get("seq"), "ok": False, "error": loader.error(exc)})
         return
+    numbers = _probe_all(request.get("probes") or [])  # before the tests, which could change the engine
     import suites
 
     result = suites.run(tests, request.get("fixtures") or [])
+    result["probes"] = numbers
     frames.send(sock, {"seq": request.get("seq"), "ok": True, "result": result})
+
+
+def _probe_all(programs: list) -> list:
+    """The numbers the module's Value gives on each program (or the name of what it raised)."""
+    value = getattr(sys.modules.get(MODULE), "Value", None)
+    found = []
+    for program in programs:
+        try:
+            found.append(probes.evaluate(program, value))
+        except BaseException as exc:  # noqa: BLE001
+            found.append({"raised": type(exc).__name__})
+    return found
