@@ -1,15 +1,17 @@
 """Benchmark: the sabotage detector's time against its floor.
 
-The detector runs the student's suite once per engine: the student's, each wheat and each
-sabotage. The floor is that many times the suite's own run time in a warm process (pytest
-and the engine already imported). The suite here is a diligent student's suite plus a
-test that trains for about 0.4 s, so that one run takes about half a second.
+The detector runs the student's suite once per engine: the student's own, each wheat and
+each mutant of this grading's plan. The floor is that many times the suite's own run time
+in a warm process (pytest and the engine already imported). The suite here is a diligent
+student's suite plus a test that trains for about 0.4 s, so that one run takes about half
+a second and the detector's own cost per run shows against it.
 
     python bench/bench_sabotage.py
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -17,10 +19,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from grader import spec
-from grader.grading import grade
+from grader import lanes, spec
 from grader.checks.suite import SUITE_CHECKS
-from grader.sabotage import catalogue
+from grader.grading import Options, grade
 
 ROOT = Path(__file__).resolve().parent.parent
 SLOW_TEST = '''
@@ -53,6 +54,30 @@ print("SUITE", min(times))
 '''
 
 
+def measure(folder: Path, sandboxes: int) -> tuple[float, int, object]:
+    """Seconds the suite's runs took (the sandboxes' start left out), how many, and the result."""
+    runs: list[float] = []
+    original = lanes.SuiteLane._run
+
+    def timed(self, sandbox, engine, timeout):
+        started = time.perf_counter()
+        try:
+            return original(self, sandbox, engine, timeout)
+        finally:
+            runs.append(time.perf_counter() - started)
+
+    lanes.SuiteLane._run = timed
+    try:
+        task = spec.load("micrograd")
+        task = task.without([c.id for c in task.checks if c.id not in SUITE_CHECKS])
+        started = time.perf_counter()
+        result = grade(folder / "micrograd_mine.py", task, Options(suite_sandboxes=sandboxes))
+        wall = time.perf_counter() - started
+    finally:
+        lanes.SuiteLane._run = original
+    return sum(runs) if sandboxes == 1 else wall, len(runs), result
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -60,22 +85,15 @@ def main() -> None:
         suite = (ROOT / "tests" / "fixtures" / "suites" / "good.py").read_text() + SLOW_TEST
         (folder / "test_micrograd.py").write_text(suite)
         warm = subprocess.run([sys.executable, "-c", WARM_RUN], cwd=folder, capture_output=True, text=True,
-                              env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PATH": "/usr/bin:/bin"})
+                              env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
         one_run = float(warm.stdout.split("SUITE")[-1])
-        cat = catalogue()
-        runs = 1 + len(cat.wheats) + len(cat.sabotages)
-        task = spec.load("micrograd")
-        task = task.without([c.id for c in task.checks if c.id not in SUITE_CHECKS])
-        started = time.perf_counter()
-        result = grade(folder / "micrograd_mine.py", task)
-        total = time.perf_counter() - started
-        suite_time = sum(c.duration_s for c in result.checks)
+        sequential, runs, result = measure(folder, 1)
+        wall_two, _, _ = measure(folder, 2)
     floor = runs * one_run
     print(f"one run of the suite in a warm process: {one_run:.3f} s")
-    print(f"runs: {runs} (1 student + {len(cat.wheats)} wheats + {len(cat.sabotages)} sabotages)")
-    print(f"floor: {floor:.2f} s   actual (the three checks): {suite_time:.2f} s   "
-          f"overhead: {100 * (suite_time / floor - 1):.0f}%")
-    print(f"whole submission with only these checks (worker start and import included): {total:.2f} s")
+    print(f"runs: {runs} (the student's engine, the wheats and one mutant per operator)")
+    print(f"floor: {floor:.2f} s   the runs one after another: {sequential:.2f} s   ratio {sequential / floor:.2f}")
+    print(f"the three checks on two sandboxes at once (their start included): {wall_two:.2f} s")
     print(f"score: {result.score:g}/{result.max_score:g}")
 
 
