@@ -10,6 +10,7 @@ claim about the student's code, read as untrusted input; judging happens here.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 import time
@@ -26,7 +27,7 @@ from grader.lanes import Code, EngineLane
 from grader.sabotage import own_block
 from grader.result import ERROR_KINDS, CheckResult, Outcome, Result, SubmissionError
 from grader.sandbox.isolation import Isolation
-from grader.sandbox.supervisor import Limits
+from grader.sandbox.supervisor import Limits, Sandbox
 from grader.spec import Assignment, CheckSpec
 
 MODULE_FILE = "micrograd_mine.py"
@@ -45,6 +46,9 @@ class Options:
     suite_sandboxes: int = 1
     """Sandboxes the student's tests run in at once: 2 spends a second core on one submission (a
     student's own check); a batch grading several submissions at once keeps 1."""
+    one_sandbox: bool = False
+    """Grade in one sandbox, the engine checks and then the tests in turn (a batch's way: every core is
+    already busy with a submission, so one sandbox's start is saved rather than a core spent)."""
 
 
 class Rejected(Exception):
@@ -71,10 +75,14 @@ def grade(submission: Path, assignment: Assignment, options: Options = Options()
                         cpu_s=int(assignment.limits.submission_s) + 5)
         key = secret.key(assignment.folder)
         seed = secret.seed(key, b"plan", source, (tests or "").encode())
-        with EngineLane(code, limits, options.isolation) as engine:
+        shared = Sandbox(code.files, limits, ("pytest", *code.warm), options.isolation, start=False) \
+            if options.one_sandbox else None
+        if shared is not None:
+            shared.start()
+        with _closing(shared), EngineLane(code, limits, options.isolation, shared) as engine:
             if tests is not None and any(c.id in SUITE_CHECKS for c in specs):
                 suite = start_suite(assignment, code, tests, limits, options.isolation, seed, secret.seed(key, b"pool"),
-                                    options.suite_sandboxes, own_block(_student_text(code)))
+                                    options.suite_sandboxes, own_block(_student_text(code)), shared, engine.pause)
                 suite.provide_plan()
             symbols, execution, notes = _load(engine, code, assignment, submission.name)
             if suite is not None:
@@ -87,6 +95,15 @@ def grade(submission: Path, assignment: Assignment, options: Options = Options()
         if suite is not None:
             suite.cancel()
     return _result(submission, digest, assignment, "graded", None, tuple(checks), started, execution, notes)
+
+
+@contextlib.contextmanager
+def _closing(sandbox: Sandbox | None):
+    try:
+        yield sandbox
+    finally:
+        if sandbox is not None:
+            sandbox.close()
 
 
 def _student_text(code: Code) -> str:

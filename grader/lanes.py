@@ -51,11 +51,16 @@ class Code:
 class EngineLane:
     """The student's own engine, behind one sandbox: requests in, claims out."""
 
-    def __init__(self, code: Code, limits: Limits, iso: Isolation | None = None):
+    def __init__(self, code: Code, limits: Limits, iso: Isolation | None = None, shared: Sandbox | None = None):
         self.code = code
         self.limits = limits
-        self.sandbox = Sandbox(code.files, limits, code.warm, iso, start=False)
-        self.sandbox.start()  # warms up in its own process until the first load
+        self.owned = shared is None
+        """The lane has a sandbox of its own (else it shares the grading's one with the suite, in turn)."""
+        if shared is None:
+            self.sandbox = Sandbox(code.files, limits, code.warm, iso, start=False)
+            self.sandbox.start()  # warms up in its own process until the first load
+        else:
+            self.sandbox = shared
         self.ready = False
         self.unit: Unit | None = None
         self.load_request: dict | None = None
@@ -96,9 +101,15 @@ class EngineLane:
             self.unit.close()
         self.unit = None
 
+    def pause(self) -> None:
+        """End the student's process, and clean the sandbox, so another lane can use it; the next
+        request loads the student's code again."""
+        self._drop()
+
     def close(self) -> None:
         self._drop()
-        self.sandbox.close()
+        if self.owned:
+            self.sandbox.close()
 
     def __enter__(self) -> EngineLane:
         return self
@@ -132,9 +143,16 @@ class SuiteLane:
 
     def __init__(self, code: Code, tests: str, limits: Limits, iso: Isolation | None,
                  runs: Callable[[], list[EngineRun]], first_run_s: float, per_run: Callable[[RunReply], float],
-                 fixtures: tuple[str, ...] = (), sandboxes: int = 1, probes: list | None = None):
+                 fixtures: tuple[str, ...] = (), sandboxes: int = 1, probes: list | None = None,
+                 shared: Sandbox | None = None, before: Callable[[], None] | None = None):
         self.code, self.tests, self.limits, self.iso = code, tests, limits, iso
         self.sandboxes = max(1, sandboxes)
+        self.shared = shared
+        """The grading's one sandbox, which the runs use in turn with the engine lane (a batch's way:
+        every core already grades a submission), or None for sandboxes of the lane's own."""
+        self.before = before
+        """With a shared sandbox: what frees it (the engine lane's pause) before the runs start."""
+        self._ready: tuple[frozenset[int], float] | None = None
         self.probes = probes or []
         """Programs every run reports its engine's numbers on, before the tests (mutants' equivalence)."""
         """Sandboxes (each a uid of its own) the runs on other engines are shared among, in parallel."""
@@ -158,9 +176,13 @@ class SuiteLane:
             self._planned.set()
 
     def go(self, skip: frozenset[int] = frozenset(), cell_timeout: float = 30.0) -> None:
-        """Start the runs (for a notebook, without the cells that timed out or killed the kernel)."""
+        """Let the runs start (for a notebook, without the cells that timed out or killed the kernel);
+        with a shared sandbox, they start when their result is first asked for."""
         self._skip, self._cell_timeout = skip, cell_timeout
-        self._go.set()
+        if self.shared is None:
+            self._go.set()
+        else:
+            self._ready = (skip, cell_timeout)
 
     def cancel(self) -> None:
         self._cancelled = True
@@ -168,13 +190,20 @@ class SuiteLane:
         self._go.set()
 
     def result(self) -> SuiteOutcome:
+        if self.shared is not None and not self._go.is_set():
+            if self._ready is None:  # the student's code never loaded
+                self.cancel()
+            else:
+                if self.before is not None:
+                    self.before()
+                self._go.set()
         self._thread.join()
         return self.outcome
 
     def _main(self) -> None:
-        sandboxes: list[Sandbox] = []
+        sandboxes: list[Sandbox] = [] if self.shared is None else [self.shared]
         try:
-            for _ in range(self.sandboxes):
+            for _ in range(self.sandboxes if self.shared is None else 0):
                 sandboxes.append(Sandbox(self.code.files, self.limits, ("pytest", *self.code.warm), self.iso,
                                          start=False))
                 sandboxes[-1].start()  # each sandbox's template warms up in its own process...
@@ -182,12 +211,14 @@ class SuiteLane:
             if callable(self.plan):
                 raise RuntimeError("no plan of engines was provided")
             for sandbox in sandboxes:
-                sandbox.wait_ready()
+                if sandbox is not self.shared:  # the shared one is the engine lane's to wait for
+                    sandbox.wait_ready()
         except Exception as exc:  # noqa: BLE001 - reported as the suite checks' error
             self._go.wait()
             self.outcome.error = f"the sandbox for your tests could not start ({exc})"
             for sandbox in sandboxes:
-                sandbox.close()
+                if sandbox is not self.shared:
+                    sandbox.close()
             return
         try:
             self._go.wait()
@@ -214,7 +245,8 @@ class SuiteLane:
             self.outcome.runs = sorted((r for share in done for r in share), key=lambda r: order[id(r.engine)])
         finally:
             for sandbox in sandboxes:
-                sandbox.close()
+                if sandbox is not self.shared:
+                    sandbox.close()
 
     def _run_all(self, sandbox: Sandbox, engines: list[EngineRun], timeout: float, into: list[RunReply]) -> None:
         """Run the suite on each engine in turn, in one sandbox (cleaned between runs)."""

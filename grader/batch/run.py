@@ -68,7 +68,8 @@ def grade_job(job: Job) -> dict:
         key = content_key(job, assignment)
         if not job.force and _unchanged(job.out, key):
             return _row(job, json.loads((job.out / "result.json").read_text()), source, skipped=True)
-        result = grade(job.submission.path, assignment, Options(tests=job.submission.tests, isolation=job.isolation))
+        result = grade(job.submission.path, assignment, Options(tests=job.submission.tests, isolation=job.isolation,
+                                                                           one_sandbox=True))
         data = result.to_dict()
     except Exception:  # noqa: BLE001 - one bad submission never stops a batch
         data = _crash_result(job, started, traceback.format_exc())

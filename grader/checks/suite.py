@@ -133,7 +133,7 @@ def equivalence_probes() -> list:
 
 
 def start_suite(assignment, code: Code, tests: str, limits, iso, seed: str, pool: str, sandboxes: int = 1,
-                own: str | None = None) -> SuiteLane:
+                own: str | None = None, shared=None, before=None) -> SuiteLane:
     """Start the suite lane: the student's run, then every engine of this grading's plan (own: the
     student's engine as a block, for mutants of it)."""
     limit = assignment.limits.tests_s
@@ -142,7 +142,7 @@ def start_suite(assignment, code: Code, tests: str, limits, iso, seed: str, pool
         return min(limit, max(MIN_RUN_S, SLOWDOWN * own_run.duration))
 
     return SuiteLane(code, tests, limits, iso, lambda: plan(assignment.sabotages, seed, pool, own), limit, per_run,
-                     FIXTURES, sandboxes, equivalence_probes())
+                     FIXTURES, sandboxes, equivalence_probes(), shared, before)
 
 
 def suite(ctx: Context) -> Suite | Outcome:

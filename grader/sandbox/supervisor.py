@@ -146,7 +146,10 @@ class Sandbox:
             self.close()
             raise
 
+    ready = False
+
     def _start(self) -> None:
+        self.ready = False
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         config = self._config(theirs.fileno())
         home = config["scratch"]
@@ -174,6 +177,8 @@ class Sandbox:
 
     def wait_ready(self) -> None:
         """Wait for the template to say it is ready (SandboxError if it never does)."""
+        if self.ready:
+            return
         try:
             ready = self._await("ready", time.monotonic() + STARTUP_S)
             if ready is None:
@@ -181,6 +186,7 @@ class Sandbox:
         except BaseException:
             self.close()
             raise
+        self.ready = True
         self.template_pid = ready.get("pid")
         self.unavailable: dict[str, str] = ready.get("unavailable") or {}
         self.python = str(ready.get("python", ""))[:20]
@@ -200,6 +206,8 @@ class Sandbox:
         return text.splitlines()[-1] if text else f"its process exited with code {proc.returncode}"
 
     def _control_send(self, message: dict, fds: list[int] = ()) -> bool:
+        if self._control is None:
+            return False
         try:
             socket.send_fds(self._control, [json.dumps(message).encode()], list(fds))
             return True
