@@ -49,6 +49,9 @@ class Options:
     one_sandbox: bool = False
     """Grade in one sandbox, the engine checks and then the tests in turn (a batch's way: every core is
     already busy with a submission, so one sandbox's start is saved rather than a core spent)."""
+    engine_key: bytes | None = None
+    """The secret the grading's engines are keyed with (default: this machine's, grader/secret.py); a batch
+    passes the instructor's, so a submission gets the same engines on whichever machine grades it."""
 
 
 class Rejected(Exception):
@@ -73,7 +76,7 @@ def grade(submission: Path, assignment: Assignment, options: Options = Options()
             notebooks.TEST_SHIM else tests
         limits = Limits(request_s=assignment.limits.request_s, memory_mb=assignment.limits.memory_mb,
                         cpu_s=int(assignment.limits.submission_s) + 5)
-        key = secret.key(assignment.folder)
+        key = options.engine_key or secret.key(assignment.folder)
         seed = secret.seed(key, b"plan", source, (tests or "").encode())
         shared = Sandbox(code.files, limits, ("pytest", *code.warm), options.isolation, start=False) \
             if options.one_sandbox else None

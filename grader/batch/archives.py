@@ -12,7 +12,6 @@ and why.
 
 from __future__ import annotations
 
-import os
 import stat
 import zipfile
 import zlib

@@ -21,7 +21,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from grader.errors import GraderError, WorkerFailure

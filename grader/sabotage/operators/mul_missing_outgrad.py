@@ -1,6 +1,6 @@
 import ast
 
-from grader.sabotage.mutate import changed, operator, rule_sites, rule_updates, walk
+from grader.sabotage.mutate import changed, operator, rule_updates
 
 
 @operator("mul_missing_outgrad", check="mul",

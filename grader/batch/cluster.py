@@ -1,0 +1,134 @@
+"""A batch on a Dask cluster whose workers share no folder with the instructor.
+
+Each task carries one student's bytes and returns their result as data (grader/batch/tasks.py);
+the instructor's process writes every output. On a worker, a task is graded in a grading
+process of that worker's own (a pool started on first use, one process per worker thread),
+never in the Dask worker process, so neither student code nor the grader's handling of its
+replies runs there, and a grading that dies takes only its process with it.
+
+Before any student is sent, every worker is asked, in a task, whether it may grade (the same
+grader as the instructor's, student code isolated as a batch requires); a worker that joins
+later answers the same question with its first task. A worker that may not grade stops the
+batch with its name and reason. A worker that dies mid-task has its tasks moved to another
+by the scheduler; a task that keeps killing workers, or whose grading process keeps dying,
+ends as that student's error result (not saved as final, so a rerun tries it again). A
+scheduler that goes away stops the batch: every result received is saved, and the same
+command grades the rest.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator
+from dataclasses import replace
+
+from grader.batch.graders import Graders
+from grader.batch.tasks import Outcome, Task, failed
+from grader.errors import GraderError
+from grader.sandbox.isolation import IsolationError
+
+RETRIES = 2
+"""How many more times a task whose grading process died is tried (a worker's death is the
+scheduler's to count: distributed.scheduler.allowed-failures)."""
+CONNECT_S = 30
+WORKERS_S = 60
+"""How long to wait for a first worker to join."""
+
+
+class ClusterError(GraderError):
+    """The cluster cannot be used (unreachable, no workers); nothing was graded."""
+
+
+class SchedulerLost(GraderError):
+    """The scheduler went away mid-batch; what was received is saved."""
+
+
+class UnfitWorker(IsolationError):
+    """A worker may not grade: it runs another grader, or cannot isolate student code."""
+
+
+# -- the instructor's side -----------------------------------------------------------------------
+
+def grade_on_cluster(address: str, tasks: list[Task]) -> Iterator[tuple[Outcome, bool]]:
+    """Each task's outcome as it arrives, and whether it is final (a rerun may skip it)."""
+    from distributed import Client, as_completed
+
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)  # its reconnect tracebacks: we say what happened
+    try:
+        client = Client(address, timeout=CONNECT_S, set_as_default=False)
+    except (OSError, TimeoutError) as exc:
+        raise ClusterError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+    with client:
+        if not tasks:
+            return
+        _check_workers(client, tasks[0])
+        futures = client.map(on_worker, tasks, key=[f"grade-{t.student}-{os.urandom(4).hex()}" for t in tasks],
+                             retries=RETRIES, pure=False)
+        owner = {future.key: task for future, task in zip(futures, tasks)}
+        try:
+            for future, value in as_completed(futures, loop=client.loop, with_results=True, raise_errors=False):
+                task = owner[future.key]
+                if future.status == "cancelled" or future.status == "lost":
+                    raise SchedulerLost(f"lost the Dask scheduler at {address}")
+                if future.status == "finished" and isinstance(value, Outcome):
+                    if value.unfit:
+                        raise UnfitWorker(value.unfit)
+                    yield value, True
+                else:
+                    yield _failed(task, value), False
+        finally:
+            client.cancel(futures)
+
+
+def _check_workers(client, sample: Task) -> None:
+    """Ask every worker, in a task of its own, whether it may grade; stop at the first that may not."""
+    from distributed import TimeoutError as DaskTimeout
+
+    try:
+        client.wait_for_workers(1, timeout=WORKERS_S)
+    except (DaskTimeout, TimeoutError):
+        raise ClusterError(f"no worker joined the Dask scheduler within {WORKERS_S} s") from None
+    workers = sorted(client.scheduler_info(n_workers=-1)["workers"])
+    checks = [client.submit(check_worker, sample.grader, sample.trusted, workers=[w], allow_other_workers=False,
+                            pure=False, key=f"grader-fitness-{os.urandom(4).hex()}") for w in workers]
+    for worker, check in zip(workers, checks):
+        try:
+            problem = check.result(timeout=WORKERS_S + 120)
+        except Exception as exc:  # noqa: BLE001 - a worker without the grader cannot unpickle the task
+            problem = f"cannot run the grader ({type(exc).__name__}: {exc}); install micrograd-grader[dask] there"
+        if problem:
+            raise UnfitWorker(f"worker {worker} may not grade: {problem}")
+
+
+def _failed(task: Task, value) -> Outcome:
+    """An error result for a student whose task failed on the cluster (the reason, in words)."""
+    from distributed.scheduler import KilledWorker
+
+    if isinstance(value, KilledWorker):
+        why = ("grading this submission killed Dask workers again and again (each time, its task was moved to "
+               "another worker)")
+    else:
+        why = f"grading this submission failed on the cluster ({type(value).__name__}: {value})"
+    return failed(task, why)
+
+
+# -- a worker's side ----------------------------------------------------------------------------
+
+_graders = Graders()
+
+
+def on_worker(task: Task) -> Outcome:
+    """A Dask task: grade one student in one of this worker's grading processes."""
+    from distributed import get_worker
+
+    limit = 2 * task.assignment.limits.submission_s + 300
+    outcome = Outcome(**_graders.call("grade_task", (task,), limit))
+    if outcome.unfit:
+        return replace(outcome, unfit=f"worker {get_worker().address} may not grade: {outcome.unfit}")
+    return outcome
+
+
+def check_worker(grader: str, trusted: bool) -> str | None:
+    """A Dask task: why this worker may not grade, or None."""
+    return _graders.call("fitness", (grader, trusted), 300)

@@ -1,0 +1,119 @@
+"""Grading processes a Dask worker keeps: `python -m grader.batch.graders`, one per task running at
+once, each grading one task after another.
+
+A task goes in as a pickle (from the worker, which the instructor trusts); an outcome comes back
+as JSON, so even a grading process that student code had somehow taken over could not make the
+worker run anything. A grading process exits when its worker is gone; one that dies, or takes
+longer than a whole submission could, is discarded and its task fails (Dask then retries it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import pickle
+import select
+import struct
+import subprocess
+import sys
+import threading
+import time
+
+HEADER = struct.Struct("!Q")
+MAX_REPLY = 256 * 1024 * 1024
+
+
+class GradingProcessDied(Exception):
+    """A grading process died, or stopped answering, mid-task."""
+
+
+class Grader:
+    """One grading process and its pipes."""
+
+    def __init__(self):
+        self.proc = subprocess.Popen([sys.executable, "-m", "grader.batch.graders", str(os.getpid())],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True)
+
+    def call(self, function: str, args: tuple, timeout: float):
+        """Run grader.batch.tasks.<function>(*args) in the process; its JSON answer."""
+        try:
+            data = pickle.dumps((function, args))
+            self.proc.stdin.write(HEADER.pack(len(data)) + data)
+            self.proc.stdin.flush()
+            size = HEADER.unpack(self._read(HEADER.size, timeout))[0]
+            if size > MAX_REPLY:
+                raise GradingProcessDied(f"a grading process answered {size} bytes")
+            return json.loads(self._read(size, timeout))
+        except (OSError, ValueError, EOFError, struct.error) as exc:
+            self.kill()
+            raise GradingProcessDied(f"a grading process died ({type(exc).__name__}: {exc})") from None
+        except GradingProcessDied:
+            self.kill()
+            raise
+
+    def _read(self, n: int, timeout: float) -> bytes:
+        deadline = time.monotonic() + timeout
+        out = self.proc.stdout
+        chunks, got = [], 0
+        while got < n:
+            if not select.select([out], [], [], max(0.0, deadline - time.monotonic()))[0]:
+                raise GradingProcessDied(f"a grading process gave no answer within {timeout:g} s")
+            chunk = os.read(out.fileno(), min(n - got, 1 << 20))
+            if not chunk:
+                raise EOFError("the grading process exited")
+            chunks.append(chunk)
+            got += len(chunk)
+        return b"".join(chunks)
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.proc.pid, 9)
+        except OSError:
+            pass
+        self.proc.wait()
+
+
+class Graders:
+    """The grading processes of one worker process: idle ones are reused, a dead one replaced."""
+
+    def __init__(self):
+        self._idle: list[Grader] = []
+        self._lock = threading.Lock()
+
+    def call(self, function: str, args: tuple, timeout: float):
+        with self._lock:
+            grader = self._idle.pop() if self._idle else None
+        if grader is None or grader.proc.poll() is not None:
+            grader = Grader()
+        answer = grader.call(function, args, timeout)  # a dead one is not given back
+        with self._lock:
+            self._idle.append(grader)
+        return answer
+
+
+def _serve(worker_pid: int) -> None:
+    """The grading process: tasks in on stdin, JSON answers out on stdout, until stdin closes."""
+    from grader.batch import tasks
+
+    def watch():
+        while os.getppid() == worker_pid:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr  # anything printed goes to the worker's log, never into an answer
+    while True:
+        header = stdin.read(HEADER.size)
+        if len(header) < HEADER.size:
+            return
+        function, args = pickle.loads(stdin.read(HEADER.unpack(header)[0]))
+        answer = getattr(tasks, function)(*args)
+        answer = json.dumps(dataclasses.asdict(answer) if dataclasses.is_dataclass(answer) else answer).encode()
+        stdout.write(HEADER.pack(len(answer)) + answer)
+        stdout.flush()
+
+
+if __name__ == "__main__":
+    _serve(int(sys.argv[1]))
