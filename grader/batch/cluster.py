@@ -75,8 +75,8 @@ def grade_on_cluster(address: str, tasks: list[Task]) -> Iterator[tuple[Outcome,
                     if value.unfit:
                         raise UnfitWorker(value.unfit)
                     yield value, True
-                else:
-                    yield _failed(task, value), False
+                else:  # erred: with raise_errors=False, the value is (type, exception, traceback)
+                    yield _failed(task, value[1] if isinstance(value, tuple) and len(value) == 3 else value), False
         finally:
             client.cancel(futures)
 
@@ -89,7 +89,8 @@ def _check_workers(client, sample: Task) -> None:
         client.wait_for_workers(1, timeout=WORKERS_S)
     except (DaskTimeout, TimeoutError):
         raise ClusterError(f"no worker joined the Dask scheduler within {WORKERS_S} s") from None
-    workers = sorted(client.scheduler_info(n_workers=-1)["workers"])
+    info = client.scheduler_info(n_workers=-1)["workers"]
+    workers = sorted(info)
     checks = [client.submit(check_worker, sample.grader, sample.trusted, workers=[w], allow_other_workers=False,
                             pure=False, key=f"grader-fitness-{os.urandom(4).hex()}") for w in workers]
     for worker, check in zip(workers, checks):
@@ -98,7 +99,7 @@ def _check_workers(client, sample: Task) -> None:
         except Exception as exc:  # noqa: BLE001 - a worker without the grader cannot unpickle the task
             problem = f"cannot run the grader ({type(exc).__name__}: {exc}); install micrograd-grader[dask] there"
         if problem:
-            raise UnfitWorker(f"worker {worker} may not grade: {problem}")
+            raise UnfitWorker(f"worker {info[worker].get('name', '')} ({worker}) may not grade: {problem}")
 
 
 def _failed(task: Task, value) -> Outcome:
@@ -106,8 +107,8 @@ def _failed(task: Task, value) -> Outcome:
     from distributed.scheduler import KilledWorker
 
     if isinstance(value, KilledWorker):
-        why = ("grading this submission killed Dask workers again and again (each time, its task was moved to "
-               "another worker)")
+        why = ("each Dask worker that graded this submission died before it finished, as many times as the "
+               "scheduler allows (distributed.scheduler.allowed-failures); run the batch again to try it again")
     else:
         why = f"grading this submission failed on the cluster ({type(value).__name__}: {value})"
     return failed(task, why)
@@ -125,7 +126,8 @@ def on_worker(task: Task) -> Outcome:
     limit = 2 * task.assignment.limits.submission_s + 300
     outcome = Outcome(**_graders.call("grade_task", (task,), limit))
     if outcome.unfit:
-        return replace(outcome, unfit=f"worker {get_worker().address} may not grade: {outcome.unfit}")
+        worker = get_worker()
+        return replace(outcome, unfit=f"worker {worker.name} ({worker.address}) may not grade: {outcome.unfit}")
     return outcome
 
 

@@ -29,7 +29,7 @@ from grader.errors import without_host_paths
 from grader.grading import Options, grade
 from grader.render import html
 from grader.result import Result, SubmissionError
-from grader.sandbox.isolation import IsolationError, require
+from grader.sandbox.isolation import Isolation, IsolationError, require
 from grader.spec import Assignment
 
 OUTPUTS = ("result.json", "results.json", "report.html")
@@ -81,20 +81,24 @@ def fingerprint() -> str:
 
 def fitness(grader: str, trusted: bool) -> str | None:
     """Why this process may not grade the instructor's tasks, or None when it may."""
+    return _isolation(grader, trusted)[0]
+
+
+def _isolation(grader: str, trusted: bool) -> tuple[str | None, Isolation | None]:
+    """Why this process may not grade, or how it isolates student code for a batch."""
     where = socket.gethostname()
     if grader != fingerprint():
         return (f"{where} runs grader {fingerprint()}, not the instructor's {grader}: install the same version of "
-                "micrograd-grader on every worker")
+                "micrograd-grader on every worker"), None
     try:
-        require("batch", trusted=trusted)
+        return None, require("batch", trusted=trusted)
     except IsolationError as exc:
-        return f"{where} cannot isolate student code: {exc}"
-    return None
+        return f"{where} cannot isolate student code: {exc}", None
 
 
 def grade_task(task: Task) -> Outcome:
     """Grade one student from the task's bytes; never raises for anything about the submission."""
-    unfit = fitness(task.grader, task.trusted)
+    unfit, iso = _isolation(task.grader, task.trusted)
     if unfit:
         return Outcome(task.student, None, unfit=unfit)
     started = time.monotonic()
@@ -108,7 +112,7 @@ def grade_task(task: Task) -> Outcome:
             tests = folder / Path(task.tests_name).name
             tests.write_bytes(task.tests)
         try:
-            data = grade(submission, task.assignment, Options(tests=tests, one_sandbox=True,
+            data = grade(submission, task.assignment, Options(tests=tests, one_sandbox=True, isolation=iso,
                                                               engine_key=task.key)).to_dict()
         except Exception:  # noqa: BLE001 - one bad submission never stops a batch
             data = crash_result(task.name, task.assignment.id, started,
