@@ -57,9 +57,13 @@ class Cluster:
                                       "--scheduler-file", str(self.file)])
         self.workers: dict[str, subprocess.Popen] = {}
         deadline = time.monotonic() + 60
-        while not self.file.exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        self.address = json.loads(self.file.read_text())["address"]
+        while True:  # the scheduler writes its file when it is up (a reader may see it half written)
+            try:
+                self.address = json.loads(self.file.read_text())["address"]
+                break
+            except (OSError, ValueError, KeyError):
+                assert time.monotonic() < deadline, "the scheduler did not start"
+                time.sleep(0.1)
 
     def _start(self, args: list[str], **env: str) -> subprocess.Popen:
         return subprocess.Popen([str(WORKER_PYTHON), "-m", "dask", *args], user=WORKER_UID, group=WORKER_UID,

@@ -18,6 +18,7 @@ command grades the rest.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 from collections.abc import Iterator
@@ -34,6 +35,9 @@ scheduler's to count: distributed.scheduler.allowed-failures)."""
 CONNECT_S = 30
 WORKERS_S = 60
 """How long to wait for a first worker to join."""
+WINDOW = 64
+"""Tasks sent ahead at least (four per worker thread if more): the scheduler holds only those
+students' bytes, not the whole class's, and a lost scheduler loses no more."""
 
 
 class ClusterError(GraderError):
@@ -62,14 +66,23 @@ def grade_on_cluster(address: str, tasks: list[Task]) -> Iterator[tuple[Outcome,
     with client:
         if not tasks:
             return
-        _check_workers(client, tasks[0])
-        futures = client.map(on_worker, tasks, key=[f"grade-{t.student}-{os.urandom(4).hex()}" for t in tasks],
-                             retries=RETRIES, pure=False)
-        owner = {future.key: task for future, task in zip(futures, tasks)}
+        threads = _check_workers(client, tasks[0])
+        waiting = iter(tasks)
+        running: dict = {}
+        arrived = as_completed([], loop=client.loop, with_results=True, raise_errors=False)
+
+        def send(n: int) -> None:
+            for task in itertools.islice(waiting, n):
+                future = client.submit(on_worker, task, key=f"grade-{task.student}-{os.urandom(4).hex()}",
+                                       retries=RETRIES, pure=False)
+                running[future.key] = (future, task)
+                arrived.add(future)
+
+        send(max(WINDOW, 4 * threads))
         try:
-            for future, value in as_completed(futures, loop=client.loop, with_results=True, raise_errors=False):
-                task = owner[future.key]
-                if future.status == "cancelled" or future.status == "lost":
+            for future, value in arrived:
+                _, task = running.pop(future.key)
+                if future.status in ("cancelled", "lost"):
                     raise SchedulerLost(f"lost the Dask scheduler at {address}")
                 if future.status == "finished" and isinstance(value, Outcome):
                     if value.unfit:
@@ -77,12 +90,14 @@ def grade_on_cluster(address: str, tasks: list[Task]) -> Iterator[tuple[Outcome,
                     yield value, True
                 else:  # erred: with raise_errors=False, the value is (type, exception, traceback)
                     yield _failed(task, value[1] if isinstance(value, tuple) and len(value) == 3 else value), False
+                send(1)
         finally:
-            client.cancel(futures)
+            client.cancel([future for future, _ in running.values()])
 
 
-def _check_workers(client, sample: Task) -> None:
-    """Ask every worker, in a task of its own, whether it may grade; stop at the first that may not."""
+def _check_workers(client, sample: Task) -> int:
+    """Ask every worker, in a task of its own, whether it may grade; stop at the first that may not.
+    The threads the workers have, in all."""
     from distributed import TimeoutError as DaskTimeout
 
     try:
@@ -100,6 +115,7 @@ def _check_workers(client, sample: Task) -> None:
             problem = f"cannot run the grader ({type(exc).__name__}: {exc}); install micrograd-grader[dask] there"
         if problem:
             raise UnfitWorker(f"worker {info[worker].get('name', '')} ({worker}) may not grade: {problem}")
+    return sum(w.get("nthreads", 1) for w in info.values())
 
 
 def _failed(task: Task, value) -> Outcome:
