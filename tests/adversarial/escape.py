@@ -2,8 +2,9 @@
 
 The test fills in __PORT__ (a listener on this machine's loopback), __TARGETS__ (files it
 must not be able to write: a classmate's result, the output folder), __SECRETS__ (files
-it must not be able to read) and __SKIP__ (folders not to count: a world-readable
-development checkout on the test machine, which is not the grader under test)."""
+it must not be able to read) and __PUBLIC_OK__ (True without bubblewrap, where anything
+world-readable is readable by design: a development checkout of this project elsewhere on
+the test machine is then not counted, only what an unprivileged user could not read)."""
 
 import os
 import signal
@@ -12,7 +13,7 @@ import socket
 PORT = __PORT__
 TARGETS = __TARGETS__
 SECRETS = __SECRETS__
-SKIP = __SKIP__
+PUBLIC_OK = __PUBLIC_OK__
 ESCAPED = []
 
 for module in ("reference", "grader", "grader.sabotage"):
@@ -30,18 +31,36 @@ for path in SECRETS + ["/etc/shadow", "/root/.bash_history"]:
     except OSError:
         pass
 
+import stat
 import sys
 
+
+def public(path):
+    """Could any unprivileged user read this file (every folder above it searchable)?"""
+    try:
+        if not os.stat(path).st_mode & stat.S_IROTH:
+            return False
+        parent = os.path.dirname(os.path.abspath(path))
+        while parent != os.sep:
+            if not os.stat(parent).st_mode & stat.S_IXOTH:
+                return False
+            parent = os.path.dirname(parent)
+        return True
+    except OSError:
+        return False
+
+
 for top in [*sys.path, "/opt", "/root", "/home", "/work", "/autograder", "/srv"]:
-    if not top or any(top.startswith(s) for s in SKIP):
+    if not top:
         continue
     depth = top.count(os.sep)
     for folder, dirs, files in os.walk(top):
-        dirs[:] = [d for d in dirs if not any(os.path.join(folder, d).startswith(s) for s in SKIP)]
         if folder.count(os.sep) - depth >= 4:
             dirs[:] = []
         if os.path.basename(folder) in ("reference", "engines"):
             for name in files:
+                if PUBLIC_OK and public(os.path.join(folder, name)):
+                    continue
                 try:
                     with open(os.path.join(folder, name)) as f:
                         if "class Value" in f.read():
