@@ -189,6 +189,22 @@ def write_class(folder: Path, count: int = 40, buggy: int = 10, seed: int = 0) -
     return students
 
 
+def write_py_class(folder: Path, count: int = 1000, buggy: int = 250, seed: int = 0) -> list[Student]:
+    """Write folder/<student>/micrograd_mine.py (engine, Neuron with Layer and MLP, numerical_grad, each
+    file its own bytes) and the good suite as its test_micrograd.py, for each student of the plan."""
+    students = plan(count, buggy, seed)
+    paths = {p.stem: p for p in CORRECT + BUGGY}
+    tests = TESTS_SOURCE.read_text()
+    for s in students:
+        value, neuron, numgrad = split_engine(paths[s.engine].read_text())
+        folder.joinpath(s.student).mkdir(parents=True, exist_ok=True)
+        header = f"# micrograd_mine.py: {s.student}'s engine for the backpropagation lesson\nimport math\nimport random\n"
+        source = "\n\n\n".join([header, value, neuron + LAYERS, numgrad]) + "\n"
+        (folder / s.student / "micrograd_mine.py").write_text(source)
+        (folder / s.student / "test_micrograd.py").write_text(tests)
+    return students
+
+
 def source_notebook() -> nbformat.NotebookNode:
     """The instructor's version (nbgrader's source/): the first correct engine, inside solution markers."""
     return notebook(ZOO / "correct" / "list_iterative.py", solution_markers=True)
