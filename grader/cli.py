@@ -11,7 +11,7 @@ from grader import __version__
 from grader.errors import GraderError, SpecError, UsageError
 from grader.sandbox.isolation import IsolationError
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_ISOLATION = 0, 1, 2, 3
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_ISOLATION, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -84,6 +84,9 @@ def main(argv: list[str] | None = None) -> int:
             from grader.commands.selftest import main as selftest_main
 
             return selftest_main(assignment=args.assignment)
+    except KeyboardInterrupt:
+        print("\ngrader: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except BrokenPipeError:  # the output was piped into head or a pager that closed
         sys.stderr.close()
         return EXIT_OK
