@@ -55,3 +55,21 @@ def test_command_runs_as_documented(doc, command, tmp_path):
                          timeout=600)
     assert run.returncode in (0, 1), run.stdout[-2000:] + run.stderr[-2000:]
     assert "Traceback" not in run.stderr, run.stderr[-3000:]
+
+
+def test_the_result_format_page_names_every_check_and_error_kind():
+    """Does docs/results.md document every check id the grader registers, and every error kind?"""
+    from grader.checks import REGISTRY
+    from grader.result import ERROR_KINDS
+
+    page = (ROOT / "docs" / "results.md").read_text()
+    missing = [f"`{name}`" for name in [*REGISTRY, *ERROR_KINDS] if f"`{name}`" not in page]
+    assert not missing, f"docs/results.md does not document {', '.join(missing)}"
+
+
+def test_the_docs_name_only_the_projects_own_files():
+    """Do the docs and assignments point only at files of this project that exist?"""
+    for path in [*DOCS, *(ROOT / "assignments").glob("*/assignment.toml")]:
+        for name in re.findall(r"`((?:docs|bench|grader|assignments)/[\w./-]+\.(?:md|py|toml))`", path.read_text()):
+            assert (ROOT / name).exists(), f"{path.name} names {name}, which does not exist"
+        assert "../shared" not in path.read_text(), path

@@ -23,7 +23,7 @@ REGISTRY: dict[str, Check] = {}
 
 
 def check(check_id: str, title: str):
-    """Register a check function under a stable id (the ids of ../shared/contract.md)."""
+    """Register a check function under a stable id (the ids of docs/results.md)."""
 
     def register(fn: Callable[..., Outcome]) -> Callable[..., Outcome]:
         if check_id in REGISTRY:
