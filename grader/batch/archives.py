@@ -7,11 +7,13 @@ zip's headers claim are never trusted: a member stops at `member_bytes`, an arch
 bytes that expands more than `ratio` times its compressed size is a zip bomb, and an
 archive with more than `members` entries is read only up to that count. Symbolic links,
 absolute names and `..` are never written. Each member left out gets a note naming it
-and why.
+and why. `copy_file` copies one loose file the same way: no link followed, bounded size.
 """
 
 from __future__ import annotations
 
+import errno
+import os
 import stat
 import zipfile
 import zlib
@@ -164,3 +166,29 @@ def _copy_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, out: Path, limits: 
 
 def size_text(n: int) -> str:
     return f"{n / 2**20:.0f} MB" if n >= 2**20 else f"{n:,} bytes"
+
+
+def copy_file(src: Path, dst: Path, limit: int) -> str | None:
+    """Copy a regular file without following a link, at most `limit` bytes; why it failed, or None."""
+    try:
+        fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        return "a symbolic link; not followed" if exc.errno == errno.ELOOP else f"cannot be read ({exc.strerror})"
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return "not a regular file"
+        copied = 0
+        with open(dst, "xb") as out:
+            while chunk := os.read(fd, CHUNK):
+                copied += len(chunk)
+                if copied > limit:
+                    break
+                out.write(chunk)
+        if copied > limit:
+            dst.unlink()
+            return f"larger than {size_text(limit)}"
+        return None
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror})"
+    finally:
+        os.close(fd)

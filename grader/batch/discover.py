@@ -26,25 +26,19 @@ reads only that student's own bytes.
 
 from __future__ import annotations
 
-import errno
-import hashlib
 import os
-import zipfile
-import re
 import stat
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.batch import archives
+from grader.batch.names import CANVAS, plain_name, printable, unique_ids
 
-CANVAS = re.compile(r"^(?P<name>[a-z][a-z0-9-]*?)(?P<late>_late)?_(?P<uid>\d+)_(?P<sid>\d+)_(?P<file>.+)$")
 SKIP_DIRS = {"__MACOSX", ".ipynb_checkpoints", "__pycache__", ".git"}
 MODULE = "micrograd_mine.py"
 TESTS = "test_micrograd.py"
 GRADED = (".py", ".ipynb")
-SUFFIXES_TO_DROP = ("_micrograd_mine", "-micrograd_mine", "_micrograd", "-micrograd")
-SAFE_ID = re.compile(r"[^A-Za-z0-9_.-]+")
-MAX_ID = 100
 MAX_DEPTH = 40
 
 
@@ -170,7 +164,7 @@ class _Discovery:
         elif path.name.startswith("test_") and path.suffix == ".py":
             self.note(f"{where}: a test file outside any student's folder; not used")
         else:
-            self.add_named(_plain_name(path.name), path, where)
+            self.add_named(plain_name(path.name), path, where)
 
     def student(self, root: Path, where: str, name: str, depth: int) -> None:
         """A student's own folder or extracted zip: everything in it is theirs, whatever it is called."""
@@ -201,7 +195,7 @@ class _Discovery:
                 entry.tests, entry.tests_label = tests
             self.entries.append(entry)
         else:
-            entry = self.add_named(_plain_name(name), main, main_label)
+            entry = self.add_named(plain_name(name), main, main_label)
             if tests:
                 entry.tests, entry.tests_label = tests
 
@@ -307,13 +301,13 @@ class _Discovery:
         for entry in kept:
             if entry.renamed:
                 self.note(entry.renamed)
-        ids = _unique_ids(kept, self.notes)
+        ids = unique_ids(kept, self.notes)
         submissions = []
         for entry, student in zip(kept, ids):
             sub = self.stage(entry, student)
             if sub:
                 submissions.append(sub)
-        return Found(tuple(sorted(submissions, key=lambda s: s.student)), tuple(_printable(n) for n in self.notes))
+        return Found(tuple(sorted(submissions, key=lambda s: s.student)), tuple(printable(n) for n in self.notes))
 
     def settle_by_lms_id(self, entries: list[_Entry]) -> _Entry | None:
         """One student's LMS-named work: the submission with the highest submission id, with its tests."""
@@ -340,71 +334,18 @@ class _Discovery:
         folder = self.staging / "s" / student
         folder.mkdir(parents=True)
         main = folder / entry.main.name
-        why = _copy(entry.main, main, self.limits.member_bytes)
+        why = archives.copy_file(entry.main, main, self.limits.member_bytes)
         if why:
             self.note(f"{entry.main_label}: {why}; {student} not graded")
             return None
         tests = None
         if entry.tests:
             tests = folder / TESTS
-            why = _copy(entry.tests, tests, self.limits.member_bytes)
+            why = archives.copy_file(entry.tests, tests, self.limits.member_bytes)
             if why:
                 self.note(f"{entry.tests_label}: {why}; {student} graded without these tests")
                 tests = None
         return Submission(student, main, tests, entry.late, entry.main_label, entry.lms_id)
-
-
-def _unique_ids(entries: list[_Entry], notes: list[str]) -> list[str]:
-    """Each entry's id: its name, or name-2, name-3... when several share a name (ignoring case)."""
-    taken = {e.name.lower() for e in entries}
-    by_name: dict[str, list[int]] = {}
-    for i, e in enumerate(entries):
-        by_name.setdefault(e.name.lower(), []).append(i)
-    ids = [e.name for e in entries]
-    for name, indexes in by_name.items():
-        if len(indexes) < 2:
-            continue
-        n = 2
-        for i in indexes[1:]:
-            while f"{name}-{n}" in taken:
-                n += 1
-            ids[i] = f"{entries[i].name}-{n}"
-            taken.add(ids[i].lower())
-        notes.append(f"{entries[indexes[0]].name}: {len(indexes)} submissions and no LMS submission ids to tell "
-                     "which is the newest (or several students with one name); graded each: "
-                     + ", ".join(f"{ids[i]} ({entries[i].main_label})" for i in indexes))
-    return ids
-
-
-def _copy(src: Path, dst: Path, limit: int) -> str | None:
-    """Copy a regular file without following a link, at most `limit` bytes; why it failed, or None."""
-    try:
-        fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError as exc:
-        return "a symbolic link; not followed" if exc.errno == errno.ELOOP else f"cannot be read ({exc.strerror})"
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return "not a regular file"
-        copied = 0
-        with open(dst, "xb") as out:
-            while chunk := os.read(fd, archives.CHUNK):
-                copied += len(chunk)
-                if copied > limit:
-                    break
-                out.write(chunk)
-        if copied > limit:
-            dst.unlink()
-            return f"larger than {archives.size_text(limit)}"
-        return None
-    except OSError as exc:
-        return f"cannot be read ({exc.strerror})"
-    finally:
-        os.close(fd)
-
-
-def _printable(note: str) -> str:
-    """A note safe to print on a terminal: a file name's control characters are escaped, not obeyed."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in note)
 
 
 def _count_files(folder: Path) -> int:
@@ -416,27 +357,3 @@ def _is_zip(path: Path) -> bool:
         return zipfile.is_zipfile(path)
     except OSError:
         return False
-
-
-def _plain_name(filename: str) -> tuple[str, str | None]:
-    """A safe student id from a file, zip or folder name not in an LMS's format; and a note when it had none."""
-    stem = filename
-    for ext in (".py", ".ipynb", ".zip"):
-        if stem.lower().endswith(ext):
-            stem = stem[: -len(ext)]
-            break
-    for suffix in SUFFIXES_TO_DROP:
-        if stem.lower().endswith(suffix) and len(stem) > len(suffix):
-            stem = stem[: -len(suffix)]
-    student = SAFE_ID.sub("_", stem).strip("._-")
-    if len(student) > MAX_ID:
-        student = f"{student[:MAX_ID - 9]}-{_short_hash(filename)}"
-    if not student:
-        student = f"student-{_short_hash(filename)}"
-        return student, f"no usable student id in its name; graded as {student}"
-    return student, None
-
-
-def _short_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:8]
-
