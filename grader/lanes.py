@@ -21,7 +21,8 @@ from typing import Any, Callable
 from grader.errors import WorkerFailure
 from grader.sabotage import EngineRun
 from grader.sandbox.isolation import Isolation
-from grader.sandbox.supervisor import Limits, Sandbox, Unit
+from grader.sandbox.supervisor import Limits, Sandbox
+from grader.sandbox.unit import Unit
 
 
 @dataclass(frozen=True)
