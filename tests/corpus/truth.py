@@ -52,15 +52,21 @@ instrumentation rely on it.
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import io
 import json
 import math
 import random
 import sys
-import types
 import warnings
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from truth_harness import (RTOL, Failure, close, describe, drive, engine_run, load, number,  # noqa: E402
+                           torch_run)
+from truth_probes import (ACCUMULATE_PROBES, GRADCHECK_ATOL, GRADCHECK_EXPRESSIONS, GRADCHECK_H,
+                          GRADCHECK_RTOL, HAND_EXAMPLES, NEURON_BIAS, NEURON_WEIGHTS, NEURON_X,
+                          OP_FORMS, TRAIN_LR, TRAIN_SEED, TRAIN_STEPS, TRAIN_THRESHOLD, TRAIN_XS,
+                          TRAIN_YS, forward_probes, rule_probes)  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 ENGINES = HERE / "engines"
@@ -68,320 +74,12 @@ TRUTH_JSON = HERE / "truth.json"
 
 CHECKS = ("forward", "add", "mul", "pow", "tanh", "relu", "neg_sub", "accumulate", "topo_order",
           "hand_examples", "gradcheck", "numerical_grad", "neuron", "training")
-RTOL = 1e-6
-ATOL = 1e-9
-CHILD_ATTRS = ("_prev", "_children", "children", "prev", "_parents")
-# Imports students leave in that the engines never use; stubbed only when not installed.
-OPTIONAL_MODULES = ("numpy", "matplotlib", "matplotlib.pyplot", "graphviz", "IPython", "IPython.display")
 
 warnings.filterwarnings("ignore", message=".*Failed to initialize NumPy.*")
 
 
 def engine_paths() -> list[Path]:
     return sorted(ENGINES.glob("*.py"))
-
-
-# ---------------------------------------------------------------------------- loading
-
-class _Placeholder:
-    """Stands for anything taken from a stubbed module (never used by the engines)."""
-
-    def __init__(self, *args, **kwargs):
-        pass
-
-    def __call__(self, *args, **kwargs):
-        return _Placeholder()
-
-    def __getattr__(self, name):
-        return _Placeholder()
-
-
-def _stub(name: str) -> types.ModuleType:
-    module = types.ModuleType(name)
-    module.__path__ = []  # a package, so submodules can be imported from it
-    module.__getattr__ = lambda attr: _Placeholder  # PEP 562: `from graphviz import Digraph`
-    return module
-
-
-@contextlib.contextmanager
-def _optional_modules():
-    added = []
-    for name in OPTIONAL_MODULES:
-        if name in sys.modules:
-            continue
-        try:
-            importlib.import_module(name)
-        except ImportError:
-            sys.modules[name] = _stub(name)
-            added.append(name)
-    try:
-        yield
-    finally:
-        for name in added:
-            sys.modules.pop(name, None)
-
-
-def load(path: Path) -> types.ModuleType:
-    """Import an engine file as a fresh module (its printing swallowed, unused imports stubbed)."""
-    name = f"corpus_engine_{path.stem}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    state = random.getstate()
-    with _optional_modules(), contextlib.redirect_stdout(io.StringIO()):
-        spec.loader.exec_module(module)
-    random.setstate(state)
-    return module
-
-
-# ---------------------------------------------------------------------------- numbers
-
-def _number(x) -> float | None:
-    if isinstance(x, bool) or not isinstance(x, (int, float)):
-        return None
-    return float(x)
-
-
-def close(got, want: float, rtol: float = RTOL, atol: float = ATOL) -> bool:
-    got = _number(got)
-    return got is not None and math.isclose(got, want, rel_tol=rtol, abs_tol=atol)
-
-
-def _describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"[:120]
-
-
-class Failure(Exception):
-    """A check's verdict is fail; the message says why."""
-
-
-# ---------------------------------------------------------------------------- torch side
-
-def torch_run(fn, values, backward=True):
-    import torch
-
-    leaves = [torch.tensor(float(v), dtype=torch.float64, requires_grad=True) for v in values]
-    out = fn(*leaves)
-    value = out.item()
-    if not backward:
-        return value, None
-    out.backward()
-    return value, [0.0 if t.grad is None else t.grad.item() for t in leaves]
-
-
-# ---------------------------------------------------------------------------- engine side
-
-class BrokenGraph(Exception):
-    """The engine's record of a node's children cannot be walked."""
-
-
-def children(v, Value) -> list:
-    for name in CHILD_ATTRS:
-        if name in getattr(v, "__dict__", {}):
-            kids = getattr(v, name)
-            if isinstance(kids, Value):
-                raise BrokenGraph(f"{name} of a {v._op if hasattr(v, '_op') else ''} node holds a single Value, "
-                                  "not a collection (written (self) instead of (self,)?)")
-            try:
-                return list(kids)
-            except TypeError as exc:
-                raise BrokenGraph(f"{name} is not iterable: {exc}") from None
-    raise BrokenGraph("no children attribute among " + ", ".join(CHILD_ATTRS))
-
-
-def drive(root, Value) -> None:
-    """A correct backward pass over the engine's own closures: reverse topological order,
-    each node once, output seeded with 1."""
-    order, seen, stack = [], set(), [(root, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
-            continue
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        stack.append((node, True))
-        for child in children(node, Value):
-            if id(child) not in seen:
-                stack.append((child, False))
-    root.grad = 1.0
-    for node in reversed(order):
-        node._backward()
-
-
-def engine_run(mod, fn, values, mode: str):
-    """Build fn on fresh leaves; mode is 'forward', 'driver' (our pass over the engine's
-    closures) or 'student' (the engine's own backward())."""
-    Value = mod.Value
-    leaves = [Value(float(v)) for v in values]
-    out = fn(*leaves)
-    if mode == "forward":
-        return out.data, None
-    if mode == "driver":
-        drive(out, Value)
-    else:
-        out.backward()
-    return out.data, [leaf.grad for leaf in leaves]
-
-
-# ---------------------------------------------------------------------------- probes
-
-POS = (0.7, 1.9, 2.6, 0.45, 1.15)
-MIXED = (0.7, -1.3, 1.9, -0.4, 2.6, -2.2)
-PAIRS = ((0.7, -1.3), (1.9, 0.45), (-2.2, 2.6), (-0.4, -1.15))
-EXPONENTS = (2, 3, -1, 0.5, 2.5, -2, 1.5, 1)
-
-
-def _bases(k):
-    return POS if isinstance(k, float) else MIXED
-
-
-def forward_probes():
-    """(description, function, values) for the forward check."""
-    out = []
-    for a, b in PAIRS:
-        out += [("a + b", lambda x, y: x + y, (a, b)), ("a * b", lambda x, y: x * y, (a, b)),
-                ("a - b", lambda x, y: x - y, (a, b))]
-    for a in MIXED:
-        out += [
-            ("-a", lambda x: -x, (a,)), ("a.tanh()", lambda x: x.tanh(), (a,)),
-            ("a.relu()", lambda x: x.relu(), (a,)),
-            ("a + 2", lambda x: x + 2.0, (a,)), ("2 + a", lambda x: 2.0 + x, (a,)),
-            ("a * 3", lambda x: x * 3.0, (a,)), ("3 * a", lambda x: 3.0 * x, (a,)),
-            ("a - 1", lambda x: x - 1.0, (a,)), ("1 - a", lambda x: 1.0 - x, (a,)),
-        ]
-    for k in EXPONENTS:
-        for a in _bases(k):
-            out.append((f"a ** {k!r}", lambda x, k=k: x ** k, (a,)))
-    out += [
-        ("((a*b + c)**2).tanh() - a", lambda a, b, c: ((a * b + c) ** 2).tanh() - a, (0.3, -0.8, 0.5)),
-        ("(a - b).relu() * -(c + 1)", lambda a, b, c: (a - b).relu() * -(c + 1.0), (1.9, 0.45, -0.7)),
-        ("2 * a**3 - 1 + b * a", lambda a, b: 2.0 * a ** 3 - 1.0 + b * a, (1.15, -0.4)),
-    ]
-    return out
-
-
-def _scaled(f):
-    """f(...) times an extra leaf: the operation's incoming gradient is that leaf's value."""
-    return lambda *xs: f(*xs[:-1]) * xs[-1]
-
-
-# Each rule: probes (description, function, values) with every value used once, and
-# probes that need a working * to scale the incoming gradient.
-def rule_probes(op):
-    if op == "add":
-        core = [("a + b", lambda a, b: a + b, p) for p in PAIRS]
-        core += [("(a + b) + c", lambda a, b, c: (a + b) + c, (0.7, -1.3, 1.9)),
-                 ("a + (b + c)", lambda a, b, c: a + (b + c), (2.6, -0.4, 0.45))]
-        scaled = [("(a + b) * k", _scaled(lambda a, b: a + b), (0.7, -1.3, 2.6)),
-                  ("((a + b) + c) * k", _scaled(lambda a, b, c: (a + b) + c), (1.9, 0.45, -2.2, -1.15))]
-    elif op == "mul":
-        core = [("a * b", lambda a, b: a * b, p) for p in PAIRS]
-        core += [("(a * b) * c", lambda a, b, c: (a * b) * c, (0.7, -1.3, 1.9)),
-                 ("a * (b * c)", lambda a, b, c: a * (b * c), (2.6, -0.4, 0.45)),
-                 ("((a * b) * c) * d", lambda a, b, c, d: ((a * b) * c) * d, (1.15, -2.2, 0.7, 1.9))]
-        scaled = []
-    elif op == "pow":
-        core = [(f"a ** {k!r}", lambda a, k=k: a ** k, (x,)) for k in EXPONENTS for x in _bases(k)[:3]]
-        core += [("(a ** 2) ** 3", lambda a: (a ** 2) ** 3, (0.7,)),
-                 ("(a ** 0.5) ** -1", lambda a: (a ** 0.5) ** -1, (1.9,))]
-        scaled = [(f"(a ** {k!r}) * s", _scaled(lambda a, k=k: a ** k), (_bases(k)[1], -1.3)) for k in EXPONENTS]
-    elif op == "tanh":
-        core = [("a.tanh()", lambda a: a.tanh(), (x,)) for x in MIXED]
-        core += [("a.tanh().tanh()", lambda a: a.tanh().tanh(), (0.7,))]
-        scaled = [("a.tanh() * s", _scaled(lambda a: a.tanh()), (x, -1.3)) for x in (0.7, -0.4, 1.9)]
-    elif op == "relu":
-        core = [("a.relu()", lambda a: a.relu(), (x,)) for x in MIXED]
-        core += [("a.relu().relu()", lambda a: a.relu().relu(), (x,)) for x in (1.9, -0.4)]
-        scaled = [("a.relu() * s", _scaled(lambda a: a.relu()), (x, 2.6)) for x in (0.7, -1.3, 1.9, -2.2)]
-    elif op == "neg_sub":
-        core = [("-a", lambda a: -a, (x,)) for x in MIXED[:3]]
-        core += [("a - b", lambda a, b: a - b, p) for p in PAIRS]
-        core += [("-(-a)", lambda a: -(-a), (0.45,)),
-                 ("(a - b) - c", lambda a, b, c: (a - b) - c, (0.7, -1.3, 1.9))]
-        scaled = [("(-a) * s", _scaled(lambda a: -a), (1.9, -2.2)),
-                  ("(a - b) * s", _scaled(lambda a, b: a - b), (0.7, -1.3, 2.6))]
-    else:
-        raise ValueError(op)
-    return core, scaled
-
-
-# Reuse probes: (ops needed, description, function of the uses, values, reused group).
-# The reused version passes the same leaf for every index of the group; the split
-# version gives each use its own leaf of the same value.
-ACCUMULATE_PROBES = (
-    (("add",), "a + a", lambda p, q: p + q, (0.7, 0.7), (0, 1)),
-    (("add",), "(a + b) + a", lambda p, b, q: (p + b) + q, (1.9, -1.3, 1.9), (0, 2)),
-    (("add",), "a + a + a", lambda p, q, r: p + q + r, (-0.4, -0.4, -0.4), (0, 1, 2)),
-    (("mul",), "a * a", lambda p, q: p * q, (1.9, 1.9), (0, 1)),
-    (("mul",), "(a * b) * a", lambda p, b, q: (p * b) * q, (0.7, 2.6, 0.7), (0, 2)),
-    (("add", "mul"), "a * b + a", lambda p, b, q: p * b + q, (-1.3, 0.45, -1.3), (0, 2)),
-    (("pow", "add"), "a**2 + a", lambda p, q: p ** 2 + q, (1.15, 1.15), (0, 1)),
-    (("pow", "mul"), "a**3 * a", lambda p, q: p ** 3 * q, (0.7, 0.7), (0, 1)),
-    (("pow", "add"), "a**2 + a**3", lambda p, q: p ** 2 + q ** 3, (-1.3, -1.3), (0, 1)),
-    (("tanh", "mul"), "a.tanh() * a", lambda p, q: p.tanh() * q, (0.7, 0.7), (0, 1)),
-    (("tanh", "add"), "a.tanh() + a", lambda p, q: p.tanh() + q, (-0.4, -0.4), (0, 1)),
-    (("relu", "add"), "a.relu() + a", lambda p, q: p.relu() + q, (1.9, 1.9), (0, 1)),
-    (("relu", "add"), "a.relu() + a (a < 0)", lambda p, q: p.relu() + q, (-1.3, -1.3), (0, 1)),
-    (("relu", "mul"), "a.relu() * a", lambda p, q: p.relu() * q, (2.6, 2.6), (0, 1)),
-    (("neg", "add"), "-a + a", lambda p, q: -p + q, (0.45, 0.45), (0, 1)),
-    (("neg", "mul"), "-a * a", lambda p, q: -p * q, (1.9, 1.9), (0, 1)),
-    (("sub",), "a - a", lambda p, q: p - q, (0.7, 0.7), (0, 1)),
-    (("sub", "mul"), "a * b - a", lambda p, b, q: p * b - q, (2.6, -0.4, 2.6), (0, 2)),
-)
-
-OP_FORMS = {
-    "add": lambda a, b: a + b,
-    "mul": lambda a, b: a * b,
-    "pow": lambda a, b: a ** 2,
-    "neg": lambda a, b: -a,
-    "sub": lambda a, b: a - b,
-    "tanh": lambda a, b: a.tanh(),
-    "relu": lambda a, b: a.relu(),
-}
-
-# Gradcheck expressions: (ops needed, description, function, values). Nested, with reuse
-# and shared nodes; relu inputs kept away from 0 and fractional powers on positive bases.
-GRADCHECK_EXPRESSIONS = (
-    (("add", "mul"), "(a*b + c)*d", lambda a, b, c, d: (a * b + c) * d, (0.7, -1.3, 1.9, 2.6)),
-    (("add", "mul"), "e = a*b; (e + c)*e", lambda a, b, c: (lambda e: (e + c) * e)(a * b), (0.7, -1.3, 1.9)),
-    (("add", "mul"), "e = a + b; e*e + e", lambda a, b: (lambda e: e * e + e)(a + b), (0.45, 1.15)),
-    (("mul",), "a*a*b", lambda a, b: a * a * b, (-0.4, 1.9)),
-    (("add",), "a + a + b", lambda a, b: a + a + b, (0.7, -2.2)),
-    (("pow", "add", "mul"), "(a*b + c)**2", lambda a, b, c: (a * b + c) ** 2, (2.0, -3.0, 5.5)),
-    (("pow",), "a**3", lambda a: a ** 3, (-1.3,)),
-    (("pow",), "a**0.5", lambda a: a ** 0.5, (1.9,)),
-    (("pow", "add"), "a**2 + a", lambda a: a ** 2 + a, (1.15,)),
-    (("pow", "mul"), "a**-1 * b**2", lambda a, b: a ** -1 * b ** 2, (0.7, -1.3)),
-    (("tanh", "add", "mul"), "(a*b + c).tanh()", lambda a, b, c: (a * b + c).tanh(), (0.7, -0.4, 0.45)),
-    (("tanh", "mul"), "a.tanh() * a", lambda a: a.tanh() * a, (0.7,)),
-    (("tanh", "add", "mul"), "e = a.tanh(); e*b + e", lambda a, b: (lambda e: e * b + e)(a.tanh()), (-0.4, 1.9)),
-    (("relu", "add", "mul"), "(a*b + c).relu() * d", lambda a, b, c, d: (a * b + c).relu() * d,
-     (0.7, 1.9, 0.45, -1.3)),
-    (("relu", "add", "mul"), "(a*b + c).relu() * d (< 0)", lambda a, b, c, d: (a * b + c).relu() * d,
-     (0.7, -1.9, 0.45, -1.3)),
-    (("relu", "add"), "a.relu() + a", lambda a: a.relu() + a, (2.6,)),
-    (("neg", "add"), "-a + b", lambda a, b: -a + b, (0.7, -1.3)),
-    (("neg", "mul"), "-(a*b) * a", lambda a, b: -(a * b) * a, (1.9, 0.45)),
-    (("sub", "mul"), "(a - b)*(a - c)", lambda a, b, c: (a - b) * (a - c), (0.7, -1.3, 1.9)),
-    (("sub", "tanh", "mul"), "(a - b).tanh() * b", lambda a, b: (a - b).tanh() * b, (0.45, 1.15)),
-)
-GRADCHECK_H = 1e-6
-GRADCHECK_RTOL = 1e-5
-GRADCHECK_ATOL = 1e-6
-
-HAND_EXAMPLES = (
-    ("L = (a*b + c)*f", lambda a, b, c, f: (a * b + c) * f, (2.0, -3.0, 10.0, -2.0),
-     {0: 6.0, 1: -4.0, 2: -2.0, 3: 4.0}, ("a", "b", "c", "f")),
-    ("the tanh neuron", lambda x1, x2, w1, w2, b: (x1 * w1 + x2 * w2 + b).tanh(),
-     (2.0, 0.0, -3.0, 1.0, 6.8813735870195432), {0: -1.5, 2: 1.0, 1: 0.5, 3: 0.0}, ("x1", "x2", "w1", "w2", "b")),
-    ("L = (a*b + 5)**2", lambda a, b: (a * b + 5.0) ** 2, (2.0, -3.0), {0: 6.0, 1: -4.0}, ("a", "b")),
-)
-
-NEURON_WEIGHTS, NEURON_BIAS, NEURON_X = (0.5, -1.0, 0.25), 0.1, (1.0, 2.0, -3.0)
-TRAIN_XS = ((1.0, -1.0), (2.0, 0.5), (-1.0, 0.5), (0.0, 1.5))
-TRAIN_YS = (1.0, 1.0, -1.0, -1.0)
-TRAIN_STEPS, TRAIN_LR, TRAIN_SEED, TRAIN_THRESHOLD = 50, 0.1, 0, 0.1
 
 
 # ---------------------------------------------------------------------------- the checks
@@ -392,7 +90,7 @@ def check_forward(mod, ctx):
         try:
             got, _ = engine_run(mod, fn, values, "forward")
         except Exception as exc:  # noqa: BLE001 - any exception of the student's code fails it
-            raise Failure(f"{what} with {values} raised {_describe(exc)}") from None
+            raise Failure(f"{what} with {values} raised {describe(exc)}") from None
         if not close(got, want):
             raise Failure(f"{what} with {values} gives {got!r}, torch {want!r}")
 
@@ -402,7 +100,7 @@ def _compare_grads(mod, what, fn, values, mode):
     try:
         _, got = engine_run(mod, fn, values, mode)
     except Exception as exc:  # noqa: BLE001
-        raise Failure(f"{what} with {values} raised {_describe(exc)}") from None
+        raise Failure(f"{what} with {values} raised {describe(exc)}") from None
     for i, (g, w) in enumerate(zip(got, want)):
         if not close(g, w):
             raise Failure(f"{what} with {values}: grad of input {i} is {g!r}, torch {w!r}")
@@ -438,9 +136,9 @@ def check_accumulate(mod, ctx):
             out = fn(*leaves)
             drive(out, Value)
         except Exception as exc:  # noqa: BLE001
-            raise Failure(f"{what}: raised {_describe(exc)} only when the value is reused") from None
+            raise Failure(f"{what}: raised {describe(exc)} only when the value is reused") from None
         judged += 1
-        expected = sum(_number(split[i]) or 0.0 for i in group)
+        expected = sum(number(split[i]) or 0.0 for i in group)
         reused = distinct[group[0]].grad
         if not close(reused, expected):
             raise Failure(f"{what} with a = {values[group[0]]}: a.grad is {reused!r}, but the same engine gives "
@@ -499,7 +197,7 @@ def check_topo_order(mod, ctx):
         try:
             root = build(Value, add, mul)
         except Exception as exc:  # noqa: BLE001
-            raise Failure(f"{what}: building it raised {_describe(exc)}") from None
+            raise Failure(f"{what}: building it raised {describe(exc)}") from None
         inner = {id(out) for out, _ in ops}
         consumers: dict[int, set[int]] = {id(out): set() for out, _ in ops}
         for out, ins in ops:
@@ -518,7 +216,7 @@ def check_topo_order(mod, ctx):
         try:
             root.backward()
         except Exception as exc:  # noqa: BLE001
-            raise Failure(f"{what}: backward() raised {_describe(exc)}") from None
+            raise Failure(f"{what}: backward() raised {describe(exc)}") from None
         counts = {key: calls.count(key) for key in inner}
         wrong = [key for key, n in counts.items() if n != 1]
         if wrong:
@@ -544,7 +242,7 @@ def check_hand_examples(mod, ctx):
         try:
             out.backward()
         except Exception as exc:  # noqa: BLE001
-            raise Failure(f"{title}: backward() raised {_describe(exc)}") from None
+            raise Failure(f"{title}: backward() raised {describe(exc)}") from None
         for i, want in expected.items():
             if not close(leaves[i].grad, want):
                 raise Failure(f"{title}: {names[i]}.grad is {leaves[i].grad!r}, the lesson says {want:g}")
@@ -571,7 +269,7 @@ def check_gradcheck(mod, ctx):
         try:
             _, analytic = engine_run(mod, fn, values, "student")
         except Exception as exc:  # noqa: BLE001
-            raise Failure(f"{what}: raised {_describe(exc)}") from None
+            raise Failure(f"{what}: raised {describe(exc)}") from None
         for i in range(len(values)):
             up = list(values)
             down = list(values)
@@ -602,7 +300,7 @@ def check_numerical_grad(mod, ctx):
         try:
             got = ng(f, x) if h is None else ng(f, x, h)
         except Exception as exc:  # noqa: BLE001
-            raise Failure(f"numerical_grad({what}, {x}) raised {_describe(exc)}") from None
+            raise Failure(f"numerical_grad({what}, {x}) raised {describe(exc)}") from None
         tol = 1e-6 if h is None else 1e-9
         if not close(got, want, tol, tol):
             raise Failure(f"numerical_grad({what}, {x}, h={h}) is {got!r}, the central difference is {want!r}")
@@ -630,7 +328,7 @@ def check_neuron(mod, ctx):
     except Failure:
         raise
     except Exception as exc:  # noqa: BLE001
-        raise Failure(f"Neuron(3) raised {_describe(exc)}") from None
+        raise Failure(f"Neuron(3) raised {describe(exc)}") from None
     if not isinstance(out, mod.Value):
         raise Failure(f"calling the neuron returned a {type(out).__name__}, not a Value")
     w = torch.tensor(NEURON_WEIGHTS, dtype=torch.float64)
@@ -666,7 +364,7 @@ def check_training(mod, ctx):
     try:
         random.seed(TRAIN_SEED)
         model = Neuron(2)
-        initial = [_number(p.data) for p in model.parameters()]
+        initial = [number(p.data) for p in model.parameters()]
         if len(initial) != 3 or None in initial:
             raise Failure(f"Neuron(2) has {len(initial)} parameters, not 2 weights and a bias")
         for _ in range(TRAIN_STEPS):
@@ -681,7 +379,7 @@ def check_training(mod, ctx):
     except Failure:
         raise
     except Exception as exc:  # noqa: BLE001
-        raise Failure(f"the training loop raised {_describe(exc)} at step {len(losses)}") from None
+        raise Failure(f"the training loop raised {describe(exc)} at step {len(losses)}") from None
     want = torch_training(initial)
     for step, (got, expected) in enumerate(zip(losses, want)):
         if not close(got, expected, RTOL, 1e-12):
