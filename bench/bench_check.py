@@ -29,22 +29,13 @@ from pathlib import Path
 
 import psutil
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from plain_pytest import warm_suite_seconds  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 ENGINE = ROOT / "examples" / "correct_engine.py"
 GOOD_TESTS = ROOT / "tests" / "fixtures" / "suites" / "good.py"
-WARM_RUN = '''
-import sys, time
-sys.path.insert(0, ".")
-import pytest
-import micrograd_mine
-times = []
-for _ in range(5):
-    sys.modules.pop("test_micrograd", None)
-    t = time.perf_counter()
-    pytest.main(["test_micrograd.py", "-q", "-p", "no:cacheprovider", "-o", "addopts=", "--tb=no"])
-    times.append(time.perf_counter() - t)
-print("SUITE", min(times))
-'''
+
 
 
 class TreeMemory:
@@ -102,12 +93,6 @@ def plain_pytest(folder: Path, repeat: int) -> list[float]:
     return walls
 
 
-def warm_suite(folder: Path) -> float:
-    run = subprocess.run([sys.executable, "-c", WARM_RUN], cwd=folder, capture_output=True, text=True,
-                         env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
-    return float(run.stdout.split("SUITE")[-1])
-
-
 def phases(folder: Path) -> dict:
     """One grading in this process, with every step timed."""
     from grader import lanes, spec
@@ -153,7 +138,7 @@ def main() -> None:
         phases(folder)  # once, so that the programs' plans are cached as they are for a student
         walls, tree_mb, single_mb = timed_cli(folder, args.repeat)
         pytest_walls = plain_pytest(folder, args.repeat)
-        suite_floor = warm_suite(folder)
+        suite_floor = warm_suite_seconds(folder, repeats=5)
         timing = phases(folder)
     check, plain = statistics.median(walls), statistics.median(pytest_walls)
     result, marks = timing["result"], timing["marks"]

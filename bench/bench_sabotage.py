@@ -11,9 +11,7 @@ a second and the detector's own cost per run shows against it.
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -22,6 +20,9 @@ from pathlib import Path
 from grader import lanes, spec
 from grader.checks.suite import SUITE_CHECKS
 from grader.grading import Options, grade
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from plain_pytest import warm_suite_seconds  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SLOW_TEST = '''
@@ -39,19 +40,7 @@ def test_long_training():
         for p in n.parameters():
             p.data += -0.01 * p.grad
 '''
-WARM_RUN = '''
-import sys, time
-sys.path.insert(0, ".")
-import pytest
-import micrograd_mine
-times = []
-for _ in range(3):
-    sys.modules.pop("test_micrograd", None)
-    t = time.perf_counter()
-    pytest.main(["test_micrograd.py", "-q", "-p", "no:cacheprovider", "-o", "addopts=", "--tb=no"])
-    times.append(time.perf_counter() - t)
-print("SUITE", min(times))
-'''
+
 
 
 def measure(folder: Path, sandboxes: int) -> tuple[float, int, object]:
@@ -84,9 +73,7 @@ def main() -> None:
         shutil.copy(ROOT / "tests" / "zoo" / "correct" / "list_iterative.py", folder / "micrograd_mine.py")
         suite = (ROOT / "tests" / "fixtures" / "suites" / "good.py").read_text() + SLOW_TEST
         (folder / "test_micrograd.py").write_text(suite)
-        warm = subprocess.run([sys.executable, "-c", WARM_RUN], cwd=folder, capture_output=True, text=True,
-                              env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
-        one_run = float(warm.stdout.split("SUITE")[-1])
+        one_run = warm_suite_seconds(folder, repeats=3)
         sequential, runs, result = measure(folder, 1)
         wall_two, _, _ = measure(folder, 2)
     floor = runs * one_run
