@@ -194,12 +194,8 @@ def test_a_cluster_that_shares_no_folder_grades_as_a_local_batch(worker_side, in
     assert_same_as_local(out, local)
 
 
-def test_a_killed_worker_costs_no_student(worker_side, instructor):
-    """When a worker dies mid-batch, is every student still graded exactly once, as locally?"""
-    home, code = worker_side
-    root, inputs, local = instructor
-    out = root / "worker-killed"
-    cluster = Cluster(home, code)
+def kill_a_worker_mid_batch(cluster, inputs: Path, out: Path, root: Path):
+    """Grade the class on two workers and kill one once two students are saved: (process, stdout, stderr)."""
     try:
         cluster.add_worker("w1")
         cluster.add_worker("w2")
@@ -210,6 +206,15 @@ def test_a_killed_worker_costs_no_student(worker_side, instructor):
         stdout, stderr = proc.communicate(timeout=600)
     finally:
         cluster.close()
+    return proc, stdout, stderr
+
+
+def test_a_killed_worker_costs_no_student(worker_side, instructor):
+    """When a worker dies mid-batch, is every student still graded exactly once, as locally?"""
+    home, code = worker_side
+    root, inputs, local = instructor
+    out = root / "worker-killed"
+    proc, stdout, stderr = kill_a_worker_mid_batch(Cluster(home, code), inputs, out, root)
     assert proc.returncode == 0, stderr[-3000:]
     assert "graded 10 submissions (0 unchanged" in stdout
     rows = list(csv.DictReader(open(out / "grades.csv", newline="")))
@@ -297,16 +302,7 @@ def test_a_submission_that_keeps_killing_workers_is_that_students_error(worker_s
     root, inputs, local = instructor
     out = root / "given-up"
     cluster = Cluster(home, code, DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES="0")
-    try:
-        cluster.add_worker("w1")
-        cluster.add_worker("w2")
-        cluster.wait_for_workers(2)
-        proc = batch(inputs, out, root, "--scheduler", cluster.address, background=True)
-        wait_for_saved(out, 2, proc)
-        cluster.kill(cluster.workers["w1"])
-        stdout, stderr = proc.communicate(timeout=600)
-    finally:
-        cluster.close()
+    proc, stdout, stderr = kill_a_worker_mid_batch(cluster, inputs, out, root)
     assert proc.returncode == 0, stderr[-3000:]
     rows = {r["student"]: r for r in csv.DictReader(open(out / "grades.csv", newline=""))}
     assert len(rows) == 10
