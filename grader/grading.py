@@ -76,7 +76,7 @@ def grade(submission: Path, assignment: Assignment, options: Options = Options()
             notebooks.TEST_SHIM else tests
         limits = Limits(request_s=assignment.limits.request_s, memory_mb=assignment.limits.memory_mb,
                         cpu_s=int(assignment.limits.submission_s) + 5)
-        key = options.engine_key or secret.key(assignment.folder)
+        key = secret.key(assignment.folder) if options.engine_key is None else options.engine_key
         seed = secret.seed(key, b"plan", source, (tests or "").encode())
         shared = Sandbox(code.files, limits, ("pytest", *code.warm), options.isolation, start=False) \
             if options.one_sandbox else None

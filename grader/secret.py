@@ -26,26 +26,35 @@ def _config_dir() -> Path:
 
 
 def key(assignment_folder: Path | None = None) -> bytes:
-    given = os.environ.get("GRADER_SECRET")
+    """The secret (never empty: an empty file or variable counts as none)."""
+    given = os.environ.get("GRADER_SECRET", "").strip()
     if given:
         return given.encode()
-    if assignment_folder is not None and (assignment_folder / FILE_NAME).is_file():
-        return (assignment_folder / FILE_NAME).read_bytes().strip()
+    if assignment_folder is not None:
+        found = _read(assignment_folder / FILE_NAME)
+        if found:
+            return found
     path = _config_dir() / FILE_NAME
-    try:
-        return path.read_bytes().strip()
-    except OSError:
-        pass
+    found = _read(path)
+    if found:
+        return found
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if path.exists() else os.O_EXCL), 0o600)
         with os.fdopen(fd, "w") as f:
             f.write(secrets.token_hex(32))
     except FileExistsError:
-        pass
+        pass  # another grader made it meanwhile
     except OSError:
         return b"no-secret-could-be-kept"  # no writable home: still deterministic, only less secret
-    return path.read_bytes().strip()
+    return _read(path) or b"no-secret-could-be-kept"
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes().strip()
+    except OSError:
+        return b""
 
 
 def seed(key_bytes: bytes, *parts: bytes) -> str:

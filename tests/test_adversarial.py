@@ -7,6 +7,7 @@ it, student code on a Python every user can run)."""
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import os
 import resource
@@ -14,6 +15,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import zipfile
 from pathlib import Path
@@ -177,23 +179,13 @@ def _fingerprint_tests() -> str:
         namespace: dict = {}
         exec(compile(source, "micrograd_mine.py", "exec"), namespace)  # noqa: S102 - our own engines
         known.add(_code_hash(namespace["Value"]))
-    return f'''import hashlib, inspect
+    return f'''import hashlib
 from micrograd_mine import Value
 KNOWN = {sorted(known)!r}
 
-def _hash(cls):
-    digest = hashlib.sha256()
-    for name, member in sorted(vars(cls).items()):
-        code = getattr(member, "__code__", None)
-        if code is not None:
-            digest.update(name.encode() + code.co_code)
-            for const in code.co_consts:
-                if hasattr(const, "co_code"):
-                    digest.update(const.co_code)
-    return digest.hexdigest()
-
+{inspect.getsource(_code_hash)}
 def test_a_known_engine():
-    assert _hash(Value) in KNOWN
+    assert _code_hash(Value) in KNOWN
 
 def test_code_lives_in_the_students_file():
     import micrograd_mine
@@ -300,6 +292,37 @@ def test_a_class_cannot_be_touched_from_inside(run, tmp_path):
     assert not (out / "planted.txt").exists()
     if os.geteuid() == 0:
         assert list(run.sandboxes.iterdir()) == []  # every sandbox's folder is gone
+
+
+
+def test_a_worker_on_the_instructors_machine_may_not_expose_the_class(private_install, tmp_path):
+    """A Dask worker on the instructor's own machine, without bubblewrap (student code as a uid of its
+    own): is it refused when that uid could read the class's folders, and only then?"""
+    if os.geteuid() != 0 or not SANDBOX_PYTHON.exists():
+        pytest.skip(f"needs root and a Python every user can run ({SANDBOX_PYTHON}; .ci/run makes one)")
+    public = Path(tempfile.mkdtemp(prefix="grader-class-"))  # under /tmp, as a careless instructor's would be
+    public.chmod(0o755)
+    (public / "alice.py").write_text("x = 1\n")
+    private = tmp_path / "class"  # pytest's folders are 0700: closed to other users
+    private.mkdir()
+    env = {**os.environ, "GRADER_NO_BWRAP": "1", "GRADER_SANDBOX_PYTHON": str(SANDBOX_PYTHON),
+           "PYTHONPATH": str(private_install)}
+    probe = ("import sys; from grader.batch.tasks import fitness, fingerprint, host_id; "
+             "print(fitness(fingerprint(), False, sys.argv[1] or host_id(), (sys.argv[2],)))")
+
+    def fit(host: str, folder: Path) -> str:
+        done = subprocess.run([sys.executable, "-c", probe, host, str(folder)], capture_output=True, text=True,
+                              env=env, cwd=tmp_path, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout.strip()
+
+    try:
+        refused = fit("", public)
+        assert "cannot isolate student code" in refused and str(public) in refused, refused
+        assert fit("", private) == "None"
+        assert fit("another-machine/boot", public) == "None"  # elsewhere, that path is not the class
+    finally:
+        shutil.rmtree(public, ignore_errors=True)
 
 
 # -- 6. disk ---------------------------------------------------------------------------------------

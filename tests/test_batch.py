@@ -244,3 +244,42 @@ def test_on_a_dask_cluster(tmp_path):
     rows = {r["student"]: r for r in csv.DictReader(open(tmp_path / "out" / "grades.csv", newline=""))}
     assert rows["bad"]["status"] == "error" and rows["good"]["status"] == "graded"
     assert float(rows["good"]["score"]) > 60
+
+
+def test_a_grading_process_that_dies_costs_one_student_and_a_new_secret_regrades_all(tmp_path):
+    """When a grading process is killed mid-submission, does that one student get an error result that a
+    rerun grades again, and everyone else their grade? And does a new engine secret regrade everyone?"""
+    psutil = pytest.importorskip("psutil")
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    for i, engine in enumerate((CORRECT + BUGGY)[:4]):
+        (inputs / f"s{i}.py").write_text(engine.read_text())
+    (tmp_path / "quick").mkdir()
+    (tmp_path / "quick" / "assignment.toml").write_text(QUICK_SPEC)
+    out = tmp_path / "out"
+    args = [str(inputs), "--out", str(out), "--jobs", "1", "--assignment", str(tmp_path / "quick")]
+    env = {**os.environ, "GRADER_SECRET": "first"}
+    proc = subprocess.Popen([sys.executable, "-m", "grader.cli", "batch", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 120
+    killed = None
+    while killed is None and time.monotonic() < deadline:
+        if list(out.glob("students/*/key.txt")):  # one student saved: the grading process is on the next
+            for child in psutil.Process(proc.pid).children(recursive=True):
+                if "grader.batch.graders" in " ".join(child.cmdline()) and child.children():  # busy grading
+                    child.kill()
+                    killed = child.pid
+        time.sleep(0.05)
+    stdout, stderr = proc.communicate(timeout=300)
+    assert killed and proc.returncode == 0, stderr[-3000:]
+    rows = {r["student"]: r for r in csv.DictReader(open(out / "grades.csv", newline=""))}
+    assert sorted(rows) == ["s0", "s1", "s2", "s3"]
+    errors = [s for s, r in rows.items() if r["status"] == "error"]
+    assert len(errors) == 1, rows
+    said = json.loads((out / "students" / errors[0] / "result.json").read_text())["error"]["message"]
+    assert "grading process" in said and "again" in said
+    assert not (out / "students" / errors[0] / "key.txt").exists()
+    rerun = batch(*args, env=env)
+    assert rerun.returncode == 0 and "(3 unchanged since the last run, 0 could not be graded)" in rerun.stdout
+    new_secret = batch(*args, env={**os.environ, "GRADER_SECRET": "second"})
+    assert new_secret.returncode == 0 and "(0 unchanged since the last run" in new_secret.stdout

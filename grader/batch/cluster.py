@@ -18,14 +18,18 @@ command grades the rest.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import itertools
 import logging
 import os
+import sys
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 
 from grader.batch.graders import Graders
-from grader.batch.tasks import Outcome, Task, failed
+from grader.batch.tasks import Outcome, Task, checked, failed
 from grader.errors import GraderError
 from grader.sandbox.isolation import IsolationError
 
@@ -38,6 +42,10 @@ WORKERS_S = 60
 WINDOW = 64
 """Tasks sent ahead at least (four per worker thread if more): the scheduler holds only those
 students' bytes, not the whole class's, and a lost scheduler loses no more."""
+
+
+CANCELLED = (concurrent.futures.CancelledError, asyncio.CancelledError)
+"""What a future holds when the scheduler went away (Dask's FutureCancelledError is the first)."""
 
 
 class ClusterError(GraderError):
@@ -58,14 +66,15 @@ def grade_on_cluster(address: str, tasks: list[Task]) -> Iterator[tuple[Outcome,
     """Each task's outcome as it arrives, and whether it is final (a rerun may skip it)."""
     from distributed import Client, as_completed
 
+    if not tasks:
+        return
     logging.getLogger("distributed").setLevel(logging.CRITICAL)  # its reconnect tracebacks: we say what happened
     try:
+        _check_address(address)
         client = Client(address, timeout=CONNECT_S, set_as_default=False)
-    except (OSError, TimeoutError) as exc:
+    except (OSError, TimeoutError, ValueError, TypeError) as exc:
         raise ClusterError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
     with client:
-        if not tasks:
-            return
         threads = _check_workers(client, tasks[0])
         waiting = iter(tasks)
         running: dict = {}
@@ -79,20 +88,53 @@ def grade_on_cluster(address: str, tasks: list[Task]) -> Iterator[tuple[Outcome,
                 arrived.add(future)
 
         send(max(WINDOW, 4 * threads))
+        away_since = None
         try:
-            for future, value in arrived:
-                _, task = running.pop(future.key)
-                if future.status in ("cancelled", "lost"):
-                    raise SchedulerLost(f"lost the Dask scheduler at {address}")
-                if future.status == "finished" and isinstance(value, Outcome):
-                    if value.unfit:
-                        raise UnfitWorker(value.unfit)
-                    yield value, True
-                else:  # erred: with raise_errors=False, the value is (type, exception, traceback)
-                    yield _failed(task, value[1] if isinstance(value, tuple) and len(value) == 3 else value), False
-                send(1)
+            while running:
+                batch = arrived.next_batch(block=False)
+                if not batch:
+                    # A scheduler that goes away cancels every future, which then arrives here; this watch
+                    # is for one whose result was being fetched as it went (that one would never arrive).
+                    away_since = None if client.status == "running" else away_since or time.monotonic()
+                    if away_since is not None and time.monotonic() - away_since > CONNECT_S:
+                        raise SchedulerLost(f"lost the Dask scheduler at {address}")
+                    time.sleep(0.05)
+                    continue
+                for future, value in batch:
+                    _, task = running.pop(future.key)
+                    outcome, final = _outcome(task, value)
+                    if outcome is None:
+                        raise SchedulerLost(f"lost the Dask scheduler at {address}")
+                    if outcome.unfit:
+                        raise UnfitWorker(outcome.unfit)
+                    yield outcome, final
+                    send(1)
         finally:
             client.cancel([future for future, _ in running.values()])
+
+
+def _check_address(address: str) -> None:
+    """Raise ValueError for an address no Dask comm can take (before a Client is half made of it)."""
+    from distributed.comm.addressing import parse_address
+    from distributed.comm.registry import get_backend
+    from distributed.security import Security
+
+    scheme = parse_address(address, strict=False)[0]
+    get_backend(scheme)
+    if scheme in ("tls", "wss") and Security().get_connection_args("client").get("ssl_context") is None:
+        raise ValueError("a tls:// address needs Dask's TLS settings on this machine (distributed.comm.tls: "
+                         "ca-file, and client cert and key)")
+
+
+def _outcome(task: Task, value) -> tuple[Outcome | None, bool]:
+    """What arrived for a task, judged by the value itself (a future's status may have moved on since):
+    an outcome (final), a failure on the cluster (not final), or None for a scheduler gone."""
+    if isinstance(value, Outcome):
+        return checked(value, task), True
+    if isinstance(value, CANCELLED):
+        return None, False
+    # an error: with raise_errors=False, the value is (type, exception, traceback)
+    return _failed(task, value[1] if isinstance(value, tuple) and len(value) == 3 else value), False
 
 
 def _check_workers(client, sample: Task) -> int:
@@ -106,11 +148,15 @@ def _check_workers(client, sample: Task) -> int:
         raise ClusterError(f"no worker joined the Dask scheduler within {WORKERS_S} s") from None
     info = client.scheduler_info(n_workers=-1)["workers"]
     workers = sorted(info)
-    checks = [client.submit(check_worker, sample.grader, sample.trusted, workers=[w], allow_other_workers=False,
-                            pure=False, key=f"grader-fitness-{os.urandom(4).hex()}") for w in workers]
+    checks = [client.submit(check_worker, sample.grader, sample.trusted, sample.host, sample.private, workers=[w],
+                            allow_other_workers=False, pure=False, key=f"grader-fitness-{os.urandom(4).hex()}")
+              for w in workers]
     for worker, check in zip(workers, checks):
         try:
             problem = check.result(timeout=WORKERS_S + 120)
+        except (OSError, TimeoutError, *CANCELLED) as exc:
+            raise ClusterError(f"the Dask cluster at {client.scheduler.address} stopped answering while its workers "
+                               f"were checked ({type(exc).__name__})") from None
         except Exception as exc:  # noqa: BLE001 - a worker without the grader cannot unpickle the task
             problem = f"cannot run the grader ({type(exc).__name__}: {exc}); install micrograd-grader[dask] there"
         if problem:
@@ -119,14 +165,17 @@ def _check_workers(client, sample: Task) -> int:
 
 
 def _failed(task: Task, value) -> Outcome:
-    """An error result for a student whose task failed on the cluster (the reason, in words)."""
+    """An error result for a student whose task failed on the cluster: the reason in words for the student,
+    the exception for the instructor (on standard error; it may name a worker's folders)."""
     from distributed.scheduler import KilledWorker
 
     if isinstance(value, KilledWorker):
         why = ("each Dask worker that graded this submission died before it finished, as many times as the "
                "scheduler allows (distributed.scheduler.allowed-failures); run the batch again to try it again")
     else:
-        why = f"grading this submission failed on the cluster ({type(value).__name__}: {value})"
+        print(f"grading {task.student} failed on the cluster: {type(value).__name__}: {value}", file=sys.stderr)
+        why = (f"grading this submission failed on the cluster ({type(value).__name__}); run the batch again to "
+               "try it again")
     return failed(task, why)
 
 
@@ -147,6 +196,6 @@ def on_worker(task: Task) -> Outcome:
     return outcome
 
 
-def check_worker(grader: str, trusted: bool) -> str | None:
+def check_worker(grader: str, trusted: bool, host: str = "", private: tuple[str, ...] = ()) -> str | None:
     """A Dask task: why this worker may not grade, or None."""
-    return _graders.call("fitness", (grader, trusted), 300)
+    return _graders.call("fitness", (grader, trusted, host, private), 300)

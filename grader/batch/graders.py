@@ -75,21 +75,40 @@ class Grader:
 
 
 class Graders:
-    """The grading processes of one worker process: idle ones are reused, a dead one replaced."""
+    """The grading processes of one worker (or one local batch): idle ones are reused, a dead one replaced."""
 
     def __init__(self):
         self._idle: list[Grader] = []
+        self._all: set[Grader] = set()
+        self._closed = False
         self._lock = threading.Lock()
 
     def call(self, function: str, args: tuple, timeout: float):
         with self._lock:
+            if self._closed:
+                raise GradingProcessDied("the grading processes were stopped")
             grader = self._idle.pop() if self._idle else None
-        if grader is None or grader.proc.poll() is not None:
-            grader = Grader()
-        answer = grader.call(function, args, timeout)  # a dead one is not given back
+            if grader is None or grader.proc.poll() is not None:
+                grader = Grader()
+                self._all.add(grader)
+        try:
+            answer = grader.call(function, args, timeout)
+        except GradingProcessDied:
+            with self._lock:
+                self._all.discard(grader)  # a dead one is not given back
+            raise
         with self._lock:
             self._idle.append(grader)
         return answer
+
+    def close(self) -> None:
+        """Stop every grading process, busy or idle (a call in progress then fails)."""
+        with self._lock:
+            self._closed = True
+            graders, self._idle = list(self._all), []
+            self._all.clear()
+        for grader in graders:
+            grader.kill()
 
 
 def _serve(worker_pid: int) -> None:

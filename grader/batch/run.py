@@ -21,14 +21,15 @@ import json
 import os
 import sys
 import tempfile
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
 from grader import secret, spec
 from grader.batch.discover import Submission, discover
 from grader.batch.outputs import atomic_write, flags_for, write_class_outputs
-from grader.batch.tasks import OUTPUTS, Outcome, Task, failed, fingerprint, grade_task
+from grader.batch.graders import Graders, GradingProcessDied
+from grader.batch.tasks import OUTPUTS, Outcome, Task, checked, failed, fingerprint, host_id
 from grader.sandbox.isolation import require
 
 
@@ -41,20 +42,23 @@ class Student:
     source: bytes
     tests: bytes | None
 
-    def key(self, assignment: spec.Assignment) -> str:
-        """What the result depends on: the submission's and tests' bytes, the assignment, the grader."""
+    def key(self, assignment: spec.Assignment, engine_key: bytes, trusted: bool) -> str:
+        """What the result depends on: the submission's and tests' bytes, the assignment, the grader, the
+        engine secret (keyed in, never written out) and whether student code ran trusted, unisolated."""
         digest = hashlib.sha256()
         for data in (self.source, self.tests):
             digest.update(hashlib.sha256(data).digest() if data is not None else b"-")
         settings = {k: v for k, v in dataclasses.asdict(assignment).items() if k != "folder"}
         digest.update(json.dumps(settings, sort_keys=True, default=str).encode())
         digest.update(fingerprint().encode())
+        digest.update(secret.seed(engine_key, b"resume").encode())
+        digest.update(b"trusted" if trusted else b"isolated")
         return digest.hexdigest()
 
-    def task(self, assignment: spec.Assignment, key: bytes, trusted: bool) -> Task:
+    def task(self, assignment: spec.Assignment, key: bytes, trusted: bool, private: tuple[str, ...]) -> Task:
         tests = self.submission.tests
         return Task(self.submission.student, self.submission.path.name, self.source, tests.name if tests else None,
-                    self.tests, assignment, key, fingerprint(), trusted)
+                    self.tests, assignment, key, fingerprint(), trusted, host_id(), private)
 
 
 STUDENTS = "students"
@@ -113,13 +117,14 @@ def run_batch(inputs: list[Path], out: Path, assignment: str, jobs: int, force: 
     rows: list[dict] = []
     todo: list[tuple[Student, str]] = []
     for student in students:
-        content = student.key(task_spec)
+        content = student.key(task_spec, key, trusted)
         if not force and _unchanged(student.out, content):
             rows.append(_row(student, json.loads((student.out / "result.json").read_text()), skipped=True))
         else:
             todo.append((student, content))
+    private = tuple(str(p.resolve()) for p in (task_spec.folder, out, *inputs))
     try:
-        _execute(todo, rows, len(students), task_spec, key, jobs, scheduler, trusted)
+        _execute(todo, rows, len(students), task_spec, key, jobs, scheduler, trusted, private)
     except KeyboardInterrupt:
         print(f"\ninterrupted: {len(rows)} of {len(students)} graded and saved; run the same command again to "
               "grade the rest", file=sys.stderr)
@@ -141,14 +146,14 @@ def _student(submission: Submission, out: Path) -> Student:
 
 
 def _execute(todo: list[tuple[Student, str]], rows: list[dict], total: int, assignment: spec.Assignment,
-             key: bytes, jobs: int, scheduler: str | None, trusted: bool):
+             key: bytes, jobs: int, scheduler: str | None, trusted: bool, private: tuple[str, ...]):
     """Grade each student still to grade, saving each result (and adding its row) as it arrives, with a
     progress bar on a terminal."""
     from tqdm import tqdm
 
     from grader.batch.cluster import grade_on_cluster
 
-    tasks = [student.task(assignment, key, trusted) for student, _ in todo]
+    tasks = [student.task(assignment, key, trusted, private) for student, _ in todo]
     by_id = {student.submission.student: (student, content) for student, content in todo}
     bar = tqdm(total=total, initial=len(rows), unit="submission", disable=not sys.stderr.isatty(), file=sys.stderr)
     not_full = sum(r["result"]["status"] == "error" or r["result"]["score"] < r["result"]["max_score"] for r in rows)
@@ -165,20 +170,28 @@ def _execute(todo: list[tuple[Student, str]], rows: list[dict], total: int, assi
 
 
 def _on_processes(tasks: list[Task], jobs: int):
-    """Each task's outcome as it arrives from this machine's grading processes, and whether it is final."""
+    """Each task's outcome as it arrives from this machine's grading processes (as many at once as jobs,
+    the same kind of process a cluster's worker keeps), and whether it is final. A grading process that
+    dies, or outlasts any submission, costs that one student an error result, not the batch."""
     from grader.batch.cluster import UnfitWorker
 
-    pool = ProcessPoolExecutor(max_workers=max(1, jobs))
+    graders = Graders()
+    pool = ThreadPoolExecutor(max_workers=max(1, jobs))
+
+    def grade_one(task: Task) -> tuple[Outcome, bool]:
+        limit = 2 * task.assignment.limits.submission_s + 300
+        try:
+            return checked(graders.call("grade_task", (task,), limit), task), True
+        except GradingProcessDied as died:
+            return failed(task, f"{died}; run the batch again to try it again"), False
+
     try:
-        futures = {pool.submit(grade_task, task): task for task in tasks}
-        for future in as_completed(futures):
-            try:
-                outcome = future.result()
-            except Exception as exc:  # noqa: BLE001 - a grading process died: this student, not the batch
-                yield failed(futures[future], f"the grading process died ({type(exc).__name__}: {exc})"), False
-                continue
+        for future in as_completed([pool.submit(grade_one, task) for task in tasks]):
+            outcome, final = future.result()
             if outcome.unfit:
                 raise UnfitWorker(f"this machine may not grade: {outcome.unfit}")
-            yield outcome, True
+            yield outcome, final
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        pool.shutdown(wait=False, cancel_futures=True)
+        graders.close()  # a grading still running ends with its process
+        pool.shutdown(wait=True)

@@ -3,20 +3,24 @@ instructor's machine or on a Dask worker that shares no folder with it.
 
 A Task carries the submission's bytes (and its tests'), the parsed assignment and the
 instructor's engine secret; grade_task writes the bytes into a private folder of its own
-process, grades them there and returns the result and its rendered files as data. Nothing
-in a task names a path of the instructor's machine, and nothing a task returns is written
-anywhere but by the instructor's process. A grading process first checks that it may grade
-at all (the same grader as the instructor's, student code isolated as a batch requires) and
-otherwise answers Unfit, which stops the batch rather than grading anyone differently.
+process, grades them there and returns the result and its rendered files as data. A task
+reaches only grading processes, never a sandbox; nothing a task returns is written anywhere
+but by the instructor's process, and nothing in it names a path of the machine that graded
+it. A grading process first checks that it may grade at all (the same grader as the
+instructor's, student code isolated as a batch requires: on the instructor's own machine,
+where the class's folders are, a sandbox's uid must not be able to read them) and otherwise
+answers Unfit, which stops the batch rather than grading anyone differently.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.metadata
 import json
 import os
 import socket
+import sys
 import tempfile
 import time
 import traceback
@@ -51,6 +55,10 @@ class Task:
     grader: str
     """The instructor's grader (fingerprint()); a process running another refuses the task."""
     trusted: bool = False
+    host: str = ""
+    """The instructor's machine (host_id())..."""
+    private: tuple[str, ...] = ()
+    """...and, there, what student code must not read: the class's inputs and outputs, the assignment."""
 
 
 @dataclass(frozen=True)
@@ -63,13 +71,24 @@ class Outcome:
     """Why this process may not grade (the result is then None): the batch stops."""
 
 
+GRADING_LIBRARIES = ("hypothesis", "pytest", "ipython", "jinja2", "pygments")
+"""Libraries whose version can change a verdict or a report: part of the fingerprint."""
+
+
 @functools.cache
 def fingerprint() -> str:
-    """The grader's version and a digest of every file of its that grading reads."""
+    """The grader's version, Python's and its grading libraries', and a digest of every file of the
+    grader's that grading reads."""
     import grader
     import reference
 
     digest = hashlib.sha256()
+    digest.update(f"python {sys.version_info[:3]}\0".encode())
+    for library in GRADING_LIBRARIES:
+        try:
+            digest.update(f"{library} {importlib.metadata.version(library)}\0".encode())
+        except importlib.metadata.PackageNotFoundError:
+            digest.update(f"{library} -\0".encode())
     for package in (grader, reference):
         root = Path(package.__file__).parent
         for path in sorted(root.rglob("*")):
@@ -79,29 +98,49 @@ def fingerprint() -> str:
     return f"{__version__}+{digest.hexdigest()[:16]}"
 
 
-def fitness(grader: str, trusted: bool) -> str | None:
+@functools.cache
+def host_id() -> str:
+    """This machine: its name and this boot's id (two containers of one host differ by name)."""
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        boot = ""
+    return f"{socket.gethostname()}/{boot}"
+
+
+def fitness(grader: str, trusted: bool, host: str = "", private: tuple[str, ...] = ()) -> str | None:
     """Why this process may not grade the instructor's tasks, or None when it may."""
-    return _isolation(grader, trusted)[0]
+    return _isolation(grader, trusted, host, private)[0]
 
 
-def _isolation(grader: str, trusted: bool) -> tuple[str | None, Isolation | None]:
+def _isolation(grader: str, trusted: bool, host: str, private: tuple[str, ...]) -> tuple[str | None, Isolation | None]:
     """Why this process may not grade, or how it isolates student code for a batch."""
     where = socket.gethostname()
     if grader != fingerprint():
         return (f"{where} runs grader {fingerprint()}, not the instructor's {grader}: install the same version of "
-                "micrograd-grader on every worker"), None
+                "micrograd-grader (and the same Python and libraries) on every worker"), None
+    mine = tuple(Path(p) for p in private) if host == host_id() else ()
     try:
-        return None, require("batch", trusted=trusted)
+        return None, require("batch", trusted=trusted, private=mine)
     except IsolationError as exc:
         return f"{where} cannot isolate student code: {exc}", None
 
 
 def grade_task(task: Task) -> Outcome:
-    """Grade one student from the task's bytes; never raises for anything about the submission."""
-    unfit, iso = _isolation(task.grader, task.trusted)
+    """Grade one student from the task's bytes; never raises, whatever the submission."""
+    unfit, iso = _isolation(task.grader, task.trusted, task.host, task.private)
     if unfit:
         return Outcome(task.student, None, unfit=unfit)
     started = time.monotonic()
+    try:
+        data = _grade_in_private_folder(task, iso, started)
+        return Outcome(task.student, data, render(task, data))
+    except Exception:  # noqa: BLE001 - one bad submission never stops a batch
+        return failed(task, "the grader failed on this submission (the instructor's log has the details)",
+                      log=traceback.format_exc())
+
+
+def _grade_in_private_folder(task: Task, iso: Isolation, started: float) -> dict:
     with tempfile.TemporaryDirectory(prefix="grader-task-") as tmp:
         folder = Path(tmp) / "s" / task.student
         folder.mkdir(parents=True, mode=0o700)
@@ -117,10 +156,9 @@ def grade_task(task: Task) -> Outcome:
         except Exception:  # noqa: BLE001 - one bad submission never stops a batch
             data = crash_result(task.name, task.assignment.id, started,
                                 f"the grader failed on this submission:\n{traceback.format_exc()}")
-        data = without_host_paths(data, [(str(p) + os.sep, "") for p in (folder, folder.resolve())]
+        return without_host_paths(data, [(str(p) + os.sep, "") for p in (folder, folder.resolve())]
                                   + [(str(p), ".") for p in (folder, folder.resolve())]
                                   + [(str(p), STAGING) for p in (Path(tmp), Path(tmp).resolve())])
-    return Outcome(task.student, data, render(task, data))
 
 
 def render(task: Task, data: dict) -> dict[str, str]:
@@ -133,10 +171,31 @@ def render(task: Task, data: dict) -> dict[str, str]:
     }
 
 
-def failed(task: Task, why: str) -> Outcome:
-    """The outcome for a student whose grading could not finish, saying why."""
+def failed(task: Task, why: str, log: str | None = None) -> Outcome:
+    """The outcome for a student whose grading could not finish, saying why; log (the details, for the
+    instructor's eyes only) goes to the grading process's standard error."""
+    if log:
+        print(f"grading {task.student} failed:\n{log}", file=sys.stderr)
     data = crash_result(task.name, task.assignment.id, time.monotonic(), why)
     return Outcome(task.student, data, render(task, data))
+
+
+def checked(value: object, task: Task) -> Outcome:
+    """An outcome from a grading process, as the instructor's process may save it for this task's student:
+    it must be for that student and hold every file; anything else is that student's error."""
+    if isinstance(value, dict):
+        try:
+            value = Outcome(**value)
+        except TypeError:
+            pass
+    if not isinstance(value, Outcome):
+        return failed(task, "the grading process answered something that is not a result")
+    if value.unfit:
+        return value
+    if value.student != task.student or not isinstance(value.result, dict) or not isinstance(value.texts, dict) \
+            or set(value.texts) != set(OUTPUTS) or not all(isinstance(t, str) for t in value.texts.values()):
+        return failed(task, "the grading process answered with a result that is not this submission's")
+    return value
 
 
 def crash_result(name: str, assignment: str, started: float, message: str) -> dict:

@@ -1,0 +1,67 @@
+"""What the instructor's process accepts from a grading process or a cluster, judged on real values:
+an outcome must be for the task's student and whole; a failure on the cluster is an error result that a
+rerun retries; a scheduler gone is not anyone's result. And the engine secret is never empty."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import os
+import subprocess
+import sys
+
+from grader import secret, spec
+from grader.batch.cluster import _outcome
+from grader.batch.tasks import OUTPUTS, Outcome, Task, checked, fingerprint, host_id
+
+
+def task(student: str = "alice") -> Task:
+    return Task(student, "micrograd_mine.py", b"x = 1\n", None, None, spec.load("micrograd"), b"k", fingerprint(),
+                False, host_id(), ())
+
+
+def outcome(student: str = "alice") -> Outcome:
+    return Outcome(student, {"status": "graded"}, {name: "{}" for name in OUTPUTS})
+
+
+def test_an_outcome_for_the_task_is_kept_and_anything_else_is_that_students_error():
+    assert checked(outcome(), task()) == outcome()
+    assert checked(dataclasses.asdict(outcome()), task()) == outcome()  # as it comes back from a grading process
+    for bad in (outcome("bob"), Outcome("alice", {"status": "graded"}, {"result.json": "{}"}), {"student": "alice"},
+                "100/100", None):
+        got = checked(bad, task())
+        assert got.student == "alice" and got.result["status"] == "error", bad
+        assert set(got.texts) == set(OUTPUTS)
+
+
+def test_what_arrives_from_the_cluster_is_judged_by_its_value():
+    from distributed.client import FutureCancelledError
+    from distributed.scheduler import KilledWorker
+
+    assert _outcome(task(), outcome()) == (outcome(), True)
+    assert _outcome(task(), FutureCancelledError("grade-alice", "scheduler-connection-lost"))[0] is None
+    assert _outcome(task(), concurrent.futures.CancelledError())[0] is None
+    killed, final = _outcome(task(), (KilledWorker, KilledWorker("grade-alice", "tcp://10.0.0.7:1234", 3), None))
+    assert not final and "died before it finished" in killed.result["error"]["message"]
+    failed, final = _outcome(task(), (OSError, OSError(2, "No such file", "/srv/worker/tmp/x"), None))
+    assert not final and "/srv/worker" not in str(failed.result)  # a worker's folders stay in its log
+
+
+def test_an_empty_secret_counts_as_none(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("GRADER_SECRET", "  ")
+    (tmp_path / secret.FILE_NAME).write_text("\n")
+    made = secret.key(tmp_path)
+    assert len(made) == 64 and secret.key(tmp_path) == made  # made once, kept
+    (tmp_path / "config" / "micrograd-grader" / secret.FILE_NAME).write_text("")
+    assert len(secret.key(tmp_path)) == 64
+
+
+def test_a_scheduler_address_that_is_not_one_is_a_clear_error(tmp_path):
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "alice.py").write_text("x = 1\n")
+    run = subprocess.run([sys.executable, "-m", "grader.cli", "batch", str(tmp_path / "in"), "--out",
+                          str(tmp_path / "out"), "--scheduler", "nowhere://?"], capture_output=True, text=True,
+                         timeout=120, env={**os.environ, "GRADER_SECRET": "s"})
+    assert run.returncode == 1 and "cannot reach the Dask scheduler at nowhere://?" in run.stderr, run.stderr
+    assert "Traceback" not in run.stderr
