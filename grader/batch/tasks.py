@@ -77,13 +77,13 @@ GRADING_LIBRARIES = ("hypothesis", "pytest", "ipython", "jinja2", "pygments")
 
 @functools.cache
 def fingerprint() -> str:
-    """The grader's version, Python's and its grading libraries', and a digest of every file of the
+    """The grader's version, Python's (major.minor) and its grading libraries', and a digest of every file of the
     grader's that grading reads."""
     import grader
     import reference
 
     digest = hashlib.sha256()
-    digest.update(f"python {sys.version_info[:3]}\0".encode())
+    digest.update(f"python {sys.version_info[:2]}\0".encode())
     for library in GRADING_LIBRARIES:
         try:
             digest.update(f"{library} {importlib.metadata.version(library)}\0".encode())
