@@ -100,15 +100,20 @@ def grade_on_cluster(address: str, tasks: list[Task]) -> Iterator[tuple[Outcome,
                         raise SchedulerLost(f"lost the Dask scheduler at {address}")
                     time.sleep(0.05)
                     continue
+                stop: GraderError | None = None  # after every result of this batch is saved
                 for future, value in batch:
                     _, task = running.pop(future.key)
                     outcome, final = _outcome(task, value)
                     if outcome is None:
-                        raise SchedulerLost(f"lost the Dask scheduler at {address}")
-                    if outcome.unfit:
-                        raise UnfitWorker(outcome.unfit)
-                    yield outcome, final
-                    send(1)
+                        stop = stop or SchedulerLost(f"lost the Dask scheduler at {address}")
+                    elif outcome.unfit:
+                        stop = stop or UnfitWorker(outcome.unfit)
+                    else:
+                        yield outcome, final
+                        if stop is None:
+                            send(1)
+                if stop is not None:
+                    raise stop
         finally:
             client.cancel([future for future, _ in running.values()])
 
