@@ -286,3 +286,23 @@ def test_a_grading_process_that_dies_costs_one_student_and_a_new_secret_regrades
     assert rerun.returncode == 0 and "(3 unchanged since the last run, 0 could not be graded)" in rerun.stdout
     new_secret = batch(*args, env={**os.environ, "GRADER_SECRET": "second"})
     assert new_secret.returncode == 0 and "(0 unchanged since the last run" in new_secret.stdout
+
+
+def test_a_batch_refuses_to_run_student_code_unisolated_unless_trusted(tmp_path):
+    """Without bubblewrap, and with the grader's files readable by any uid (this checkout), does a batch
+    refuse to grade anyone (exit 3, saying how to fix it), and grade only when told the code is trusted?"""
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    (inputs / "alice.py").write_text(CORRECT[0].read_text())
+    (tmp_path / "quick").mkdir()
+    (tmp_path / "quick" / "assignment.toml").write_text(QUICK_SPEC)
+    env = {**os.environ, "GRADER_NO_BWRAP": "1", "GRADER_SECRET": "s"}
+    args = [str(inputs), "--out", str(tmp_path / "out"), "--assignment", str(tmp_path / "quick")]
+    refused = batch(*args, env=env)
+    assert refused.returncode == 3, refused.stderr[-2000:]
+    assert "cannot be isolated" in refused.stderr and "--trusted-code" in refused.stderr
+    assert not (tmp_path / "out" / "students").exists()
+    trusted = batch(*args, "--trusted-code", env=env)
+    assert trusted.returncode == 0, trusted.stderr[-2000:]
+    row = next(csv.DictReader(open(tmp_path / "out" / "grades.csv", newline="")))
+    assert row["student"] == "alice" and float(row["score"]) > 60
