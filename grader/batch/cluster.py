@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from grader.batch.graders import Graders
-from grader.batch.tasks import Outcome, Task, checked, failed
+from grader.batch.tasks import Outcome, Task, checked, failed, time_limit
 from grader.errors import GraderError
 from grader.sandbox.isolation import IsolationError
 
@@ -193,8 +193,7 @@ def on_worker(task: Task) -> Outcome:
     """A Dask task: grade one student in one of this worker's grading processes."""
     from distributed import get_worker
 
-    limit = 2 * task.assignment.limits.submission_s + 300
-    outcome = Outcome(**_graders.call("grade_task", (task,), limit))
+    outcome = Outcome(**_graders.call("grade_task", (task,), time_limit(task)))
     if outcome.unfit:
         worker = get_worker()
         return replace(outcome, unfit=f"worker {worker.name} ({worker.address}) may not grade: {outcome.unfit}")

@@ -89,7 +89,10 @@ class Graders:
                 raise GradingProcessDied("the grading processes were stopped")
             grader = self._idle.pop() if self._idle else None
             if grader is None or grader.proc.poll() is not None:
-                grader = Grader()
+                try:
+                    grader = Grader()
+                except OSError as exc:
+                    raise GradingProcessDied(f"a grading process could not start ({exc.strerror})") from None
                 self._all.add(grader)
         try:
             answer = grader.call(function, args, timeout)

@@ -29,7 +29,7 @@ from grader import secret, spec
 from grader.batch.discover import Submission, discover
 from grader.batch.outputs import atomic_write, flags_for, write_class_outputs
 from grader.batch.graders import Graders, GradingProcessDied
-from grader.batch.tasks import OUTPUTS, Outcome, Task, checked, failed, fingerprint, host_id
+from grader.batch.tasks import OUTPUTS, Outcome, Task, checked, failed, fingerprint, host_id, time_limit
 from grader.sandbox.isolation import require
 
 
@@ -179,9 +179,8 @@ def _on_processes(tasks: list[Task], jobs: int):
     pool = ThreadPoolExecutor(max_workers=max(1, jobs))
 
     def grade_one(task: Task) -> tuple[Outcome, bool]:
-        limit = 2 * task.assignment.limits.submission_s + 300
         try:
-            return checked(graders.call("grade_task", (task,), limit), task), True
+            return checked(graders.call("grade_task", (task,), time_limit(task)), task), True
         except GradingProcessDied as died:
             return failed(task, f"{died}; run the batch again to try it again"), False
 

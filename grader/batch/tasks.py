@@ -161,6 +161,12 @@ def _grade_in_private_folder(task: Task, iso: Isolation, started: float) -> dict
                                   + [(str(p), STAGING) for p in (Path(tmp), Path(tmp).resolve())])
 
 
+def time_limit(task: Task) -> float:
+    """How long a grading process may take over a task before it is taken for stuck: twice the longest
+    a submission may run, and five minutes for everything around it."""
+    return 2 * task.assignment.limits.submission_s + 300
+
+
 def render(task: Task, data: dict) -> dict[str, str]:
     """The files the instructor's process writes for this student."""
     python_source = task.source.decode("utf-8", "replace") if task.name.endswith(".py") else None
