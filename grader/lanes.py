@@ -77,11 +77,6 @@ class EngineLane:
         self.unit = self.sandbox.unit("state")
         return self.unit.exchange({"op": "load", "code": load_request}, timeout, until, on_event)
 
-    def reload(self, load_request: dict) -> None:
-        """Load again, from now on, with another request (a notebook without the cell that killed it)."""
-        self.load_request = load_request
-        self._drop()
-
     def request(self, message: dict, timeout: float, until: float | None = None,
                 on_event: Callable | None = None) -> dict:
         """One request to the student's engine; raises WorkerFailure (the process is then replaced)."""

@@ -99,10 +99,6 @@ def to_code(program: Program, names: Sequence[str] | None = None, backward: bool
     return "\n".join(lines)
 
 
-def ops_used(program: Program) -> set[str]:
-    return {program[i][0] for i in ancestors(program)}
-
-
 def consumers(program: Program) -> dict[int, int]:
     """How many times each node is read by the nodes the output depends on."""
     counts: dict[int, int] = {}

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from grader.programs import Program, ancestors
 from grader.sabotage import all_operators, wheats
-from grader.sabotage.mutate import RULES, NotApplicable, method, replace, rule_updates, value_class
+from grader.sabotage.mutate import RULES, NotApplicable, replace, rule_updates
 from grader.sandbox.inside import probes
 
 
@@ -161,14 +161,3 @@ def from_error(message: str, program: Program | None = None) -> Cause | None:
     if "unsupported operand type(s) for +: 'int' and 'Value'" in message:
         return CAUSES["missing___radd__"]
     return None
-
-
-def method_for(source_tree_or_none, cause: Cause | None) -> str | None:
-    """The method named by a cause, if the student's Value defines it (else None)."""
-    if cause is None or cause.method is None or source_tree_or_none is None:
-        return None
-    try:
-        cls = value_class(source_tree_or_none)
-    except NotApplicable:
-        return None
-    return cause.method if method(cls, cause.method) is not None else None

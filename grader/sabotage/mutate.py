@@ -15,7 +15,6 @@ Where a rule lives, in the styles the lesson and its students use:
 from __future__ import annotations
 
 import ast
-import copy
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -137,7 +136,3 @@ def replace(tree: ast.AST, old: ast.AST, new: ast.AST) -> None:
 def changed(count: int, what: str) -> None:
     if count == 0:
         raise NotApplicable(what)
-
-
-def clone(node: ast.AST) -> ast.AST:
-    return copy.deepcopy(node)
