@@ -1,5 +1,9 @@
 """The neuron and training checks: the student's Neuron, and the lesson's training loop
-replayed step for step on the reference engine from the same initial weights."""
+replayed step for step on the reference engine.
+
+The grader sets the starting weights of both runs itself, through parameters(): a model that
+chose its own (weights of +-100 saturate tanh, so the loss is 0 from the first step and every
+gradient is 0) would otherwise pass with a backward() that does nothing."""
 
 from __future__ import annotations
 
@@ -76,51 +80,79 @@ def training(ctx: Context) -> Outcome:
         return Outcome("skipped", "This assignment defines no training set ([training] in its spec).")
     if missing := ctx.missing(spec.model, f"the model the training loop trains, {spec.model}(...)"):
         return missing
+    start = starting_parameters(spec)
     args = {"model": spec.model, "sizes": list(spec.sizes), "xs": [list(x) for x in spec.xs], "ys": list(spec.ys),
             "steps": spec.steps, "lr": spec.lr, "seed": spec.seed}
-    code = _loop_code(spec)
-    got = ctx.student.ask({"op": "train", "args": args}, {"initial": list_of(a_number), "losses": list_of(a_number)},
+    code = _loop_code(spec, start)
+    got = ctx.student.ask({"op": "train", "args": {**args, "initial": start}},
+                          {"initial": list_of(a_number), "losses": list_of(a_number), "grads": list_of(a_number)},
                           timeout=max(ctx.deadline_left(), 1.0))
     if isinstance(got, Observation):
         message = error_message(got, "running the training loop")
         return _with_cause(Outcome("error", message, Counterexample(code, {}, {})), diagnose.from_error(message))
-    initial, losses = got.get("initial", []), got.get("losses", [])
-    reference_params = _reference_count(spec)
-    if len(initial) == reference_params - 1 and spec.model == "Neuron":
-        initial = initial + [0.0]  # a neuron without a bias: compare with the lesson's neuron, bias starting at 0
-    if len(initial) != reference_params:
+    initial, losses, grads = got.get("initial", []), got.get("losses", []), got.get("grads", [])
+    if len(initial) == len(start) - 1 and spec.model == "Neuron":
+        start = start[:-1] + [0.0]  # a neuron without a bias: compare with the lesson's neuron, bias held at 0
+        initial = initial + [0.0]
+    if len(initial) != len(start):
         return Outcome("failed", f"{spec.model}{tuple(spec.sizes)}.parameters() returned {len(got.get('initial', []))} "
-                       f"values; the lesson's {spec.model} has {reference_params}.")
-    if not all(isinstance(v, float) for v in initial):
-        return Outcome("failed", "the initial parameters are not all numbers: " + str([shown(v) for v in initial]))
-    expected = probes.train(reference, **args, initial=initial)["losses"]
+                       f"values; the lesson's {spec.model} has {len(start)}.")
+    if not all(isinstance(v, float) and math.isclose(v, s, rel_tol=1e-12, abs_tol=1e-12)
+               for v, s in zip(initial, start)):
+        return Outcome("failed", "The grader sets the starting weights through parameters() (p.data = value for "
+                       f"each), but reading them back gave {[shown(v) for v in initial[:6]]}... instead of "
+                       f"{[round(s, 6) for s in start[:6]]}...: parameters() must return the model's own Values.")
+    replay = probes.train(reference, **args, initial=start)
+    expected = replay["losses"]
+    if not expected or expected[0] < spec.threshold or not any(replay["grads"]):
+        return Outcome("skipped", "Not judged: from the starting weights the grader sets (random.seed"
+                       f"({spec.seed}) in the lesson's {spec.model}), the reference engine's loss is already below "
+                       f"{spec.threshold:g} or its gradients are all 0, so this training set cannot tell a working "
+                       "backward() from one that does nothing. Tell your instructor ([training] in the assignment).")
     artifacts = {"student_loss": [shown(x) for x in losses], "reference_loss": expected,
                  "threshold": spec.threshold, "steps": spec.steps}
     diverged = next((k for k, (a, b) in enumerate(zip(losses, expected))
                      if not (isinstance(a, float) and math.isclose(a, b, rel_tol=spec.rtol, abs_tol=1e-12))), None)
+    if diverged is None and len(losses) < len(expected):
+        diverged = len(losses)
     converged = next((k for k, x in enumerate(losses) if isinstance(x, float) and x < spec.threshold), None)
     artifacts.update(first_divergence=diverged, converged_at=converged)
+    still = not any(isinstance(g, float) and g != 0.0 for g in grads)
+    no_grads = (" After the first loss.backward(), every parameter's grad is still 0: backward() did not "
+                "carry the gradient back to the weights." if still else "")
     if diverged is not None:
         from grader.checks.rules import _basic_cause
 
-        bad = losses[diverged]
+        bad = losses[diverged] if diverged < len(losses) else "nothing"
         nan = " (not a number: the loss blew up)" if not isinstance(bad, float) or not math.isfinite(bad) else ""
         reached = (f" Your loss does fall below {spec.threshold:g} (at step {converged}), but a falling loss does "
                    "not prove an engine right: the gradients differ." if converged is not None else "")
         return _with_cause(Outcome(
             "failed",
-            f"Started from the same weights, your loss and the reference engine's differ from step {diverged} on: "
-            f"{shown(bad)}{nan} instead of {expected[diverged]:.6g}.{reached} Run the loop below and compare; "
-            "the first check above that fails (add, mul, tanh, accumulate...) names the rule to fix.",
+            "Started from the same weights (the grader's, set through parameters()), your loss and the reference "
+            f"engine's differ from step {diverged} on: {shown(bad)}{nan} instead of {expected[diverged]:.6g}."
+            f"{reached}{no_grads} Run the loop below and compare; the first check above that fails (add, mul, tanh, "
+            "accumulate...) names the rule to fix.",
             Counterexample(code, {f"loss at step {diverged}": expected[diverged]},
                            {f"loss at step {diverged}": shown(bad)}),
             artifacts,
         ), _basic_cause(ctx.features))
+    if still:
+        return Outcome("failed", f"Your losses match the reference's, but your engine reports no gradient.{no_grads}",
+                       Counterexample(code, {}, {}), artifacts)
     if converged is None:
         return Outcome("failed", f"after {spec.steps} steps the loss is {shown(losses[-1])}; it should fall below "
                        f"{spec.threshold:g}.", Counterexample(code, {}, {}), artifacts)
-    return Outcome("passed", f"The loss falls below {spec.threshold:g} at step {converged} and matches the reference "
-                   f"engine at every one of the {spec.steps} steps.", artifacts=artifacts)
+    return Outcome("passed", f"Started from weights the grader chose (loss {expected[0]:.4g}), the loss falls below "
+                   f"{spec.threshold:g} at step {converged} and matches the reference engine at every one of the "
+                   f"{spec.steps} steps.", artifacts=artifacts)
+
+
+def starting_parameters(spec: Training) -> list[float]:
+    """The weights both runs start from, chosen by the grader: the lesson's model on the reference
+    engine, built right after random.seed(seed), as the lesson's own loop would build it."""
+    return [float(v) for v in probes.train(reference, spec.model, list(spec.sizes), [], [], 0, 0.0,
+                                           spec.seed)["initial"]]
 
 
 def _with_cause(outcome: Outcome, cause) -> Outcome:
@@ -132,14 +164,12 @@ def _with_cause(outcome: Outcome, cause) -> Outcome:
                                                                          else {})})
 
 
-def _reference_count(spec: Training) -> int:
-    return len(getattr(reference, spec.model)(*spec.sizes).parameters())
-
-
-def _loop_code(spec: Training) -> str:
+def _loop_code(spec: Training, start: list[float]) -> str:
     sizes = ", ".join(repr(s) for s in spec.sizes)
     return (
         f"import random\nrandom.seed({spec.seed})\nmodel = {spec.model}({sizes})\n"
+        f"start = {start!r}  # the weights the grader starts from\n"
+        "for p, v in zip(model.parameters(), start):\n    p.data = v\n"
         f"xs = {[list(x) for x in spec.xs]}\nys = {list(spec.ys)}\n"
         f"for step in range({spec.steps}):\n"
         "    ypred = [model(x) for x in xs]\n"

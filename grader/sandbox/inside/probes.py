@@ -157,8 +157,10 @@ def single(out):
 def train(module, model, sizes, xs, ys, steps, lr, seed, initial=None):
     """The lesson's training loop, exactly as students write it, on the module's engine.
 
-    With initial, the parameters start from those values (the reference replaying the
-    student's run from the same weights).
+    With initial, the parameters start from those values, set through parameters(): the grader
+    chooses the start, so that the student's run and the reference's replay begin from the same
+    weights, which the grader knows need training. The reply also holds each parameter's gradient
+    after the first backward(), so that a backward() that does nothing cannot pass unseen.
     """
     random.seed(seed)
     net = getattr(module, model)(*sizes)
@@ -167,14 +169,16 @@ def train(module, model, sizes, xs, ys, steps, lr, seed, initial=None):
         for p, v in zip(params, initial):
             p.data = v
     start = [read(p, "data") for p in params]
-    losses = []
+    losses, first_grads = [], None
     for _ in range(steps):
         ypred = [single(net(list(x))) for x in xs]
         loss = sum((yout - ygt) ** 2 for ygt, yout in zip(ys, ypred))
         for p in net.parameters():
             p.grad = 0.0
         loss.backward()
+        if first_grads is None:
+            first_grads = [read(p, "grad") for p in net.parameters()]
         for p in net.parameters():
             p.data += -lr * p.grad
         losses.append(read(loss, "data"))
-    return {"initial": start, "losses": losses}
+    return {"initial": start, "losses": losses, "grads": first_grads or []}
