@@ -36,7 +36,7 @@ def _by_student(found) -> dict[str, str]:
 
 
 def _notes(found) -> str:
-    return "\n".join(found.notes)
+    return "\n".join(n.text for n in found.notes)
 
 
 @pytest.mark.parametrize("as_class_zip", [False, True], ids=["class-folder", "class-zip"])
@@ -82,10 +82,10 @@ def test_lms_ids_decide_duplicates_never_dates(tmp_path):
     (cls / "alice_1_13_test_micrograd.py").write_text("# alice's tests\n")
     (cls / "alice_7_70_micrograd_mine.py").write_text("# another alice (another user id)\n")
     (cls / "carl.py").write_text("# carl 1\n")
-    (cls / "section").mkdir()
+    (cls / "section").mkdir()  # a section: the class folder holds no student's folder beside it
     (cls / "section" / "Carl.py").write_text("# carl 2\n")
-    (cls / "carl").mkdir()
-    (cls / "carl" / "micrograd_mine.py").write_text("# carl 3\n")
+    (cls / "section" / "carl").mkdir()
+    (cls / "section" / "carl" / "micrograd_mine.py").write_text("# carl 3\n")
     found = discover([cls], tmp_path / "staging")
     students = _by_student(found)
     assert students["alice"] == "# new\n" and students["alice-2"] == "# another alice (another user id)\n"
@@ -149,7 +149,7 @@ from grader.batch.discover import discover
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 found = discover([Path(sys.argv[1])], Path(sys.argv[2]))
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)
-print("\\n".join(found.notes))
+print("\\n".join(n.text for n in found.notes))
 """
 
 

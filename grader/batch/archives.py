@@ -50,13 +50,13 @@ class NotAnArchive(Exception):
     """The file is not a zip this module can read."""
 
 
-def extract(archive: Path, target: Path, label: str, notes: list[str], skip: Callable[[tuple[str, ...]], str | None],
-            limits: Limits = Limits(), budget: Budget | None = None) -> Path:
+def extract(archive: Path, target: Path, label: str, note: Callable[[str, str], None],
+            skip: Callable[[tuple[str, ...]], str | None], limits: Limits = Limits(), budget: Budget | None = None) -> Path:
     """Extract the members `skip` does not refuse into `target` (created); the folder.
 
-    `label` names the archive in notes; `skip(parts)` gets a member's path parts and
-    returns why to leave it out, or None to extract it; `budget` is shared by the batch's
-    archives and spent here.
+    `label` names the archive in notes, each told as `note(name, why)`; `skip(parts)` gets a
+    member's path parts and returns why to leave it out, or None to extract it; `budget` is
+    shared by the batch's archives and spent here.
     """
     budget = budget or Budget(limits.batch_bytes)
     target.mkdir(parents=True)
@@ -68,8 +68,8 @@ def extract(archive: Path, target: Path, label: str, notes: list[str], skip: Cal
     with zf:
         infos = zf.infolist()
         if len(infos) > limits.members:
-            notes.append(f"{label}: holds {len(infos):,} entries; only the first {limits.members:,} were read, "
-                         f"the other {len(infos) - limits.members:,} skipped")
+            note(label, f"holds {len(infos):,} entries; only the first {limits.members:,} were read, "
+                 f"the other {len(infos) - limits.members:,} skipped")
             infos = infos[: limits.members]
         size = archive.stat().st_size
         written = 0
@@ -96,7 +96,7 @@ def extract(archive: Path, target: Path, label: str, notes: list[str], skip: Cal
                 written += got  # a dropped member's bytes count too: they were decompressed
                 budget.left -= got
             if why:
-                notes.append(f"{where}: {why}")
+                note(where, why)
     return target
 
 

@@ -8,17 +8,21 @@ beyond the names the LMS gave:
   its file name (Canvas: `lastfirst[_late]_<userid>_<submissionid>_<file>`); a zip is one
   student's own zip, named by the zip's name; a folder named like a Canvas file, or holding
   micrograd_mine.py, test_micrograd.py or a single notebook, is one student's folder, named
-  by the folder's name. Any other folder is a container too (sections, groups).
+  by the folder's name. A container holding such a folder is a folder of per-student
+  folders: every folder in it is one student's, whole, whatever it holds (a student cannot
+  make their folder a section holding "classmates"). Only in a container holding no
+  student's folder is a folder a container too (sections, groups).
 - Everything inside a student's own zip or folder belongs to that student, whatever the
   files inside are called: their submission is micrograd_mine.py, else the only notebook,
   else the only other .py file (the shallowest first when there are several, with a note),
   and their tests the test_micrograd.py beside it.
 - A student with several submissions: Canvas's submission ids decide (the highest is the
   newest), never file dates, which whoever made a zip controls. Submissions no LMS id can
-  tell apart (or two students with one name) are all graded, as `alice`, `alice-2`...
+  tell apart (or two students with one name) are all graded, as `alice`, `alice-2`..., the
+  shallowest first: a deeper entry never takes an id from a shallower claimant.
 - Symbolic links are never followed, on disk or in zips; zips are extracted with bounded
   sizes (grader.batch.archives); hidden files and system folders are left out. Every file
-  left out gets a note.
+  left out gets a note, of a kind and about a student (grader.batch.notes counts them).
 
 Each submission chosen is copied into the staging folder, alone with its tests, so grading
 reads only that student's own bytes.
@@ -33,7 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.batch import archives
-from grader.batch.names import CANVAS, plain_name, printable, unique_ids
+from grader.batch.names import CANVAS, one_per_student, plain_name, printable
+from grader.batch.notes import Note, listed
 
 SKIP_DIRS = {"__MACOSX", ".ipynb_checkpoints", "__pycache__", ".git"}
 MODULE = "micrograd_mine.py"
@@ -59,8 +64,9 @@ class Submission:
 @dataclass(frozen=True)
 class Found:
     submissions: tuple[Submission, ...]
-    notes: tuple[str, ...]
-    """What the instructor should know: files left out and why, duplicates, renamed ids."""
+    notes: tuple[Note, ...]
+    """What the instructor should know: files left out and why, duplicates, renamed ids (one note per
+    file: grader.batch.notes.grouped counts them per student for display)."""
 
 
 def discover(inputs: list[Path], staging: Path, limits: archives.Limits = archives.Limits()) -> Found:
@@ -87,13 +93,15 @@ class _Entry:
     tests_label: str = ""
     renamed: str | None = None
     """A note when the name gave no usable id."""
+    depth: int = 0
+    """How deep below the input the claimant (the file, zip or folder naming the student) was found."""
 
 
 @dataclass
 class _Discovery:
     staging: Path
     limits: archives.Limits
-    notes: list[str] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
     entries: list[_Entry] = field(default_factory=list)
     unpacked: int = 0
     budget: archives.Budget = field(init=False)
@@ -103,156 +111,168 @@ class _Discovery:
     def __post_init__(self):
         self.budget = archives.Budget(self.limits.batch_bytes)
 
-    def note(self, text: str) -> None:
-        self.notes.append(text)
+    def note(self, kind: str, item: str, why: str, student: str | None = None) -> None:
+        """A note of a kind (grader.batch.notes.KINDS) about a file, counted under `student` (else the file)."""
+        self.notes.append(Note(kind, printable(student or item), printable(item), printable(why)))
 
     # -- walking ------------------------------------------------------------------------
 
     def input(self, item: Path) -> None:
         label = os.path.basename(os.path.abspath(item)) or str(item)
         if item.is_symlink():
-            self.note(f"{item}: a symbolic link; not followed (name its target instead)")
+            self.note("input", str(item), "a symbolic link; not followed (name its target instead)")
             return
         if not item.exists():
             raise FileNotFoundError(f"{item} does not exist")
         if item.resolve() in self.seen:
-            self.note(f"{item}: named twice on the command line; read once")
+            self.note("input", str(item), "named twice on the command line; read once")
             return
         self.seen.add(item.resolve())
         if item.is_dir():
-            self.container(item, label, 0)
+            self.container(item, label, 0, label)
         elif item.suffix.lower() == ".zip" or (item.suffix not in GRADED and _is_zip(item)):
-            root = self.unpack(item, label, self.class_member)
+            root = self.unpack(item, label, self.class_member, label)
             if root:
-                self.container(root, label, 0)
+                self.container(root, label, 0, label)
         elif item.is_file() and item.suffix in GRADED:
             if item.stat().st_size > self.limits.member_bytes:
-                self.note(f"{label}: larger than {archives.size_text(self.limits.member_bytes)}; skipped")
+                self.note("left_out", label, f"larger than {archives.size_text(self.limits.member_bytes)}; skipped")
             else:
-                self.loose(item, label)
+                self.loose(item, label, 0)
         else:
-            self.note(f"{label}: not a folder, zip, .py file or notebook; skipped")
+            self.note("input", label, "not a folder, zip, .py file or notebook; skipped")
 
-    def container(self, folder: Path, label: str, depth: int) -> None:
-        """A folder of the class (or of a section): each thing in it is a student's, or another container."""
-        for entry, where in self.visible(folder, label, depth):
+    def container(self, folder: Path, label: str, depth: int, owner: str) -> None:
+        """A folder of the class (or of a section): each thing in it is a student's, or another container.
+        Where any folder in it is a student's, every folder in it is one student's, whole: a student's
+        folder holding folders named for classmates is still that one student's. `owner` is the input
+        named on the command line, under which notes about files no student owns are counted."""
+        entries = list(self.visible(folder, label, depth, owner))
+        per_student = any(e.is_dir(follow_symlinks=False) and self.student_folder(Path(e.path), e.name)
+                          for e, _ in entries)
+        for entry, where in entries:
             path = Path(entry.path)
             if entry.is_dir(follow_symlinks=False):
-                if CANVAS.match(entry.name.lower()) or self.student_folder(path):
+                if per_student:
                     self.student(path, where, entry.name, depth + 1)
                 else:
-                    self.container(path, where, depth + 1)
+                    self.container(path, where, depth + 1, owner)
             elif path.suffix.lower() == ".zip":
-                root = self.unpack(path, where, self.student_member)
+                root = self.unpack(path, where, self.student_member, where)
                 if root:
                     self.student(root, where, entry.name, depth + 1)
             elif path.suffix in GRADED:
-                self.loose(path, where)
+                self.loose(path, where, depth + 1)
             else:
-                self.note(f"{where}: not a .py file, notebook or zip; skipped")
+                self.note("left_out", where, "not a .py file, notebook or zip; skipped", owner)
 
-    def loose(self, path: Path, where: str) -> None:
+    def loose(self, path: Path, where: str, depth: int) -> None:
         """A file in a container: one student's submission (or, from Canvas, their tests)."""
         canvas = CANVAS.match(path.name.lower())
         if canvas:
-            entry = _Entry(canvas["name"], ("lms", canvas["uid"]), bool(canvas["late"]), int(canvas["sid"]))
+            entry = _Entry(canvas["name"], ("lms", canvas["uid"]), bool(canvas["late"]), int(canvas["sid"]),
+                           depth=depth)
             if canvas["file"].startswith("test_") and path.suffix == ".py":
                 entry.tests, entry.tests_label = path, where
             else:
                 entry.main, entry.main_label = path, where
             self.entries.append(entry)
         elif path.name.startswith("test_") and path.suffix == ".py":
-            self.note(f"{where}: a test file outside any student's folder; not used")
+            self.note("left_out", where, "a test file outside any student's folder; not used")
         else:
-            self.add_named(plain_name(path.name), path, where)
+            self.add_named(plain_name(path.name), path, where, depth)
 
     def student(self, root: Path, where: str, name: str, depth: int) -> None:
         """A student's own folder or extracted zip: everything in it is theirs, whatever it is called."""
         files: list[tuple[Path, str, int]] = []
-        self.collect(root, where, depth, files)
+        self.collect(root, where, depth, files, where)
         mains = [f for f in files if f[0].suffix == ".ipynb" or not f[0].name.startswith("test_")]
         mains.sort(key=lambda f: (0 if f[0].name == MODULE else 1 if f[0].suffix == ".ipynb" else 2, f[2], f[1]))
         canvas = CANVAS.match(name.lower())
         if not mains:
-            self.note(f"{where}: no .py file or notebook in it; nothing to grade")
+            self.note("not_graded", where, "no .py file or notebook in it; nothing to grade")
             for path, label, _ in files:
-                self.note(f"{label}: not used (no submission beside it)")
+                self.note("left_out", label, "not used (no submission beside it)", where)
             return
         main, main_label, _ = mains[0]
         if len(mains) > 1:
-            self.note(f"{where}: several files could be the submission; graded {main_label}, not "
-                      + ", ".join(label for _, label, _ in mains[1:]))
+            self.note("choice", where, f"several files could be the submission; graded {main_label}, not "
+                      + listed([label for _, label, _ in mains[1:]]))
         tests = None
         for path, label, _ in files:
             if path.name == TESTS and path.parent == main.parent:
                 tests = (path, label)
             elif path.suffix == ".py" and path.name.startswith("test_"):
-                self.note(f"{label}: not used (the tests run are test_micrograd.py beside the submission)")
+                self.note("left_out", label, "not used (the tests run are test_micrograd.py beside the submission)",
+                          where)
         if canvas:
             entry = _Entry(canvas["name"], ("lms", canvas["uid"]), bool(canvas["late"]), int(canvas["sid"]),
-                           main, main_label)
+                           main, main_label, depth=depth)
             if tests:
                 entry.tests, entry.tests_label = tests
             self.entries.append(entry)
         else:
-            entry = self.add_named(plain_name(name), main, main_label)
+            entry = self.add_named(plain_name(name), main, main_label, depth)
             if tests:
                 entry.tests, entry.tests_label = tests
 
-    def collect(self, folder: Path, label: str, depth: int, files: list) -> None:
-        """A student's files, at any depth: (path, label, depth)."""
-        for entry, where in self.visible(folder, label, depth):
+    def collect(self, folder: Path, label: str, depth: int, files: list, owner: str) -> None:
+        """A student's files, at any depth: (path, label, depth). `owner` names the student's zip or folder."""
+        for entry, where in self.visible(folder, label, depth, owner):
             path = Path(entry.path)
             if entry.is_dir(follow_symlinks=False):
-                self.collect(path, where, depth + 1, files)
+                self.collect(path, where, depth + 1, files, owner)
             elif path.suffix in GRADED:
                 files.append((path, where, depth))
             elif path.suffix.lower() == ".zip":
-                self.note(f"{where}: a zip inside a student's submission; not opened")
+                self.note("left_out", where, "a zip inside a student's submission; not opened", owner)
             else:
-                self.note(f"{where}: not a .py file or notebook; skipped")
+                self.note("left_out", where, "not a .py file or notebook; skipped", owner)
 
-    def visible(self, folder: Path, label: str, depth: int):
-        """The entries of a folder worth looking at, sorted; a note for each one left out."""
+    def visible(self, folder: Path, label: str, depth: int, owner: str):
+        """The entries of a folder worth looking at, sorted; a note (counted under `owner`) for each one left out."""
         if depth > MAX_DEPTH:
-            self.note(f"{label}: folders nested more than {MAX_DEPTH} deep; skipped")
+            self.note("left_out", label, f"folders nested more than {MAX_DEPTH} deep; skipped", owner)
             return
         try:
             with os.scandir(folder) as it:
                 entries = sorted(it, key=lambda e: e.name)
         except OSError as exc:
-            self.note(f"{label}: cannot be read ({exc.strerror}); skipped")
+            self.note("left_out", label, f"cannot be read ({exc.strerror}); skipped", owner)
             return
         for entry in entries:
             where = f"{label}/{entry.name}"
             try:
                 info = entry.stat(follow_symlinks=False)
             except OSError as exc:
-                self.note(f"{where}: cannot be read ({exc.strerror}); skipped")
+                self.note("left_out", where, f"cannot be read ({exc.strerror}); skipped", owner)
                 continue
             if stat.S_ISLNK(info.st_mode):
-                self.note(f"{where}: a symbolic link; not followed")
+                self.note("left_out", where, "a symbolic link; not followed", owner)
             elif stat.S_ISDIR(info.st_mode) and (entry.name in SKIP_DIRS or entry.name.startswith(".")):
                 kind = "a hidden folder" if entry.name.startswith(".") else "a system folder"
-                self.note(f"{where}: {kind}; skipped ({_count_files(Path(entry.path))} files in it)")
+                self.note("left_out", where, f"{kind}; skipped ({_count_files(Path(entry.path))} files in it)", owner)
             elif entry.name.startswith("."):
-                self.note(f"{where}: a hidden file; skipped")
+                self.note("left_out", where, "a hidden file; skipped", owner)
             elif stat.S_ISDIR(info.st_mode):
                 yield entry, where
             elif not stat.S_ISREG(info.st_mode):
-                self.note(f"{where}: not a regular file; skipped")
+                self.note("left_out", where, "not a regular file; skipped", owner)
             elif Path(entry.name).suffix in GRADED and info.st_size > self.limits.member_bytes:
-                self.note(f"{where}: larger than {archives.size_text(self.limits.member_bytes)}; skipped")
+                self.note("left_out", where, f"larger than {archives.size_text(self.limits.member_bytes)}; skipped",
+                          owner)
             else:
                 yield entry, where
 
-    def unpack(self, archive: Path, label: str, skip) -> Path | None:
+    def unpack(self, archive: Path, label: str, skip, owner: str) -> Path | None:
+        """Extract a zip into the staging folder; its notes are counted under `owner`."""
         self.unpacked += 1
         try:
-            return archives.extract(archive, self.staging / "x" / str(self.unpacked), label, self.notes, skip,
+            return archives.extract(archive, self.staging / "x" / str(self.unpacked), label,
+                                    lambda item, why: self.note("left_out", item, why, owner), skip,
                                     self.limits, self.budget)
         except archives.NotAnArchive as exc:
-            self.note(str(exc))
+            self.note("not_graded", label, str(exc))
             return None
 
     @staticmethod
@@ -267,8 +287,10 @@ class _Discovery:
             return "a zip inside a student's zip; not opened"
         return None if suffix in GRADED else "not a .py file or notebook; skipped"
 
-    def student_folder(self, folder: Path) -> bool:
-        """Does this folder (not named by an LMS) hold one student's work rather than several students'?"""
+    def student_folder(self, folder: Path, name: str) -> bool:
+        """Is this folder plainly one student's: named by an LMS, or holding a submission at its top?"""
+        if CANVAS.match(name.lower()):
+            return True
         try:
             names = [n for n in os.listdir(folder) if not n.startswith(".")]
         except OSError:
@@ -277,57 +299,21 @@ class _Discovery:
         loose = [n for n in names if n.endswith(".py") and not n.startswith("test_")]
         return MODULE in names or TESTS in names or (len(notebooks) == 1 and not loose)
 
-    def add_named(self, name: tuple[str, str | None], path: Path, where: str) -> _Entry:
+    def add_named(self, name: tuple[str, str | None], path: Path, where: str, depth: int) -> _Entry:
         student, renamed = name
-        entry = _Entry(student, ("name", student.lower()), main=path, main_label=where,
-                       renamed=f"{where}: {renamed}" if renamed else None)
+        entry = _Entry(student, ("name", student.lower()), main=path, main_label=where, renamed=renamed, depth=depth)
         self.entries.append(entry)
         return entry
 
     # -- one submission per student -----------------------------------------------------
 
     def finish(self) -> Found:
-        groups: dict[tuple, list[_Entry]] = {}
-        for entry in self.entries:
-            groups.setdefault(entry.group, []).append(entry)
-        kept: list[_Entry] = []
-        for key, entries in groups.items():
-            if key[0] == "lms":
-                chosen = self.settle_by_lms_id(entries)
-                if chosen:
-                    kept.append(chosen)
-            else:
-                kept += entries
-        for entry in kept:
-            if entry.renamed:
-                self.note(entry.renamed)
-        ids = unique_ids(kept, self.notes)
         submissions = []
-        for entry, student in zip(kept, ids):
+        for entry, student in one_per_student(self.entries, self.note):
             sub = self.stage(entry, student)
             if sub:
                 submissions.append(sub)
-        return Found(tuple(sorted(submissions, key=lambda s: s.student)), tuple(printable(n) for n in self.notes))
-
-    def settle_by_lms_id(self, entries: list[_Entry]) -> _Entry | None:
-        """One student's LMS-named work: the submission with the highest submission id, with its tests."""
-        mains = sorted((e for e in entries if e.main), key=lambda e: e.lms_id)
-        tests = sorted((e for e in entries if e.tests and not e.main), key=lambda e: e.lms_id)
-        if not mains:
-            for e in tests:
-                self.note(f"{e.tests_label}: {e.name}'s tests, but no submission of theirs; not graded")
-            return None
-        chosen = mains[-1]
-        for e in mains[:-1]:
-            self.note(f"{e.main_label}: {e.name}'s older submission (LMS id {e.lms_id}); graded the newer "
-                      f"{chosen.main_label} (id {chosen.lms_id})")
-        if tests and chosen.tests is None:
-            chosen.tests, chosen.tests_label = tests[-1].tests, tests[-1].tests_label
-            tests = tests[:-1]
-        for e in tests:
-            self.note(f"{e.tests_label}: {e.name}'s tests, not used (graded with "
-                      f"{chosen.tests_label or 'no tests'})")
-        return chosen
+        return Found(tuple(sorted(submissions, key=lambda s: s.student)), tuple(self.notes))
 
     def stage(self, entry: _Entry, student: str) -> Submission | None:
         """Copy the submission and its tests, alone, into the student's staging folder."""
@@ -336,14 +322,14 @@ class _Discovery:
         main = folder / entry.main.name
         why = archives.copy_file(entry.main, main, self.limits.member_bytes)
         if why:
-            self.note(f"{entry.main_label}: {why}; {student} not graded")
+            self.note("not_graded", entry.main_label, f"{why}; {student} not graded")
             return None
         tests = None
         if entry.tests:
             tests = folder / TESTS
             why = archives.copy_file(entry.tests, tests, self.limits.member_bytes)
             if why:
-                self.note(f"{entry.tests_label}: {why}; {student} graded without these tests")
+                self.note("left_out", entry.tests_label, f"{why}; {student} graded without these tests")
                 tests = None
         return Submission(student, main, tests, entry.late, entry.main_label, entry.lms_id)
 

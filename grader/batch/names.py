@@ -1,10 +1,12 @@
 """Student ids from the names an LMS or a student gave: Canvas's file names, plain names, and
-ids made safe and unique (letters, digits and `_.-`, never starting with '.' or '-')."""
+ids made safe and unique (letters, digits and `_.-`, never starting with '.' or '-'); and
+one submission per student where the LMS's ids say which is the newest."""
 
 from __future__ import annotations
 
 import hashlib
 import re
+from typing import Any, Callable
 
 CANVAS = re.compile(r"^(?P<name>[a-z][a-z0-9-]*?)(?P<late>_late)?_(?P<uid>\d+)_(?P<sid>\d+)_(?P<file>.+)$")
 SUFFIXES_TO_DROP = ("_micrograd_mine", "-micrograd_mine", "_micrograd", "-micrograd")
@@ -31,8 +33,51 @@ def plain_name(filename: str) -> tuple[str, str | None]:
     return student, None
 
 
-def unique_ids(entries: list, notes: list[str]) -> list[str]:
-    """Each entry's id: its name, or name-2, name-3... when several share a name (ignoring case)."""
+def one_per_student(entries: list, note: Callable[[str, str, str], None]) -> list[tuple[Any, str]]:
+    """Each student's entry (grader.batch.discover's _Entry) and id: of one LMS user's work, the highest
+    submission id, with their tests; of work no LMS id tells apart, each one, the shallowest claimant of a
+    name keeping it. `note(kind, item, why)` is told of what is given way, made up or shared."""
+    groups: dict[tuple, list] = {}
+    for entry in entries:
+        groups.setdefault(entry.group, []).append(entry)
+    kept = []
+    for key, group in groups.items():
+        if key[0] == "lms":
+            chosen = settle_by_lms_id(group, note)
+            if chosen:
+                kept.append(chosen)
+        else:
+            kept += group
+    kept.sort(key=lambda e: e.depth)  # stable: a deeper entry never takes an id from a shallower claimant
+    for entry in kept:
+        if entry.renamed:
+            note("renamed", entry.main_label, entry.renamed)
+    return list(zip(kept, unique_ids(kept, lambda name, why: note("duplicate", name, why))))
+
+
+def settle_by_lms_id(entries: list, note: Callable[[str, str, str], None]) -> Any | None:
+    """One student's LMS-named work: the submission with the highest submission id, with its tests."""
+    mains = sorted((e for e in entries if e.main), key=lambda e: e.lms_id)
+    tests = sorted((e for e in entries if e.tests and not e.main), key=lambda e: e.lms_id)
+    if not mains:
+        for e in tests:
+            note("not_graded", e.tests_label, f"{e.name}'s tests, but no submission of theirs; not graded")
+        return None
+    chosen = mains[-1]
+    for e in mains[:-1]:
+        note("superseded", e.main_label, f"{e.name}'s older submission (LMS id {e.lms_id}); graded the newer "
+             f"{chosen.main_label} (id {chosen.lms_id})")
+    if tests and chosen.tests is None:
+        chosen.tests, chosen.tests_label = tests[-1].tests, tests[-1].tests_label
+        tests = tests[:-1]
+    for e in tests:
+        note("superseded", e.tests_label, f"{e.name}'s tests, not used (graded with {chosen.tests_label or 'no tests'})")
+    return chosen
+
+
+def unique_ids(entries: list, note: Callable[[str, str], None]) -> list[str]:
+    """Each entry's id: its name, or name-2, name-3... when several share a name (ignoring case), in the
+    entries' order (so the first claimant keeps the name); `note(name, why)` is told of each shared name."""
     taken = {e.name.lower() for e in entries}
     by_name: dict[str, list[int]] = {}
     for i, e in enumerate(entries):
@@ -47,9 +92,9 @@ def unique_ids(entries: list, notes: list[str]) -> list[str]:
                 n += 1
             ids[i] = f"{entries[i].name}-{n}"
             taken.add(ids[i].lower())
-        notes.append(f"{entries[indexes[0]].name}: {len(indexes)} submissions and no LMS submission ids to tell "
-                     "which is the newest (or several students with one name); graded each: "
-                     + ", ".join(f"{ids[i]} ({entries[i].main_label})" for i in indexes))
+        note(entries[indexes[0]].name, f"{len(indexes)} submissions and no LMS submission ids to tell which is the "
+             "newest (or several students with one name); graded each: "
+             + ", ".join(f"{ids[i]} ({entries[i].main_label})" for i in indexes))
     return ids
 
 

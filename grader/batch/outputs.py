@@ -13,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from grader.batch.notes import Grouped, as_data
 from grader.render import html
 from grader.spec import Assignment
 
@@ -58,8 +59,10 @@ def gradebook(rows: list[dict[str, Any]], check_ids: list[str]) -> str:
     return buffer.getvalue()
 
 
-def class_data(rows: list[dict[str, Any]], assignment: Assignment, notes: tuple[str, ...]) -> dict[str, Any]:
-    """Everything the class summary shows, as plain data (summary.json)."""
+def class_data(rows: list[dict[str, Any]], assignment: Assignment, notes: tuple[Grouped, ...]) -> dict[str, Any]:
+    """Everything the class summary shows, as plain data (summary.json). `notes` come one per student and
+    kind, the important kinds first: `notes` holds their lines, `note_details` the same with their kind,
+    whether it is important, the student, the count and a few example names."""
     check_ids = [c.id for c in assignment.checks]
     graded = [r for r in rows if r["result"]["status"] == "graded"]
     checks = []
@@ -89,7 +92,8 @@ def class_data(rows: list[dict[str, Any]], assignment: Assignment, notes: tuple[
                     "message": r["result"]["error"]["message"].splitlines()[0]} for r in rows
                    if r["result"]["status"] == "error"],
         "identical": identical,
-        "notes": list(notes),
+        "notes": [n.text for n in notes],
+        "note_details": as_data(notes),
     }
 
 
@@ -102,7 +106,8 @@ def atomic_write(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def write_class_outputs(out: Path, assignment: Assignment, rows: list[dict[str, Any]], notes: tuple[str, ...]) -> None:
+def write_class_outputs(out: Path, assignment: Assignment, rows: list[dict[str, Any]],
+                        notes: tuple[Grouped, ...]) -> None:
     data = class_data(rows, assignment, notes)
     atomic_write(out / "grades.csv", gradebook(rows, [c.id for c in assignment.checks]))
     atomic_write(out / "summary.json", json.dumps(data, indent=2))

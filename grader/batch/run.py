@@ -29,6 +29,7 @@ from grader import secret, spec
 from grader.batch.discover import Submission, discover
 from grader.batch.outputs import atomic_write, flags_for, write_class_outputs
 from grader.batch.graders import Graders, GradingProcessDied
+from grader.batch.notes import grouped
 from grader.batch.tasks import OUTPUTS, Outcome, Task, checked, failed, fingerprint, host_id, time_limit
 from grader.sandbox.isolation import require
 
@@ -111,8 +112,9 @@ def run_batch(inputs: list[Path], out: Path, assignment: str, jobs: int, force: 
     key = secret.key(task_spec.folder)
     with tempfile.TemporaryDirectory(prefix="grader-batch-") as staging:
         found = discover(inputs, Path(staging))
-        for note in found.notes:
-            print(f"note: {note}", file=sys.stderr)
+        noted = grouped(found.notes)  # one line per student and kind, the important kinds first
+        for line in noted:
+            print(f"note: {line.text}", file=sys.stderr)
         students = [_student(s, out) for s in found.submissions]
     rows: list[dict] = []
     todo: list[tuple[Student, str]] = []
@@ -133,7 +135,7 @@ def run_batch(inputs: list[Path], out: Path, assignment: str, jobs: int, force: 
         print(f"\n{lost}: {len(rows)} of {len(students)} graded and saved; run the same command again (with a "
               "scheduler) to grade the rest", file=sys.stderr)
         return 1
-    write_class_outputs(out, task_spec, sorted(rows, key=lambda r: r["student"]), found.notes)
+    write_class_outputs(out, task_spec, sorted(rows, key=lambda r: r["student"]), noted)
     failed = sum(r["result"]["status"] == "error" for r in rows)
     print(f"graded {len(rows)} submissions ({sum(r['skipped'] for r in rows)} unchanged since the last run, "
           f"{failed} could not be graded); gradebook: {out / 'grades.csv'}; class summary: {out / 'index.html'}")
