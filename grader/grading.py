@@ -18,7 +18,7 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import __version__, notebooks, secret
+from grader import __version__, fileio, notebooks, secret
 from grader.checks import REGISTRY
 from grader.checks.context import CheckTimeout, Context, did_you_mean
 from grader.checks.suite import SUITE_CHECKS, start_suite
@@ -118,14 +118,13 @@ def _student_text(code: Code) -> str:
 
 def _read(submission: Path) -> bytes:
     name = submission.name
-    if not submission.exists():
-        raise Rejected("not_found", f"{name} does not exist")
-    if submission.is_dir():
-        raise Rejected("unreadable", f"{name} is a folder, not a Python file")
     try:
-        source = submission.read_bytes()
+        source = fileio.read_regular(submission)  # no link, no pipe, capped; never opened again by name
+    except FileNotFoundError:
+        raise Rejected("not_found", f"{name} does not exist") from None
     except OSError as exc:
-        raise Rejected("unreadable", f"{name} cannot be read: {exc.strerror}") from None
+        raise Rejected("unreadable", str(exc) if isinstance(exc, fileio.Refused) else
+                       f"{name} cannot be read: {exc.strerror}") from None
     try:
         source.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -140,7 +139,7 @@ def _code(submission: Path, source: bytes, assignment: Assignment):
     if submission.suffix != ".ipynb":
         return Code("py", {MODULE_FILE: source}, stand_ins=assignment.packages), None
     try:
-        nb = notebooks.read(submission)
+        nb = notebooks.read(submission, source)
     except notebooks.NotebookError as exc:
         raise Rejected("unreadable", str(exc)) from None
     return Code("notebook", {}, notebooks.code_cells(nb), assignment.packages), nb
@@ -152,9 +151,13 @@ def _tests(submission: Path, options: Options, nb) -> str | None:
     if path is None and nb is not None and notebooks.has_tests(nb):
         return notebooks.TEST_SHIM
     path = path or submission.parent / TESTS_NAME
-    if not path.is_file():
+    try:
+        return fileio.read_regular(path).decode("utf-8", errors="replace")
+    except FileNotFoundError:
         return None
-    return path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise Rejected("unreadable", str(exc) if isinstance(exc, fileio.Refused) else
+                       f"{path.name} cannot be read: {exc.strerror}") from None
 
 
 def _load(engine: EngineLane, code: Code, assignment: Assignment, filename: str):

@@ -61,9 +61,12 @@ class Execution:
         return frozenset(c.number - 1 for c in self.cells if c.status in ("timeout", "killed", "not_run"))
 
 
-def read(path: Path) -> nbformat.NotebookNode:
-    """The notebook as nbformat 4 (older versions are upgraded); NotebookError if it is not one."""
+def read(path: Path, source: bytes | None = None) -> nbformat.NotebookNode:
+    """The notebook as nbformat 4 (older versions are upgraded); NotebookError if it is not one. `source`:
+    the file's bytes, already read (a student's file is read once, through no link: grader/fileio.py)."""
     try:
+        if source is not None:
+            return nbformat.reads(source.decode("utf-8"), as_version=4)
         return nbformat.read(str(path), as_version=4)
     except (json.JSONDecodeError, nbformat.reader.NotJSONError) as exc:
         raise NotebookError(f"{path.name} is not a notebook: it is not valid JSON ({exc}). Was it saved completely?") \

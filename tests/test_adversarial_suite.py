@@ -38,3 +38,39 @@ def test_a_training_set_that_starts_converged_is_not_judged(grade_source, microg
     training = next(c for c in result.checks if c.id == "training")
     assert training.status == "skipped" and training.score == 0, training.feedback
     assert "cannot tell a working backward()" in training.feedback
+
+
+# -- item 2: tests that assert nothing earn nothing ---------------------------------------------------------
+
+
+def test_tests_that_assert_nothing_earn_nothing(run, tmp_path):
+    """Does a stub engine (every operation raises NotImplementedError) with tests that assert nothing earn
+    0 for its tests, since they catch none of the sabotaged engines, and is the student told why?"""
+    result, html, done, _ = check(run, tmp_path, HOSTILE / "stub_engine.py", HOSTILE / "asserts_nothing_tests.py")
+    found = statuses(result)
+    assert found["student_tests"] == "passed" and found["wheat"] == "passed"  # they do pass, everywhere
+    assert scores(result)["student_tests"] == scores(result)["wheat"] == 0, scores(result)
+    assert result["score"] == 0, scores(result)
+    for check_id in ("student_tests", "wheat"):
+        feedback = next(c["feedback"] for c in result["checks"] if c["id"] == check_id)
+        assert "catch 0 of" in feedback and "earn 0 of 4 points" in feedback, feedback
+        assert "must check values and gradients" in feedback
+
+
+def test_tests_earn_at_most_the_share_of_sabotages_they_catch(tmp_path, micrograd):
+    """Does a forward-only suite that catches few sabotaged engines earn that share of student_tests and
+    wheat, while the sabotage check's own pay is unchanged?"""
+    import shutil
+
+    from conftest import HERE
+    from grader.grading import grade
+
+    shutil.copy(BASE_ENGINE, tmp_path / "micrograd_mine.py")
+    shutil.copy(HERE / "fixtures" / "suites" / "weak.py", tmp_path / "test_micrograd.py")
+    checks = {c.id: c for c in grade(tmp_path / "micrograd_mine.py", micrograd).checks}
+    share = len(checks["sabotage"].artifacts["caught"]) / len(checks["sabotage"].artifacts["bugs"])
+    assert 0 < share < 1
+    assert checks["sabotage"].score == round(checks["sabotage"].max_score * share, 4)
+    for check_id in ("student_tests", "wheat"):
+        assert checks[check_id].status == "passed"
+        assert checks[check_id].score == round(checks[check_id].max_score * share, 4), checks[check_id].feedback

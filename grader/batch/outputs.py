@@ -6,16 +6,16 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import re
-import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from grader.batch.notes import Grouped, as_data
+from grader.fileio import atomic_write  # every batch output: whole, 0600, never through a link
 from grader.render import html
 from grader.spec import Assignment
+from grader.text import printable_data
 
 SUSPICIOUS_IMPORT = re.compile(r"^\s*(?:from|import)\s+(reference|micrograd|torch)\b", re.MULTILINE)
 
@@ -38,7 +38,7 @@ def gradescope(result: dict[str, Any]) -> dict[str, Any]:
         data["output"] = "\n".join(result["notes"])
     if result["status"] == "error":
         data["output"] = f"Could not grade this submission ({result['error']['kind']}): {result['error']['message']}"
-    return data
+    return printable_data(data)  # a student's control characters are shown, never obeyed
 
 
 def flags_for(source: str) -> list[str]:
@@ -95,15 +95,6 @@ def class_data(rows: list[dict[str, Any]], assignment: Assignment, notes: tuple[
         "notes": [n.text for n in notes],
         "note_details": as_data(notes),
     }
-
-
-def atomic_write(path: Path, text: str) -> None:
-    """Write a whole file or nothing: a temporary file beside it, then a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
 
 
 def write_class_outputs(out: Path, assignment: Assignment, rows: list[dict[str, Any]],

@@ -7,110 +7,33 @@ good tests catch each one). Every run is a fresh process that sees only its engi
 appended after the student's code under the student's module name, in an order derived
 from the submission's hash; nothing in it says which engine it is.
 
+Tests that pass everywhere prove nothing by passing: `student_tests` and `wheat` pay at most
+the share of sabotaged engines the suite catches (suite_runs.Catches), and nothing when that
+cannot be judged.
+
 What a run answers is a claim about the student's tests on that engine. Only names of
 the student's own tests are kept (those of the run on their own engine, defined in their
-file), and the feedback quotes from other engines' runs only the first line of an
-assertion's message, capped, never anything that repeats the engine's code.
+file); of runs on other engines the feedback says only which tests failed and how, in the
+grader's words (suite_text.py), never what a test wrote.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
 from grader.checks import check
-from grader.checks.context import Context, student_error
-from grader.checks.suite_text import given_tests, own_test_names, quote
+from grader.checks.context import Context
+from grader.checks.suite_runs import (  # noqa: F401 - Run, _caught and _counted_mutants are used by tests
+    Catches, Run, Suite, _caught, _counted_mutants, catches, read_run)
+from grader.checks.suite_text import elsewhere, given_tests, listed, own_quote, own_test_names, shown_name
 from grader.lanes import Code, RunReply, SuiteLane
 from grader.result import Outcome
 from grader.sabotage import WHEATS, all_operators, plan
 
 SUITE_CHECKS = ("student_tests", "wheat", "sabotage")
 """The checks about the student's tests rather than their engine."""
-TIMEOUT_MARGIN = 3  # a crash or a hang counts as a catch only if the wheats ran 3x faster than the limit
 SLOWDOWN = 10  # a run on another engine may take this many times the run on the student's engine...
 MIN_RUN_S = 5.0  # ...but never less than this
 FIXTURES = ("Value", "Neuron", "Layer", "MLP", "numerical_grad")
 """Names of the lesson's symbols a test may take as parameters (nbgrader style: def test_x(Value))."""
-MAX_TESTS = 2000
-
-
-@dataclass(frozen=True)
-class Run:
-    """One run of the suite on one engine, as claimed by the run's process."""
-
-    ok: bool
-    tests: dict[str, dict[str, Any]]
-    collection_errors: list[str]
-    error: str
-    timeout: bool
-    duration: float
-    probes: tuple = ()
-    """The engine's numbers on the equivalence probes, read before the tests ran."""
-
-    def failed(self, name: str) -> bool:
-        return self.tests.get(name, {}).get("outcome") == "failed"
-
-
-UNREADABLE_RUN = "the run answered the grader with something it cannot read (did your code replace the grader's code?)"
-
-
-def read_run(reply: RunReply, allowed: set[str] | None) -> Run:
-    """A run's claims, checked for shape; test names outside allowed are dropped."""
-    if reply.failure is not None:
-        return Run(False, {}, [], reply.failure.message, reply.failure.kind == "timeout", reply.duration)
-    message = reply.reply or {}
-    if not message.get("ok"):
-        err = student_error(message.get("error"))
-        return Run(False, {}, [], f"loading your code with it raised {err['type']}: {err['message']}", False,
-                   reply.duration, )
-    result = message.get("result")
-    try:
-        tests = {name: _test_entry(entry) for name, entry in result["tests"].items()
-                 if isinstance(name, str) and len(name) <= 300 and (allowed is None or name in allowed)}
-        errors = [str(e)[:3000] for e in result["collection_errors"]][:20]
-        if len(result["tests"]) > MAX_TESTS:
-            raise ValueError("too many tests")
-        probes = tuple(_probe_entry(p) for p in (result.get("probes") or [])[:200])
-    except (KeyError, TypeError, ValueError, AttributeError):
-        return Run(False, {}, [], UNREADABLE_RUN, False, reply.duration)
-    return Run(True, tests, errors, "", False, reply.duration, probes)
-
-
-def _probe_entry(entry: Any) -> tuple:
-    """One probe's numbers as claimed (rounded, so that equal engines compare equal), or what it raised."""
-    if isinstance(entry, dict) and isinstance(entry.get("raised"), str):
-        return ("raised", entry["raised"][:80])
-    numbers = []
-    for key in ("data", "grad"):
-        for x in entry[key]:
-            numbers.append(round(float(x), 9) if isinstance(x, (int, float)) and not isinstance(x, bool) else "bad")
-    return tuple(numbers)
-
-
-def _test_entry(entry: Any) -> dict[str, Any]:
-    outcome, kind, text, duration = entry["outcome"], entry["kind"], entry["message"], entry["duration"]
-    if outcome not in ("passed", "failed", "skipped") or kind not in ("assertion", "exception", None) \
-            or not isinstance(text, str) or not isinstance(duration, (int, float)) or isinstance(duration, bool):
-        raise ValueError(entry)
-    return {"outcome": outcome, "kind": kind, "message": text[:800], "duration": float(duration)}
-
-
-@dataclass(frozen=True)
-class Suite:
-    student: Run
-    wheats: dict[str, Run]
-    """By wheat id."""
-    sabotages: dict[str, Run]
-    """By operator id: each operator's mutant, of a wheat or of the student's engine."""
-    blocks: dict[str, str]
-    """The code each engine run appended (to keep it out of quoted messages)."""
-    stopped: str = ""
-    """Why the suite was not run on other engines (it failed on the student's own)."""
-    own: frozenset[str] = frozenset()
-    """The operators whose mutant was made from the student's own engine."""
-    decoy: Run | None = None
-    """The student's engine rewritten, unmutated (when any mutant of it was planned)."""
 
 
 def equivalence_probes() -> list:
@@ -189,15 +112,20 @@ def _suite_beyond_student(ctx: Context, engines: str) -> Suite | Outcome:
     return found
 
 
-def _broken_run(run: Run, on: str, engine_code: str | None = None) -> Outcome | None:
-    """An outcome for a run that never got to report its tests (timeout, crash, collection error)."""
+def _broken_run(run: Run, on: str, own: bool = True) -> Outcome | None:
+    """An outcome for a run that never got to report its tests (timeout, crash, collection error).
+    Of a run on another engine (own False) nothing the run wrote is quoted."""
     if run.collection_errors:
-        text = run.collection_errors[0].strip() if engine_code is None else quote(run.collection_errors[0].strip()
-                                                                                  .splitlines()[-1], engine_code)
-        return Outcome("error", f"Your test file could not be collected {on}:\n{text}")
+        if own:
+            return Outcome("error", f"Your test file could not be collected {on}:\n{run.collection_errors[0].strip()}")
+        return Outcome("error", f"Your test file could not be collected {on}, though it is on your own engine: its "
+                       "top-level code depends on something only your engine has (a name, an attribute, its source). "
+                       "What pytest said there is not shown, as for every engine other than yours.")
     if not run.ok:
-        error = run.error if engine_code is None else quote(run.error, engine_code)
-        return Outcome("error", f"Your tests did not complete {on}: {error}.")
+        if own:
+            return Outcome("error", f"Your tests did not complete {on}: {run.error}.")
+        return Outcome("error", f"Your tests did not complete {on}: {run.said}. They do on your own engine, so "
+                       "something in your module or tests depends on your engine's code.")
     if not run.tests:
         return Outcome("failed", "Your test file holds no tests: pytest runs functions named test_*.")
     return None
@@ -211,8 +139,31 @@ def _pass(n: int) -> str:
     return "passes" if n == 1 else "all pass"
 
 
-def _outcomes(run: Run) -> dict[str, str]:
-    return {name: t["outcome"] for name, t in run.tests.items()}
+def judged(ctx: Context, found: Suite) -> Catches:
+    """What the suite catches, once per submission (sabotage pays for it; it caps student_tests and wheat)."""
+    if "catches" not in ctx.cache:
+        ctx.cache["catches"] = catches(found, set(invalid_tests(found)), given_tests(ctx.tests_source),
+                                       ctx.assignment.limits.tests_s)
+    return ctx.cache["catches"]
+
+
+def _capped(ctx: Context, found: Suite, check_id: str, outcome: Outcome) -> Outcome:
+    """The outcome, paying at most the share of sabotaged engines the suite catches, and saying so."""
+    caught = judged(ctx, found)
+    earned = 1.0 if outcome.fraction is None and outcome.status == "passed" else (outcome.fraction or 0.0)
+    if caught.share >= earned:
+        return outcome
+    points = next((c.points for c in ctx.assignment.checks if c.id == check_id), 0.0)
+    if not caught.judged:
+        cause = "no sabotaged engine could be made for this grading" if not caught.counted else \
+            "they did not run on every correct engine: see wheat"
+        why = f"but whether they catch a sabotaged engine could not be judged ({cause}), so they earn nothing here"
+    else:
+        why = (f"but they catch {len(caught.caught)} of {len(caught.counted)} sabotaged engines, so they earn "
+               f"{points * caught.share:.3g} of {points:.3g} points here")
+    return Outcome(outcome.status, f"{outcome.feedback}\nYour tests pass, {why}: a test must check values and "
+                   "gradients, so that a wrong engine fails it (see sabotage).", outcome.counterexample,
+                   {**outcome.artifacts, "caught_share": round(caught.share, 4)}, caught.share)
 
 
 @check("student_tests", "Your own tests pass on your own engine")
@@ -228,23 +179,23 @@ def student_tests(ctx: Context) -> Outcome:
     passed = len(run.tests) - len(failing) - len(skipped)
     artifacts = {"tests": run.tests}
     if not failing and not skipped:
-        return Outcome("passed", f"Your {_tests(len(run.tests))} {_pass(len(run.tests))} on your engine.",
-                       artifacts=artifacts)
-    lines = [f"  {name}: {t['message'].splitlines()[0] if t['message'] else 'failed'}" for name, t in failing.items()]
-    lines += [f"  {name}: skipped (not written yet?)" for name in skipped]
-    return Outcome("failed", f"{passed} of your {_tests(len(run.tests))} pass on your own engine:\n" + "\n".join(lines),
-                   artifacts=artifacts, fraction=passed / len(run.tests))
+        outcome = Outcome("passed", f"Your {_tests(len(run.tests))} {_pass(len(run.tests))} on your engine.",
+                          artifacts=artifacts)
+    else:
+        lines = [f"  {shown_name(name)}: {own_quote(t['message']) or 'failed'}" for name, t in failing.items()]
+        lines += [f"  {shown_name(name)}: skipped (not written yet?)" for name in skipped]
+        outcome = Outcome("failed", f"{passed} of your {_tests(len(run.tests))} pass on your own engine:\n"
+                          + "\n".join(listed(lines)), artifacts=artifacts, fraction=passed / len(run.tests))
+    return outcome if found.stopped else _capped(ctx, found, "student_tests", outcome)
 
 
 def invalid_tests(found: Suite) -> dict[str, tuple[str, str]]:
-    """Tests that fail on some correct engine: name -> (wheat id, what to quote of the failure)."""
+    """Tests that fail on some correct engine: name -> (wheat id, how it failed, in the grader's words)."""
     invalid = {}
     for wheat_id, run in found.wheats.items():
         for name, t in run.tests.items():
             if t["outcome"] == "failed" and name not in invalid:
-                said = quote(t["message"], found.blocks[wheat_id]) if t["kind"] == "assertion" else \
-                    f"raised {t['message'].split(':', 1)[0][:40]}" if t["message"] else "failed"
-                invalid[name] = (wheat_id, said)
+                invalid[name] = (wheat_id, elsewhere(t))
     return invalid
 
 
@@ -254,45 +205,44 @@ def wheat(ctx: Context) -> Outcome:
     if isinstance(found, Outcome):
         return found
     for wheat_id, run in found.wheats.items():
-        if broken := _broken_run(run, f"on a correct engine ({WHEATS[wheat_id]})", found.blocks[wheat_id]):
+        if broken := _broken_run(run, f"on a correct engine ({WHEATS[wheat_id]})", own=False):
             return broken
     given = given_tests(ctx.tests_source)
     own = [n for n in found.student.tests if n not in given]
     invalid = {n: why for n, why in invalid_tests(found).items() if n in own}
     total = len(own)
-    artifacts = {"wheats": {w: _outcomes(r) for w, r in found.wheats.items()}, "invalid": sorted(invalid),
-                 "given": sorted(given)}
+    named = sorted(invalid)
+    artifacts = {"wheats": {w: _counts(r) for w, r in found.wheats.items()}, "invalid": named[:LISTED_ARTIFACT],
+                 "invalid_count": len(invalid), "given": sorted(given)[:LISTED_ARTIFACT]}
     if not own:
         return Outcome("failed", "No tests of your own yet: the starter kit's worked example and stubs do not count. "
                        "Write tests that check values and gradients.", artifacts=artifacts, fraction=0.0)
     if not invalid:
-        return Outcome("passed", f"Your {_tests(total)} {_pass(total)} on {len(found.wheats)} correct engines "
-                       "written in different styles.", artifacts=artifacts)
-    lines = [f"  {name} rejects a correct engine ({WHEATS[w]}): {said}" for name, (w, said) in invalid.items()]
-    return Outcome(
+        return _capped(ctx, found, "wheat", Outcome(
+            "passed", f"Your {_tests(total)} {_pass(total)} on {len(found.wheats)} correct engines written in "
+            "different styles.", artifacts=artifacts))
+    lines = [f"  {shown_name(name)} rejects a correct engine ({WHEATS[w]}): {said}" for name, (w, said) in invalid.items()]
+    return _capped(ctx, found, "wheat", Outcome(
         "failed",
         f"{len(invalid)} of your {total} tests reject a correct engine, so they are left out when counting sabotages "
-        "caught:\n" + "\n".join(lines) + "\nA test should check behaviour (values and gradients, within a tolerance), "
-        "not one implementation's details (private names, source code, the exact last digit of a float).",
+        "caught:\n" + "\n".join(listed(lines)) + "\nA test should check behaviour (values and gradients, within a "
+        "tolerance), not one implementation's details (private names, source code, the exact last digit of a float). "
+        "Only how a test failed is shown for engines other than yours, never its message: run it on your own "
+        "engine to see that.",
         artifacts=artifacts, fraction=1 - len(invalid) / total,
-    )
+    ))
 
 
-def _caught(run: Run, valid: list[str], wheat_time: float, limit: float) -> str | None:
-    """The name of a valid test that catches this sabotage, if any.
+LISTED_ARTIFACT = 10
+"""Test names kept per list in a check's artifacts (which tests fail where is a channel out, too)."""
 
-    A failed assertion catches it. A crash (another exception) or a hang catches it only when
-    the suite ran far inside the time limit on the correct engines, so that a slow or
-    fragile suite is not credited for running out of time.
-    """
-    fast = wheat_time * TIMEOUT_MARGIN < limit
-    for name in valid:
-        t = run.tests.get(name)
-        if t and t["outcome"] == "failed" and (t["kind"] == "assertion" or fast):
-            return name
-    if run.timeout and fast:
-        return "(the suite hung on this engine)"
-    return None
+
+def _counts(run: Run) -> dict[str, int]:
+    """How many tests passed, failed and were skipped on one engine (not which: see LISTED_ARTIFACT)."""
+    found = {"passed": 0, "failed": 0, "skipped": 0}
+    for t in run.tests.values():
+        found[t["outcome"]] += 1
+    return found
 
 
 @check("sabotage", "Your tests catch each sabotaged engine")
@@ -301,24 +251,14 @@ def sabotage(ctx: Context) -> Outcome:
     if isinstance(found, Outcome):
         return found
     operators = all_operators()
-    invalid = invalid_tests(found)
-    given = given_tests(ctx.tests_source)
-    wheat_runs = list(found.wheats.values())
-    valid = [n for n in found.student.tests if n not in invalid and n not in given
-             and all(r.tests.get(n, {}).get("outcome") == "passed" for r in wheat_runs)]
-    wheat_time = max((r.duration for r in wheat_runs), default=0.0)
-    counted, dropped = _counted_mutants(found, valid)
-    caught, missed = {}, []
-    for op_id in counted:
-        by = _caught(found.sabotages[op_id], valid, wheat_time, ctx.assignment.limits.tests_s)
-        if by:
-            caught[op_id] = by
-        else:
-            missed.append(operators[op_id])
+    caught = judged(ctx, found)
+    valid, counted = caught.valid, caught.counted
+    missed = [operators[op_id] for op_id in counted if op_id not in caught.caught]
     total = len(counted)
-    artifacts = {"caught": caught, "missed": [op.id for op in missed], "valid_tests": valid,
+    artifacts = {"caught": {op: shown_name(by) for op, by in caught.caught.items()}, "missed": [op.id for op in missed],
+                 "valid_tests": valid[:LISTED_ARTIFACT], "valid_count": len(valid),
                  "bugs": {op_id: operators[op_id].misconception for op_id in counted},
-                 "of_your_engine": sorted(op for op in counted if op in found.own), "left_out": dropped}
+                 "of_your_engine": sorted(op for op in counted if op in found.own), "left_out": caught.dropped}
     if not valid:
         why = ("each one fails or is skipped on some correct engine (see wheat), or comes unchanged from the "
                "starter kit." if found.student.tests else "there are none.")
@@ -332,29 +272,5 @@ def sabotage(ctx: Context) -> Outcome:
                        fraction=1.0)
     lines = [f"  {op.id}{' (your own engine, mutated)' if op.id in found.own else ''}: {op.misconception}.\n"
              f"    A test that would catch it: {op.catch}." for op in missed]
-    return Outcome("failed", f"Your tests catch {len(caught)} of {total} sabotaged engines{made}. Not caught:\n"
-                   + "\n".join(lines), artifacts=artifacts, fraction=len(caught) / total)
-
-
-def _counted_mutants(found: Suite, valid: list[str]) -> tuple[list[str], dict[str, str]]:
-    """The operators whose mutant counts, and why the others are left out. A mutant of the student's
-    engine counts only when it behaves differently from the unmutated engine on the grader's probes,
-    and only when the student's valid tests pass on their engine and on its decoy (the same engine,
-    rewritten): a test that recognises its own code fails on the decoy and so counts for nothing."""
-    counted, dropped = [], {}
-    own_ok = all(found.student.tests.get(n, {}).get("outcome") == "passed" for n in valid)
-    decoy = found.decoy
-    decoy_ok = decoy is not None and decoy.ok and decoy.probes == found.student.probes and \
-        all(decoy.tests.get(n, {}).get("outcome") == "passed" for n in valid)
-    for op_id in sorted(found.sabotages):
-        if op_id not in found.own:
-            counted.append(op_id)
-        elif not own_ok:
-            dropped[op_id] = "your tests do not all pass on your own engine"
-        elif not decoy_ok:
-            dropped[op_id] = "your engine could not be rewritten faithfully, or your tests fail on it rewritten"
-        elif not found.student.probes or found.sabotages[op_id].probes == found.student.probes:
-            dropped[op_id] = "the mutant behaves like your engine on every probe (an equivalent mutant)"
-        else:
-            counted.append(op_id)
-    return counted, dropped
+    return Outcome("failed", f"Your tests catch {len(caught.caught)} of {total} sabotaged engines{made}. Not caught:\n"
+                   + "\n".join(lines), artifacts=artifacts, fraction=len(caught.caught) / total)

@@ -1,19 +1,27 @@
-"""What the student's test file says, read as text (never run here), and what of a run on
-another engine may be quoted back to the student.
+"""What the student's test file says, read as text (never run here), and what may be said back
+about a run of it.
 
-A test that raises with an engine's code in its message would carry that engine out of the
-sandbox, so a quote is the message's first line, capped, and withheld when any window of it
-repeats the engine's code.
+A run on an engine other than the student's own sees that engine's code, so anything the run
+writes (a message, an exception's class name, a skip reason, a collection error) could carry
+the engine out of the sandbox, in any encoding. Of such a run the feedback says only which of
+the student's own tests failed (at most LISTED names, each capped) and the failure's exception
+type when it is a built-in one; everything else is in the grader's own words.
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
 import re
 
 QUOTE_CHARS = 160
-QUOTE_WINDOW = 16
+"""The first line of a test's message on the student's own engine is quoted up to this length."""
+LISTED = 10
+"""Tests named per check; the rest are counted."""
+NAME_CHARS = 80
+BUILTIN_EXCEPTIONS = frozenset(name for name, value in vars(builtins).items()
+                               if isinstance(value, type) and issubclass(value, BaseException))
 
 
 def own_test_names(source: str) -> set[str]:
@@ -29,16 +37,36 @@ def own_test_names(source: str) -> set[str]:
     return names
 
 
-def quote(message: str, engine_code: str) -> str:
-    """The first line of a test's message, capped; withheld if it repeats any of the engine's code."""
-    line = (message.strip().splitlines() or [""])[0][:QUOTE_CHARS]
-    squeezed = " ".join(line.split())
-    code = " ".join(engine_code.split())
-    for start in range(max(0, len(squeezed) - QUOTE_WINDOW) + 1):
-        window = squeezed[start:start + QUOTE_WINDOW]
-        if len(window) == QUOTE_WINDOW and window in code:
-            return "(message withheld: it repeats the engine's code)"
-    return line
+def own_quote(message: str) -> str:
+    """The first line of a test's message on the student's own engine, capped."""
+    return (message.strip().splitlines() or [""])[0][:QUOTE_CHARS]
+
+
+def exception_name(text: str) -> str | None:
+    """The built-in exception type a failure's text names first ("ZeroDivisionError: ..."), or None
+    (a class the student's code defines could carry anything in its name)."""
+    head = text.strip().split(":", 1)[0].strip()
+    return head if head in BUILTIN_EXCEPTIONS else None
+
+
+def elsewhere(test: dict) -> str:
+    """What may be said of a test that failed on an engine other than the student's: its exception's
+    type if built-in, never its message."""
+    name = exception_name(test.get("message", ""))
+    if test.get("kind") == "assertion":
+        return "an assertion failed" if name in (None, "AssertionError") else f"failed with {name}"
+    return f"raised {name}" if name else "raised an exception (of a class that is not built in, so not named)"
+
+
+def shown_name(name: str) -> str:
+    """A test's name as the feedback shows it: capped (parametrize ids can be long)."""
+    return name if len(name) <= NAME_CHARS else name[:NAME_CHARS - 3] + "..."
+
+
+def listed(lines: list[str], what: str = "tests") -> list[str]:
+    """At most LISTED lines, then how many more there are."""
+    more = len(lines) - LISTED
+    return lines[:LISTED] + ([f"  ...and {more} more {what}."] if more > 0 else [])
 
 
 @functools.cache
