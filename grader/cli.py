@@ -10,6 +10,7 @@ from pathlib import Path
 from grader import __version__
 from grader.errors import GraderError, SpecError, UsageError
 from grader.sandbox.isolation import IsolationError
+from grader.text import printable
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_ISOLATION, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -91,16 +92,16 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.close()
         return EXIT_OK
     except UsageError as exc:
-        print(f"grader: error: {exc}", file=sys.stderr)
+        print(printable(f"grader: error: {exc}"), file=sys.stderr)  # a file name may hold control characters
         return EXIT_USAGE
     except IsolationError as exc:
-        print(f"grader: {exc}", file=sys.stderr)
+        print(printable(f"grader: {exc}"), file=sys.stderr)
         return EXIT_ISOLATION
     except SpecError as exc:
         print(f"grader: the assignment spec is invalid (for your instructor): {exc}", file=sys.stderr)
         return EXIT_USAGE
     except GraderError as exc:
-        print(f"grader: error: {exc}", file=sys.stderr)
+        print(printable(f"grader: error: {exc}"), file=sys.stderr)
         return EXIT_FAILED
     parser.error(f"unknown command {args.command}")
     return EXIT_USAGE

@@ -1,29 +1,44 @@
 """Gradescope's side of an exported autograder: grade /autograder/submission into
-/autograder/results/results.json. `run_autograder` calls this module."""
+/autograder/results/results.json. `run_autograder` calls this module.
+
+The grader runs as root here, beside the reference engine and the assignment's secret, and
+the submission folder is the student's: a link in it is never followed. The walk that finds
+the submission does not enter a folder link, and the files are read through no link
+(grader/fileio.py), so a link to the reference or the secret is refused with a message.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
 from grader import spec
-from grader.batch.outputs import atomic_write, gradescope
-from grader.grading import TESTS_NAME, Options, grade
+from grader.batch.outputs import gradescope
+from grader.fileio import atomic_write
+from grader.grading import MODULE_FILE, TESTS_NAME, Options, grade
 from grader.sandbox.isolation import IsolationError, require
+from grader.text import printable, printable_data
 
 
-def find_submission(folder: Path) -> Path | None:
-    """micrograd_mine.py, else the only notebook, else the only .py file that is not a test file."""
-    if (folder / "micrograd_mine.py").is_file():
-        return folder / "micrograd_mine.py"
-    for pattern in ("*.ipynb", "*.py"):
-        found = [p for p in sorted(folder.rglob(pattern)) if not p.name.startswith("test_")
-                 and ".ipynb_checkpoints" not in p.parts]
+def find_submission(folder: Path) -> tuple[Path | None, list[str]]:
+    """micrograd_mine.py, else the only notebook, else the only .py file that is not a test file; and the
+    folder links met on the way (never entered). A file that is a link is found, to be refused when read."""
+    if os.path.lexists(folder / MODULE_FILE):
+        return folder / MODULE_FILE, []
+    files, links = [], []
+    for top, dirs, names in os.walk(folder):  # never follows a link to a folder
+        here = Path(top)
+        links += [str((here / d).relative_to(folder)) for d in dirs if (here / d).is_symlink()]
+        dirs[:] = sorted(d for d in dirs if d != ".ipynb_checkpoints" and not (here / d).is_symlink())
+        files += [here / n for n in names if not n.startswith("test_")]
+    for suffix in (".ipynb", ".py"):
+        found = sorted(p for p in files if p.suffix == suffix)
         if len(found) == 1:
-            return found[0]
-    return None
+            return found[0], links
+    return None, links
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--assignment", required=True)
     args = parser.parse_args(argv)
     task = spec.load(args.assignment)
-    submission = find_submission(args.root / "submission")
+    submission, links = find_submission(args.root / "submission")
     out = args.root / "results" / "results.json"
     try:
         iso = require("gradescope", private=(args.root / "source", task.folder))
@@ -41,16 +56,18 @@ def main(argv: list[str] | None = None) -> int:
                                       "output": "The autograder cannot run your code safely on this machine (a "
                                                 "problem of the autograder's set-up, not of your work: tell your "
                                                 f"instructor).\n\n{exc}"}, indent=2))
-        print(f"grader: {exc}", file=sys.stderr)
+        print(f"grader: {printable(str(exc))}", file=sys.stderr)
         return IsolationError.exit_code
     if submission is None:
         data = {"score": 0.0, "execution_time": 0.0, "tests": [],
-                "output": "No submission found: upload micrograd_mine.py (and test_micrograd.py), or one notebook."}
+                "output": "No submission found: upload micrograd_mine.py (and test_micrograd.py), or one notebook."
+                + "".join(f"\n{link} is a symbolic link to a folder, which the grader does not follow: upload the "
+                          "files themselves." for link in links)}
     else:
         tests = submission.parent / TESTS_NAME
-        result = grade(submission, task, Options(tests=tests if tests.is_file() else None, isolation=iso))
+        result = grade(submission, task, Options(tests=tests if os.path.lexists(tests) else None, isolation=iso))
         data = gradescope(result.to_dict())
-    atomic_write(out, json.dumps(data, indent=2))
+    atomic_write(out, json.dumps(printable_data(data), indent=2))
     return 0
 
 

@@ -1,25 +1,37 @@
-"""`grader check`: grade one submission, print the rubric, write the JSON."""
+"""`grader check`: grade one submission, print the rubric, write the JSON and the HTML report.
+
+A TA may run this in a student's folder, so neither the submission nor the outputs go
+through a link the student left there: the submission and the tests are read through none
+(grader/fileio.py), and each output is written atomically, refused if it is a link, and
+the default `reports/` folder, the grader's choice and not the user's, must be a real folder.
+"""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from grader import spec
+from grader import fileio, spec
 from grader.errors import UsageError
 from grader.grading import Options, grade
 from grader.render import html
 from grader.render.terminal import render
 from grader.sandbox.isolation import require
+from grader.text import printable
 
 
 def main(*, submission: Path, assignment: str, tests: Path | None = None, json_path: Path | None = None,
          html_path: Path | None = None, public_only: bool = False) -> int:
-    if not submission.exists():
+    if not os.path.lexists(submission):
         raise UsageError(f"{submission} does not exist (run grader check from the folder holding "
                          f"micrograd_mine.py, or give its path)")
-    if tests is not None and not tests.is_file():
+    if tests is not None and not os.path.lexists(tests):
         raise UsageError(f"--tests {tests}: no such file")
+    outputs = [(json_path, None), (html_path, None)] if html_path else \
+        [(json_path, None), (Path("reports") / f"{submission.stem}.html", Path("."))]
+    for path, base in outputs:
+        if path is not None:
+            fileio.refuse_links(path, base)  # before grading, not after
     task = spec.load(assignment)
     iso = require("check")
     lanes = 2 if (os.cpu_count() or 1) >= 2 else 1
@@ -27,10 +39,13 @@ def main(*, submission: Path, assignment: str, tests: Path | None = None, json_p
                                              suite_sandboxes=lanes)).redacted()
     print(render(result, task))
     if json_path:
-        json_path.parent.mkdir(parents=True, exist_ok=True)
-        json_path.write_text(result.to_json() + "\n", encoding="utf-8")
-    html_path = html_path or Path("reports") / f"{submission.stem}.html"
-    source = submission.read_text(encoding="utf-8", errors="replace") if submission.is_file() else None
-    html.write(html_path, html.student_report(result.to_dict(), source, task.title or task.id))
-    print(f"Report: {html_path}")
+        fileio.atomic_write(json_path, result.to_json() + "\n", mode=0o666)
+    html_path, base = outputs[1]
+    try:
+        source = fileio.read_regular(submission).decode("utf-8", errors="replace")
+    except OSError:
+        source = None
+    fileio.atomic_write(html_path, html.student_report(result.to_dict(), source, task.title or task.id), mode=0o666,
+                        base=base)
+    print(printable(f"Report: {html_path}"))
     return 0 if result.passed else 1

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import zipfile
 from pathlib import Path
 
 import grader
 from grader import secret, spec
+from grader.fileio import atomic_write
 
 ROOT = Path(grader.__file__).resolve().parent.parent
 SETUP_SH = """#!/usr/bin/env bash
@@ -41,8 +43,8 @@ SOURCES = ("pyproject.toml", "README.md", "grader", "reference", "student_templa
 
 def main(*, target: str, out: Path, assignment: str) -> int:
     task = spec.load(assignment)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
+    buffer = io.BytesIO()  # written whole, then renamed into place: never half a zip, never through a link
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
         _add_script(zf, "setup.sh", SETUP_SH)
         _add_script(zf, "run_autograder", RUN_AUTOGRADER.format(assignment=task.folder.name))
         for name in SOURCES:
@@ -50,6 +52,7 @@ def main(*, target: str, out: Path, assignment: str) -> int:
         _add_tree(zf, task.folder, f"source/assignments/{task.folder.name}")
         if not (task.folder / secret.FILE_NAME).is_file():  # the engines' secret, root's only once installed
             zf.writestr(f"source/assignments/{task.folder.name}/{secret.FILE_NAME}", secret.new_secret())
+    atomic_write(out, buffer.getvalue(), mode=0o666)
     print(f"Gradescope autograder for {task.id} written to {out}: upload it as a zip autograder.")
     return 0
 

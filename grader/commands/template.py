@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from importlib import resources
 from pathlib import Path
 
 from grader.errors import UsageError
+from grader.fileio import atomic_write
 
 FILES = ("micrograd_mine.py", "test_micrograd.py", "micrograd.ipynb", "README.md")
 
@@ -16,11 +18,11 @@ def template_files() -> dict[str, str]:
 
 
 def main(*, folder: Path) -> int:
-    existing = [name for name in FILES if (folder / name).exists()]
+    existing = [name for name in FILES if os.path.lexists(folder / name)]  # a link too, even a broken one
     if existing:
         raise UsageError(f"{folder} already holds {', '.join(existing)}; not overwriting a student's work")
     folder.mkdir(parents=True, exist_ok=True)
     for name, text in template_files().items():
-        (folder / name).write_text(text, encoding="utf-8")
+        atomic_write(folder / name, text, mode=0o666)
     print(f"Starter kit copied to {folder}: {', '.join(FILES)}. Next: cd {folder} && grader check --public-only")
     return 0

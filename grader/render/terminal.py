@@ -1,4 +1,11 @@
-"""The rubric table printed in a terminal."""
+"""The rubric table printed in a terminal.
+
+Most of what it shows comes from the student (the file name, exception messages, assertion
+lines, notebook output, the values an engine computed). Every such string is escaped
+(grader/text.py), so a control sequence in it is shown rather than obeyed, and every line
+of it is indented or follows the grader's own words on its line, so no student text can
+stand at the start of a line as if the grader had printed it ("Score: 100 / 100").
+"""
 
 from __future__ import annotations
 
@@ -7,33 +14,34 @@ import textwrap
 
 from grader.result import Result
 from grader.spec import Assignment
+from grader.text import printable
 
 MARK = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKIP"}
 
 
 def render(result: Result, assignment: Assignment) -> str:
     width = max(shutil.get_terminal_size((100, 24)).columns, 60)
-    lines = [f"{result.submission} - {assignment.title or assignment.id} (assignment {assignment.id})", ""]
+    lines = [f"{_line(result.submission)} - {assignment.title or assignment.id} (assignment {assignment.id})", ""]
     for note in result.notes:
-        lines += [f"Note: {note}", ""]
+        lines += [f"Note: {_block(note, '  ').lstrip()}", ""]
     if result.notebook and result.notebook["problems"]:
         lines += ["Notebook cells that did not run cleanly (Restart & Run All):"]
-        lines += [f"  {p}" for p in result.notebook["problems"]] + [""]
+        lines += [_block(p, "  ") for p in result.notebook["problems"]] + [""]
     if result.status == "error":
-        lines += [f"Could not grade this submission ({result.error.kind}):", textwrap.indent(result.error.message, "  "),
+        lines += [f"Could not grade this submission ({result.error.kind}):", _block(result.error.message, "  "),
                   "", f"Score: 0 / {result.max_score:g}"]
-        return "\n".join(lines)
+        return printable("\n".join(lines))
     id_width = max(len(c.id) for c in result.checks)
     for c in result.checks:
         points = f"{round(c.score, 2):g}/{c.max_score:g}"
         head = f"{MARK[c.status]:<5} {c.id:<{id_width}} {points:>7}  "
-        first = c.feedback.splitlines()[0] if c.feedback else ""
+        first = _line(c.feedback.splitlines()[0]) if c.feedback else ""
         lines.append(head + textwrap.shorten(first, max(width - len(head), 20), placeholder=" ..."))
     failing = [c for c in result.checks if c.status in ("failed", "error")]
     for c in failing:
-        lines += ["", f"--- {c.id}: {c.title} ({MARK[c.status]})", textwrap.indent(c.feedback, "  ")]
+        lines += ["", f"--- {c.id}: {c.title} ({MARK[c.status]})", _block(c.feedback, "  ")]
         if c.counterexample:
-            lines += ["  Paste under your Value class to reproduce:", textwrap.indent(c.counterexample.code, "    ")]
+            lines += ["  Paste under your Value class to reproduce:", _block(c.counterexample.code, "    ")]
             if c.counterexample.expected:
                 lines += [f"  expected: {_pairs(c.counterexample.expected)}",
                           f"  got:      {_pairs(c.counterexample.got)}"]
@@ -42,8 +50,19 @@ def render(result: Result, assignment: Assignment) -> str:
     if hidden:
         lines.append(f"{len(hidden)} hidden check(s) worth {sum(c.points for c in hidden):g} points run only when "
                      "your instructor grades.")
-    return "\n".join(lines)
+    return printable("\n".join(lines))  # the grader's own words hold no control character: this changes nothing
+
+
+def _line(text: str) -> str:
+    """Student text shown within one line: a newline or tab is escaped too."""
+    return printable(str(text), keep="")
+
+
+def _block(text: str, prefix: str) -> str:
+    """Student text shown as lines of its own: escaped, and every line indented (blank ones too)."""
+    return textwrap.indent(printable(str(text)), prefix, lambda line: True)
 
 
 def _pairs(values: dict) -> str:
-    return ", ".join(f"{k} = {v:.6g}" if isinstance(v, float) else f"{k} = {v}" for k, v in values.items())
+    return ", ".join(f"{_line(k)} = {v:.6g}" if isinstance(v, float) else f"{_line(k)} = {_line(v)}"
+                     for k, v in values.items())
