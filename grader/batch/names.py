@@ -8,6 +8,8 @@ import hashlib
 import re
 from typing import Any, Callable
 
+from grader import text
+
 CANVAS = re.compile(r"^(?P<name>[a-z][a-z0-9-]*?)(?P<late>_late)?_(?P<uid>\d+)_(?P<sid>\d+)_(?P<file>.+)$")
 SUFFIXES_TO_DROP = ("_micrograd_mine", "-micrograd_mine", "_micrograd", "-micrograd")
 SAFE_ID = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -99,8 +101,9 @@ def unique_ids(entries: list, note: Callable[[str, str], None]) -> list[str]:
 
 
 def printable(note: str) -> str:
-    """A note safe to print on a terminal: a file name's control characters are escaped, not obeyed."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in note)
+    """A note safe to print on a terminal, on one line: a file name's control characters (newlines too) are
+    escaped, not obeyed, as everywhere else (grader/text.py)."""
+    return text.printable(note, keep="")
 
 
 def short_hash(text: str) -> str:
