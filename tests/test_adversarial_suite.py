@@ -10,10 +10,16 @@ bubblewrap and without, the `run` fixture of test_adversarial.py):
 
 from __future__ import annotations
 
+import base64
+import contextlib
+import json
+import re
+import zlib
 from dataclasses import replace
 
 from conftest import BASE_ENGINE
-from test_adversarial import HOSTILE, check, private_install, run, scores, statuses  # noqa: F401 - fixtures
+from grader.checks.suite_text import LISTED
+from test_adversarial import HOSTILE, TEST_SECRET, check, private_install, run, scores, statuses  # noqa: F401
 
 # -- item 3: training from the grader's start ---------------------------------------------------------------
 
@@ -74,3 +80,101 @@ def test_tests_earn_at_most_the_share_of_sabotages_they_catch(tmp_path, microgra
     for check_id in ("student_tests", "wheat"):
         assert checks[check_id].status == "passed"
         assert checks[check_id].score == round(checks[check_id].max_score * share, 4), checks[check_id].feedback
+
+
+# -- item 4: nothing an engine's run writes reaches the feedback ----------------------------------------------
+
+B64_RUN = re.compile(r"[A-Za-z0-9+/]{16,}=*")
+HEX_RUN = re.compile(r"[0-9a-fA-F]{16,}")
+B32_RUN = re.compile(r"[A-Z2-7]{16,}=*")
+WINDOW = 16
+
+
+def _decodings(text: str):
+    """Every byte string a base64, base32 or hex looking run of text decodes to (from every alignment),
+    and what each inflates to when it is (or starts) a zlib stream."""
+    found = []
+    for run_ in B64_RUN.findall(text):
+        for skip in range(4):
+            body = run_[skip:].rstrip("=")
+            body = body[:len(body) - len(body) % 4]
+            with contextlib.suppress(ValueError):
+                found.append(base64.b64decode(body))
+    for run_ in B32_RUN.findall(text):
+        for skip in range(8):
+            body = run_[skip:].rstrip("=")
+            with contextlib.suppress(ValueError):
+                found.append(base64.b32decode(body[:len(body) - len(body) % 8]))
+    for run_ in HEX_RUN.findall(text):
+        for skip in range(2):
+            body = run_[skip:]
+            found.append(bytes.fromhex(body[:len(body) - len(body) % 2]))
+    for data in list(found):
+        with contextlib.suppress(zlib.error):
+            found.append(zlib.decompressobj().decompress(data))
+    return found
+
+
+def _engine_windows(source: str, tests: str) -> tuple[set[str], list[str]]:
+    """Every 16-character window of this grading's engines (wheats and mutants) that is not in the
+    student's own file, and the engines' blocks."""
+    from grader import secret, spec
+    from grader.sabotage import own_block, plan
+
+    key = TEST_SECRET.encode()
+    seed = secret.seed(key, b"plan", source.encode(), tests.encode())
+    blocks = [r.block for r in plan(spec.load("micrograd").sabotages, seed, secret.seed(key, b"pool"),
+                                    own_block(source)) if r.kind != "own" and r.kind != "decoy"]
+    windows = {b[i:i + WINDOW] for b in blocks for i in range(len(b) - WINDOW + 1)}
+    return {w for w in windows if w not in source}, blocks
+
+
+def _leaked(text: str, windows: set[str]) -> list[str]:
+    """Pieces of an engine that text carries, in plain text or in any decodable run."""
+    hits = []
+    for data in _decodings(text) + [text.encode()]:
+        plain = data.decode("latin-1")
+        hits += [plain[i:i + WINDOW] for i in range(len(plain) - WINDOW + 1) if plain[i:i + WINDOW] in windows]
+    return hits
+
+
+def _exfil(run, tmp_path, broken: bool):
+    engine = BASE_ENGINE.read_text() + "\n\n" + (HOSTILE / "exfil_engine_tail.py").read_text()
+    tests = (HOSTILE / "exfil_tests.py").read_text()
+    if broken:
+        engine = engine.replace("LOAD_ERRORS = False", "LOAD_ERRORS = True")
+        tests = tests.replace("BREAK = False", "BREAK = True")
+    result, html, done, _ = check(run, tmp_path, engine, tests)
+    windows, blocks = _engine_windows(engine, tests)
+    sample = next(b[i:i + 90] for b in blocks for i in range(0, len(b), 90) if b[i:i + WINDOW] in windows)
+    assert _leaked(base64.b64encode(zlib.compress(sample.encode())).decode(), windows)  # the detector works
+    shown = {"result.json": json.dumps(result), "report.html": html, "stdout": done.stdout, "stderr": done.stderr}
+    for where, text in shown.items():
+        assert not _leaked(text, windows), (where, _leaked(text, windows)[:5])
+    return result
+
+
+def test_an_exfiltrating_suite_gets_no_engine_out(run, tmp_path):
+    """Does a suite that fails on every engine but the student's own, with pieces of the engine as
+    base64 of zlib, hex, exception class names, skip reasons, pytest.fail messages and test ids, get no
+    piece of any engine into the JSON, the HTML or the terminal, while the wheat feedback still names
+    (some of) the tests that failed, and says how many more?"""
+    result = _exfil(run, tmp_path, broken=False)
+    wheat = next(c for c in result["checks"] if c["id"] == "wheat")
+    assert wheat["status"] == "failed" and wheat["artifacts"]["invalid_count"] > LISTED
+    named = [line for line in wheat["feedback"].splitlines() if "rejects a correct engine" in line]
+    assert len(named) == LISTED and all(line.split()[0].startswith("test_") for line in named), wheat["feedback"]
+    assert "more tests" in wheat["feedback"]
+    assert len(wheat["artifacts"]["invalid"]) <= LISTED
+
+
+def test_collection_and_load_errors_on_other_engines_get_no_engine_out(run, tmp_path):
+    """Does the same suite, failing to collect (or its module to import) on every engine but the
+    student's own with pieces of the engine in the error, get none of them out, the wheat check saying
+    in its own words what went wrong, and the tests earn nothing, since nothing could be judged?"""
+    result = _exfil(run, tmp_path, broken=True)
+    checks = {c["id"]: c for c in result["checks"]}
+    assert checks["wheat"]["status"] == "error"
+    assert "could not be collected" in checks["wheat"]["feedback"] or "did not complete" in checks["wheat"]["feedback"]
+    assert checks["student_tests"]["status"] == "passed" and checks["student_tests"]["score"] == 0
+    assert "could not be judged" in checks["student_tests"]["feedback"], checks["student_tests"]["feedback"]

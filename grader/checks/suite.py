@@ -154,14 +154,15 @@ def _capped(ctx: Context, found: Suite, check_id: str, outcome: Outcome) -> Outc
     if caught.share >= earned:
         return outcome
     points = next((c.points for c in ctx.assignment.checks if c.id == check_id), 0.0)
+    opening = "Your tests pass, but they" if outcome.status == "passed" else "Your tests"
     if not caught.judged:
         cause = "no sabotaged engine could be made for this grading" if not caught.counted else \
             "they did not run on every correct engine: see wheat"
-        why = f"but whether they catch a sabotaged engine could not be judged ({cause}), so they earn nothing here"
+        why = f"could not be judged on sabotaged engines ({cause}), so they earn nothing here"
     else:
-        why = (f"but they catch {len(caught.caught)} of {len(caught.counted)} sabotaged engines, so they earn "
+        why = (f"catch {len(caught.caught)} of {len(caught.counted)} sabotaged engines, so they earn "
                f"{points * caught.share:.3g} of {points:.3g} points here")
-    return Outcome(outcome.status, f"{outcome.feedback}\nYour tests pass, {why}: a test must check values and "
+    return Outcome(outcome.status, f"{outcome.feedback}\n{opening} {why}: a test must check values and "
                    "gradients, so that a wrong engine fails it (see sabotage).", outcome.counterexample,
                    {**outcome.artifacts, "caught_share": round(caught.share, 4)}, caught.share)
 
@@ -182,8 +183,8 @@ def student_tests(ctx: Context) -> Outcome:
         outcome = Outcome("passed", f"Your {_tests(len(run.tests))} {_pass(len(run.tests))} on your engine.",
                           artifacts=artifacts)
     else:
-        lines = [f"  {shown_name(name)}: {own_quote(t['message']) or 'failed'}" for name, t in failing.items()]
-        lines += [f"  {shown_name(name)}: skipped (not written yet?)" for name in skipped]
+        lines = {name: f"  {shown_name(name)}: {own_quote(t['message']) or 'failed'}" for name, t in failing.items()}
+        lines |= {name: f"  {shown_name(name)}: skipped (not written yet?)" for name in skipped}
         outcome = Outcome("failed", f"{passed} of your {_tests(len(run.tests))} pass on your own engine:\n"
                           + "\n".join(listed(lines)), artifacts=artifacts, fraction=passed / len(run.tests))
     return outcome if found.stopped else _capped(ctx, found, "student_tests", outcome)
@@ -221,7 +222,8 @@ def wheat(ctx: Context) -> Outcome:
         return _capped(ctx, found, "wheat", Outcome(
             "passed", f"Your {_tests(total)} {_pass(total)} on {len(found.wheats)} correct engines written in "
             "different styles.", artifacts=artifacts))
-    lines = [f"  {shown_name(name)} rejects a correct engine ({WHEATS[w]}): {said}" for name, (w, said) in invalid.items()]
+    lines = {name: f"  {shown_name(name)} rejects a correct engine ({WHEATS[w]}): {said}"
+             for name, (w, said) in invalid.items()}
     return _capped(ctx, found, "wheat", Outcome(
         "failed",
         f"{len(invalid)} of your {total} tests reject a correct engine, so they are left out when counting sabotages "

@@ -53,6 +53,8 @@ def elsewhere(test: dict) -> str:
     """What may be said of a test that failed on an engine other than the student's: its exception's
     type if built-in, never its message."""
     name = exception_name(test.get("message", ""))
+    if test.get("message", "").strip().startswith("Failed:"):
+        return "failed (pytest.fail)"
     if test.get("kind") == "assertion":
         return "an assertion failed" if name in (None, "AssertionError") else f"failed with {name}"
     return f"raised {name}" if name else "raised an exception (of a class that is not built in, so not named)"
@@ -63,10 +65,14 @@ def shown_name(name: str) -> str:
     return name if len(name) <= NAME_CHARS else name[:NAME_CHARS - 3] + "..."
 
 
-def listed(lines: list[str], what: str = "tests") -> list[str]:
-    """At most LISTED lines, then how many more there are."""
-    more = len(lines) - LISTED
-    return lines[:LISTED] + ([f"  ...and {more} more {what}."] if more > 0 else [])
+def listed(lines: dict[str, str], what: str = "tests") -> list[str]:
+    """The lines of at most LISTED tests (by name), one of each test function before a second
+    parametrized case of any, then how many more there are."""
+    seen: set[str] = set()
+    firsts = [n for n in lines if n.split("[", 1)[0] not in seen and not seen.add(n.split("[", 1)[0])]
+    names = (firsts + [n for n in lines if n not in firsts])[:LISTED]
+    more = len(lines) - len(names)
+    return [lines[n] for n in names] + ([f"  ...and {more} more {what}."] if more > 0 else [])
 
 
 @functools.cache
