@@ -8,10 +8,12 @@
   unmutated engine; a decoy (the student's engine rewritten, unmutated) tells a test that
   checks behaviour from one that recognises its own code.
 
-Every engine is rewritten for the grading (rewrite.py) and runs appended after the
-student's own code, under the student's module and file name, in an order derived from
-the submission's hash: a regrade runs the same engines in the same order, and nothing a
-test can see names an engine or says whether it is a wheat or a sabotage.
+Every engine is disguised (disguise.py: each trace an operator leaves is in every correct
+engine too) and rewritten for the grading (rewrite.py), and runs after the student's own
+code, in the student's module, in an order derived from the submission's hash: a regrade
+runs the same engines in the same order, and nothing a test can see names an engine or
+says whether it is a wheat or a sabotage. A wheat and its mutants bring their Neuron with
+their Value, so that a Neuron swapped in says nothing either.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.sabotage.disguise import disguise
 from grader.sabotage.mutate import REGISTRY, NotApplicable, Operator
 from grader.sabotage.rewrite import rewrite
 
@@ -32,6 +35,11 @@ WHEATS = {
     "op_table": "no closures: each node stores its operation's name, backward() dispatches on it",
     "slots_exp": "__slots__, tanh computed through exp, subtraction as a + (-b), another float order",
 }
+SWAPPED = ("Value", "Neuron")
+"""What a wheat's run, and each of its mutants', swaps into the student's module."""
+OWN_BUDGET = 40_000
+"""Characters of the student's engine (as own_block gives it) above which no mutant of it is made: mutating
+and rewriting cost the grader's own process time in proportion to the engine's size, once per operator."""
 
 
 @dataclass(frozen=True)
@@ -96,7 +104,21 @@ costly part of a plan; a batch then rewrites each engine at most this many times
 
 @functools.lru_cache(maxsize=4096)
 def _variant(engine_id: str, source: str, names: tuple[str, ...], salt: str) -> str:
-    return rewrite(engine_block(source, names), salt)
+    return rewrite(disguise(engine_block(source, names), salt), salt)
+
+
+def _own_variant(source: str, salt: str) -> str | None:
+    """The student's engine (or a mutant of it) disguised and rewritten; None where their code defeats that."""
+    try:
+        return rewrite(disguise(source, salt), salt)
+    except (SyntaxError, ValueError, TypeError, AttributeError, RecursionError):
+        return None
+
+
+class Plan(list):
+    """A grading's engine runs, in the order they run, and notes on what the plan left out and why."""
+
+    notes: tuple[str, ...] = ()
 
 
 def own_block(source: str) -> str | None:
@@ -114,12 +136,18 @@ def own_block(source: str) -> str | None:
     return ast.unparse(ast.Module(body=kept, type_ignores=[])) + "\n"
 
 
-def plan(operator_ids: tuple[str, ...], seed: str, pool: str, own: str | None = None) -> list[EngineRun]:
+def plan(operator_ids: tuple[str, ...], seed: str, pool: str, own: str | None = None) -> Plan:
     """Every wheat, and one mutant per operator, rewritten and shuffled for this grading. A mutant is
     made from a wheat it applies to or, about one time in two where it applies, from the student's own
     engine (own, from own_block), which then also runs unmutated, rewritten (the decoy). seed (this
     grading's) and pool (the rewrites' salt, the same for every grading) are keyed with the grader's
-    secret (grader/secret.py), so a student cannot compute their engines."""
+    secret (grader/secret.py), so a student cannot compute their engines. An engine of the student's
+    larger than OWN_BUDGET is not mutated (every mutant is then a wheat's), and a note says so."""
+    notes = ()
+    if own is not None and len(own) > OWN_BUDGET:
+        notes = (f"Your engine's code is {len(own) // 1000} KB, over the {OWN_BUDGET // 1000} KB of code the "
+                 "grader mutates, so every sabotaged engine was made from a correct engine instead of yours.",)
+        own = None
     rng = random.Random(hashlib.sha256(f"plan:{seed}".encode()).hexdigest())
     key = hashlib.sha256(f"variants:{seed}".encode()).hexdigest()
 
@@ -127,27 +155,30 @@ def plan(operator_ids: tuple[str, ...], seed: str, pool: str, own: str | None = 
         k = int(hashlib.sha256(f"{key}:{engine_id}".encode()).hexdigest(), 16) % VARIANTS
         return _variant(engine_id, source, names, f"{pool}:{engine_id}:{k}")
 
-    runs = [EngineRun(f"wheat:{w.id}", "wheat", w.id, None, variant(f"wheat:{w.id}", w.source, ("Value",)))
+    runs = [EngineRun(f"wheat:{w.id}", "wheat", w.id, None, variant(f"wheat:{w.id}", w.source, SWAPPED))
             for w in wheats()]
     own_mutants = []
+    decoy = _own_variant(own, f"{seed}:decoy") if own is not None else None
     for op_id in operator_ids:
         op = all_operators()[op_id]
-        mine = _own_mutant(op, own) if own is not None and op.replaces == ("Value",) else None
+        mine = _own_mutant(op, own) if decoy is not None and op.replaces == ("Value",) else None
+        mine = _own_variant(mine, f"{seed}:{op_id}:own") if mine is not None else None
         usable = [w.id for w in wheats() if mutant(op_id, w.id) is not None]
         if mine is not None and (not usable or rng.random() < 0.5):
-            own_mutants.append(EngineRun(f"{op_id}@own", "own", "own", op_id,
-                                         rewrite(mine, f"{seed}:{op_id}:own")))
+            own_mutants.append(EngineRun(f"{op_id}@own", "own", "own", op_id, mine))
             continue
         if not usable:
             continue
         wheat_id = rng.choice(usable)
         engine_id = f"{op_id}@{wheat_id}"
         runs.append(EngineRun(engine_id, "sabotage", wheat_id, op_id,
-                              variant(engine_id, mutant(op_id, wheat_id), op.replaces)))
+                              variant(engine_id, mutant(op_id, wheat_id), SWAPPED)))
     if own_mutants:
-        runs += own_mutants + [EngineRun("own:decoy", "decoy", "own", None, rewrite(own, f"{seed}:decoy"))]
+        runs += own_mutants + [EngineRun("own:decoy", "decoy", "own", None, decoy)]
     rng.shuffle(runs)
-    return runs
+    found = Plan(runs)
+    found.notes = notes
+    return found
 
 
 def _own_mutant(op: Operator, own: str) -> str | None:

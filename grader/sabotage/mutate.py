@@ -46,7 +46,8 @@ class Operator:
     rewrite: Callable[[ast.Module], None]
     """Changes the tree in place; raises NotApplicable when there is nothing to change."""
     replaces: tuple[str, ...] = ("Value",)
-    """The names a mutant swaps into the student's module (a Neuron operator swaps Neuron too)."""
+    """The classes the operator changes. One that changes more than Value is never applied to the student's
+    own engine (a run of theirs swaps in their Value only); a wheat's run swaps in its Value and Neuron."""
 
     def apply(self, source: str) -> str:
         """The mutant's source (raises NotApplicable)."""
