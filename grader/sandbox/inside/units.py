@@ -7,8 +7,9 @@ grader on its own socket only (frames of JSON, see frames.py).
   the training loop. Everything it answers is a claim about the student's own code,
   judged by the grader outside.
 - `suite`: one run of the student's tests with pytest, on the student's engine or on
-  another engine appended after the student's code under the student's own module and
-  file name. It is told nothing but the engine's code.
+  another engine run after the student's code in the student's own module. It is told
+  nothing but the engine's code, which it compiles and drops: the module's file holds
+  the student's code only, and the engine's functions carry no text and no lines.
 """
 
 from __future__ import annotations
@@ -171,19 +172,20 @@ def suite(sock: socket.socket, cfg: dict) -> None:
     run_dir = os.path.join(cfg["scratch"], "run")
     os.makedirs(run_dir, exist_ok=True)
     os.chdir(run_dir)
-    code, engine = request["code"], request.get("engine") or ""
+    code, engine = request["code"], request.pop("engine", None) or ""
     standins.install(code.get("stand_ins", []))
     try:
-        if code["kind"] == "notebook":
-            import notebook
+        import notebook
 
+        if code["kind"] == "notebook":
             module, _ = notebook.run(code["cells"], code["skip"], code["cell_timeout"], lambda **event: None)
-            if engine:
-                notebook.run_engine(module, engine)
         else:
             with open(os.path.join(cfg["work"], code["file"]), encoding="utf-8") as f:
                 source = f.read()
-            loader.load_file(os.path.join(run_dir, f"{MODULE}.py"), source + ("\n\n" + engine if engine else ""))
+            module = loader.load_file(os.path.join(run_dir, f"{MODULE}.py"), source)
+        if engine:  # as compiled code only: the tests can read neither the engine's text nor a file of it
+            notebook.run_engine(module, engine)
+        del engine
         tests = os.path.join(run_dir, "test_micrograd.py")
         with open(tests, "w", encoding="utf-8") as f:
             f.write(request["tests"])
