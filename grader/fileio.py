@@ -5,10 +5,10 @@ TA's `grader check` in the student's folder), and in the second case the folder 
 into. A symbolic link there would hand the grader, which may run as root, another file to
 read (the reference engine, the assignment's secret, a classmate's work) or to overwrite.
 
-- A student's file is opened with O_NOFOLLOW, each folder between the one named and the
-  file too, one by one from the last; the descriptor must be a regular file (fstat) under a
-  size cap, and the bytes come from that descriptor, never from opening the name again.
-  O_NONBLOCK keeps a named pipe from holding the grader.
+- A student's file is opened with O_NOFOLLOW in its folder (the one the caller chose; the
+  Gradescope autograder never enters a folder that is a link); the descriptor must be a
+  regular file (fstat) under a size cap, and the bytes come from that descriptor, never from
+  opening the name again. O_NONBLOCK keeps a named pipe from holding the grader.
 - An output is written whole or not at all: a temporary file in its folder, synced, renamed
   over the final name (a rename replaces a link, it never writes through one). A final name
   that is a link is refused, as is a link in place of a folder the grader chose itself
@@ -38,20 +38,17 @@ class Refused(OSError):
         return self.args[0]
 
 
-def read_regular(path: Path, *, within: Path | None = None, limit: int = MAX_READ_BYTES) -> bytes:
-    """The bytes of a regular file reached from `within` (default: its own folder) through no link.
-    FileNotFoundError if it does not exist; Refused for a link, a folder, a pipe or device, a file
-    too large, or one that cannot be read."""
-    within = path.parent if within is None else within
-    parts = path.relative_to(within).parts
-    fd = os.open(within, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+def read_regular(path: Path, *, limit: int = MAX_READ_BYTES) -> bytes:
+    """The bytes of a regular file that is not a link. FileNotFoundError if it does not exist; Refused
+    for a link, a folder, a pipe or device, a file too large, or one that cannot be read."""
+    shown = path.name
+    folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        for i, part in enumerate(parts):
-            inner = _open_step(fd, part, "/".join(parts[: i + 1]), last=i == len(parts) - 1)
-            os.close(fd)
-            fd = inner
+        fd = _open_nofollow(folder, shown)
+    finally:
+        os.close(folder)
+    try:
         info = os.fstat(fd)
-        shown = "/".join(parts)
         if stat.S_ISDIR(info.st_mode):
             raise Refused(f"{shown} is a folder, not a file: hand in the file itself")
         if not stat.S_ISREG(info.st_mode):
@@ -71,22 +68,18 @@ def read_regular(path: Path, *, within: Path | None = None, limit: int = MAX_REA
         os.close(fd)
 
 
-def _open_step(fd: int, part: str, shown: str, last: bool) -> int:
-    """Open `part` in the folder `fd` without following a link (the caller closes `fd`)."""
-    what = "file" if last else "folder"
+def _open_nofollow(folder: int, name: str) -> int:
+    link = Refused(f"{name} is a symbolic link; hand in the file itself")
     try:
-        if stat.S_ISLNK(os.stat(part, dir_fd=fd, follow_symlinks=False).st_mode):
-            raise Refused(f"{shown} is a symbolic link; hand in the {what} itself")
-        return os.open(part, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK if last else _FOLDER,
-                       dir_fd=fd)
+        if stat.S_ISLNK(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode):
+            raise link
+        return os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=folder)
     except (FileNotFoundError, Refused):
         raise
     except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise Refused(f"{shown} is a symbolic link; hand in the {what} itself") from None
-        if exc.errno == errno.ENOTDIR:
-            raise Refused(f"{shown} is not a folder") from None
-        raise Refused(f"{shown} cannot be read: {exc.strerror}") from None
+        if exc.errno == errno.ELOOP:  # made a link after the look: still not followed
+            raise link from None
+        raise Refused(f"{name} cannot be read: {exc.strerror}") from None
 
 
 def refuse_links(path: Path, base: Path | None = None) -> None:

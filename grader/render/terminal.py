@@ -59,8 +59,8 @@ def _line(text: str) -> str:
 
 
 def _block(text: str, prefix: str) -> str:
-    """Student text shown as lines of its own: escaped, and every line indented (blank ones too)."""
-    return textwrap.indent(printable(str(text)), prefix, lambda line: True)
+    """Student text shown as lines of its own: escaped, and every line that is not blank indented."""
+    return textwrap.indent(printable(str(text)), prefix)
 
 
 def _pairs(values: dict) -> str:
