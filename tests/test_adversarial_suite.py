@@ -88,6 +88,7 @@ B64_RUN = re.compile(r"[A-Za-z0-9+/]{16,}=*")
 HEX_RUN = re.compile(r"[0-9a-fA-F]{16,}")
 B32_RUN = re.compile(r"[A-Z2-7]{16,}=*")
 WINDOW = 16
+MAGIC = "EXF" + "IL:"  # what exfil_tests.py puts before every piece of an engine it sends
 
 
 def _decodings(text: str):
@@ -130,11 +131,13 @@ def _engine_windows(source: str, tests: str) -> tuple[set[str], list[str]]:
 
 
 def _leaked(text: str, windows: set[str]) -> list[str]:
-    """Pieces of an engine that text carries, in plain text or in any decodable run."""
+    """Pieces of an engine that text carries, in plain text or in any decodable run: a window of an
+    engine's code, or the marker the exfiltrating suite puts before every piece it sends."""
     hits = []
     for data in _decodings(text) + [text.encode()]:
         plain = data.decode("latin-1")
         hits += [plain[i:i + WINDOW] for i in range(len(plain) - WINDOW + 1) if plain[i:i + WINDOW] in windows]
+        hits += [plain[max(0, i - 8):i + 40] for i in range(len(plain)) if plain.startswith(MAGIC, i)]
     return hits
 
 
@@ -148,6 +151,7 @@ def _exfil(run, tmp_path, broken: bool):
     windows, blocks = _engine_windows(engine, tests)
     sample = next(b[i:i + 90] for b in blocks for i in range(0, len(b), 90) if b[i:i + WINDOW] in windows)
     assert _leaked(base64.b64encode(zlib.compress(sample.encode())).decode(), windows)  # the detector works
+    assert _leaked("X" + (MAGIC + "\x00\x01").encode().hex(), set())
     shown = {"result.json": json.dumps(result), "report.html": html, "stdout": done.stdout, "stderr": done.stderr}
     for where, text in shown.items():
         assert not _leaked(text, windows), (where, _leaked(text, windows)[:5])

@@ -126,8 +126,11 @@ def _broken_run(run: Run, on: str, own: bool = True) -> Outcome | None:
             return Outcome("error", f"Your tests did not complete {on}: {run.error}.")
         return Outcome("error", f"Your tests did not complete {on}: {run.said}. They do on your own engine, so "
                        "something in your module or tests depends on your engine's code.")
-    if not run.tests:
+    if not run.tests and own:
         return Outcome("failed", "Your test file holds no tests: pytest runs functions named test_*.")
+    if not run.tests:
+        return Outcome("failed", f"None of your tests ran {on} under the names they have on your own engine: a "
+                       "test's name and parameters must not depend on the engine.")
     return None
 
 
@@ -261,6 +264,8 @@ def sabotage(ctx: Context) -> Outcome:
                  "valid_tests": valid[:LISTED_ARTIFACT], "valid_count": len(valid),
                  "bugs": {op_id: operators[op_id].misconception for op_id in counted},
                  "of_your_engine": sorted(op for op in counted if op in found.own), "left_out": caught.dropped}
+    if notes := getattr(getattr(ctx.suite_lane, "plan", None), "notes", ()):  # e.g. an engine too large to mutate
+        artifacts["plan_notes"] = list(notes)
     if not valid:
         why = ("each one fails or is skipped on some correct engine (see wheat), or comes unchanged from the "
                "starter kit." if found.student.tests else "there are none.")

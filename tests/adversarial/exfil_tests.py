@@ -1,15 +1,16 @@
 """A suite that tries to carry the engines it runs on out of the sandbox, in the feedback.
 
 It passes on the student's own engine (which marks itself: Value.EXFIL_MINE) and fails on every
-other one, each failure carrying a piece of the engine appended to the module, in every
-encoding a quote might let through: base64 of zlib in an assertion's message, hex in an
+other one, each failure carrying a piece of that engine (its text when it is appended to the
+student's file, else its compiled code), behind a marker, in every encoding a quote might let
+through: raw text, base64 of zlib in an assertion's message, hex in an
 exception's message, data in an exception's class name (a plain exception and an assertion),
 base64 in a skip reason and in pytest.fail, and data in test ids. With BREAK set, it instead
 fails to collect on other engines, with a piece of the engine in the error.
 """
 
 import base64
-import inspect
+import marshal
 import zlib
 
 import pytest
@@ -19,30 +20,30 @@ from micrograd_mine import Value
 
 BREAK = False
 MINE = bool(getattr(Value, "EXFIL_MINE", False))
+MAGIC = ("EXF" + "IL:").encode()  # starts every piece sent, so that the grader's test can spot any that got out
 N = 24
 
 
-def _engine_text():
-    """The module's text from the marker on (the appended engine), or failing that what the code shows."""
+def _engine_bytes():
+    """The engine this run sees: the module's text after the student's own code (when an engine is
+    appended to the file), or else the compiled code of Value's methods."""
     try:
         with open(micrograd_mine.__file__, encoding="utf-8") as f:
             text = f.read()
+        end = "# -- exfil " + "end --"  # the last line of the student's own code
+        cut = text.rfind(end)
+        if cut >= 0 and text[cut + len(end):].strip():
+            return text[cut + len(end):].encode()
     except Exception:  # noqa: BLE001
-        try:
-            text = inspect.getsource(Value)
-        except Exception:  # noqa: BLE001
-            text = repr([(n, m.__code__.co_names, m.__code__.co_consts) for n, m in vars(Value).items()
-                         if hasattr(m, "__code__")])
-    end = "# -- exfil " + "end --"  # the last line of the student's own code
-    cut = text.rfind(end)
-    return text[cut + len(end):] if cut >= 0 else text
+        pass
+    return b"".join(marshal.dumps(m.__code__) for m in vars(Value).values() if hasattr(m, "__code__"))
 
 
-ENGINE = "" if MINE else _engine_text()
+ENGINE = b"" if MINE else _engine_bytes()
 
 
 def piece(i, size=90):
-    return ENGINE[i * size:(i + 1) * size].encode()
+    return MAGIC + ENGINE[i * size:(i + 1) * size]
 
 
 def packed(i):
@@ -59,21 +60,26 @@ def test_b64_zlib_in_assertion(i):
 
 
 @pytest.mark.parametrize("i", range(N))
+def test_raw_text_in_assertion(i):
+    assert MINE, piece(i).decode("latin-1")
+
+
+@pytest.mark.parametrize("i", range(N))
 def test_hex_in_exception(i):
     if not MINE:
-        raise ValueError(piece(i, 70).hex())
+        raise ValueError(piece(i, 64).hex())
 
 
 @pytest.mark.parametrize("i", range(N))
 def test_in_exception_class_name(i):
     if not MINE:
-        raise type("X" + piece(i, 30).hex(), (Exception,), {})()
+        raise type("X" + piece(i, 24).hex(), (Exception,), {})()
 
 
 @pytest.mark.parametrize("i", range(N))
 def test_in_assertion_class_name(i):
     if not MINE:
-        raise type("A" + base64.b32encode(piece(i, 30)).decode().rstrip("="), (AssertionError,), {})("")
+        raise type("A" + base64.b32encode(piece(i, 24)).decode().rstrip("="), (AssertionError,), {})("")
 
 
 @pytest.mark.parametrize("i", range(N))
@@ -88,7 +94,7 @@ def test_in_pytest_fail(i):
         pytest.fail(packed(i), pytrace=False)
 
 
-@pytest.mark.parametrize("chunk", [piece(i, 20).hex() or f"empty{i}" for i in range(N)])
+@pytest.mark.parametrize("chunk", [f"own{i}" if MINE else piece(i, 14).hex() for i in range(N)])
 def test_in_parametrize_ids(chunk):
     assert MINE, chunk
 
