@@ -12,13 +12,14 @@ correct code, each trace an operator can leave:
 - addition's update `x.grad += e` becomes `s = x.grad + (0.5 * e + e / 2); x.grad = s` (the
   halves of a float are exact): a 0.5, a division by 2, and a `.grad =` whose right side
   does not name the target;
-- every other update first reads the nodes' `.data` and `.grad` into locals, the target's
-  own `.data` always (unused where the rule needs none) and the incoming gradient always
-  (`out.grad` in a backward closure, the local holding it in a backward() that dispatches;
-  unused where a mutant forgot it);
+- every other update `x.grad += e` is `p = e; x.grad += p`, with the nodes' `.data` and
+  `.grad` read into locals first: the target's own `.data` always (unused where the rule
+  needs none; in mul's, read again where the other input is the target itself) and the
+  incoming gradient always (`out.grad` in a backward closure, the local holding it in a
+  backward() that dispatches; unused where a mutant forgot it);
 - pow's `k - 1` is `k + -1` (no 1, no subtraction); relu's condition is `(c and True)`, and a
-  relu that passes every gradient reads `(x.data > 0 or True)`; a subtraction that adds
-  negates twice;
+  relu that passes every gradient reads `(x.data > 0 or True)`; `a + (-b)` in `__sub__` is
+  `a + b.__neg__()` (no negation instruction), and a subtraction that adds negates twice;
 - backward() seeds with `setattr(x, 'grad', x.data ** 0)` (no constant 1, no store of .grad)
   and reverses its order by hand (no reversed(), no [::-1]);
 - `__radd__` is assigned, never defined under its own name;
@@ -148,8 +149,9 @@ class _Updates:
             value = _PowMinusOne().visit(value)
         elif rule == "relu":
             value = _Relu(target.value).visit(value)
-        reads, value = self.hoist(value, target.value.id, incoming)
-        return before + reads + [ast.AugAssign(target, ast.Add(), value)]
+        reads, value = self.hoist(value, target.value.id, incoming, twin=rule == "mul")
+        name = self.names.fresh()
+        return before + reads + [store(name, value), ast.AugAssign(target, ast.Add(), load(name))]
 
     def halves(self, statement: ast.stmt, target: ast.Attribute) -> list[ast.stmt]:
         """`x.grad += e` as `s = x.grad + (0.5 * e + e / 2); x.grad = s`; `x.grad = e` as `s = 0.5 * e + e / 2`."""
@@ -169,9 +171,11 @@ class _Updates:
         name = self.names.fresh()
         return found + [store(name, total), ast.Assign([target], load(name))]
 
-    def hoist(self, value: ast.expr, target: str, incoming: ast.expr | None) -> tuple[list[ast.stmt], ast.expr]:
+    def hoist(self, value: ast.expr, target: str, incoming: ast.expr | None, twin: bool = False) \
+            -> tuple[list[ast.stmt], ast.expr]:
         """Every `n.data` and `n.grad` the update always reads, into a local first; the target's `.data` and
-        the incoming gradient read whether used or not."""
+        the incoming gradient read whether used or not. With twin (mul's two inputs), another input's data
+        reads `(d if n is not x else x.data)`: the same number, and the target's own data in its update."""
         reads: dict[str, str] = {}
 
         def local(read: ast.expr) -> ast.Name:
@@ -180,7 +184,7 @@ class _Updates:
                 reads[key] = self.names.fresh()
             return load(reads[key])
 
-        value = _Reads(local).visit(value)
+        value = _Reads(local, target if twin else None).visit(value)
         if self.has_data:
             local(ast.Attribute(load(target), "data", ast.Load()))
         if incoming is not None:
@@ -194,12 +198,16 @@ class _Reads(ast.NodeTransformer):
     """`n.data` and `n.grad` where the update always reads them, each as the local local() names (not a
     read that may not happen: a later operand of and/or, a branch of `x if c else y`)."""
 
-    def __init__(self, local):
-        self.local = local
+    def __init__(self, local, twin: str | None):
+        self.local, self.twin = local, twin
 
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
         if isinstance(node.value, ast.Name) and node.attr in ("data", "grad") and isinstance(node.ctx, ast.Load):
-            return self.local(node)
+            name = node.value.id
+            if self.twin is None or node.attr != "data" or name == self.twin:
+                return self.local(node)
+            other = ast.Compare(load(name), [ast.IsNot()], [load(self.twin)])
+            return ast.IfExp(other, self.local(node), ast.Attribute(load(self.twin), "data", ast.Load()))
         return self.generic_visit(node)
 
     def visit_BoolOp(self, node: ast.BoolOp) -> ast.AST:

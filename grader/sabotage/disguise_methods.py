@@ -7,8 +7,8 @@ reversal, `__radd__`, `__sub__`, and the Neuron.
   with `range`): no reversed() and no [::-1], as when a mutant forgot to reverse;
 - `__radd__` is assigned (`__radd__ = __add__`, or the same function under another name), so
   no `def __radd__` anywhere, as when a mutant has none;
-- in `__sub__`, an addition of what is not negated negates twice (`a + -(-b)`): a mutant's
-  `a + b` has negations too;
+- in `__sub__`, `a + (-b)` is `a + b.__neg__()`, with no negation instruction and no -1, as
+  when a mutant adds; a mutant's `a + b` is `a + b.__neg__().__neg__()`;
 - a Neuron reads its bias through parameters() and parameters() through getattr, so that
   neither names `b`, as when a mutant dropped the bias.
 
@@ -139,15 +139,23 @@ def _self_plus_other(fn: ast.FunctionDef) -> bool:
 
 
 def subtraction(sub: ast.FunctionDef) -> None:
-    """In __sub__, each addition with no negation in it negates its right side twice."""
+    """In __sub__, `a + (-b)` as `a + b.__neg__()` (no negation instruction, no -1), and an addition with no
+    negation in it (a mutant's `a + b`) as `a + b.__neg__().__neg__()`."""
+
+    def neg(node: ast.expr) -> ast.Call:
+        return call(ast.Attribute(node, "__neg__", ast.Load()))
 
     class Negations(ast.NodeTransformer):
         def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
             self.generic_visit(node)
-            if isinstance(node.op, ast.Add) and not any(
-                    isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub) or isinstance(n, ast.JoinedStr)
-                    or isinstance(n, ast.Constant) and isinstance(n.value, str) for n in ast.walk(node)):
-                node.right = ast.UnaryOp(ast.USub(), ast.UnaryOp(ast.USub(), node.right))
+            if not isinstance(node.op, ast.Add) or any(isinstance(n, ast.JoinedStr) or isinstance(n, ast.Constant)
+                                                       and isinstance(n.value, str) for n in ast.walk(node)):
+                return node
+            if isinstance(node.right, ast.UnaryOp) and isinstance(node.right.op, ast.USub):
+                node.right = neg(node.right.operand)
+            elif not any(isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub) or isinstance(n, ast.Attribute)
+                         and n.attr == "__neg__" for n in ast.walk(node)):
+                node.right = neg(neg(node.right))
             return node
 
     sub.body = [Negations().visit(statement) for statement in sub.body]
