@@ -15,7 +15,9 @@ Three levels, best first:
   grading unless the instructor says the code is trusted.
 
 On top of every level: rlimits, seccomp, a fresh process per unit of work forked from a
-clean template, and every reply parsed as untrusted input (grader/sandbox/channel.py).
+clean template, and every reply parsed as untrusted input (grader/sandbox/channel.py); where
+the machine allows, a cgroup per sandbox (cgroups.py). In the uid level, a sandbox without
+no_new_privs or its seccomp filter is refused: the probe below applies them as the uid would.
 """
 
 from __future__ import annotations
@@ -131,22 +133,14 @@ def detect() -> Isolation:
     """The best isolation this machine offers (bubblewrap is tried once)."""
     root = os.geteuid() == 0
     rt = runtime()
-    bwrap = None if os.environ.get("GRADER_NO_BWRAP") else _working_bwrap(rt, root)
+    bwrap = None if bwrap_failure() else "/usr/bin/bwrap"
     level = "namespaces" if bwrap else "uid" if root else "limits"
     return Isolation(level, bwrap, root, rt)
 
 
-def _working_bwrap(rt: Runtime, root: bool) -> str | None:
-    path = "/usr/bin/bwrap" if os.path.exists("/usr/bin/bwrap") else None
-    if path is None:
-        return None
-    probe = subprocess.run([path, *namespaces(root), *mounts(rt), "--", "/bin/true"], capture_output=True)
-    return path if probe.returncode == 0 else None
-
-
 @functools.cache
 def bwrap_failure() -> str:
-    """Why bubblewrap cannot be used here, in a few words."""
+    """Why bubblewrap cannot be used here, in a few words ("" when it can: it is tried once)."""
     if os.environ.get("GRADER_NO_BWRAP"):
         return "GRADER_NO_BWRAP is set"
     if not os.path.exists("/usr/bin/bwrap"):
@@ -154,7 +148,7 @@ def bwrap_failure() -> str:
     probe = subprocess.run(["/usr/bin/bwrap", *namespaces(os.geteuid() == 0), *mounts(runtime()), "--", "/bin/true"],
                            capture_output=True)
     lines = probe.stderr.decode(errors="replace").strip().splitlines()
-    return lines[-1] if lines else "bwrap cannot create a sandbox here"
+    return "" if probe.returncode == 0 else lines[-1] if lines else "bwrap cannot create a sandbox here"
 
 
 def namespaces(root: bool) -> list[str]:
@@ -218,10 +212,10 @@ def sandbox_argv(iso: Isolation, code_dir: Path, work_dir: Path, disk_mb: int) -
 _warned: set[str] = set()
 
 
-def warn_once(message: str) -> None:
+def warn_once(message: str, kind: str = "warning") -> None:
     if message not in _warned:
         _warned.add(message)
-        print(f"grader: warning: {message}", file=sys.stderr)
+        print(f"grader: {kind}: {message}", file=sys.stderr)
 
 
 # -- what a job may accept -------------------------------------------------------------------------
@@ -236,6 +230,8 @@ try:
     report["pytest"] = "ok"
 except Exception as exc:
     report["pytest"] = f"{type(exc).__name__}: {exc}"
+confine = {"__name__": "confine"}
+exec(args["confine"], confine)
 for path in args["private"]:
     try:
         if os.path.isdir(path):
@@ -245,11 +241,24 @@ for path in args["private"]:
         report["readable"].append(path)
     except OSError:
         pass
+report["missing"] = confine["lock_down"]()
 print(json.dumps(report))
 """
 
 
 def require(purpose: str, *, trusted: bool = False, private: tuple[Path, ...] = ()) -> Isolation:
+    """The isolation a job runs with, or IsolationError when it is not enough (an instructor's job is
+    also told, once, what bounds a sandbox's memory and CPU)."""
+    from grader.sandbox import cgroups
+
+    iso = _require(purpose, trusted=trusted, private=private)
+    if purpose != "check":
+        sentence, grouped = cgroups.bounds()
+        warn_once(sentence, "note" if grouped else "warning")
+    return iso
+
+
+def _require(purpose: str, *, trusted: bool = False, private: tuple[Path, ...] = ()) -> Isolation:
     """The isolation a job runs with, or IsolationError when it is not enough.
 
     purpose is check (a student's own run: anything goes, with a warning) or batch and
@@ -302,7 +311,8 @@ def uid_problems(iso: Isolation, private: tuple[Path, ...]) -> list[str]:
 
     rt = iso.runtime
     with uids.lease() as lease:
-        args = json.dumps({"site": list(rt.site), "private": [str(p) for p in private]})
+        args = json.dumps({"site": list(rt.site), "private": [str(p) for p in private],
+                           "confine": (Path(__file__).with_name("inside") / "confine.py").read_text()})
         try:
             probe = subprocess.run([rt.executable, "-S", "-s", "-B", "-c", _PROBE, args], user=lease.uid,
                                    group=lease.uid, extra_groups=[], env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
@@ -321,11 +331,21 @@ def uid_problems(iso: Isolation, private: tuple[Path, ...]) -> list[str]:
     if report.get("pytest") != "ok":
         problems.append(f"the sandbox's Python ({rt.executable}) cannot import pytest ({report.get('pytest')}): "
                         "install pytest there, or set GRADER_SANDBOX_PYTHON to a Python that has it")
+    if unconfined(report.get("missing", [])):
+        problems.append(unconfined(report["missing"]))
     if report["readable"]:
         shown = ", ".join(report["readable"][:3]) + (" ..." if len(report["readable"]) > 3 else "")
         problems.append(f"student code could read files it must not ({shown}): make them readable by their owner "
                         "only (chmod -R go-rwx on the folder that holds them)")
     return problems
+
+
+def unconfined(missing: list[str]) -> str | None:
+    """In words, the confinement steps a sandbox could not apply that running it as a uid of its own relies on."""
+    steps = [m for m in missing if isinstance(m, str) and m.startswith(("no_new_privs", "seccomp"))]
+    return (f"the sandbox cannot apply {', '.join(steps)} here, without which a sandbox's uid could open network "
+            "sockets or gain privileges: run the grader where seccomp works (a kernel with CONFIG_SECCOMP_FILTER, a "
+            "container whose seccomp profile allows it), or with bubblewrap") if steps else None
 
 
 def _closed_folder(executable: str) -> str:

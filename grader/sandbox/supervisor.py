@@ -5,7 +5,8 @@ A `Sandbox` is one isolated environment (see isolation.py) with its own warm tem
 process (inside/template.py). A `Unit` is one process forked from the template for one
 unit of work, with a socket of its own (unit.py). Units of one sandbox run one at a time, and
 between two units the sandbox can be cleaned (every other process killed, the writable
-space emptied), so a unit can leave nothing for the next one to find.
+space emptied), so a unit can leave nothing for the next one to find. Where the machine
+allows, a sandbox's processes share one cgroup that bounds them together (cgroups.py).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.errors import GraderError, WorkerFailure
-from grader.sandbox import isolation, uids
+from grader.sandbox import cgroups, isolation, uids
 from grader.sandbox.channel import FRAME_CAP, Channel
 from grader.sandbox.unit import Unit
 
@@ -50,10 +51,19 @@ class Limits:
     """CPU seconds over one process's life (RLIMIT_CPU)."""
     file_mb: int = 16
     """Largest file a process may write (RLIMIT_FSIZE)."""
-    processes: int = 64
-    """Processes and threads the sandbox's uid may have at once (RLIMIT_NPROC)."""
+    processes: int = 8
+    """Processes and threads the sandbox may have at once (RLIMIT_NPROC, and pids.max with a cgroup): without
+    a cgroup, this many times memory_mb is all the memory one sandbox can hold."""
+    open_files: int = 256
+    """Files a process may hold open (RLIMIT_NOFILE)."""
     disk_mb: int = 64
-    """All the disk space the sandbox may fill, every file together."""
+    """All the disk space the sandbox may fill, every file together (files it holds open included)."""
+    total_mb: int | None = None
+    """Memory of all the sandbox's processes together, with a cgroup (default: memory_mb + 512)."""
+
+    @property
+    def sandbox_mb(self) -> int:
+        return self.total_mb or self.memory_mb + 512
 
 
 def _base(iso: isolation.Isolation) -> str | None:
@@ -80,6 +90,7 @@ class Sandbox:
         self.warm = warm
         self.lease = uids.lease() if self.iso.root and self.iso.drop_uid else None
         self.uid = self.lease.uid if self.lease else 0
+        self.group: cgroups.Group | None = None
         self.exits: dict[int, int] = {}
         self.disk_full = False
         self._proc: subprocess.Popen | None = None
@@ -89,6 +100,9 @@ class Sandbox:
             self.root = Path(tempfile.mkdtemp(prefix="grader-sandbox-", dir=_base(self.iso)))
             self.code, self.work, self.scratch = self.root / "code", self.root / "work", self.root / "scratch"
             self._lay_out(files)
+            where = cgroups.support()
+            if where.parent is not None:
+                self.group = cgroups.Group(where.parent, limits.sandbox_mb << 20, limits.processes, where.cpu)
             if start:
                 self._start()
                 self.wait_ready()
@@ -124,12 +138,13 @@ class Sandbox:
         scratch = isolation.SANDBOX_TMP if bwrap else str(self.scratch)
         wipe = [isolation.SANDBOX_TMP, "/dev/shm"] if bwrap else [scratch]
         if self.iso.mode == "uid":
-            wipe += list(uids.SHARED_WRITABLE)
+            wipe += list(uids.shared_writable())
         return {
             "uid": self.uid,
             "mode": self.iso.mode,
             "limits": {"memory_mb": self.limits.memory_mb, "cpu_s": self.limits.cpu_s,
-                       "file_mb": self.limits.file_mb, "processes": self.limits.processes},
+                       "file_mb": self.limits.file_mb, "processes": self.limits.processes,
+                       "open_files": self.limits.open_files},
             "control_fd": control_fd,
             "work": isolation.WORK_DIR if bwrap else str(self.work),
             "scratch": scratch,
@@ -166,12 +181,14 @@ class Sandbox:
             **({"GRADER_SANDBOX_DEBUG": "1"} if DEBUG else {}),
         }
         argv = isolation.sandbox_argv(self.iso, self.code, self.work, self.limits.disk_mb)
+        if self.group is not None:
+            argv = self.group.wrap(argv)
         self.exits = {}
         self.disk_full = False
         self._proc = subprocess.Popen(argv, env=env, cwd=str(self.scratch), stdin=subprocess.DEVNULL,
                                       stdout=subprocess.DEVNULL, stderr=None if DEBUG else subprocess.PIPE,
                                       pass_fds=(theirs.fileno(),),
-                                      process_group=0)
+                                      start_new_session=True)  # the session its processes cannot leave
         theirs.close()
         self._control = ours
 
@@ -186,6 +203,7 @@ class Sandbox:
         except BaseException:
             self.close()
             raise
+        self._confined(ready.get("missing"))
         self.ready = True
         self.template_pid = ready.get("pid")
         self.unavailable: dict[str, str] = ready.get("unavailable") or {}
@@ -194,6 +212,17 @@ class Sandbox:
         if self.iso.bwrap is None:
             self._stop_watch = threading.Event()
             threading.Thread(target=self._watch_disk, args=(self._stop_watch,), daemon=True).start()
+
+    def _confined(self, missing) -> None:
+        """Fail closed (IsolationError, exit 3) when student code would run as a uid of its own, with no
+        namespace, and without no_new_privs or the seccomp filter; elsewhere say once what is missing."""
+        missing = [str(m)[:80] for m in missing[:5]] if isinstance(missing, list) else []
+        problem = isolation.unconfined(missing) if self.iso.mode == "uid" else None
+        if problem:
+            self.close()
+            raise isolation.IsolationError(f"student code cannot be confined here: {problem}")
+        if missing:
+            isolation.warn_once(f"the sandbox could not apply {', '.join(missing)}; student code runs without it")
 
     def _startup_error(self) -> str:
         proc = self._proc
@@ -295,6 +324,8 @@ class Sandbox:
             proc.wait()
             if proc.stderr:
                 proc.stderr.close()
+        if self.group is not None:
+            self.group.kill()
         if self.lease is not None:
             uids.kill_uid(self.uid)
 
@@ -302,11 +333,7 @@ class Sandbox:
         """Without bubblewrap's size-capped /tmp: stop the sandbox when its files pass the disk limit."""
         cap = self.limits.disk_mb * 1024 * 1024
         while not stop.wait(0.1):
-            used = uids.owned_bytes(self.scratch, self.uid or os.getuid(), cap)
-            if self.iso.mode == "uid":
-                for top in uids.SHARED_WRITABLE:
-                    used += uids.owned_bytes(Path(top), self.uid, cap)
-            if used > cap:
+            if uids.used_bytes(self.scratch, self.uid or os.getuid(), self.iso.mode == "uid", cap) > cap:
                 self.disk_full = True
                 if self.iso.mode == "uid":
                     uids.kill_uid(self.uid)
@@ -321,6 +348,9 @@ class Sandbox:
         self._kill_everything()
         if getattr(self, "root", None) is not None:
             shutil.rmtree(self.root, ignore_errors=True)
+        if getattr(self, "group", None) is not None:
+            self.group.close()
+            self.group = None
         if self.lease is not None:
             self.lease.release()
             self.lease = None

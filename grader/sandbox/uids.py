@@ -7,16 +7,23 @@ grader) never share one. On taking a lease, and again on giving it back, every p
 still running as that uid is killed and every file it left in the machine's shared
 writable folders is removed: what one sandbox leaves, the next never sees. Cleanup
 only ever touches the leased uid, so a grader never kills another grader's processes.
+
+The shared writable folders are found, not listed: every root-owned folder any user may
+write in (/tmp, /var/tmp, /dev/shm, /run/lock, /var/crash, /var/lib/php/sessions... as
+this machine has them), found once per grader by a walk of the file system that enters
+only folders other users can enter (the only ones a sandbox's uid can reach).
 """
 
 from __future__ import annotations
 
 import fcntl
+import functools
 import os
 import pwd
 import secrets
 import shutil
 import signal
+import stat
 import time
 from pathlib import Path
 
@@ -24,6 +31,10 @@ FIRST_UID = 200_000
 SPAN = 100_000
 LOCK_DIRS = (Path("/run/micrograd-grader/uids"), Path("/var/lock/micrograd-grader/uids"))
 SHARED_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm")
+"""Always watched and cleaned, whatever the walk finds."""
+WALK_DEPTH = 6
+"""How deep the walk for shared writable folders goes (/var/lib/php/sessions is 4 deep)."""
+NOT_WALKED = ("/proc", "/sys")
 
 
 class NoUid(Exception):
@@ -124,8 +135,35 @@ def kill_uid(uid: int, *, skip: frozenset[int] = frozenset()) -> None:
 def sweep(uid: int) -> None:
     """Kill the uid's processes and remove what it wrote in the machine's shared writable folders."""
     kill_uid(uid)
-    for top in SHARED_WRITABLE:
+    for top in shared_writable():
         remove_owned(Path(top), uid)
+
+
+@functools.cache
+def shared_writable() -> tuple[str, ...]:
+    """Every root-owned folder of this machine that any user may write in (sandboxes' own excluded)."""
+    found = {top for top in SHARED_WRITABLE if os.path.isdir(top)}
+    stack = [("/", 0)]
+    while stack:
+        folder, depth = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.path in NOT_WALKED or not entry.is_dir(follow_symlinks=False):
+                    continue
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if not st.st_mode & 0o001:
+                continue  # other users cannot enter it, so a sandbox's uid cannot reach what is inside
+            if st.st_mode & 0o002 and st.st_uid == 0:
+                found.add(entry.path)
+            if depth + 1 < WALK_DEPTH:
+                stack.append((entry.path, depth + 1))
+    return tuple(sorted(found))
 
 
 def remove_owned(top: Path, uid: int) -> None:
@@ -165,5 +203,36 @@ def owned_bytes(top: Path, uid: int, limit: int) -> int:
             if entry.is_dir(follow_symlinks=False):
                 stack.append(entry.path)
             else:
+                total += st.st_blocks * 512
+    return total
+
+
+def used_bytes(scratch: Path, uid: int, shared: bool, limit: int) -> int:
+    """A sandbox's disk space (stopping once past limit): its own folder, and with shared, what its uid has in the
+    machine's shared writable folders and holds open where no folder names it."""
+    used = owned_bytes(scratch, uid, limit)
+    if shared:
+        for top in shared_writable():
+            used += owned_bytes(Path(top), uid, limit)
+        used += unlinked_bytes(processes_of(uid))
+    return used
+
+
+def unlinked_bytes(pids: list[int]) -> int:
+    """Bytes of the files these processes hold open that no folder names any more (deleted, or made
+    nameless): a disk, or in /dev/shm memory, that no walk of the folders finds."""
+    total, seen = 0, set()
+    for pid in pids:
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                st = os.stat(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if st.st_nlink == 0 and stat.S_ISREG(st.st_mode) and (st.st_dev, st.st_ino) not in seen:
+                seen.add((st.st_dev, st.st_ino))
                 total += st.st_blocks * 512
     return total

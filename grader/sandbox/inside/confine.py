@@ -3,10 +3,12 @@
 1. drop root for the sandbox's own unprivileged uid (when the grader runs as root);
 2. turn address randomisation off (re-executing once), so an engine whose order follows
    memory addresses (children in a set) behaves the same on every run;
-3. hard resource limits (memory, CPU, file size, processes, no core dumps);
+3. hard resource limits (memory, CPU, file size, open files, processes, no core dumps);
 4. no new privileges, and a seccomp filter: no network sockets (only AF_UNIX), no
-   ptrace or reading another process's memory, no io_uring; 32-bit and x32 system
-   calls are refused;
+   ptrace or reading another process's memory, no io_uring; no memfd (memory no
+   process's limit counts); no new session (setsid does nothing: the sandbox's processes
+   stay in the one session the grader started it in, one scheduling group, so a hundred
+   busy processes get no more CPU than one); 32-bit and x32 system calls are refused;
 5. not dumpable, so no other process of the same uid can read its memory.
 
 Every unit process is forked from the template and inherits all of it.
@@ -58,6 +60,7 @@ def apply_limits(limits: dict, processes_in_use: int = 0) -> None:
         resource.RLIMIT_CPU: limits["cpu_s"],  # soft: SIGXCPU, then SIGKILL a second later
         resource.RLIMIT_FSIZE: limits["file_mb"] * mb,
         resource.RLIMIT_NPROC: limits["processes"] + processes_in_use,
+        resource.RLIMIT_NOFILE: limits["open_files"],
         resource.RLIMIT_CORE: 0,
     }
     for which, cap in caps.items():
@@ -70,16 +73,21 @@ def apply_limits(limits: dict, processes_in_use: int = 0) -> None:
 
 # Audit architecture and the numbers of the system calls the filter refuses, per machine:
 # sockets other than AF_UNIX; reading or writing another process (ptrace, process_vm_*);
-# io_uring (it can open sockets past the filter); and every kind of state that outlives a
+# io_uring (it can open sockets past the filter); every kind of state that outlives a
 # process and could carry notes from one unit of work to the next (System V IPC, POSIX
-# message queues, the per-user keyring).
+# message queues, the per-user keyring); and memfd (memory outside every process's address
+# space and every folder). Then the calls it answers "done" without running them: setsid
+# (a session of its own would be a scheduling group of its own; a program that asks for one
+# goes on in the sandbox's).
 _ARCHES = {
     "x86_64": (0xC000003E, 41, {"ptrace": 101, "process_vm_readv": 310, "process_vm_writev": 311,
                                 "io_uring_setup": 425, "shmget": 29, "semget": 64, "msgget": 68, "mq_open": 240,
-                                "add_key": 248, "request_key": 249, "keyctl": 250}),
+                                "add_key": 248, "request_key": 249, "keyctl": 250, "memfd_create": 319},
+               {"setsid": 112}),
     "aarch64": (0xC00000B7, 198, {"ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271,
                                   "io_uring_setup": 425, "shmget": 194, "semget": 190, "msgget": 186, "mq_open": 180,
-                                  "add_key": 217, "request_key": 218, "keyctl": 219}),
+                                  "add_key": 217, "request_key": 218, "keyctl": 219, "memfd_create": 279},
+                {"setsid": 157}),
 }
 _LD_W_ABS, _JEQ_K, _JGE_K, _RET_K = 0x20, 0x15, 0x35, 0x06
 _ALLOW, _ERRNO, _KILL = 0x7FFF0000, 0x00050000, 0x80000000
@@ -88,33 +96,36 @@ _X32_BIT = 0x40000000
 _AF_UNIX = 1
 
 
-def _seccomp_program(arch: int, socket_nr: int, refused: dict[str, int]) -> list[bytes]:
-    """A classic BPF program: another ABI is killed, refused calls get EPERM, socket() only AF_UNIX."""
+def _seccomp_program(arch: int, socket_nr: int, refused: dict[str, int], pretended: dict[str, int]) -> list[bytes]:
+    """A classic BPF program: another ABI is killed, refused calls get EPERM, pretended ones return 0 without
+    running, socket() only AF_UNIX."""
     def stmt(code, k):
         return struct.pack("HBBI", code, 0, 0, k)
 
     def jump(code, k, jt, jf):
         return struct.pack("HBBI", code, jt, jf, k)
 
-    numbers = sorted(refused.values())
-    n = len(numbers)
-    # Layout: 0 ld arch, 1 jeq, 2 kill, 3 ld nr, 4 jge x32, 5 jeq socket, 6..5+n jeq refused,
-    # 6+n allow, 7+n deny, 8+n ld domain, 9+n jeq AF_UNIX, 10+n allow, 11+n refuse (EACCES).
-    allow, deny, socket_check = 6 + n, 7 + n, 8 + n
+    # Layout: 0 ld arch, 1 jeq, 2 kill, 3 ld nr, 4 jge x32, 5 jeq socket, 6.. jeq pretended, then jeq refused,
+    # allow, deny, pretend, ld domain, jeq AF_UNIX, allow, refuse (EACCES).
+    checks = [(number, "pretend") for number in sorted(pretended.values())] + \
+             [(number, "deny") for number in sorted(refused.values())]
+    allow = 6 + len(checks)
+    target = {"deny": allow + 1, "pretend": allow + 2}
+    socket_check = allow + 3
     program = [
         stmt(_LD_W_ABS, 4),
         jump(_JEQ_K, arch, 1, 0),
         stmt(_RET_K, _KILL),
         stmt(_LD_W_ABS, 0),
-        jump(_JGE_K, _X32_BIT, deny - 5, 0),
+        jump(_JGE_K, _X32_BIT, target["deny"] - 5, 0),
         jump(_JEQ_K, socket_nr, socket_check - 6, 0),
     ]
-    for i, number in enumerate(numbers):
-        here = 6 + i
-        program.append(jump(_JEQ_K, number, deny - here - 1, 0))
+    for i, (number, outcome) in enumerate(checks):
+        program.append(jump(_JEQ_K, number, target[outcome] - (6 + i) - 1, 0))
     program += [
         stmt(_RET_K, _ALLOW),
         stmt(_RET_K, _ERRNO | _EPERM),
+        stmt(_RET_K, _ERRNO | 0),
         stmt(_LD_W_ABS, 16),
         jump(_JEQ_K, _AF_UNIX, 0, 1),
         stmt(_RET_K, _ALLOW),
