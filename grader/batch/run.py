@@ -30,7 +30,7 @@ from grader.batch.discover import Submission, discover
 from grader.batch.outputs import atomic_write, flags_for, write_class_outputs
 from grader.batch.graders import Graders, GradingProcessDied
 from grader.batch.notes import grouped
-from grader.batch.tasks import OUTPUTS, Outcome, Task, checked, failed, fingerprint, host_id, time_limit
+from grader.batch.tasks import OUTPUTS, Outcome, Task, checked, failed, fingerprint, host_id, time_limit, timed_out
 from grader.sandbox.isolation import require
 
 
@@ -174,7 +174,9 @@ def _execute(todo: list[tuple[Student, str]], rows: list[dict], total: int, assi
 def _on_processes(tasks: list[Task], jobs: int):
     """Each task's outcome as it arrives from this machine's grading processes (as many at once as jobs,
     the same kind of process a cluster's worker keeps), and whether it is final. A grading process that
-    dies, or outlasts any submission, costs that one student an error result, not the batch."""
+    dies, or outlasts any submission, costs that one student an error result, not the batch. A student
+    whose grading ran out of time beside others is graded again alone, after the others, and that result
+    is the one kept: no one's grade depends on what another student's code did to the machine."""
     from grader.batch.cluster import UnfitWorker
 
     graders = Graders()
@@ -186,9 +188,21 @@ def _on_processes(tasks: list[Task], jobs: int):
         except GradingProcessDied as died:
             return failed(task, f"{died}; run the batch again to try it again"), False
 
+    again: list[Task] = []
     try:
-        for future in as_completed([pool.submit(grade_one, task) for task in tasks]):
+        futures = {pool.submit(grade_one, task): task for task in tasks}
+        for future in as_completed(futures):
             outcome, final = future.result()
+            if outcome.unfit:
+                raise UnfitWorker(f"this machine may not grade: {outcome.unfit}")
+            if final and jobs > 1 and len(tasks) > 1 and timed_out(outcome.result):
+                again.append(futures[future])
+                continue
+            yield outcome, final
+        for task in again:  # nothing else is being graded now
+            print(f"note: {task.student} ran out of time while others were graded; graded again alone",
+                  file=sys.stderr)
+            outcome, final = grade_one(task)
             if outcome.unfit:
                 raise UnfitWorker(f"this machine may not grade: {outcome.unfit}")
             yield outcome, final

@@ -9,7 +9,11 @@ but by the instructor's process, and nothing in it names a path of the machine t
 it. A grading process first checks that it may grade at all (the same grader as the
 instructor's, student code isolated as a batch requires: on the instructor's own machine,
 where the class's folders are, a sandbox's uid must not be able to read them) and otherwise
-answers Unfit, which stops the batch rather than grading anyone differently.
+answers Unfit, which stops the batch rather than grading anyone differently (as does a
+sandbox that cannot be confined as a batch requires).
+
+A result in which something ran out of time (`timed_out`) may owe that to whatever else was
+graded beside it: a batch grades that student again, alone, before it keeps the result.
 """
 
 from __future__ import annotations
@@ -135,6 +139,8 @@ def grade_task(task: Task) -> Outcome:
     try:
         data = _grade_in_private_folder(task, iso, started)
         return Outcome(task.student, data, render(task, data))
+    except IsolationError as exc:  # a sandbox that could not be confined: no one is graded so
+        return Outcome(task.student, None, unfit=f"{socket.gethostname()} cannot isolate student code: {exc}")
     except Exception:  # noqa: BLE001 - one bad submission never stops a batch
         return failed(task, "the grader failed on this submission (the instructor's log has the details)",
                       log=traceback.format_exc())
@@ -153,12 +159,28 @@ def _grade_in_private_folder(task: Task, iso: Isolation, started: float) -> dict
         try:
             data = grade(submission, task.assignment, Options(tests=tests, one_sandbox=True, isolation=iso,
                                                               engine_key=task.key)).to_dict()
+        except IsolationError:
+            raise
         except Exception:  # noqa: BLE001 - one bad submission never stops a batch
             data = crash_result(task.name, task.assignment.id, started,
                                 f"the grader failed on this submission:\n{traceback.format_exc()}")
         return without_host_paths(data, [(str(p) + os.sep, "") for p in (folder, folder.resolve())]
                                   + [(str(p), ".") for p in (folder, folder.resolve())]
                                   + [(str(p), STAGING) for p in (Path(tmp), Path(tmp).resolve())])
+
+
+TIME_WORDS = ("did not finish", "time limit", "time ran out", "hung on this engine", "gave no answer within")
+"""What the grader says wherever a time limit stopped something (a request, a check, a run of the tests, the
+whole grading)."""
+
+
+def timed_out(result: dict | None) -> bool:
+    """Did a time limit stop anything in this grading (which the gradings running beside it may have caused)?"""
+    if not isinstance(result, dict):
+        return False
+    text = json.dumps([result.get("error"), [(c.get("feedback"), c.get("artifacts")) for c in result.get("checks", [])
+                                             if isinstance(c, dict)]])
+    return any(words in text for words in TIME_WORDS)
 
 
 def time_limit(task: Task) -> float:
