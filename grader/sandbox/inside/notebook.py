@@ -19,6 +19,8 @@ import types
 
 MODULE = "micrograd_mine"
 SHELL = None
+ENGINE_LINE = 1_000_000
+"""The line every statement of an engine run after the student's code says it is on (see run_engine)."""
 
 
 def warm() -> None:
@@ -106,15 +108,15 @@ def run_engine(module: types.ModuleType, source: str) -> None:
     """Run an engine's code in the student's module (a notebook's namespace, or a .py file's module), after
     the student's own code, with the student's `from __future__` imports.
 
-    The engine is compiled from its syntax tree with every line at 1 and every column at 0, under the file
-    name the student's own Value has, and its text is not kept anywhere (no file, no line cache): what a
-    test can find of it is its bytecode, never its source. inspect.getsource() on it reads the student's
-    file, whatever the engine; a traceback through it shows line 1."""
+    The engine is compiled from its syntax tree with every line at ENGINE_LINE and every column at 0, under
+    the file name the student's own Value has, and its text is not kept anywhere (no file, no line cache):
+    what a test can find of it is its bytecode, never its source. inspect.getsource() fails on each of its
+    functions alike (their line is past the end of the student's file), whatever the engine."""
     tree = ast.parse(source)
     del source
     for node in ast.walk(tree):
         if "lineno" in node._attributes:
-            node.lineno = node.end_lineno = 1
+            node.lineno = node.end_lineno = ENGINE_LINE
             node.col_offset = node.end_col_offset = 0
     code = compile(tree, _file_of(module), "exec", flags=_future_flags(module), dont_inherit=True)
     del tree
