@@ -164,7 +164,8 @@ def curve_svg(artifacts: dict[str, Any]) -> Markup:
     student = [x if isinstance(x, float) and math.isfinite(x) else None for x in artifacts["student_loss"]]
     reference = artifacts["reference_loss"]
     finite = [x for x in student + reference if x is not None]
-    top = max(finite) if finite else 1.0
+    top = max(finite, default=0.0)
+    top = top if top > 0 else 1.0  # every loss 0 (or none finite): any scale will do
     width, height, pad = 560, 260, 44
     steps = max(len(student), len(reference), 2)
 
