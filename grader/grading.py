@@ -1,10 +1,13 @@
 """grade(submission, assignment) -> Result: the pipeline behind every command.
 
 Steps, in order: read the file; load it in the engine lane's sandbox (a notebook is run
-there, once); make sure the required names exist; start the student's tests in the
-suite lane's sandbox, beside the engine checks; run each check of the assignment with
-its own time limit; score. A submission that cannot be graded gets a Result with status
-`error` and a reason, never an exception. Every byte that comes back from a sandbox is a
+there, once: grader/loading.py); make sure the required names exist; start the student's
+tests in the suite lane's sandbox, beside the engine checks; run each check of the
+assignment with its own time limit; score. The whole grading runs under the submission's
+time limit, one deadline that every request, check, run of the tests and notebook cell
+respects: what it cuts off is reported as such, and what could not start is skipped,
+naming the limit. A submission that cannot be graded gets a Result with status `error`
+and a reason, never an exception. Every byte that comes back from a sandbox is a
 claim about the student's code, read as untrusted input; judging happens here.
 """
 
@@ -12,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import re
 import time
 import traceback
 from dataclasses import dataclass
@@ -20,19 +22,22 @@ from pathlib import Path
 
 from grader import __version__, fileio, notebooks, secret
 from grader.checks import REGISTRY
-from grader.checks.context import CheckTimeout, Context, did_you_mean
+from grader.checks.context import CheckTimeout, Context
 from grader.checks.suite import SUITE_CHECKS, start_suite
 from grader.errors import WorkerFailure, without_host_paths
 from grader.lanes import Code, EngineLane
+from grader.loading import Rejected, load
 from grader.sabotage import own_block
-from grader.result import ERROR_KINDS, CheckResult, Outcome, Result, SubmissionError
+from grader.result import CheckResult, Outcome, Result
 from grader.sandbox.isolation import Isolation
 from grader.sandbox.supervisor import Limits, Sandbox
 from grader.spec import Assignment, CheckSpec
 
 MODULE_FILE = "micrograd_mine.py"
 TESTS_NAME = "test_micrograd.py"
-MAX_SYMBOLS = 10_000
+OVERRUN_S = 5.0
+"""How far past submission_s a grading may end, whatever the student's code does: what is in flight
+when the time runs out stops then, and the sandboxes are closed."""
 
 
 @dataclass(frozen=True)
@@ -54,17 +59,10 @@ class Options:
     passes the instructor's, so a submission gets the same engines on whichever machine grades it."""
 
 
-class Rejected(Exception):
-    """The submission cannot be graded at all; carries the SubmissionError."""
-
-    def __init__(self, kind: str, message: str):
-        super().__init__(message)
-        self.error = SubmissionError(kind if kind in ERROR_KINDS else "crash", message)
-
-
 def grade(submission: Path, assignment: Assignment, options: Options = Options()) -> Result:
     """Grade a .py file or a notebook; never raises for anything wrong with the submission."""
     started = time.monotonic()
+    ends = started + assignment.limits.submission_s
     specs = [c for c in assignment.checks if not (options.public_only and c.visibility == "hidden")]
     digest, execution, suite = None, None, None
     try:
@@ -87,13 +85,14 @@ def grade(submission: Path, assignment: Assignment, options: Options = Options()
                 suite = start_suite(assignment, code, tests, limits, options.isolation, seed, secret.seed(key, b"pool"),
                                     options.suite_sandboxes, own_block(_student_text(code)), shared, engine.pause)
                 suite.provide_plan()
-            symbols, execution, notes = _load(engine, code, assignment, submission.name)
+            symbols, execution, notes = load(engine, code, assignment, submission.name, ends)
             if suite is not None:
-                suite.go(execution.left_out() if execution else frozenset(), assignment.limits.cell_s)
-            ctx = Context(assignment, engine, symbols, suite, tests_source, seed)
-            checks = _run_checks(ctx, specs, started)
+                suite.go(execution.left_out() if execution else frozenset(), assignment.limits.cell_s, ends)
+            ctx = Context(assignment, engine, symbols, suite, tests_source, seed, ends)
+            checks = _run_checks(ctx, specs)
     except Rejected as rejected:
-        return _result(submission, digest, assignment, "error", rejected.error, (), started, execution)
+        return _result(submission, digest, assignment, "error", rejected.error, (), started,
+                       rejected.execution or execution)
     finally:
         if suite is not None:
             suite.cancel()
@@ -160,122 +159,32 @@ def _tests(submission: Path, options: Options, nb) -> str | None:
                        f"{path.name} cannot be read: {exc.strerror}") from None
 
 
-def _load(engine: EngineLane, code: Code, assignment: Assignment, filename: str):
-    """Load the student's code (running a notebook); the names it defines, and the notebook's report."""
-    limits = assignment.limits
-    if code.kind == "notebook":
-        return _load_notebook(engine, code, assignment, filename)
-    try:
-        reply = engine.load(code.request(), limits.request_s, None)
-    except WorkerFailure as failure:
-        raise Rejected(failure.kind, f"importing {filename}: your code {failure.message}") from None
-    return _symbols(reply, assignment, filename, None, engine.sandbox.python), None, _notes(reply, code)
-
-
-def _load_notebook(engine: EngineLane, code: Code, assignment: Assignment, filename: str):
-    cell_s = assignment.limits.cell_s
-    budget = time.monotonic() + cell_s * (len(code.cells) + 2) + 60
-    progress = notebooks.Progress()
-    try:
-        reply = engine.load(code.request(frozenset(), cell_s), cell_s + notebooks.CELL_GRACE_S, budget, progress)
-        cells = reply.get("result", {}).get("cells") if isinstance(reply.get("result"), dict) else None
-        said = {c["index"]: c for c in cells if isinstance(c, dict) and isinstance(c.get("index"), int)} \
-            if isinstance(cells, list) else progress.ended
-        execution = notebooks.execution(code.cells, said)
-    except WorkerFailure as failure:
-        killer = progress.started
-        if killer is None:
-            raise Rejected("crash", f"running {filename}: your notebook {failure.message}") from None
-        interrupted = failure.kind == "timeout"
-        execution = notebooks.execution(code.cells, progress.ended, killer, f"your code {failure.message}",
-                                        interrupted)
-        try:
-            reply = engine.load(code.request(execution.left_out(), cell_s), cell_s + notebooks.CELL_GRACE_S,
-                                budget)
-        except WorkerFailure as again:
-            raise Rejected("crash", f"running {filename} again without cell {killer + 1}: your notebook "
-                           f"{again.message}") from None
-    return _symbols(reply, assignment, filename, execution), execution, _notes(reply, code)
-
-
-def _notes(reply: dict, code: Code) -> tuple[str, ...]:
-    """What the student should know: packages their code imports that stood in for the real ones."""
-    result = reply.get("result") if isinstance(reply.get("result"), dict) else {}
-    used = [n for n in result.get("stand_ins", []) if isinstance(n, str) and n in code.stand_ins] \
-        if isinstance(result.get("stand_ins"), list) else []
-    return tuple(f"Your code imports {name}, which is not installed where it is graded: a stand-in was imported "
-                 f"instead, so the rest of your file could be graded; anything that uses {name} raises an error."
-                 for name in dict.fromkeys(used))
-
-
-def _symbols(reply: dict, assignment: Assignment, filename: str, execution, python: str = "") -> list[str]:
-    if not reply.get("ok"):
-        raise _load_error(reply.get("error"), assignment, filename, python)
-    result = reply.get("result")
-    symbols = result.get("symbols") if isinstance(result, dict) else None
-    if not isinstance(symbols, list) or len(symbols) > MAX_SYMBOLS or not all(isinstance(s, str) for s in symbols):
-        raise Rejected("crash", f"importing {filename}: your code answered the grader with something it cannot "
-                       "read (did it replace the grader's code in its process?)")
-    for name in assignment.required_symbols:
-        if name not in symbols:
-            maybe = did_you_mean(name, symbols)
-            ran = ("\nCells that did not run cleanly: " + "; ".join(execution.problems())) \
-                if execution and execution.problems() else ""
-            raise Rejected("missing_symbol", f"{filename} defines no {name}.{maybe}{ran}")
-    return symbols
-
-
-NEWER_SYNTAX = (
-    # (pattern on the offending line, the Python that accepts it, what it is, how to write it before)
-    (re.compile(r"""\bf(['"])[^'"]*\{[^{}]*\1[^{}]*\}"""), (3, 12), "an f-string that reuses its own quotes inside {}",
-     "use the other kind of quotes inside the braces"),
-    (re.compile(r"^\s*type\s+\w+\s*(\[.*\])?\s*="), (3, 12), "a `type` statement", "write `Name = ...` instead"),
-    (re.compile(r"^\s*(def|class)\s+\w+\s*\["), (3, 12), "type parameters in brackets", "use typing.TypeVar"),
-)
-
-
-def _newer_syntax(text: str, python: str) -> str:
-    """A sentence saying the line uses syntax of a newer Python than the grading one, if it does."""
-    try:
-        version = tuple(int(x) for x in python.split(".")[:2])
-    except ValueError:
-        return ""
-    for pattern, needs, what, instead in NEWER_SYNTAX:
-        if version < needs and pattern.search(text):
-            return (f"\nThis line uses {what}, which Python {needs[0]}.{needs[1]} accepts but the Python that grades "
-                    f"your code ({python}) does not: {instead}.")
-    return ""
-
-
-def _load_error(err, assignment: Assignment, filename: str, python: str = "") -> Rejected:
-    err = err if isinstance(err, dict) else {}
-    kind, message = str(err.get("type", "Exception")), str(err.get("message", ""))
-    if kind in ("SyntaxError", "IndentationError", "TabError"):
-        line = str(err.get("text") or "")
-        text = f"\n    {line.strip()}" if line else ""
-        return Rejected("syntax_error", f"{filename}, line {err.get('lineno')}: {kind}: {message}{text}"
-                        f"{_newer_syntax(line, python)}")
-    if kind == "MemoryError":
-        return Rejected("memory", f"importing {filename} ran out of memory (the limit is "
-                        f"{assignment.limits.memory_mb} MB)")
-    trace = str(err.get("traceback", "")).rstrip()
-    return Rejected("import_error", f"importing {filename} raised {kind}: {message}\n{trace}".rstrip())
-
-
-def _run_checks(ctx: Context, specs: list[CheckSpec], started: float) -> list[CheckResult]:
+def _run_checks(ctx: Context, specs: list[CheckSpec]) -> list[CheckResult]:
+    """Each check with its own time limit, and none started once the grading's time (ctx.ends) is up."""
     limits = ctx.assignment.limits
+    out_of_time = f"Not run: the submission used up its time limit of {limits.submission_s:g} s"
     results = []
     for spec in specs:
         check = REGISTRY[spec.id]
         t0 = time.monotonic()
-        left = limits.submission_s - (t0 - started)
-        if left <= 0:
-            outcome = Outcome("skipped", f"Not run: the submission used up its time limit of {limits.submission_s:g} s.")
+        if t0 >= ctx.ends:
+            outcome = Outcome("skipped", f"{out_of_time}.")
+        elif _suite_cut(ctx, spec.id):
+            outcome = Outcome("skipped", f"{out_of_time} before your tests had run on every engine they are "
+                              "judged on.")
         else:
-            ctx.start_check(min(limits.check_s, left))
+            ctx.start_check(limits.check_s)
             outcome = _run_one(check.run, ctx)
         results.append(_check_result(spec, check.title, outcome, time.monotonic() - t0))
     return _one_cause_once(results)
+
+
+def _suite_cut(ctx: Context, check_id: str) -> bool:
+    """Did the grading's time run out before the suite's runs this check needs were made?"""
+    if check_id not in SUITE_CHECKS or ctx.suite_lane is None:
+        return False
+    outcome = ctx.suite_lane.result()
+    return outcome.cut and (check_id != "student_tests" or outcome.own is None)
 
 
 def _one_cause_once(results: list[CheckResult]) -> list[CheckResult]:

@@ -9,6 +9,9 @@
 
 The lanes never share a process, a uid or a writable folder, so what the engine lane's
 process sees (nothing secret) cannot reach the suite runs, and no run can reach another.
+
+Both lanes work under the grading's deadline (the end of the submission's time limit): no
+request outlasts it, and no run of the suite starts after it.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from grader.errors import WorkerFailure
 from grader.sabotage import EngineRun
 from grader.sandbox.isolation import Isolation
 from grader.sandbox.supervisor import Limits, Sandbox
-from grader.sandbox.unit import Unit
+from grader.sandbox.unit import OutOfTime, Unit
 
 
 @dataclass(frozen=True)
@@ -68,27 +71,30 @@ class EngineLane:
         self.reloads = 0
         """How many times the student's code was loaded again after its process stopped."""
 
-    def load(self, load_request: dict, timeout: float, until: float | None, on_event: Callable | None = None) -> dict:
-        """Load the student's code in a fresh process; the raw reply (symbols, or what it raised)."""
+    def load(self, load_request: dict, timeout: float, until: float | None, on_event: Callable | None = None,
+             gap: float | None = None) -> dict:
+        """Load the student's code in a fresh process; the raw reply (symbols, or what it raised).
+        timeout, until and gap as Unit.exchange's."""
         self.load_request = load_request
         if not self.ready:
             self.sandbox.wait_ready()
             self.ready = True
         self.unit = self.sandbox.unit("state")
-        return self.unit.exchange({"op": "load", "code": load_request}, timeout, until, on_event)
+        return self.unit.exchange({"op": "load", "code": load_request}, timeout, until, on_event, gap)
 
     def request(self, message: dict, timeout: float, until: float | None = None,
-                on_event: Callable | None = None) -> dict:
-        """One request to the student's engine; raises WorkerFailure (the process is then replaced)."""
+                on_event: Callable | None = None, gap: float | None = None) -> dict:
+        """One request to the student's engine (timeout, until and gap as Unit.exchange's); raises
+        WorkerFailure (the process is then replaced)."""
         if self.unit is None or self.unit.failed:
-            self._respawn()
-        return self.unit.exchange(message, timeout, until, on_event)
+            self._respawn(until)
+        return self.unit.exchange(message, timeout, until, on_event, gap)
 
-    def _respawn(self) -> None:
+    def _respawn(self, until: float | None) -> None:
         self.reloads += 1
         self._drop()
         self.unit = self.sandbox.unit("state")
-        reply = self.unit.exchange({"op": "load", "code": self.load_request}, self.limits.request_s * 6)
+        reply = self.unit.exchange({"op": "load", "code": self.load_request}, self.limits.request_s * 6, until)
         if not reply.get("ok"):
             raise WorkerFailure("crash", "could not be loaded again after its process stopped")
 
@@ -131,6 +137,9 @@ class SuiteOutcome:
     runs: list[RunReply] = field(default_factory=list)
     error: str = ""
     """Why the lane could not run at all (its sandbox did not start)."""
+    cut: bool = False
+    """The grading's time ran out before every run was done; the runs not done are left out (not
+    counted as hangs: the engine did not make them slow, the time was up)."""
 
 
 class SuiteLane:
@@ -160,6 +169,7 @@ class SuiteLane:
         self._cancelled = False
         self._skip: frozenset[int] = frozenset()
         self._cell_timeout = 30.0
+        self._until: float | None = None
         self._thread = threading.Thread(target=self._main, daemon=True)
         self._thread.start()
 
@@ -171,10 +181,11 @@ class SuiteLane:
         finally:
             self._planned.set()
 
-    def go(self, skip: frozenset[int] = frozenset(), cell_timeout: float = 30.0) -> None:
+    def go(self, skip: frozenset[int] = frozenset(), cell_timeout: float = 30.0, until: float | None = None) -> None:
         """Let the runs start (for a notebook, without the cells that timed out or killed the kernel);
-        with a shared sandbox, they start when their result is first asked for."""
-        self._skip, self._cell_timeout = skip, cell_timeout
+        with a shared sandbox, they start when their result is first asked for. until: the grading's
+        deadline, which no run outlasts and after which none starts."""
+        self._skip, self._cell_timeout, self._until = skip, cell_timeout, until
         if self.shared is None:
             self._go.set()
         else:
@@ -225,7 +236,7 @@ class SuiteLane:
                 return
             own = self._run(sandboxes[0], None, self.first_run_s)
             self.outcome.own = own
-            if own.failure is not None or not (own.reply or {}).get("ok"):
+            if own is None or own.failure is not None or not (own.reply or {}).get("ok"):
                 return
             timeout = self.per_run(own)
             shares = [self.plan[i::len(sandboxes)] for i in range(len(sandboxes))]
@@ -249,10 +260,17 @@ class SuiteLane:
         for engine in engines:
             if self._cancelled:
                 return
-            into.append(self._run(sandbox, engine, timeout))
+            run = self._run(sandbox, engine, timeout)
+            if run is None:
+                return
+            into.append(run)
 
-    def _run(self, sandbox: Sandbox, engine: EngineRun | None, timeout: float) -> RunReply:
+    def _run(self, sandbox: Sandbox, engine: EngineRun | None, timeout: float) -> RunReply | None:
+        """One run of the suite, or None when the grading's time ran out before it could end."""
         started = time.monotonic()
+        if self._until is not None and started >= self._until:
+            self.outcome.cut = True
+            return None
         message = {"op": "suite", "code": self.code.request(self._skip, self._cell_timeout), "tests": self.tests,
                    "engine": engine.block if engine else None, "fixtures": list(self.fixtures), "probes": self.probes}
         try:
@@ -260,8 +278,13 @@ class SuiteLane:
         except WorkerFailure as failure:
             return RunReply(engine, failure=failure, duration=time.monotonic() - started)
         try:
-            reply = unit.exchange(message, timeout)
+            reply = unit.exchange(message, timeout, self._until)
             return RunReply(engine, reply=reply, duration=time.monotonic() - started)
+        except OutOfTime as failure:
+            if failure.outer:
+                self.outcome.cut = True
+                return None
+            return RunReply(engine, failure=failure, duration=time.monotonic() - started)
         except WorkerFailure as failure:
             return RunReply(engine, failure=failure, duration=time.monotonic() - started)
         finally:

@@ -32,7 +32,8 @@ class CellReport:
     number: int
     """The cell's position among all cells, from 1 as Jupyter shows it."""
     status: str
-    """ok, error (it raised), timeout (interrupted), killed (the kernel died in it), or not_run (after that)."""
+    """ok, error (it raised), timeout (interrupted, or cut off when the notebook's time ran out), killed (the
+    kernel died in it), or not_run (after that)."""
     error: str = ""
 
 
@@ -41,13 +42,17 @@ class Execution:
     cells: tuple[CellReport, ...]
     died: str | None
     """Why the kernel died, if it did."""
+    out_of_time: str = ""
+    """Why the notebook was stopped when its time ran out, if it was."""
 
     def problems(self) -> list[str]:
         """One line per cell that did not run cleanly, for the student."""
+        after = "the notebook's time had run out" if self.out_of_time else "the kernel had died"
         lines = [f"cell {c.number}: {c.error}" if c.status == "error" else
+                 f"cell {c.number}: cut off: {c.error}" if c.status == "timeout" and c.error else
                  f"cell {c.number}: interrupted after running past its time limit" if c.status == "timeout" else
                  f"cell {c.number}: the kernel died while running it" if c.status == "killed" else
-                 f"cell {c.number}: not run, the kernel had died" for c in self.cells if c.status != "ok"]
+                 f"cell {c.number}: not run, {after}" for c in self.cells if c.status != "ok"]
         if self.died:
             lines.append(f"the kernel died: {self.died}")
         return lines
@@ -100,17 +105,18 @@ class Progress:
 
 
 def execution(cells: tuple[tuple[int, str], ...], said: dict[int, dict], killed_at: int | None = None,
-              why: str | None = None, interrupted: bool = False) -> Execution:
+              why: str | None = None, interrupted: bool = False, out_of_time: str = "") -> Execution:
     """The per-cell report, from what the sandbox said of each cell and where the process died.
 
     A cell that could not be interrupted counts as a timeout; a cell during which the process
-    died, as the one that killed the kernel; every cell after it, as not run.
+    died, as the one that killed the kernel; a cell running when the notebook's time ran out
+    (out_of_time says why), as a timeout with that reason; every cell after it, as not run.
     """
     reports = []
     for index, _ in cells:
         number = index + 1
         if killed_at is not None and index == killed_at:
-            reports.append(CellReport(number, "timeout" if interrupted else "killed"))
+            reports.append(CellReport(number, "timeout" if interrupted or out_of_time else "killed", out_of_time))
             continue
         if killed_at is not None and index > killed_at:
             reports.append(CellReport(number, "not_run"))
@@ -120,8 +126,8 @@ def execution(cells: tuple[tuple[int, str], ...], said: dict[int, dict], killed_
         error = f"{entry.get('ename', '')}: {entry.get('evalue', '')}".strip(": ")[:500] if status == "error" else ""
         error = error if isinstance(error, str) else ""
         reports.append(CellReport(number, status, error))
-    died = None if killed_at is None or interrupted else why
-    return Execution(tuple(reports), died)
+    died = None if killed_at is None or interrupted or out_of_time else why
+    return Execution(tuple(reports), died, out_of_time)
 
 
 TEST_SHIM = "from micrograd_mine import *  # the notebook's test_* functions are its test suite\n"

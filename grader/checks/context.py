@@ -16,6 +16,7 @@ import reference
 from grader.errors import WorkerFailure
 from grader.programs import Program
 from grader.sandbox.inside import probes
+from grader.sandbox.unit import OutOfTime
 from grader.spec import Assignment
 
 
@@ -133,16 +134,17 @@ class StudentEngine:
         self.lane = lane
         self.ctx = ctx
 
-    def _request(self, message: dict, timeout: float | None = None, on_event: Callable | None = None) -> dict:
+    def _request(self, message: dict, timeout: float | None = None, on_event: Callable | None = None,
+                 gap: float | None = None) -> dict:
+        """One request, within its own limit (timeout, default request_s) and the check's deadline
+        (itself within the grading's); the check's time running out first is a CheckTimeout."""
         timeout = timeout or self.ctx.assignment.limits.request_s
         until = self.ctx.deadline if math.isfinite(self.ctx.deadline) else None
-        cut = until is not None and until - time.monotonic() < timeout - 0.05  # the check's time ends first
         try:
-            return self.lane.request(message, timeout, until, on_event)
-        except WorkerFailure as failure:
-            if cut and failure.kind == "timeout" and time.monotonic() >= self.ctx.deadline:
-                raise CheckTimeout(f"the check ran past its time limit of {self.ctx.assignment.limits.check_s:g} s") \
-                    from None
+            return self.lane.request(message, timeout, until, on_event, gap)
+        except OutOfTime as failure:
+            if failure.outer:
+                raise CheckTimeout(self.ctx.stopped_by) from None
             raise
 
     def ask(self, message: dict[str, Any], shape: dict[str, Callable[[Any], Any]],
@@ -195,8 +197,10 @@ class StudentEngine:
                         and results[start + item] is None:
                     results[start + item] = read(start + item, event.get("value"))
 
+            request_s = self.ctx.assignment.limits.request_s  # for each program, as if each were a request
             try:
-                reply = self._request({"op": op, "programs": chunk, **extra}, on_event=on_event)
+                reply = self._request({"op": op, "programs": chunk, **extra}, request_s * len(chunk), on_event,
+                                      gap=request_s)
             except WorkerFailure as failure:
                 _first_missing(results, start, Observation(failure=failure))
                 return results
@@ -253,7 +257,7 @@ class Context:
     """Everything a check needs; one per submission."""
 
     def __init__(self, assignment: Assignment, engine, symbols: list[str], suite=None, tests_source: str | None = None,
-                 seed: str = ""):
+                 seed: str = "", ends: float = math.inf):
         self.assignment = assignment
         self.student = StudentEngine(engine, self)
         self.symbols = symbols
@@ -264,19 +268,28 @@ class Context:
         self.has_tests = tests_source is not None
         self.seed = seed
         """The submission's hash: what makes this grading's choices, the same at every regrade."""
+        self.ends = ends
+        """The grading's deadline (time.monotonic()): the end of the submission's time limit."""
         self.deadline = math.inf
+        """The check's deadline: its own limit, or the grading's if that comes first."""
+        self.stopped_by = ""
+        """Which of the two it is, in words, for a check stopped by it."""
         self.cache: dict[str, Any] = {}
         """Work shared by several checks (the student's suite runs once for three checks)."""
 
     def start_check(self, seconds: float) -> None:
-        self.deadline = time.monotonic() + seconds
+        own = time.monotonic() + seconds
+        self.deadline = min(own, self.ends)
+        limits = self.assignment.limits
+        self.stopped_by = f"the check ran past its time limit of {seconds:g} s" if own <= self.ends else \
+            f"the submission ran past its time limit of {limits.submission_s:g} s"
 
     def deadline_left(self) -> float:
         return self.deadline - time.monotonic()
 
     def check_time(self) -> None:
         if time.monotonic() > self.deadline:
-            raise CheckTimeout(f"the check ran past its time limit of {self.assignment.limits.check_s:g} s")
+            raise CheckTimeout(self.stopped_by)
 
     @functools.cached_property
     def features(self):

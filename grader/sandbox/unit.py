@@ -1,6 +1,10 @@
 """A `Unit`: one process forked from a sandbox's template for one unit of work, with a socket
 of its own. Requests go out; what comes back is a claim, read within its deadline, and a unit
-that misses one, or dies, is a WorkerFailure that says why in the student's terms."""
+that misses one, or dies, is a WorkerFailure that says why in the student's terms.
+
+Every request has an overall deadline fixed when it is sent (its own limit, or the caller's
+deadline if that comes first: the check's, the whole grading's). Frames that come meanwhile
+(progress events) never extend it, so no stream of well-formed frames keeps a request going."""
 
 from __future__ import annotations
 
@@ -14,6 +18,20 @@ from grader.sandbox.channel import Channel, Closed, protocol_error
 
 if TYPE_CHECKING:
     from grader.sandbox.supervisor import Sandbox
+
+
+SLACK_S = 0.05
+"""A caller's deadline counts as the one that stopped a request only when it came this much before
+the request's own (a caller that gives all the time it has left gets its own limit's message)."""
+
+
+class OutOfTime(WorkerFailure):
+    """A request reached its overall deadline. outer: that deadline was the caller's (the check's,
+    the grading's), not the request's own limit."""
+
+    def __init__(self, message: str, outer: bool):
+        super().__init__("timeout", message)
+        self.outer = outer
 
 
 class Unit:
@@ -39,23 +57,25 @@ class Unit:
     def gone(self) -> bool:
         return self.pid in self.sandbox.exits or self.sandbox.dead
 
-    def exchange(self, message: dict, timeout: float, until: float | None = None, on_event=None) -> dict:
+    def exchange(self, message: dict, timeout: float, until: float | None = None, on_event=None,
+                 gap: float | None = None) -> dict:
         """Send a request; pass each event frame to on_event; return the final reply.
 
-        Each frame must come within timeout of the one before (a deadline that holds while
-        data flows), and everything before until. Raises WorkerFailure, and the unit is
-        then dead.
+        The reply must come within timeout seconds of sending, and before until (the caller's
+        deadline) if given: one deadline, fixed now, that no frame extends. With gap, each frame
+        must also come within gap seconds of the one before. Raises WorkerFailure (OutOfTime
+        when the overall deadline passed), and the unit is then dead.
         """
         if self.failed:
             raise self.failed
         seq = next(self._seq)
         started = time.monotonic()
-        budget = timeout if until is None else max(0.0, min(timeout, until - started))
+        own = started + timeout
+        end = own if until is None else min(own, until)
         try:
-            self.channel.send({**message, "seq": seq}, started + timeout)
+            self.channel.send({**message, "seq": seq}, end)
             while True:
-                now = time.monotonic()
-                deadline = min(now + timeout, until if until is not None else now + timeout)
+                deadline = end if gap is None else min(end, time.monotonic() + gap)
                 frame = self.channel.receive(deadline, watch=self if self.sandbox._control else None)
                 if frame.get("seq") != seq:
                     raise protocol_error("a reply to another request")
@@ -64,7 +84,11 @@ class Unit:
                 if on_event is not None and isinstance(frame.get("event"), dict):
                     on_event(frame["event"])
         except TimeoutError:
-            self._fail(WorkerFailure("timeout", f"did not finish within {round(budget, 2):g} s"))
+            if time.monotonic() >= end:
+                self._fail(OutOfTime(f"did not finish within {round(max(0.0, end - started), 2):g} s",
+                                     end < own - SLACK_S))
+            else:
+                self._fail(WorkerFailure("timeout", f"did not finish within {round(gap, 2):g} s"))
         except Closed:
             self._fail(self._death())
         except WorkerFailure as failure:

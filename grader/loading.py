@@ -1,0 +1,161 @@
+"""Loading the student's code in the engine lane: importing the module, or running the notebook
+(within its budget, capped by what is left of the submission's time limit), and what it means
+for the student when it cannot be loaded: a Rejected, which grade() turns into a result with
+status `error`."""
+
+from __future__ import annotations
+
+import re
+import time
+
+from grader import notebooks
+from grader.checks.context import did_you_mean
+from grader.errors import WorkerFailure
+from grader.lanes import Code, EngineLane
+from grader.result import ERROR_KINDS, SubmissionError
+from grader.sandbox.unit import OutOfTime
+from grader.spec import Assignment
+
+MAX_SYMBOLS = 10_000
+
+
+class Rejected(Exception):
+    """The submission cannot be graded at all; carries the SubmissionError."""
+
+    def __init__(self, kind: str, message: str, execution=None):
+        super().__init__(message)
+        self.error = SubmissionError(kind if kind in ERROR_KINDS else "crash", message)
+        self.execution = execution
+        """A notebook's report, when it ran before it was stopped."""
+
+
+def load(engine: EngineLane, code: Code, assignment: Assignment, filename: str, ends: float):
+    """Load the student's code (running a notebook) before the grading's deadline, ends; the names it
+    defines, and the notebook's report."""
+    limits = assignment.limits
+    if code.kind == "notebook":
+        return _load_notebook(engine, code, assignment, filename, ends)
+    try:
+        reply = engine.load(code.request(), limits.request_s, ends)
+    except WorkerFailure as failure:
+        if isinstance(failure, OutOfTime) and failure.outer:
+            raise Rejected("timeout", f"importing {filename}: the submission's time limit of {limits.submission_s:g} "
+                           "s ran out before your code was imported.") from None
+        raise Rejected(failure.kind, f"importing {filename}: your code {failure.message}") from None
+    return _symbols(reply, assignment, filename, None, engine.sandbox.python), None, _notes(reply, code)
+
+
+def _load_notebook(engine: EngineLane, code: Code, assignment: Assignment, filename: str, ends: float):
+    """Run the notebook within its budget (cell_s for each cell, two more, and a minute), capped by what
+    is left of the submission's time limit; a notebook still running when that runs out is an error,
+    its report naming the cell cut off."""
+    limits = assignment.limits
+    cell_s, gap = limits.cell_s, limits.cell_s + notebooks.CELL_GRACE_S
+    budget = cell_s * (len(code.cells) + 2) + 60
+    until = min(time.monotonic() + budget, ends)
+    limit = f"the submission's time limit of {limits.submission_s:g} s" if until == ends else \
+        f"the notebook's time limit of {budget:g} s ({cell_s:g} s for each cell, and a minute)"
+    progress = notebooks.Progress()
+    try:
+        reply = engine.load(code.request(frozenset(), cell_s), budget, until, progress, gap)
+        cells = reply.get("result", {}).get("cells") if isinstance(reply.get("result"), dict) else None
+        said = {c["index"]: c for c in cells if isinstance(c, dict) and isinstance(c.get("index"), int)} \
+            if isinstance(cells, list) else progress.ended
+        execution = notebooks.execution(code.cells, said)
+    except OutOfTime:
+        raise _out_of_time(code, filename, limit, progress) from None
+    except WorkerFailure as failure:
+        killer = progress.started
+        if killer is None:
+            raise Rejected("crash", f"running {filename}: your notebook {failure.message}") from None
+        interrupted = failure.kind == "timeout"
+        execution = notebooks.execution(code.cells, progress.ended, killer, f"your code {failure.message}",
+                                        interrupted)
+        try:
+            reply = engine.load(code.request(execution.left_out(), cell_s), budget, until, None, gap)
+        except OutOfTime:
+            raise _out_of_time(code, filename, limit, progress, execution) from None
+        except WorkerFailure as again:
+            raise Rejected("crash", f"running {filename} again without cell {killer + 1}: your notebook "
+                           f"{again.message}") from None
+    return _symbols(reply, assignment, filename, execution), execution, _notes(reply, code)
+
+
+def _out_of_time(code: Code, filename: str, limit: str, progress: notebooks.Progress, before=None) -> Rejected:
+    """The notebook was still running when its time ran out: which cell was cut off, the cells after it
+    not run (before: the report of a first run, when the time ran out running the notebook again)."""
+    cut = progress.started
+    if before is not None or cut is None:
+        where = "while it ran again without the cells that stopped it" if before is not None else "between two cells"
+        return Rejected("timeout", f"running {filename}: {limit} ran out {where}. Make the slow cells faster (fewer "
+                        "training steps, smaller data) or move them out of the notebook you hand in.", before)
+    execution = notebooks.execution(code.cells, progress.ended, cut, out_of_time=f"{limit} ran out while it ran")
+    left = sum(1 for c in execution.cells if c.status == "not_run")
+    return Rejected("timeout", f"running {filename}: {limit} ran out during cell {cut + 1}, so it was cut off and "
+                    f"{left} cell{'s' if left != 1 else ''} after it did not run; nothing could be graded. Every cell "
+                    "ran within its own limit, but together they took too long: make the slow cells faster (fewer "
+                    "training steps, smaller data) or move them out of the notebook you hand in.", execution)
+
+
+def _notes(reply: dict, code: Code) -> tuple[str, ...]:
+    """What the student should know: packages their code imports that stood in for the real ones."""
+    result = reply.get("result") if isinstance(reply.get("result"), dict) else {}
+    used = [n for n in result.get("stand_ins", []) if isinstance(n, str) and n in code.stand_ins] \
+        if isinstance(result.get("stand_ins"), list) else []
+    return tuple(f"Your code imports {name}, which is not installed where it is graded: a stand-in was imported "
+                 f"instead, so the rest of your file could be graded; anything that uses {name} raises an error."
+                 for name in dict.fromkeys(used))
+
+
+def _symbols(reply: dict, assignment: Assignment, filename: str, execution, python: str = "") -> list[str]:
+    if not reply.get("ok"):
+        raise _load_error(reply.get("error"), assignment, filename, python)
+    result = reply.get("result")
+    symbols = result.get("symbols") if isinstance(result, dict) else None
+    if not isinstance(symbols, list) or len(symbols) > MAX_SYMBOLS or not all(isinstance(s, str) for s in symbols):
+        raise Rejected("crash", f"importing {filename}: your code answered the grader with something it cannot "
+                       "read (did it replace the grader's code in its process?)")
+    for name in assignment.required_symbols:
+        if name not in symbols:
+            maybe = did_you_mean(name, symbols)
+            ran = ("\nCells that did not run cleanly: " + "; ".join(execution.problems())) \
+                if execution and execution.problems() else ""
+            raise Rejected("missing_symbol", f"{filename} defines no {name}.{maybe}{ran}")
+    return symbols
+
+
+NEWER_SYNTAX = (
+    # (pattern on the offending line, the Python that accepts it, what it is, how to write it before)
+    (re.compile(r"""\bf(['"])[^'"]*\{[^{}]*\1[^{}]*\}"""), (3, 12), "an f-string that reuses its own quotes inside {}",
+     "use the other kind of quotes inside the braces"),
+    (re.compile(r"^\s*type\s+\w+\s*(\[.*\])?\s*="), (3, 12), "a `type` statement", "write `Name = ...` instead"),
+    (re.compile(r"^\s*(def|class)\s+\w+\s*\["), (3, 12), "type parameters in brackets", "use typing.TypeVar"),
+)
+
+
+def _newer_syntax(text: str, python: str) -> str:
+    """A sentence saying the line uses syntax of a newer Python than the grading one, if it does."""
+    try:
+        version = tuple(int(x) for x in python.split(".")[:2])
+    except ValueError:
+        return ""
+    for pattern, needs, what, instead in NEWER_SYNTAX:
+        if version < needs and pattern.search(text):
+            return (f"\nThis line uses {what}, which Python {needs[0]}.{needs[1]} accepts but the Python that grades "
+                    f"your code ({python}) does not: {instead}.")
+    return ""
+
+
+def _load_error(err, assignment: Assignment, filename: str, python: str = "") -> Rejected:
+    err = err if isinstance(err, dict) else {}
+    kind, message = str(err.get("type", "Exception")), str(err.get("message", ""))
+    if kind in ("SyntaxError", "IndentationError", "TabError"):
+        line = str(err.get("text") or "")
+        text = f"\n    {line.strip()}" if line else ""
+        return Rejected("syntax_error", f"{filename}, line {err.get('lineno')}: {kind}: {message}{text}"
+                        f"{_newer_syntax(line, python)}")
+    if kind == "MemoryError":
+        return Rejected("memory", f"importing {filename} ran out of memory (the limit is "
+                        f"{assignment.limits.memory_mb} MB)")
+    trace = str(err.get("traceback", "")).rstrip()
+    return Rejected("import_error", f"importing {filename} raised {kind}: {message}\n{trace}".rstrip())
