@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from conftest import BASE_ENGINE
-from test_adversarial import HOSTILE, SANDBOX_PYTHON, SUITES, check, private_install, run, scores, statuses  # noqa: F401
+from test_adversarial import HOSTILE, SANDBOX_PYTHON, SUITES, check, private_install, run, statuses  # noqa: F401
+
 
 def _limits():
     from grader.sandbox.supervisor import Limits
@@ -58,7 +59,7 @@ def test_the_grader_says_what_bounds_a_sandbox(run, tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     said = [line for line in done.stderr.splitlines() if "cgroup" in line]
     assert said and ("cgroup of its own" in said[0] or f"{_limits().processes} processes" in said[0]), done.stderr
-    assert len({line for line in said}) == 1
+    assert len(set(said)) == 1
 
 
 # -- item 12b: a classmate's CPU hog ---------------------------------------------------------------------
