@@ -68,7 +68,7 @@ def test_a_suite_slow_on_every_engine_ends_with_the_submissions_limit(run, tmp_p
     """Does a suite that runs just under its limit on every engine of the plan, one after another,
     stop when the submission's time runs out, the checks that needed the runs not made skipped with
     a message naming the limit, and the grading ending within that limit?"""
-    grader, limits = tight(run, tmp_path, tests_s=12.0, submission_s=25.0)
+    grader, limits = tight(run, tmp_path, tests_s=12.0, submission_s=20.0)
     result, _, _, _ = check(grader, tmp_path, BASE_ENGINE, HOSTILE / "slow_tests.py")
     found = {c["id"]: c for c in result["checks"]}
     assert result["status"] == "graded"
