@@ -65,3 +65,32 @@ def test_a_scheduler_address_that_is_not_one_is_a_clear_error(tmp_path):
                          timeout=120, env={**os.environ, "GRADER_SECRET": "s"})
     assert run.returncode == 1 and "cannot reach the Dask scheduler at nowhere://?" in run.stderr, run.stderr
     assert "Traceback" not in run.stderr
+
+
+def test_a_catch_that_the_clock_decided_sends_the_student_to_be_graded_again_alone():
+    """A crash on a sabotaged engine counts as a catch only when the suite ran fast on the correct engines,
+    by the wall clock, which a classmate's processes can stretch: such a result is regraded alone."""
+    from grader.batch.tasks import timed_out
+    from grader.checks.suite_runs import Run, Suite, catches
+
+    def run(outcome: str, kind: str | None, duration: float) -> Run:
+        return Run(True, {"test_mul": {"outcome": outcome, "kind": kind, "message": "", "duration": 0.1}}, [], "",
+                   False, duration)
+
+    def judged(wheat_s: float):
+        wheats = {w: run("passed", None, wheat_s) for w in ("a", "b", "c")}
+        return catches(Suite(run("passed", None, 1.0), wheats, {"mul_own_data": run("failed", "exception", 1.0)},
+                             {}), set(), set(), 30.0)
+
+    quick, fast, slow = judged(0.1), judged(5.0), judged(20.0)
+    assert quick.caught and fast.caught and not slow.caught
+    assert not quick.timing, "far inside the limit even if four times slower: the clock decided nothing"
+    assert fast.timing and slow.timing
+    by_assertion = catches(Suite(run("passed", None, 1.0), {"a": run("passed", None, 20.0)},
+                                 {"mul_own_data": run("failed", "assertion", 1.0)}, {}), set(), set(), 30.0)
+    assert by_assertion.caught and not by_assertion.timing
+    graded = {"status": "graded", "checks": [{"id": "sabotage", "feedback": "Your tests catch 1 of 1",
+                                              "artifacts": {"timing": True}}]}
+    assert timed_out(graded)
+    graded["checks"][0]["artifacts"] = {}
+    assert not timed_out(graded)

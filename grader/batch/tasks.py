@@ -175,12 +175,15 @@ whole grading)."""
 
 
 def timed_out(result: dict | None) -> bool:
-    """Did a time limit stop anything in this grading (which the gradings running beside it may have caused)?"""
+    """Did a time limit stop anything in this grading, or did the clock decide a catch of sabotage (the
+    gradings running beside it may have caused either)?"""
     if not isinstance(result, dict):
         return False
     text = json.dumps([result.get("error"), [(c.get("feedback"), c.get("artifacts")) for c in result.get("checks", [])
                                              if isinstance(c, dict)]])
-    return any(words in text for words in TIME_WORDS)
+    timing = any(isinstance(c, dict) and isinstance(c.get("artifacts"), dict) and c["artifacts"].get("timing") is True
+                 for c in result.get("checks", []))
+    return timing or any(words in text for words in TIME_WORDS)
 
 
 def time_limit(task: Task) -> float:

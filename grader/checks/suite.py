@@ -266,6 +266,8 @@ def sabotage(ctx: Context) -> Outcome:
                  "of_your_engine": sorted(op for op in counted if op in found.own), "left_out": caught.dropped}
     if notes := getattr(getattr(ctx.suite_lane, "plan", None), "notes", ()):  # e.g. an engine too large to mutate
         artifacts["plan_notes"] = list(notes)
+    if caught.timing:
+        artifacts["timing"] = True
     if not valid:
         why = ("each one fails or is skipped on some correct engine (see wheat), or comes unchanged from the "
                "starter kit." if found.student.tests else "there are none.")

@@ -110,6 +110,11 @@ class Suite:
     """The student's engine rewritten, unmutated (when any mutant of it was planned)."""
 
 
+STRETCH = 4
+"""How much other gradings on the machine may plausibly slow a run down by the wall clock: a catch whose
+judgement would change within that is marked as decided by the clock."""
+
+
 @dataclass(frozen=True)
 class Catches:
     """What the suite proves about the sabotaged engines."""
@@ -124,6 +129,9 @@ class Catches:
     """Operator -> why its mutant does not count."""
     judged: bool = True
     """False when nothing could be judged: a correct engine's run reported no tests, or no mutant counts."""
+    timing: bool = False
+    """Whether how fast the suite ran on the correct engines decided a catch: wall-clock time, which
+    other gradings on the machine can stretch, so a batch grades such a student again alone."""
 
     @property
     def share(self) -> float:
@@ -140,7 +148,10 @@ def catches(found: Suite, invalid: set[str], given: set[str], limit: float) -> C
     counted, dropped = _counted_mutants(found, valid)
     caught = {op_id: by for op_id in counted if (by := _caught(found.sabotages[op_id], valid, wheat_time, limit))}
     judged = bool(counted) and bool(wheat_runs) and all(r.ok and not r.collection_errors for r in wheat_runs)
-    return Catches(valid, counted, caught, dropped, judged)
+    timing = wheat_time * TIMEOUT_MARGIN * STRETCH >= limit and any(
+        _caught(found.sabotages[op_id], valid, 0.0, limit) != _caught(found.sabotages[op_id], valid, limit, limit)
+        for op_id in counted)
+    return Catches(valid, counted, caught, dropped, judged, timing)
 
 
 def _caught(run: Run, valid: list[str], wheat_time: float, limit: float) -> str | None:
