@@ -134,9 +134,14 @@ def test_mutants_of_the_students_own_engine_count_only_against_a_decoy(tmp_path,
     (tmp_path / "test_micrograd.py").write_text(  # passes on the wheats; on its own engine only as written
         "import micrograd_mine\n\n"
         f"MINE = {mine!r}\n\n"
+        "def _code(code):\n"
+        "    return [code.co_code] + [b for c in code.co_consts if hasattr(c, 'co_code') for b in _code(c)]\n\n"
         "def test_exactly_my_engine():\n"
-        "    source = open(micrograd_mine.__file__).read()\n"
-        "    assert getattr(micrograd_mine.Value, 'SIGNATURE', None) != 'mine-7731' or source == MINE\n")
+        "    scope = {}\n"
+        "    exec(compile(MINE, micrograd_mine.__file__, 'exec'), scope)\n"
+        "    written = _code(scope['Value'].__add__.__code__)\n"
+        "    assert getattr(micrograd_mine.Value, 'SIGNATURE', None) != 'mine-7731' \\\n"
+        "        or _code(micrograd_mine.Value.__add__.__code__) == written\n")
     result = grade(tmp_path / "micrograd_mine.py", micrograd)
     wheat = next(c for c in result.checks if c.id == "wheat")
     assert wheat.status == "passed"

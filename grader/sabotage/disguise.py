@@ -54,8 +54,9 @@ def disguise(source: str, seed: str) -> str:
     rng, names = random.Random(f"disguise:{seed}"), _Names(random.Random(f"names:{seed}"), _all_names(tree))
     has_data = any(isinstance(node, ast.Attribute) and node.attr == "data" for node in ast.walk(tree))
     updates = _Updates(rng, names, has_data)
+    branches = _branches(tree)
     for rule in ("add", "mul", "pow", "tanh", "relu", "exp"):
-        for statements, incoming, closures_only in _sites(tree, cls, rule):
+        for statements, incoming, closures_only in _sites(cls, rule, branches):
             for block, inside in _lists(statements, nested=True):
                 read = incoming if inside or not closures_only else None
                 block[:] = [new for statement in block for new in updates.update(statement, rule, read)]
@@ -74,31 +75,40 @@ def disguise(source: str, seed: str) -> str:
     return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
 
 
-def _sites(tree: ast.Module, cls: ast.ClassDef, rule: str):
+def _sites(cls: ast.ClassDef, rule: str, branches: list):
     """Where a rule's code lives, each as (statements, how its incoming gradient reads, whether only in
     functions nested in them): the rule's method (`out.grad`, in its backward closures, out being what the
-    method returns) and each branch of a backward() that dispatches on the rule's label (the local that
-    function bound to a `.grad` before the branch)."""
+    method returns) and each branch of a backward() that dispatches on the rule's label."""
     name, labels = RULES[rule]
     found = method(cls, name)
     if found is not None:
         last = found.body[-1] if found.body else None
         out = last.value.id if isinstance(last, ast.Return) and isinstance(last.value, ast.Name) else None
         yield found.body, (ast.Attribute(load(out), "grad", ast.Load()) if out else None), True
+    for label, branch, incoming in branches:
+        if label in labels:
+            yield branch.body, incoming, False
+
+
+def _branches(tree: ast.Module) -> list[tuple[object, ast.If, ast.expr | None]]:
+    """Each `if x == label:` of every function, with the local that function bound to a `.grad` before it."""
+    found = []
     for fn in ast.walk(tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
-        own = list(_own_nodes(fn))
-        bound = [n for n in own if isinstance(n, ast.Assign) and len(n.targets) == 1
-                 and isinstance(n.targets[0], ast.Name) and isinstance(n.value, ast.Attribute)
-                 and n.value.attr == "grad"]
-        for node in own:
-            if isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1 \
-                    and isinstance(node.test.ops[0], ast.Eq) and any(
-                        isinstance(side, ast.Constant) and side.value in labels
-                        for side in (node.test.left, *node.test.comparators)):
-                before = [n for n in bound if n.lineno < node.lineno]
-                yield node.body, (load(before[-1].targets[0].id) if before else None), False
+        bound, ifs = [], []
+        for node in _own_nodes(fn):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                    and isinstance(node.value, ast.Attribute) and node.value.attr == "grad":
+                bound.append(node)
+            elif isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1 \
+                    and isinstance(node.test.ops[0], ast.Eq):
+                ifs += [(side.value, node) for side in (node.test.left, *node.test.comparators)
+                        if isinstance(side, ast.Constant) and isinstance(side.value, str)]
+        for label, node in ifs:
+            before = [n for n in bound if n.lineno < node.lineno]
+            found.append((label, node, load(before[-1].targets[0].id) if before else None))
+    return found
 
 
 def _own_nodes(fn: ast.AST):

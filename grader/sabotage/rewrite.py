@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import ast
 import builtins
+import keyword
 import random
 import string
 
-KEEP = {"self", "cls"} | set(dir(builtins))
+KEEP = {"self", "cls"} | set(dir(builtins)) | set(keyword.kwlist) | set(keyword.softkwlist)
 
 
 def rewrite(source: str, seed: str) -> str:
