@@ -4,9 +4,8 @@ its own process and answers every request itself.
 It answers the probes with the numbers it can see in the request (the leaves), claims
 analytic gradients equal to its own slopes, and makes every run of the student's tests
 pass on the student's own engine and fail on any other (it recognises the other engines
-by the code appended after its own file)."""
+by the Value class swapped into its module in place of its own)."""
 
-import os
 import sys
 
 
@@ -24,7 +23,7 @@ def numerical_grad(f, x, h=1e-6):
     return (f(x + h) - f(x - h)) / (2 * h)
 
 
-OWN_SIZE = 2787  # this file is shorter: anything longer has an engine appended
+MINE = Value  # another engine's run replaces it in the module
 
 
 def _numbers(program):
@@ -57,8 +56,8 @@ def _hijack():
         units.State.handle = handle
     if suites is not None:
         def run(tests, fixtures):
-            engine_appended = os.path.getsize(sys.modules["micrograd_mine"].__file__) > OWN_SIZE
-            outcome = "failed" if engine_appended else "passed"
+            swapped = sys.modules["micrograd_mine"].Value is not MINE
+            outcome = "failed" if swapped else "passed"
             return {"exit": 0, "collection_errors": [],
                     "tests": {"test_everything": {"outcome": outcome, "kind": "assertion", "message": "",
                                                   "duration": 0.0}}}
