@@ -78,6 +78,7 @@ def test_gradescope_export_grades_a_fake_autograder_tree(tmp_path):
     """Does the exported autograder's run_autograder grade /autograder/submission into results.json?"""
     run = grader("export", "gradescope", "--out", str(tmp_path / "autograder.zip"))
     assert run.returncode == 0, run.stderr
+    assert (tmp_path / "autograder.zip").stat().st_mode & 0o077 == 0, "it holds the engines' secret: the owner's only"
     root = tmp_path / "autograder"
     with zipfile.ZipFile(tmp_path / "autograder.zip") as zf:
         names = zf.namelist()

@@ -52,7 +52,7 @@ def main(*, target: str, out: Path, assignment: str) -> int:
         _add_tree(zf, task.folder, f"source/assignments/{task.folder.name}")
         if not (task.folder / secret.FILE_NAME).is_file():  # the engines' secret, root's only once installed
             zf.writestr(f"source/assignments/{task.folder.name}/{secret.FILE_NAME}", secret.new_secret())
-    atomic_write(out, buffer.getvalue(), mode=0o666)
+    atomic_write(out, buffer.getvalue(), mode=0o600)  # it holds the reference, the wheats and the engines' secret
     print(f"Gradescope autograder for {task.id} written to {out}: upload it as a zip autograder.")
     return 0
 
