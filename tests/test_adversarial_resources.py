@@ -92,7 +92,7 @@ def test_a_classmates_cpu_hog_does_not_change_your_grade(run, tmp_path):
         return json.loads((out / "students" / "alice" / "result.json").read_text())
 
     alone = batch("alone", {"alice": BASE_ENGINE.read_text()})
-    beside = batch("beside", {"alice": BASE_ENGINE.read_text(), "aaron": (HOSTILE / "cpu_hog.py").read_text()})
+    beside = batch("beside", {"alice": BASE_ENGINE.read_text(), "aaron": (HOSTILE / "cpu_hog.py").read_text() + BASE_ENGINE.read_text()})
     assert alone["status"] == "graded"
     assert (beside["score"], statuses(beside)) == (alone["score"], statuses(alone)), \
         [(c["id"], c["feedback"][:200]) for c in beside["checks"] if c["status"] != "passed"]
@@ -130,7 +130,7 @@ def test_files_in_every_world_writable_folder_count_and_are_removed(run, tmp_pat
                 for p in Path(folder).glob("lockhog-*.bin")}
 
     before = hogs()
-    result, _, done, _ = check(run, tmp_path, HOSTILE / "lock_hog.py")
+    result, _, done, _ = check(run, tmp_path, (HOSTILE / "lock_hog.py").read_text() + BASE_ENGINE.read_text())
     if run.mode == "no-bwrap":
         assert result["status"] == "error" and "disk space" in result["error"]["message"], result["error"]
     else:
