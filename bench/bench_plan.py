@@ -1,8 +1,8 @@
 """Benchmark: the grader's own CPU time to build a grading's plan of engines, for an engine
 that makes mutation expensive (issue 17, item 11).
 
-The engine is tests/adversarial/long_backward.py with its harmless `self.grad += 0.0` lines
-repeated: 40,000 of them make the 1.5 MB engine of the issue. The plan for it (every wheat
+The engine is the zoo's correct engine (tests/zoo/correct/list_iterative.py) with harmless
+`self.grad += 0.0` lines added to its addition's backward: 40,000 of them make the 1.5 MB engine of the issue. The plan for it (every wheat
 and one mutant per operator) skips mutants of the student's engine above the size budget;
 below it, mutating, disguising and rewriting the student's engine once per operator grows
 linearly with its size, which the second table shows with the budget lifted.
@@ -18,12 +18,13 @@ from pathlib import Path
 from grader.sabotage import OWN_BUDGET, _own_mutant, _own_variant, all_operators, own_block, plan
 
 ROOT = Path(__file__).resolve().parent.parent
+MARK = "            other.grad += out.grad\n"
 LINE = "            self.grad += 0.0\n"
 
 
 def engine(updates: int) -> str:
-    source = (ROOT / "tests" / "adversarial" / "long_backward.py").read_text()
-    return source.replace(LINE * 3000, LINE * updates, 1)
+    source = (ROOT / "tests" / "zoo" / "correct" / "list_iterative.py").read_text()
+    return source.replace(MARK, MARK + LINE * updates, 1)
 
 
 def cpu(fn) -> float:

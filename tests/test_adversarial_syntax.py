@@ -159,7 +159,7 @@ def test_a_huge_engine_is_not_mutated(tmp_path):
     sabotage made from a wheat, with a note saying why?"""
     from grader.sabotage import OWN_BUDGET
 
-    own = own_block((HOSTILE / "long_backward.py").read_text())
+    own = _engine(3000)
     assert len(own) > OWN_BUDGET
     runs = plan(tuple(sorted(all_operators())), "seed", "pool", own)
     assert {r.kind for r in runs} == {"wheat", "sabotage"}
@@ -167,10 +167,16 @@ def test_a_huge_engine_is_not_mutated(tmp_path):
     assert runs.notes and "KB" in runs.notes[0]
 
 
+def _long_backward(updates: int) -> str:
+    """A hostile submission: a correct engine whose addition's backward holds `updates` harmless
+    `self.grad += 0.0` lines (issue 17, item 11: 40,000 of them in 1.5 MB cost the grader's own process
+    10 minutes of CPU when mutation was quadratic)."""
+    return BASE_ENGINE.read_text().replace("            other.grad += out.grad\n",
+                                           "            other.grad += out.grad\n" + "            self.grad += 0.0\n" * updates, 1)
+
+
 def _engine(updates: int) -> str:
-    source = BASE_ENGINE.read_text()
-    return own_block(source.replace("            other.grad += out.grad\n",
-                                    "            other.grad += out.grad\n" + "            self.grad += 0.0\n" * updates, 1))
+    return own_block(_long_backward(updates))
 
 
 def _work(fn) -> int:
@@ -207,7 +213,7 @@ def test_mutating_an_engine_is_linear_in_its_size():
 
 def test_the_note_reaches_the_student(run, tmp_path):
     """Does a graded engine past the budget have no mutant of its own, and say why in the sabotage check?"""
-    result, _, _, _ = check(run, tmp_path, HOSTILE / "long_backward.py", HERE / "fixtures" / "suites" / "good.py")
+    result, _, _, _ = check(run, tmp_path, _long_backward(3000), HERE / "fixtures" / "suites" / "good.py")
     sabotage = next(c for c in result["checks"] if c["id"] == "sabotage")
     assert sabotage["artifacts"]["of_your_engine"] == [], sabotage["artifacts"]
     assert any("KB" in note for note in sabotage["artifacts"].get("plan_notes", [])), sabotage["artifacts"]
