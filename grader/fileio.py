@@ -23,19 +23,12 @@ import secrets
 import stat
 from pathlib import Path
 
-from grader.errors import UsageError
+from grader.errors import Refused, UsageError
 
 MAX_READ_BYTES = 20 * 2**20
 """Largest student file read (as the batch's largest file taken from an archive or a folder)."""
 
 _FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-
-
-class Refused(OSError):
-    """A student's file the grader will not read; the message says why and what to do, for the student."""
-
-    def __str__(self) -> str:
-        return self.args[0]
 
 
 def read_regular(path: Path, *, limit: int = MAX_READ_BYTES) -> bytes:

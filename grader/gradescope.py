@@ -19,7 +19,8 @@ from grader import spec
 from grader.batch.outputs import gradescope
 from grader.fileio import atomic_write
 from grader.grading import MODULE_FILE, TESTS_NAME, Options, grade
-from grader.sandbox.isolation import IsolationError, require
+from grader.errors import ExitCode, IsolationError
+from grader.sandbox.isolation import require
 from grader.text import printable, printable_data
 
 
@@ -57,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
                                                 "problem of the autograder's set-up, not of your work: tell your "
                                                 f"instructor).\n\n{exc}"}, indent=2))
         print(f"grader: {printable(str(exc))}", file=sys.stderr)
-        return IsolationError.exit_code
+        return exc.exit_code
     if submission is None:
         data = {"score": 0.0, "execution_time": 0.0, "tests": [],
                 "output": "No submission found: upload micrograd_mine.py (and test_micrograd.py), or one notebook."
@@ -68,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         result = grade(submission, task, Options(tests=tests if os.path.lexists(tests) else None, isolation=iso))
         data = gradescope(result.to_dict())
     atomic_write(out, json.dumps(printable_data(data), indent=2))
-    return 0
+    return ExitCode.OK
 
 
 if __name__ == "__main__":

@@ -22,13 +22,13 @@ from pathlib import Path
 
 from grader import __version__, fileio, notebooks, secret
 from grader.checks import REGISTRY
-from grader.checks.context import CheckTimeout, Context
+from grader.checks.context import Context
 from grader.checks.suite import SUITE_CHECKS, start_suite
-from grader.errors import WorkerFailure, without_host_paths
+from grader.errors import CheckTimeout, NotebookError, Refused, Rejected, WorkerFailure, without_host_paths
 from grader.lanes import Code, EngineLane
-from grader.loading import Rejected, load
+from grader.loading import load
 from grader.sabotage import own_block
-from grader.result import CheckResult, Outcome, Result
+from grader.result import CheckResult, Outcome, Result, SubmissionError
 from grader.sandbox.isolation import Isolation
 from grader.sandbox.supervisor import Limits, Sandbox
 from grader.spec import Assignment, CheckSpec
@@ -91,7 +91,8 @@ def grade(submission: Path, assignment: Assignment, options: Options = Options()
             ctx = Context(assignment, engine, symbols, suite, tests_source, seed, ends)
             checks = _run_checks(ctx, specs)
     except Rejected as rejected:
-        return _result(submission, digest, assignment, "error", rejected.error, (), started,
+        error = SubmissionError(rejected.kind, rejected.message)
+        return _result(submission, digest, assignment, "error", error, (), started,
                        rejected.execution or execution)
     finally:
         if suite is not None:
@@ -122,7 +123,7 @@ def _read(submission: Path) -> bytes:
     except FileNotFoundError:
         raise Rejected("not_found", f"{name} does not exist") from None
     except OSError as exc:
-        raise Rejected("unreadable", str(exc) if isinstance(exc, fileio.Refused) else
+        raise Rejected("unreadable", str(exc) if isinstance(exc, Refused) else
                        f"{name} cannot be read: {exc.strerror}") from None
     try:
         source.decode("utf-8")
@@ -139,7 +140,7 @@ def _code(submission: Path, source: bytes, assignment: Assignment):
         return Code("py", {MODULE_FILE: source}, stand_ins=assignment.packages), None
     try:
         nb = notebooks.read(submission, source)
-    except notebooks.NotebookError as exc:
+    except NotebookError as exc:
         raise Rejected("unreadable", str(exc)) from None
     return Code("notebook", {}, notebooks.code_cells(nb), assignment.packages), nb
 
@@ -155,7 +156,7 @@ def _tests(submission: Path, options: Options, nb) -> str | None:
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise Rejected("unreadable", str(exc) if isinstance(exc, fileio.Refused) else
+        raise Rejected("unreadable", str(exc) if isinstance(exc, Refused) else
                        f"{path.name} cannot be read: {exc.strerror}") from None
 
 

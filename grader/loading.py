@@ -10,23 +10,11 @@ import time
 
 from grader import notebooks
 from grader.checks.context import did_you_mean
-from grader.errors import WorkerFailure
+from grader.errors import OutOfTime, Rejected, WorkerFailure
 from grader.lanes import Code, EngineLane
-from grader.result import ERROR_KINDS, SubmissionError
-from grader.sandbox.unit import OutOfTime
 from grader.spec import Assignment
 
 MAX_SYMBOLS = 10_000
-
-
-class Rejected(Exception):
-    """The submission cannot be graded at all; carries the SubmissionError."""
-
-    def __init__(self, kind: str, message: str, execution=None):
-        super().__init__(message)
-        self.error = SubmissionError(kind if kind in ERROR_KINDS else "crash", message)
-        self.execution = execution
-        """A notebook's report, when it ran before it was stopped."""
 
 
 def load(engine: EngineLane, code: Code, assignment: Assignment, filename: str, ends: float):
@@ -41,7 +29,7 @@ def load(engine: EngineLane, code: Code, assignment: Assignment, filename: str, 
         if isinstance(failure, OutOfTime) and failure.outer:
             raise Rejected("timeout", f"importing {filename}: the submission's time limit of {limits.submission_s:g} "
                            "s ran out before your code was imported.") from None
-        raise Rejected(failure.kind, f"importing {filename}: your code {failure.message}") from None
+        raise Rejected(failure.result_kind, f"importing {filename}: your code {failure.message}") from None
     return _symbols(reply, assignment, filename, None, engine.sandbox.python), None, _notes(reply, code)
 
 

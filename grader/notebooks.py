@@ -19,12 +19,10 @@ from pathlib import Path
 
 import nbformat
 
+from grader.errors import NotebookError
+
 CELL_GRACE_S = 5.0
 """After a cell's interrupt, how long the grader waits before it stops the process itself."""
-
-
-class NotebookError(Exception):
-    """The file is not a notebook nbformat can read; the message says why."""
 
 
 @dataclass(frozen=True)

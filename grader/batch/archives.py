@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from grader.errors import NotAnArchive
+
 CHUNK = 64 * 1024
 
 
@@ -44,10 +46,6 @@ class Budget:
     """Bytes still allowed out of archives in this batch, shared by every extract()."""
 
     left: int
-
-
-class NotAnArchive(Exception):
-    """The file is not a zip this module can read."""
 
 
 def extract(archive: Path, target: Path, label: str, note: Callable[[str, str], None],

@@ -30,8 +30,7 @@ from dataclasses import replace
 
 from grader.batch.graders import Graders
 from grader.batch.tasks import Outcome, Task, checked, failed, time_limit
-from grader.errors import GraderError
-from grader.sandbox.isolation import IsolationError
+from grader.errors import ClusterError, GraderError, IsolationError, SchedulerLost, UnfitWorker
 
 RETRIES = 2
 """How many more times a task whose grading process died is tried (a worker's death is the
@@ -46,18 +45,6 @@ students' bytes, not the whole class's, and a lost scheduler loses no more."""
 
 CANCELLED = (concurrent.futures.CancelledError, asyncio.CancelledError)
 """What a future holds when the scheduler went away (Dask's FutureCancelledError is the first)."""
-
-
-class ClusterError(GraderError):
-    """The cluster cannot be used (unreachable, no workers); nothing was graded."""
-
-
-class SchedulerLost(GraderError):
-    """The scheduler went away mid-batch; what was received is saved."""
-
-
-class UnfitWorker(IsolationError):
-    """A worker may not grade: it runs another grader, or cannot isolate student code."""
 
 
 # -- the instructor's side -----------------------------------------------------------------------

@@ -20,12 +20,10 @@ import sys
 import threading
 import time
 
+from grader.errors import GradingProcessDied
+
 HEADER = struct.Struct("!Q")
 MAX_REPLY = 256 * 1024 * 1024
-
-
-class GradingProcessDied(Exception):
-    """A grading process died, or stopped answering, mid-task."""
 
 
 class Grader:

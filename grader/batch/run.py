@@ -28,9 +28,10 @@ from pathlib import Path
 from grader import secret, spec
 from grader.batch.discover import Submission, discover
 from grader.batch.outputs import atomic_write, flags_for, write_class_outputs
-from grader.batch.graders import Graders, GradingProcessDied
+from grader.batch.graders import Graders
 from grader.batch.notes import grouped
 from grader.batch.tasks import OUTPUTS, Outcome, Task, checked, failed, fingerprint, host_id, time_limit, timed_out
+from grader.errors import ExitCode, GradingProcessDied, SchedulerLost, UnfitWorker, UsageError
 from grader.sandbox.isolation import require
 
 
@@ -99,10 +100,17 @@ def _row(student: Student, data: dict, skipped: bool) -> dict:
             "flags": flags_for(student.source.decode("utf-8", "replace"))}
 
 
+def main(*, inputs: list[Path], out: Path, assignment: str, jobs: int, force: bool = False,
+         scheduler: str | None = None, trusted_code: bool = False) -> int:
+    """`grader batch`: every input must exist before anything is graded."""
+    missing = [str(p) for p in inputs if not p.exists()]
+    if missing:
+        raise UsageError(f"no such file or folder: {', '.join(missing)}")
+    return run_batch(inputs, out, assignment, jobs, force, scheduler, trusted=trusted_code)
+
+
 def run_batch(inputs: list[Path], out: Path, assignment: str, jobs: int, force: bool = False,
               scheduler: str | None = None, trusted: bool = False) -> int:
-    from grader.batch.cluster import SchedulerLost
-
     task_spec = spec.load(assignment)  # fail early on an unknown assignment
     if not out.exists() and os.geteuid() == 0:
         out.mkdir(parents=True, mode=0o700)  # student code runs as other uids: the class's results stay root's
@@ -130,16 +138,16 @@ def run_batch(inputs: list[Path], out: Path, assignment: str, jobs: int, force: 
     except KeyboardInterrupt:
         print(f"\ninterrupted: {len(rows)} of {len(students)} graded and saved; run the same command again to "
               "grade the rest", file=sys.stderr)
-        return 130
+        return ExitCode.INTERRUPTED
     except SchedulerLost as lost:
         print(f"\n{lost}: {len(rows)} of {len(students)} graded and saved; run the same command again (with a "
               "scheduler) to grade the rest", file=sys.stderr)
-        return 1
+        return ExitCode.FAILED
     write_class_outputs(out, task_spec, sorted(rows, key=lambda r: r["student"]), noted)
     failed = sum(r["result"]["status"] == "error" for r in rows)
     print(f"graded {len(rows)} submissions ({sum(r['skipped'] for r in rows)} unchanged since the last run, "
           f"{failed} could not be graded); gradebook: {out / 'grades.csv'}; class summary: {out / 'index.html'}")
-    return 0
+    return ExitCode.OK
 
 
 def _student(submission: Submission, out: Path) -> Student:
@@ -177,8 +185,6 @@ def _on_processes(tasks: list[Task], jobs: int):
     dies, or outlasts any submission, costs that one student an error result, not the batch. A student
     whose grading ran out of time beside others is graded again alone, after the others, and that result
     is the one kept: no one's grade depends on what another student's code did to the machine."""
-    from grader.batch.cluster import UnfitWorker
-
     graders = Graders()
     pool = ThreadPoolExecutor(max_workers=max(1, jobs))
 

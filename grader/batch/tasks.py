@@ -33,11 +33,11 @@ from pathlib import Path
 
 from grader import __version__
 from grader.batch.outputs import gradescope
-from grader.errors import without_host_paths
+from grader.errors import IsolationError, without_host_paths
 from grader.grading import Options, grade
 from grader.render import html
 from grader.result import Result, SubmissionError
-from grader.sandbox.isolation import Isolation, IsolationError, require
+from grader.sandbox.isolation import Isolation, require
 from grader.spec import Assignment
 
 OUTPUTS = ("result.json", "results.json", "report.html")

@@ -13,10 +13,9 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 import reference
-from grader.errors import WorkerFailure
+from grader.errors import CheckTimeout, OutOfTime, WorkerFailure
 from grader.programs import Program
 from grader.sandbox.inside import probes
-from grader.sandbox.unit import OutOfTime
 from grader.spec import Assignment
 
 
@@ -27,10 +26,6 @@ def did_you_mean(name: str, symbols: list[str]) -> str:
         return ""
     case = " Python names are case-sensitive." if close[0].lower() == name.lower() else ""
     return f" Did you mean {name} instead of {close[0]}?{case}"
-
-
-class CheckTimeout(Exception):
-    """A check used up its time limit; it ends with status error."""
 
 
 UNREADABLE = {"type": "UnreadableReply", "message": "your code answered the grader with something it cannot read "

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 from grader import fileio, spec
-from grader.errors import UsageError
+from grader.errors import ExitCode, UsageError
 from grader.grading import Options, grade
 from grader.render import html
 from grader.render.terminal import render
@@ -48,4 +48,4 @@ def main(*, submission: Path, assignment: str, tests: Path | None = None, json_p
     fileio.atomic_write(html_path, html.student_report(result.to_dict(), source, task.title or task.id), mode=0o666,
                         base=base)
     print(printable(f"Report: {html_path}"))
-    return 0 if result.passed else 1
+    return ExitCode.OK if result.passed else ExitCode.FAILED

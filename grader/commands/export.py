@@ -8,6 +8,7 @@ from pathlib import Path
 
 import grader
 from grader import secret, spec
+from grader.errors import ExitCode
 from grader.fileio import atomic_write
 
 ROOT = Path(grader.__file__).resolve().parent.parent
@@ -54,7 +55,7 @@ def main(*, target: str, out: Path, assignment: str) -> int:
             zf.writestr(f"source/assignments/{task.folder.name}/{secret.FILE_NAME}", secret.new_secret())
     atomic_write(out, buffer.getvalue(), mode=0o600)  # it holds the reference, the wheats and the engines' secret
     print(f"Gradescope autograder for {task.id} written to {out}: upload it as a zip autograder.")
-    return 0
+    return ExitCode.OK
 
 
 def _add_script(zf: zipfile.ZipFile, name: str, text: str) -> None:

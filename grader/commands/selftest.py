@@ -16,10 +16,10 @@ from pathlib import Path
 import reference
 from grader import spec
 from grader.checks.suite import SUITE_CHECKS
+from grader.errors import ExitCode, NotApplicable
 from grader.grading import grade
 from grader.result import Result
 from grader.sabotage import all_operators, mutant, wheats
-from grader.sabotage.mutate import NotApplicable
 
 MARK = {"passed": ".", "failed": "X", "error": "E", "skipped": "-"}
 
@@ -68,7 +68,7 @@ def main(*, assignment: str) -> int:
         results = list(pool.map(lambda e: _grade(e, Path(tmp), task), bases + mutants))
     print(admission(bases, task.sabotages))
     print(render(bases + mutants, results, [c.id for c in task.checks]))
-    return 0 if problems(bases + mutants, results) == [] else 1
+    return ExitCode.OK if problems(bases + mutants, results) == [] else ExitCode.FAILED
 
 
 def _grade(engine: Engine, tmp: Path, task: spec.Assignment) -> Result:

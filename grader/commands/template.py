@@ -6,7 +6,7 @@ import os
 from importlib import resources
 from pathlib import Path
 
-from grader.errors import UsageError
+from grader.errors import ExitCode, UsageError
 from grader.fileio import atomic_write
 
 FILES = ("micrograd_mine.py", "test_micrograd.py", "micrograd.ipynb", "README.md")
@@ -25,4 +25,4 @@ def main(*, folder: Path) -> int:
     for name, text in template_files().items():
         atomic_write(folder / name, text, mode=0o666)
     print(f"Starter kit copied to {folder}: {', '.join(FILES)}. Next: cd {folder} && grader check --public-only")
-    return 0
+    return ExitCode.OK

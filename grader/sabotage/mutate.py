@@ -18,6 +18,8 @@ import ast
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from grader.errors import NotApplicable
+
 # Each rule: the method that defines it on Value, and the names a dispatching backward() uses.
 RULES = {
     "add": ("__add__", ("+", "add")),
@@ -28,10 +30,6 @@ RULES = {
     "exp": ("exp", ("exp",)),
     "sub": ("__sub__", ("-", "sub")),
 }
-
-
-class NotApplicable(Exception):
-    """The operator finds nothing to change in this engine (the message says what it looked for)."""
 
 
 @dataclass(frozen=True)

@@ -15,15 +15,11 @@ import select
 import socket
 import time
 
-from grader.errors import WorkerFailure
+from grader.errors import Closed, WorkerFailure
 from grader.sandbox.inside.frames import HEADER, encode
 
 FRAME_CAP = 1 << 20
 """Bytes one frame may hold: a reply about one program, one test run, one notebook cell."""
-
-
-class Closed(Exception):
-    """The other end closed its socket (the unit exited or died)."""
 
 
 def protocol_error(why: str) -> WorkerFailure:

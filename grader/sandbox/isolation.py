@@ -30,7 +30,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.errors import GraderError
+from grader.errors import IsolationError
 
 CODE_DIR = "/opt/grader"
 WORK_DIR = "/sandbox"
@@ -38,12 +38,6 @@ SANDBOX_TMP = "/tmp"
 OUR_PACKAGES = ("grader", "reference", "assignments", "student_template")
 SHM_MB = 8
 """/dev/shm's size in a sandbox: the whole writable space is the disk limit plus this."""
-
-
-class IsolationError(GraderError):
-    """Student code cannot be isolated well enough for this job; the message says how to fix it."""
-
-    exit_code = 3
 
 
 @dataclass(frozen=True)

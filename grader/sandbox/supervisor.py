@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.errors import GraderError, WorkerFailure
+from grader.errors import IsolationError, SandboxError, WorkerFailure
 from grader.sandbox import cgroups, isolation, uids
 from grader.sandbox.channel import FRAME_CAP, Channel
 from grader.sandbox.unit import Unit
@@ -33,10 +33,6 @@ INSIDE = Path(__file__).with_name("inside")
 STARTUP_S = 60.0
 DEBUG = bool(os.environ.get("GRADER_SANDBOX_DEBUG"))  # the sandbox's stderr stays on the grader's
 CONTROL_MAX = 65536
-
-
-class SandboxError(GraderError):
-    """A sandbox could not be started: a problem of the machine, not of the submission."""
 
 
 @dataclass(frozen=True)
@@ -220,7 +216,7 @@ class Sandbox:
         problem = isolation.unconfined(missing) if self.iso.mode == "uid" else None
         if problem:
             self.close()
-            raise isolation.IsolationError(f"student code cannot be confined here: {problem}")
+            raise IsolationError(f"student code cannot be confined here: {problem}")
         if missing:
             isolation.warn_once(f"the sandbox could not apply {', '.join(missing)}; student code runs without it")
 

@@ -27,6 +27,8 @@ import stat
 import time
 from pathlib import Path
 
+from grader.errors import NoUid
+
 FIRST_UID = 200_000
 SPAN = 100_000
 LOCK_DIRS = (Path("/run/micrograd-grader/uids"), Path("/var/lock/micrograd-grader/uids"))
@@ -35,10 +37,6 @@ SHARED_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm")
 WALK_DEPTH = 6
 """How deep the walk for shared writable folders goes (/var/lib/php/sessions is 4 deep)."""
 NOT_WALKED = ("/proc", "/sys")
-
-
-class NoUid(Exception):
-    """No uid could be leased (no lock folder, or every uid of the range taken)."""
 
 
 def _lock_dir() -> Path:
@@ -50,7 +48,8 @@ def _lock_dir() -> Path:
                 return folder
         except OSError:
             continue
-    raise NoUid("no folder for uid locks: /run and /var/lock are not writable")
+    raise NoUid("no sandbox can run as a uid of its own: no folder for the uid locks could be made "
+                f"({' or '.join(map(str, LOCK_DIRS))}, owned by root); make /run or /var/lock writable by root")
 
 
 class Lease:
@@ -90,7 +89,8 @@ def lease(attempts: int = 2000) -> Lease:
             continue
         sweep(uid)  # whatever a crashed grader left running or written as this uid
         return Lease(uid, fd)
-    raise NoUid(f"every uid from {FIRST_UID} to {FIRST_UID + SPAN - 1} is in use")
+    raise NoUid(f"no sandbox can run as a uid of its own: every uid from {FIRST_UID} to {FIRST_UID + SPAN - 1} is "
+                "in use; wait for the other graders on this machine to finish")
 
 
 def _is_account(uid: int) -> bool:

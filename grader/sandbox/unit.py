@@ -13,8 +13,8 @@ import signal
 import time
 from typing import TYPE_CHECKING
 
-from grader.errors import WorkerFailure
-from grader.sandbox.channel import Channel, Closed, protocol_error
+from grader.errors import Closed, OutOfTime, WorkerFailure
+from grader.sandbox.channel import Channel, protocol_error
 
 if TYPE_CHECKING:
     from grader.sandbox.supervisor import Sandbox
@@ -23,15 +23,6 @@ if TYPE_CHECKING:
 SLACK_S = 0.05
 """A caller's deadline counts as the one that stopped a request only when it came this much before
 the request's own (a caller that gives all the time it has left gets its own limit's message)."""
-
-
-class OutOfTime(WorkerFailure):
-    """A request reached its overall deadline. outer: that deadline was the caller's (the check's,
-    the grading's), not the request's own limit."""
-
-    def __init__(self, message: str, outer: bool):
-        super().__init__("timeout", message)
-        self.outer = outer
 
 
 class Unit:
