@@ -95,7 +95,7 @@ def plain_pytest(folder: Path, repeat: int) -> list[float]:
 
 def phases(folder: Path) -> dict:
     """One grading in this process, with every step timed."""
-    from grader import lanes, spec
+    from grader import catalog, lanes
     from grader.grading import Options, grade
     from grader.sandbox import supervisor
 
@@ -116,7 +116,7 @@ def phases(folder: Path) -> dict:
     for owner, name, fn in saved:
         setattr(owner, name, timing(f"{owner.__name__}.{name}", fn))
     try:
-        task = spec.load("micrograd")
+        task = catalog.load("micrograd")
         started = time.perf_counter()
         result = grade(folder / "micrograd_mine.py", task, Options(suite_sandboxes=2 if (os.cpu_count() or 1) >= 2
                                                                    else 1))

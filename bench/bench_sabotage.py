@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from grader import lanes, spec
+from grader import catalog, lanes
 from grader.checks.suite import SUITE_CHECKS
 from grader.grading import Options, grade
 
@@ -57,7 +57,7 @@ def measure(folder: Path, sandboxes: int) -> tuple[float, int, object]:
 
     lanes.SuiteLane._run = timed
     try:
-        task = spec.load("micrograd")
+        task = catalog.load("micrograd")
         task = task.without([c.id for c in task.checks if c.id not in SUITE_CHECKS])
         started = time.perf_counter()
         result = grade(folder / "micrograd_mine.py", task, Options(suite_sandboxes=sandboxes))

@@ -15,7 +15,7 @@ import os
 import sys
 from pathlib import Path
 
-from grader import spec
+from grader import catalog
 from grader.batch.outputs import gradescope
 from grader.fileio import atomic_write
 from grader.grading import MODULE_FILE, TESTS_NAME, Options, grade
@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", type=Path, default=Path("/autograder"))
     parser.add_argument("--assignment", required=True)
     args = parser.parse_args(argv)
-    task = spec.load(args.assignment)
+    task = catalog.load(args.assignment)
     submission, links = find_submission(args.root / "submission")
     out = args.root / "results" / "results.json"
     try:

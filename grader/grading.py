@@ -23,6 +23,7 @@ from pathlib import Path
 from grader import __version__, fileio, notebooks, secret
 from grader.checks import REGISTRY
 from grader.checks.context import Context
+from grader.checks.features import preflight
 from grader.checks.suite import SUITE_CHECKS, start_suite
 from grader.errors import CheckTimeout, NotebookError, Refused, Rejected, WorkerFailure, without_host_paths
 from grader.lanes import Code, EngineLane
@@ -88,7 +89,7 @@ def grade(submission: Path, assignment: Assignment, options: Options = Options()
             symbols, execution, notes = load(engine, code, assignment, submission.name, ends)
             if suite is not None:
                 suite.go(execution.left_out() if execution else frozenset(), assignment.limits.cell_s, ends)
-            ctx = Context(assignment, engine, symbols, suite, tests_source, seed, ends)
+            ctx = Context(assignment, engine, symbols, suite, tests_source, seed, ends, preflight)
             checks = _run_checks(ctx, specs)
     except Rejected as rejected:
         error = SubmissionError(rejected.kind, rejected.message)

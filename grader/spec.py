@@ -8,6 +8,7 @@ and what was expected, because the instructor is the one who fixes it.
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Collection
 from dataclasses import dataclass, fields, replace
 from importlib import resources
 from pathlib import Path
@@ -118,8 +119,9 @@ def available() -> list[str]:
     return sorted(p.parent.name for p in assignments_root().glob("*/assignment.toml"))
 
 
-def load(name_or_path: str | Path) -> Assignment:
-    """Load an assignment by id (a folder under assignments/) or by a path to its folder or TOML."""
+def load(name_or_path: str | Path, *, checks: Collection[str], operators: Collection[str]) -> Assignment:
+    """Load an assignment by id (a folder under assignments/) or by a path to its folder or TOML; checks and
+    operators are the ids it may name (grader/catalog.py gives the registries')."""
     path = Path(name_or_path)
     if path.is_dir():
         path = path / "assignment.toml"
@@ -131,12 +133,12 @@ def load(name_or_path: str | Path) -> Assignment:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"{path}: not valid TOML: {exc}") from None
-    return parse(raw, path)
+    return parse(raw, path, checks=checks, operators=operators)
 
 
-def parse(raw: dict[str, Any], path: Path) -> Assignment:
+def parse(raw: dict[str, Any], path: Path, *, checks: Collection[str], operators: Collection[str]) -> Assignment:
     """Validate a spec's parsed TOML; every error names the field, the value and what was expected."""
-    from grader.checks import REGISTRY  # the registry imports the checks, which import this module
+    known_checks = checks
 
     where = _Where(path)
     checks_table = where.get(raw, "checks", dict, required=True)
@@ -144,9 +146,9 @@ def parse(raw: dict[str, Any], path: Path) -> Assignment:
         raise SpecError(f"{path}: [checks] is empty; name at least one check")
     checks = []
     for check_id, entry in checks_table.items():
-        if check_id not in REGISTRY:
+        if check_id not in known_checks:
             raise SpecError(
-                f"{path}: checks.{check_id}: no such check; expected one of {', '.join(sorted(REGISTRY))}"
+                f"{path}: checks.{check_id}: no such check; expected one of {', '.join(sorted(known_checks))}"
             )
         entry = where.expect(f"checks.{check_id}", entry, dict)
         points = where.get(entry, "points", (int, float), required=True, prefix=f"checks.{check_id}")
@@ -174,7 +176,7 @@ def parse(raw: dict[str, Any], path: Path) -> Assignment:
         limits=where.section(raw, "limits", Limits),
         search=where.section(raw, "search", Search),
         training=_training(where, raw) if "training" in raw else None,
-        sabotages=_sabotages(where, raw),
+        sabotages=_sabotages(where, raw, operators),
         packages=_packages(where, raw),
         folder=path.parent,
     )
@@ -182,10 +184,8 @@ def parse(raw: dict[str, Any], path: Path) -> Assignment:
     return assignment
 
 
-def _sabotages(where: _Where, raw: dict[str, Any]) -> tuple[str, ...]:
-    from grader.sabotage import all_operators
-
-    known = sorted(all_operators())
+def _sabotages(where: _Where, raw: dict[str, Any], operators: Collection[str]) -> tuple[str, ...]:
+    known = sorted(operators)
     chosen = where.get(raw, "sabotages", list, default=known)
     for sab in chosen:
         if sab not in known:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import spec
+from grader import catalog, spec
 from grader.checks.suite import SUITE_CHECKS
 from grader.grading import grade
 from grader.result import Result
@@ -34,7 +34,7 @@ def with_limits(assignment: spec.Assignment, **limits) -> spec.Assignment:
 
 @pytest.fixture(scope="session")
 def micrograd() -> spec.Assignment:
-    return spec.load("micrograd")
+    return catalog.load("micrograd")
 
 
 @pytest.fixture(scope="session")

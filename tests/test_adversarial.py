@@ -224,7 +224,7 @@ def test_feedback_never_carries_an_engines_code(run, tmp_path):
     """Do tests that put the module's source (the engine appended) into assertion and exception
     messages get none of any engine's code into the JSON or the HTML, and is the reference never
     sent into a sandbox at all?"""
-    from grader import secret, spec
+    from grader import catalog, secret
     from grader.commands.selftest import reference_source
     from grader.sabotage import plan
 
@@ -233,7 +233,7 @@ def test_feedback_never_carries_an_engines_code(run, tmp_path):
     tests = (tmp_path / "submission" / "test_micrograd.py").read_text()
     key = TEST_SECRET.encode()
     seed = secret.seed(key, b"plan", source, tests.encode())
-    blocks = [r.block for r in plan(spec.load("micrograd").sabotages, seed, secret.seed(key, b"pool"))]
+    blocks = [r.block for r in plan(catalog.load("micrograd").sabotages, seed, secret.seed(key, b"pool"))]
     assert all("class Value" in b for b in blocks)
     shown = json.dumps(result) + html
     for block in blocks + [reference_source()]:

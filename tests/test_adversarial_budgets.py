@@ -13,7 +13,7 @@ from pathlib import Path
 from conftest import BASE_ENGINE
 from test_adversarial import HOSTILE, QUICK, check, private_install, run, statuses  # noqa: F401 (fixtures)
 
-from grader import spec
+from grader import catalog
 from grader.grading import OVERRUN_S
 
 HANG_GUARD_S = 400
@@ -35,7 +35,7 @@ def tight(run, base: Path, **limits):
         return run(*args, cwd=cwd, timeout=HANG_GUARD_S)
 
     grader.assignment, grader.mode = str(folder), run.mode
-    return grader, spec.load(folder).limits
+    return grader, catalog.load(folder).limits
 
 
 def test_keep_alive_frames_do_not_keep_an_import_going(run, tmp_path):

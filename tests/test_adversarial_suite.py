@@ -119,12 +119,12 @@ def _decodings(text: str):
 def _engine_windows(source: str, tests: str) -> tuple[set[str], list[str]]:
     """Every 16-character window of this grading's engines (wheats and mutants) that is not in the
     student's own file, and the engines' blocks."""
-    from grader import secret, spec
+    from grader import catalog, secret
     from grader.sabotage import own_block, plan
 
     key = TEST_SECRET.encode()
     seed = secret.seed(key, b"plan", source.encode(), tests.encode())
-    blocks = [r.block for r in plan(spec.load("micrograd").sabotages, seed, secret.seed(key, b"pool"),
+    blocks = [r.block for r in plan(catalog.load("micrograd").sabotages, seed, secret.seed(key, b"pool"),
                                     own_block(source)) if r.kind != "own" and r.kind != "decoy"]
     windows = {b[i:i + WINDOW] for b in blocks for i in range(len(b) - WINDOW + 1)}
     return {w for w in windows if w not in source}, blocks

@@ -10,13 +10,13 @@ import os
 import subprocess
 import sys
 
-from grader import secret, spec
+from grader import catalog, secret
 from grader.batch.cluster import _outcome
 from grader.batch.tasks import OUTPUTS, Outcome, Task, checked, fingerprint, host_id
 
 
 def task(student: str = "alice") -> Task:
-    return Task(student, "micrograd_mine.py", b"x = 1\n", None, None, spec.load("micrograd"), b"k", fingerprint(),
+    return Task(student, "micrograd_mine.py", b"x = 1\n", None, None, catalog.load("micrograd"), b"k", fingerprint(),
                 False, host_id(), ())
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import spec
+from grader import catalog
 from grader.checks.suite import SUITE_CHECKS
 from grader.grading import grade
 
@@ -41,7 +41,7 @@ RECOMPUTED = ("tuple_children_stack", "pow_assign_not_accumulate", "lecture_part
 @functools.cache
 def graded(engine: str):
     """The grader's result for one engine, graded once per test process."""
-    return grade(CORPUS / "engines" / f"{engine}.py", spec.load("micrograd").without(SUITE_CHECKS))
+    return grade(CORPUS / "engines" / f"{engine}.py", catalog.load("micrograd").without(SUITE_CHECKS))
 
 
 def verdicts(engine: str) -> dict[str, str]:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ZOO, HERE
-from grader import spec
+from grader import catalog, spec
 from grader.commands.template import FILES
 from grader.grading import grade
 
@@ -69,7 +69,7 @@ def test_public_only_leaves_hidden_checks_out_and_says_so(tmp_path, micrograd):
                   cwd=tmp_path)
     tanh = next(c for c in json.loads((tmp_path / "full.json").read_text())["checks"] if c["id"] == "tanh")
     assert tanh["status"] == "failed" and tanh["counterexample"] is None and "Hidden check" in tanh["feedback"]
-    instructor = next(c for c in grade(engine, spec.load(folder)).checks if c.id == "tanh")
+    instructor = next(c for c in grade(engine, catalog.load(folder)).checks if c.id == "tanh")
     probe = instructor.counterexample.code
     assert probe not in full.stdout and probe not in (tmp_path / "full.html").read_text()
 
@@ -104,6 +104,6 @@ def test_gradescope_export_grades_a_fake_autograder_tree(tmp_path):
     # The bundle alone is a complete grader (here the development install would win the import, so hide it).
     probe = ("import sys; sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in repr(f).lower()]; "
              f"sys.path.insert(0, {str(root / 'source')!r}); import grader.gradescope, grader.checks, reference; "
-             "from grader import spec; print(grader.__file__, len(spec.load('micrograd').checks))")
+             "from grader import catalog; print(grader.__file__, len(catalog.load('micrograd').checks))")
     which = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert which.stdout.startswith(str(root / "source")), which.stderr

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from grader import spec
+from grader import catalog
 from grader.checks.suite import SUITE_CHECKS
 from grader.commands.selftest import Engine, _grade, engines, problems
 from grader.sabotage import all_operators, wheats
@@ -30,7 +30,7 @@ def test_selftest_passes_and_prints_the_matrices():
 
 def test_selftest_flags_a_mutant_that_is_really_correct(tmp_path: Path):
     """Would selftest notice a 'mutant' that is in fact a correct engine, or one its named check misses?"""
-    task = spec.load("micrograd").without(SUITE_CHECKS)
+    task = catalog.load("micrograd").without(SUITE_CHECKS)
     wheat = wheats()[0]
     fake = Engine("fake@recursive_set", wheat.source, check="add")
     results = [_grade(Engine(wheat.id, wheat.source), tmp_path, task), _grade(fake, tmp_path, task)]

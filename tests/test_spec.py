@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import spec
+from grader import catalog, spec
 from grader.checks import REGISTRY
 from grader.errors import SpecError
 
@@ -15,7 +15,7 @@ from grader.errors import SpecError
 @pytest.mark.parametrize("name", spec.available())
 def test_every_check_id_in_every_spec_is_registered(name):
     """Does every assignment load, and is each of its check ids a registered check?"""
-    assignment = spec.load(name)
+    assignment = catalog.load(name)
     assert assignment.checks
     assert all(c.id in REGISTRY for c in assignment.checks)
 
@@ -47,7 +47,7 @@ def test_invalid_spec_names_field_value_and_expectation(mutate, words):
     raw = base()
     mutate(raw)
     with pytest.raises(SpecError) as error:
-        spec.parse(raw, Path("assignment.toml"))
+        catalog.parse(raw, Path("assignment.toml"))
     for word in words:
         assert word in str(error.value)
 
@@ -56,4 +56,4 @@ def test_invalid_toml_is_a_spec_error(tmp_path):
     """Is a spec that is not TOML reported as such, with its path?"""
     (tmp_path / "assignment.toml").write_text("id = \n")
     with pytest.raises(SpecError, match="not valid TOML"):
-        spec.load(tmp_path)
+        catalog.load(tmp_path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import BASE_ENGINE, REFERENCE_SOURCE, ZOO, statuses, with_limits
-from grader import spec
+from grader import catalog
 
 BASE = BASE_ENGINE.read_text()
 
@@ -46,7 +46,7 @@ def check(result, check_id):
 
 @pytest.fixture(scope="module")
 def lecture():
-    return spec.load("micrograd-lecture")
+    return catalog.load("micrograd-lecture")
 
 
 @pytest.mark.parametrize("source", [BASE + LECTURE_MLP, REFERENCE_SOURCE,

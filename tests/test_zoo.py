@@ -13,7 +13,7 @@ import functools
 import pytest
 
 from conftest import BUGGY_ENGINES, CORRECT_ENGINES, statuses
-from grader import spec
+from grader import catalog
 from grader.checks import REGISTRY
 from grader.checks.suite import SUITE_CHECKS
 from grader.grading import grade
@@ -49,7 +49,7 @@ RECURSIVE = {"wheat_recursive_set", "dataclass_style", "labels_float_order"}
 
 @functools.cache
 def graded(path):
-    return grade(path, spec.load("micrograd").without(SUITE_CHECKS))
+    return grade(path, catalog.load("micrograd").without(SUITE_CHECKS))
 
 
 def test_every_buggy_engine_has_an_expectation():

@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import secret, spec
+from grader import catalog, secret, spec
 from grader.batch.discover import Submission, discover
 from grader.batch.outputs import atomic_write, flags_for, write_class_outputs
 from grader.batch.graders import Graders
@@ -111,7 +111,7 @@ def main(*, inputs: list[Path], out: Path, assignment: str, jobs: int, force: bo
 
 def run_batch(inputs: list[Path], out: Path, assignment: str, jobs: int, force: bool = False,
               scheduler: str | None = None, trusted: bool = False) -> int:
-    task_spec = spec.load(assignment)  # fail early on an unknown assignment
+    task_spec = catalog.load(assignment)  # fail early on an unknown assignment
     if not out.exists() and os.geteuid() == 0:
         out.mkdir(parents=True, mode=0o700)  # student code runs as other uids: the class's results stay root's
     out.mkdir(parents=True, exist_ok=True)

@@ -15,6 +15,7 @@ from typing import Any, Callable
 import reference
 from grader.errors import CheckTimeout, OutOfTime, WorkerFailure
 from grader.programs import Program
+from grader.result import Outcome
 from grader.sandbox.inside import probes
 from grader.spec import Assignment
 
@@ -252,8 +253,10 @@ class Context:
     """Everything a check needs; one per submission."""
 
     def __init__(self, assignment: Assignment, engine, symbols: list[str], suite=None, tests_source: str | None = None,
-                 seed: str = "", ends: float = math.inf):
+                 seed: str = "", ends: float = math.inf, preflight: Callable[[Context], Any] | None = None):
         self.assignment = assignment
+        self.preflight = preflight
+        """What finds the engine's basics (checks/features.preflight), given by grading: this module is below it."""
         self.student = StudentEngine(engine, self)
         self.symbols = symbols
         self.suite_lane = suite
@@ -288,9 +291,7 @@ class Context:
 
     @functools.cached_property
     def features(self):
-        from grader.checks.features import preflight
-
-        return preflight(self)
+        return self.preflight(self)
 
     def close(self, expected: float, got: Any) -> bool:
         """Is got a number equal to expected within the assignment's tolerances?"""
@@ -301,8 +302,6 @@ class Context:
 
     def missing(self, name: str, what: str):
         """A failed outcome when the student's module defines no such name, else None."""
-        from grader.result import Outcome
-
         if name in self.symbols:
             return None
         return Outcome("failed", f"Your module defines no {name} ({what}).{did_you_mean(name, self.symbols)}")

@@ -21,35 +21,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from grader.checks.cases import EQUAL_DATA, LEAVES, SINGLE, chain, diamond
 from grader.checks.context import Context, reference_run
+from grader.checks.diagnose import KNOWN
 from grader.checks.judging import compare_many
-
-LEAVES = (("leaf", 2.0), ("leaf", -3.0), ("leaf", 0.5), ("leaf", 1.5))
-
-# One program per operation, on leaves with distinct values: it must build, compute the
-# right value and backpropagate without raising for the operation to count as working.
-SINGLE = {
-    "add": (("leaf", 2.0), ("leaf", -3.0), ("add", 0, 1)),
-    "mul": (("leaf", 2.0), ("leaf", -3.0), ("mul", 0, 1)),
-    "sub": (("leaf", 2.0), ("leaf", -3.0), ("sub", 0, 1)),
-    "div": (("leaf", 2.0), ("leaf", -4.0), ("div", 0, 1)),
-    "pow": (("leaf", 1.5), ("pow", 0, 2)),
-    "neg": (("leaf", 1.5), ("neg", 0)),
-    "tanh": (("leaf", 0.5), ("tanh", 0)),
-    "relu": (("leaf", 1.5), ("relu", 0)),
-    "exp": (("leaf", 0.5), ("exp", 0)),
-}
-EQUAL_DATA = (("leaf", 2.0), ("leaf", 3.0), ("leaf", 1.5), ("leaf", 4.0), ("mul", 0, 1), ("mul", 2, 3), ("add", 4, 5))
-"""Two different nodes holding the same number (2*3 and 1.5*4): a visited set keyed by value skips one."""
-
-
-def _chain(op: str) -> tuple:
-    return LEAVES + ((op, 0, 1), (op, 4, 2), (op, 5, 3))
-
-
-def _diamond(op: str) -> tuple:
-    return LEAVES[:2] + ((op, 0, 1), (op, 2, 2), (op, 3, 2))
-
 
 @dataclass(frozen=True)
 class Features:
@@ -101,7 +76,7 @@ def preflight(ctx: Context) -> Features:
     add2, mul2 = SINGLE["add"], SINGLE["mul"]
     mul_in = LEAVES[:3] + (("mul", 0, 1), ("mul", 3, 2))
     structural = [mul_in, EQUAL_DATA] + [p for op in ("add", "mul")
-                                         for p in (_chain(op), LEAVES[:1] + ((op, 0, 0),), _diamond(op))]
+                                         for p in (chain(op), LEAVES[:1] + ((op, 0, 0),), diamond(op))]
     unseeded = ctx.student.run_many([add2, mul2], every=True)
     seed_missing = _seed_missing(unseeded)
     probes = list(dict.fromkeys(singles + structural))
@@ -130,10 +105,10 @@ def preflight(ctx: Context) -> Features:
                   equal_data_merged=equal_merged)
     if chain_op is None:
         return Features(add, mul, None, False, False, False, False, **common)
-    depth = ok(_chain(chain_op))
+    depth = ok(chain(chain_op))
     reuse = ok(LEAVES[:1] + ((chain_op, 0, 0),))
     mul_inner = mul and depth and ok(mul_in)
-    share = depth and reuse and ok(_diamond(chain_op))
+    share = depth and reuse and ok(diamond(chain_op))
     return Features(add, mul, chain_op, depth, mul_inner, reuse, share, **common)
 
 
@@ -148,3 +123,12 @@ def _inert(answers, ops, singles) -> bool:
     leaf_grads = [g for op, program in zip(ops, singles) if (got := answers.get(program)) is not None and got.ok
                   for i, g in enumerate(got.grad) if program[i][0] == "leaf"]
     return bool(leaf_grads) and all(g == 0.0 for g in leaf_grads)
+
+
+def basic_cause(f: Features):
+    """The preflight's own finding, when it explains any wrong gradient of the lesson's full runs."""
+    if f.backward_inert:
+        return KNOWN["backward_inert"]
+    if f.seed_missing:
+        return KNOWN["missing_seed"]
+    return None

@@ -6,34 +6,14 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from grader.checks import check
+from grader.checks.cases import HAND_EXAMPLES
 from grader.checks.context import Context, Observation, a_number, reference_run
+from grader.checks.features import basic_cause
 from grader.checks.judging import Verdict, error_message, error_verdict, graph_of, shown
+from grader.checks.registry import check
 from grader.result import Counterexample, Outcome
 from grader.sandbox.inside import probes
 
-# The lesson's hand-derived examples: (title, names, program, expected gradients by name).
-HAND_EXAMPLES = (
-    (
-        "L = (a*b + c)*f",
-        ["a", "b", "c", "f", "e", "d", "L"],
-        (("leaf", 2.0), ("leaf", -3.0), ("leaf", 10.0), ("leaf", -2.0), ("mul", 0, 1), ("add", 4, 2), ("mul", 5, 3)),
-        {"a": 6.0, "b": -4.0, "c": -2.0, "f": 4.0},
-    ),
-    (
-        "the tanh neuron o = tanh(x1*w1 + x2*w2 + b)",
-        ["x1", "x2", "w1", "w2", "b", "x1w1", "x2w2", "x1w1x2w2", "n", "o"],
-        (("leaf", 2.0), ("leaf", 0.0), ("leaf", -3.0), ("leaf", 1.0), ("leaf", 6.8813735870195432),
-         ("mul", 0, 2), ("mul", 1, 3), ("add", 5, 6), ("add", 7, 4), ("tanh", 8)),
-        {"x1": -1.5, "w1": 1.0, "x2": 0.5, "w2": 0.0},
-    ),
-    (
-        "L = (a*b + 5)**2",
-        ["a", "b", "e", "d", "L"],
-        (("leaf", 2.0), ("leaf", -3.0), ("mul", 0, 1), ("cadd", 2, 5.0), ("pow", 3, 2)),
-        {"a": 6.0, "b": -4.0},
-    ),
-)
 HAND_TOLERANCE = 1e-6
 
 
@@ -79,7 +59,7 @@ def hand_examples(ctx: Context) -> Outcome:
                 graph=graph_of(program, names, expected_run, got) if expected_run else None,
                 got_grad=tuple(got.grad),
             )
-            verdict = replace(verdict, cause=_basic_cause(ctx.features)) if _basic_cause(ctx.features) \
+            verdict = replace(verdict, cause=basic_cause(ctx.features)) if basic_cause(ctx.features) \
                 else verdict.explained()
             return verdict.outcome("Work the example backwards by hand, one node at a time, and compare "
                                    "each node's grad with yours to find the first rule that differs.")
@@ -90,12 +70,6 @@ def hand_examples(ctx: Context) -> Outcome:
 
 def _symbol(op: str) -> str:
     return {"add": "+", "mul": "*", "pow": "**", "neg": "-x", "sub": "-", "div": "/"}.get(op, op)
-
-
-def _basic_cause(features):
-    from grader.checks.rules import _basic_cause as basic
-
-    return basic(features)
 
 
 def _near(got, expected: float) -> bool:

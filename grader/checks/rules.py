@@ -5,9 +5,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from grader.checks import check
+from grader.checks.cases import EQUAL_DATA, SINGLE
 from grader.checks.context import Context
+from grader.checks.diagnose import KNOWN
+from grader.checks.features import basic_cause
+from grader.checks.gradcheck import judge_gradcheck, judge_gradcheck_many
 from grader.checks.judging import Probe, Verdict, compare, compare_many, search
+from grader.checks.registry import check
 from grader.checks.strategies import Shape, forward_ops, single_operations
 from grader.programs import Program
 from grader.result import Outcome
@@ -216,9 +220,6 @@ def accumulate(ctx: Context) -> Outcome:
 
 @check("topo_order", "backward() runs each node's rule once, after every node that uses it")
 def topo_order(ctx: Context) -> Outcome:
-    from grader.checks.diagnose import KNOWN
-    from grader.checks.features import EQUAL_DATA, SINGLE
-
     f = ctx.features
     if f.backward_inert:
         return Verdict(SINGLE["add"], "failed", "after backward(), a.grad should be 1 but your engine leaves it at 0",
@@ -239,8 +240,6 @@ def topo_order(ctx: Context) -> Outcome:
 
 @check("gradcheck", "Analytic gradients agree with central differences of your own forward pass")
 def gradcheck(ctx: Context) -> Outcome:
-    from grader.checks.gradcheck import judge_gradcheck, judge_gradcheck_many
-
     f = ctx.features
     ops = tuple(op for op in ctx.assignment.ops if op in f.working)
     if not ops:
@@ -254,16 +253,5 @@ def gradcheck(ctx: Context) -> Outcome:
                          lambda many: judge_gradcheck_many(ctx, many))
     if verdict is None:
         return Outcome("passed", "Analytic and numerical gradients agree on every expression tried.")
-    verdict = replace(verdict, cause=_basic_cause(f)) if _basic_cause(f) else verdict.explained()
+    verdict = replace(verdict, cause=basic_cause(f)) if basic_cause(f) else verdict.explained()
     return verdict.outcome(HINTS["gradcheck"], "On the smallest failing case, ")
-
-
-def _basic_cause(f):
-    """The preflight's own finding, when it explains any wrong gradient of the lesson's full runs."""
-    from grader.checks.diagnose import KNOWN
-
-    if f.backward_inert:
-        return KNOWN["backward_inert"]
-    if f.seed_missing:
-        return KNOWN["missing_seed"]
-    return None

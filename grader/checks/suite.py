@@ -19,8 +19,9 @@ grader's words (suite_text.py), never what a test wrote.
 
 from __future__ import annotations
 
-from grader.checks import check
+from grader.checks.cases import EQUAL_DATA, HAND_EXAMPLES, LEAVES, SINGLE, chain, diamond
 from grader.checks.context import Context
+from grader.checks.registry import check
 from grader.checks.suite_runs import (  # noqa: F401 - Run, _caught and _counted_mutants are used by tests
     Catches, Run, Suite, _caught, _counted_mutants, catches, read_run)
 from grader.checks.suite_text import elsewhere, given_tests, listed, own_quote, own_test_names, shown_name
@@ -39,11 +40,8 @@ FIXTURES = ("Value", "Neuron", "Layer", "MLP", "numerical_grad")
 def equivalence_probes() -> list:
     """Programs on which a mutant of the student's engine must differ from the unmutated engine to count:
     every operation alone, a value used twice through each, nesting, shared nodes, the hand examples."""
-    from grader.checks.features import EQUAL_DATA, LEAVES, SINGLE, _chain, _diamond
-    from grader.checks.fixed import HAND_EXAMPLES
-
-    found = list(SINGLE.values()) + [EQUAL_DATA] + [_chain(op) for op in ("add", "mul")] + \
-        [_diamond(op) for op in ("add", "mul")] + [program for _, _, program, _ in HAND_EXAMPLES]
+    found = list(SINGLE.values()) + [EQUAL_DATA] + [chain(op) for op in ("add", "mul")] + \
+        [diamond(op) for op in ("add", "mul")] + [program for _, _, program, _ in HAND_EXAMPLES]
     found += [(("leaf", 1.5), (op, 0, 0)) for op in ("add", "mul", "sub", "div")]
     for ins in (("pow", 0, 2), ("tanh", 0), ("relu", 0), ("exp", 0), ("neg", 0)):
         found += [(("leaf", 0.7), ins, ("add", 1, 0)), (("leaf", -0.7), ins, ("leaf", -2.0), ("mul", 1, 2))]

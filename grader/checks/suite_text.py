@@ -15,6 +15,8 @@ import builtins
 import functools
 import re
 
+from grader.files import TESTS_FILE, template_files
+
 QUOTE_CHARS = 160
 """The first line of a test's message on the student's own engine is quoted up to this length."""
 LISTED = 10
@@ -77,9 +79,7 @@ def listed(lines: dict[str, str], what: str = "tests") -> list[str]:
 
 @functools.cache
 def _template_bodies() -> frozenset[str]:
-    from grader.commands.template import template_files
-
-    return frozenset(_bodies(template_files()["test_micrograd.py"]).values())
+    return frozenset(_bodies(template_files()[TESTS_FILE]).values())
 
 
 def _bodies(source: str) -> dict[str, str]:

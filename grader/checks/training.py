@@ -11,9 +11,11 @@ import math
 from dataclasses import replace
 
 import reference
-from grader.checks import check, diagnose
+from grader.checks import diagnose
 from grader.checks.context import Context, Observation, UNREADABLE, a_bool, a_name, a_number, an_int, list_of
+from grader.checks.features import basic_cause
 from grader.checks.judging import error_message, shown
+from grader.checks.registry import check
 from grader.result import Counterexample, Outcome
 from grader.sandbox.inside import probes
 from grader.spec import Training
@@ -121,8 +123,6 @@ def training(ctx: Context) -> Outcome:
     no_grads = (" After the first loss.backward(), every parameter's grad is still 0: backward() did not "
                 "carry the gradient back to the weights." if still else "")
     if diverged is not None:
-        from grader.checks.rules import _basic_cause
-
         bad = losses[diverged] if diverged < len(losses) else "nothing"
         nan = " (not a number: the loss blew up)" if not isinstance(bad, float) or not math.isfinite(bad) else ""
         reached = (f" Your loss does fall below {spec.threshold:g} (at step {converged}), but a falling loss does "
@@ -136,7 +136,7 @@ def training(ctx: Context) -> Outcome:
             Counterexample(code, {f"loss at step {diverged}": expected[diverged]},
                            {f"loss at step {diverged}": shown(bad)}),
             artifacts,
-        ), _basic_cause(ctx.features))
+        ), basic_cause(ctx.features))
     if still:
         return Outcome("failed", f"Your losses match the reference's, but your engine reports no gradient.{no_grads}",
                        Counterexample(code, {}, {}), artifacts)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from grader import fileio, spec
+from grader import catalog, fileio
 from grader.errors import ExitCode, UsageError
 from grader.grading import Options, grade
 from grader.render import html
@@ -32,7 +32,7 @@ def main(*, submission: Path, assignment: str, tests: Path | None = None, json_p
     for path, base in outputs:
         if path is not None:
             fileio.refuse_links(path, base)  # before grading, not after
-    task = spec.load(assignment)
+    task = catalog.load(assignment)
     iso = require("check")
     lanes = 2 if (os.cpu_count() or 1) >= 2 else 1
     result = grade(submission, task, Options(public_only=public_only, tests=tests, isolation=iso,

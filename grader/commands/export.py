@@ -7,7 +7,7 @@ import zipfile
 from pathlib import Path
 
 import grader
-from grader import secret, spec
+from grader import catalog, secret
 from grader.errors import ExitCode
 from grader.fileio import atomic_write
 
@@ -43,7 +43,7 @@ SOURCES = ("pyproject.toml", "README.md", "grader", "reference", "student_templa
 
 
 def main(*, target: str, out: Path, assignment: str) -> int:
-    task = spec.load(assignment)
+    task = catalog.load(assignment)
     buffer = io.BytesIO()  # written whole, then renamed into place: never half a zip, never through a link
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
         _add_script(zf, "setup.sh", SETUP_SH)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import reference
-from grader import spec
+from grader import catalog, spec
 from grader.checks.suite import SUITE_CHECKS
 from grader.errors import ExitCode, NotApplicable
 from grader.grading import grade
@@ -61,7 +61,7 @@ def _try(op, source: str) -> str | None:
 
 
 def main(*, assignment: str) -> int:
-    task = spec.load(assignment).without(SUITE_CHECKS)
+    task = catalog.load(assignment).without(SUITE_CHECKS)
     bases, mutants = engines(task.sabotages)
     with tempfile.TemporaryDirectory(prefix="grader-selftest-") as tmp, \
             ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:

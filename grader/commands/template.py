@@ -3,18 +3,11 @@
 from __future__ import annotations
 
 import os
-from importlib import resources
 from pathlib import Path
 
 from grader.errors import ExitCode, UsageError
 from grader.fileio import atomic_write
-
-FILES = ("micrograd_mine.py", "test_micrograd.py", "micrograd.ipynb", "README.md")
-
-
-def template_files() -> dict[str, str]:
-    kit = resources.files("student_template")
-    return {name: (kit / name).read_text(encoding="utf-8") for name in FILES}
+from grader.files import KIT as FILES, template_files
 
 
 def main(*, folder: Path) -> int:

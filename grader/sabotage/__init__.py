@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.sabotage.disguise import disguise
+from grader.sabotage import operators  # noqa: F401 - registers every operator
 from grader.sabotage.mutate import REGISTRY, NotApplicable, Operator
 from grader.sabotage.rewrite import rewrite
 
@@ -72,8 +73,6 @@ def wheats() -> tuple[Wheat, ...]:
 
 
 def all_operators() -> dict[str, Operator]:
-    import grader.sabotage.operators  # noqa: F401 - registers every operator
-
     return REGISTRY
 
 

@@ -27,6 +27,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.sandbox.limits import Limits
+
 PARENT = "micrograd-grader"
 NEEDED = ("memory", "pids")
 CPU_PERIOD_US = 100_000
@@ -154,8 +156,6 @@ class Group:
 def bounds() -> tuple[str, bool]:
     """What bounds one sandbox's memory and CPU here (with the default limits), in a sentence, and whether it is
     a cgroup."""
-    from grader.sandbox.supervisor import Limits
-
     limits, where = Limits(), support()
     return describe(where, limits.processes, limits.memory_mb, limits.sandbox_mb), where.parent is not None
 

@@ -21,45 +21,18 @@ import subprocess
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from grader.errors import IsolationError, SandboxError, WorkerFailure
 from grader.sandbox import cgroups, isolation, uids
 from grader.sandbox.channel import FRAME_CAP, Channel
+from grader.sandbox.limits import Limits  # noqa: F401 - callers take Limits from here too
 from grader.sandbox.unit import Unit
 
 INSIDE = Path(__file__).with_name("inside")
 STARTUP_S = 60.0
 DEBUG = bool(os.environ.get("GRADER_SANDBOX_DEBUG"))  # the sandbox's stderr stays on the grader's
 CONTROL_MAX = 65536
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Hard limits on every process of a sandbox."""
-
-    request_s: float = 10.0
-    """Wall-clock seconds one request may take (between two replies) before the unit is killed."""
-    memory_mb: int = 1024
-    """Address-space cap of each process (RLIMIT_AS)."""
-    cpu_s: int = 120
-    """CPU seconds over one process's life (RLIMIT_CPU)."""
-    file_mb: int = 16
-    """Largest file a process may write (RLIMIT_FSIZE)."""
-    processes: int = 8
-    """Processes and threads the sandbox may have at once (RLIMIT_NPROC, and pids.max with a cgroup): without
-    a cgroup, this many times memory_mb is all the memory one sandbox can hold."""
-    open_files: int = 256
-    """Files a process may hold open (RLIMIT_NOFILE)."""
-    disk_mb: int = 64
-    """All the disk space the sandbox may fill, every file together (files it holds open included)."""
-    total_mb: int | None = None
-    """Memory of all the sandbox's processes together, with a cgroup (default: memory_mb + 512)."""
-
-    @property
-    def sandbox_mb(self) -> int:
-        return self.total_mb or self.memory_mb + 512
 
 
 def _base(iso: isolation.Isolation) -> str | None:

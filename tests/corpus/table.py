@@ -19,14 +19,14 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import truth as corpus_truth  # noqa: E402
-from grader import spec  # noqa: E402
+from grader import catalog  # noqa: E402
 from grader.grading import grade  # noqa: E402
 
 SUITE_CHECKS = ("student_tests", "wheat", "sabotage")
 
 
 def grade_one(path: Path):
-    return grade(path, spec.load("micrograd").without(SUITE_CHECKS))
+    return grade(path, catalog.load("micrograd").without(SUITE_CHECKS))
 
 
 def grade_all(paths, jobs: int = 4):

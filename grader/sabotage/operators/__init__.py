@@ -1,13 +1,25 @@
-"""One mutation operator per file; importing this package registers them all.
+"""The sabotage operators, one per file, and the one list of them (as pytest's default_plugins).
 
-To add a sabotage, write a file here with one function decorated by `@operator` (see
-grader/sabotage/mutate.py and docs/authoring.md); its docstring is the misconception.
+Each file holds one function decorated by `@operator` (grader/sabotage/mutate.py), whose
+docstring is the misconception; importing it registers it. To add a sabotage, write its
+file here and add it to the import below, which keeps the files in alphabetical order
+(the order `grader selftest` and an assignment's default sabotages list them in).
+See docs/authoring.md.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-
-for _module in pkgutil.iter_modules(__path__):
-    importlib.import_module(f"{__name__}.{_module.name}")
+from grader.sabotage.operators import (  # noqa: F401 - importing registers the operator
+    add_half,
+    assign_not_accumulate,
+    missing_seed,
+    mul_missing_outgrad,
+    mul_own_data,
+    neuron_no_bias,
+    pow_off_by_one,
+    radd_missing,
+    relu_negative_grad,
+    sub_as_add,
+    tanh_grad_from_input,
+    topo_not_reversed,
+)

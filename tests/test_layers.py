@@ -1,0 +1,155 @@
+"""The grader's imports point down a declared map of layers, and form no cycle.
+
+Every module of grader/ is read (ast, not imported), with every import it makes,
+function-level ones included; an import guarded by `if TYPE_CHECKING:` is left out (it
+never runs). A module may import its own layer or any layer it is declared to sit above.
+
+The layers, top to bottom:
+
+- entry: what a user runs: cli, commands/, batch/, gradescope (the Gradescope wrapper).
+- grading: one submission graded: grading, loading (the student's code loaded), notebooks
+  (a notebook turned into code), catalog (an assignment checked against the registries).
+- checks: checks/ and sabotage/ (the engines a suite runs against), and lanes (the
+  sandboxes a grading's checks talk to: checks/suite starts one).
+- render (beside): render/, which turns a result into text and HTML; it sits above the
+  model only, and nothing below entry uses it.
+- model: what the layers above share: spec, result, programs, files, errors, text,
+  fileio, secret, and the grader package itself (its version).
+- sandbox (beside): sandbox/ on the host; it knows errors and nothing else of the model.
+- inside: sandbox/inside/, the code copied into the sandbox: stdlib only, and the one home
+  of what both sides must agree on (the op table, the student's file names, the frames).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent / "grader"
+
+LAYERS = {
+    "entry": ("grader.cli", "grader.commands", "grader.batch", "grader.gradescope"),
+    "grading": ("grader.grading", "grader.loading", "grader.notebooks", "grader.catalog"),
+    "checks": ("grader.checks", "grader.sabotage", "grader.lanes"),
+    "render": ("grader.render",),
+    "model": ("grader.spec", "grader.result", "grader.programs", "grader.files", "grader.errors", "grader.text",
+              "grader.fileio", "grader.secret", "grader"),
+    "sandbox": ("grader.sandbox",),
+    "inside": ("grader.sandbox.inside",),
+}
+"""Each layer's modules, by name or package prefix (the longest prefix decides)."""
+
+MAY_IMPORT = {
+    "entry": {"entry", "grading", "checks", "render", "model", "sandbox", "inside"},
+    "grading": {"grading", "checks", "model", "sandbox", "inside"},
+    "checks": {"checks", "model", "sandbox", "inside"},
+    "render": {"render", "model", "inside"},
+    "model": {"model", "inside"},
+    "sandbox": {"sandbox", "inside", "model"},
+    "inside": {"inside"},
+}
+"""The layers each layer may import: its own and those below it."""
+
+SANDBOX_MODEL = {"grader.errors", "grader"}
+"""All the model the host side of the sandbox may use."""
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(p): p for p in ROOT.rglob("*.py")}
+
+
+def layer(module: str) -> str:
+    best = max((prefix for prefixes in LAYERS.values() for prefix in prefixes
+                if module == prefix or module.startswith(prefix + ".")), key=len)
+    return next(name for name, prefixes in LAYERS.items() if best in prefixes)
+
+
+def _type_checking(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+
+def _nodes(tree: ast.AST):
+    for child in ast.iter_child_nodes(tree):
+        if _type_checking(child):
+            continue
+        yield child
+        yield from _nodes(child)
+
+
+def _known(name: str) -> str | None:
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def imports(module: str) -> set[str]:
+    """The grader modules one module imports (a name imported from a package counts as its submodule
+    when there is one). Inside the sandbox, a sibling is imported by its plain name."""
+    path = MODULES[module]
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    inside = layer(module) == "inside"
+    found = set()
+    for node in _nodes(ast.parse(path.read_text(encoding="utf-8"))):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+            if inside:
+                names = [f"grader.sandbox.inside.{n}" if f"grader.sandbox.inside.{n}" in MODULES else n
+                         for n in names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join(up + ([node.module] if node.module else []))
+            names = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names]
+        for name in names:
+            if name.split(".")[0] == "grader" and (target := _known(name)) and target != module:
+                found.add(target)
+    return found
+
+
+GRAPH = {module: imports(module) for module in MODULES}
+
+
+def test_every_module_has_a_layer():
+    for module in MODULES:
+        assert layer(module) in MAY_IMPORT
+
+
+def test_no_import_points_up():
+    upward = []
+    for module, targets in sorted(GRAPH.items()):
+        for target in sorted(targets):
+            if layer(target) not in MAY_IMPORT[layer(module)]:
+                upward.append(f"{module} ({layer(module)}) imports {target} ({layer(target)})")
+            elif layer(module) == "sandbox" and layer(target) == "model" and target not in SANDBOX_MODEL:
+                upward.append(f"{module} (sandbox) imports {target}, a part of the model it is beside")
+    assert not upward, "\n".join(upward)
+
+
+def test_no_import_cycle():
+    """Depth-first search; a back edge is a cycle, reported with its path."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+    cycles = []
+
+    def visit(module: str) -> None:
+        state[module] = 1
+        stack.append(module)
+        for target in sorted(GRAPH[module]):
+            if state.get(target) == 1:
+                cycles.append(" -> ".join(stack[stack.index(target):] + [target]))
+            elif target not in state:
+                visit(target)
+        stack.pop()
+        state[module] = 2
+
+    for module in sorted(GRAPH):
+        if module not in state:
+            visit(module)
+    assert not cycles, "\n".join(cycles)
+
