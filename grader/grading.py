@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader import __version__, fileio, notebooks, secret
+from grader.causes import CAUSES, said_in
 from grader.checks import REGISTRY
 from grader.checks.context import Context
 from grader.checks.features import preflight
@@ -166,6 +167,7 @@ def _run_checks(ctx: Context, specs: list[CheckSpec]) -> list[CheckResult]:
     limits = ctx.assignment.limits
     out_of_time = f"Not run: the submission used up its time limit of {limits.submission_s:g} s"
     results = []
+    first: dict[str, str] = {}
     for spec in specs:
         check = REGISTRY[spec.id]
         t0 = time.monotonic()
@@ -177,8 +179,8 @@ def _run_checks(ctx: Context, specs: list[CheckSpec]) -> list[CheckResult]:
         else:
             ctx.start_check(limits.check_s)
             outcome = _run_one(check.run, ctx)
-        results.append(_check_result(spec, check.title, outcome, time.monotonic() - t0))
-    return _one_cause_once(results)
+        results.append(_check_result(spec, check.title, outcome, time.monotonic() - t0, first))
+    return results
 
 
 def _suite_cut(ctx: Context, check_id: str) -> bool:
@@ -187,27 +189,6 @@ def _suite_cut(ctx: Context, check_id: str) -> bool:
         return False
     outcome = ctx.suite_lane.result()
     return outcome.cut and (check_id != "student_tests" or outcome.own is None)
-
-
-def _one_cause_once(results: list[CheckResult]) -> list[CheckResult]:
-    """When several checks fail from one recognised cause, the first explains it and the others say
-    'same cause as <first>' (keeping what they saw and their smallest case)."""
-    from dataclasses import replace
-
-    from grader.checks.diagnose import CAUSES
-
-    first: dict[str, str] = {}
-    out = []
-    for result in results:
-        cause = result.artifacts.get("cause") if result.status in ("failed", "error") else None
-        if cause in CAUSES and cause in first:
-            words = CAUSES[cause].words
-            text = result.feedback.replace(f" Likely cause: {words}.", "").replace(f"\nLikely cause: {words}.", "")
-            result = replace(result, feedback=f"{text}\nSame cause as {first[cause]}: {words.split(':')[0]}.")
-        elif cause in CAUSES:
-            first[cause] = result.id
-        out.append(result)
-    return out
 
 
 def _run_one(run, ctx: Context) -> Outcome:
@@ -229,7 +210,13 @@ def score(outcome: Outcome, points: float) -> float:
     return points if outcome.status == "passed" else 0.0
 
 
-def _check_result(spec: CheckSpec, title: str, outcome: Outcome, duration: float) -> CheckResult:
+def _check_result(spec: CheckSpec, title: str, outcome: Outcome, duration: float,
+                  first: dict[str, str]) -> CheckResult:
+    """The check's result, its feedback saying the outcome's cause: when several checks fail from one
+    recognised cause, the first explains it and the others say 'same cause as <first>' (keeping what they
+    saw and their smallest case). first holds each cause's first check so far, and learns this one's."""
+    cause = outcome.cause if outcome.status in ("failed", "error") and outcome.cause in CAUSES else None
+    earlier = first.setdefault(cause, spec.id) if cause else None
     return CheckResult(
         id=spec.id,
         title=title,
@@ -237,10 +224,11 @@ def _check_result(spec: CheckSpec, title: str, outcome: Outcome, duration: float
         score=score(outcome, spec.points),
         max_score=spec.points,
         visibility=spec.visibility,
-        feedback=outcome.feedback,
+        feedback=said_in(outcome.feedback, cause, earlier if earlier != spec.id else None),
         counterexample=outcome.counterexample,
         artifacts=outcome.artifacts,
         duration_s=round(duration, 3),
+        cause=cause,
     )
 
 

@@ -36,6 +36,8 @@ class Outcome:
     """The check's own data for reports (loss curves, caught sabotages, per-test outcomes)."""
     fraction: float | None = None
     """Partial credit in [0, 1]; None means all (passed) or nothing (anything else)."""
+    cause: str | None = None
+    """The id of the misconception recognised (grader/causes.py), said when the result is made."""
 
     def __post_init__(self):
         if self.status not in CHECK_STATUSES:
@@ -55,6 +57,8 @@ class CheckResult:
     counterexample: Counterexample | None
     artifacts: dict[str, Any]
     duration_s: float
+    cause: str | None = None
+    """The id of the misconception recognised (grader/causes.py), which the feedback says."""
 
 
 @dataclass(frozen=True)
@@ -97,8 +101,8 @@ class Result:
     def redacted(self) -> Result:
         """The result as a student may see it: hidden checks keep their status and points only."""
         hidden = "Hidden check: it runs when your instructor grades, and its details are shown to them only."
-        checks = tuple(replace(c, feedback=hidden, counterexample=None, artifacts={}) if c.visibility == "hidden" else c
-                       for c in self.checks)
+        checks = tuple(replace(c, feedback=hidden, counterexample=None, artifacts={}, cause=None)
+                       if c.visibility == "hidden" else c for c in self.checks)
         return replace(self, checks=checks)
 
     @property

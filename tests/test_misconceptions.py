@@ -47,10 +47,10 @@ def test_the_misconception_is_named_once(source, check_id, words, grade_source, 
     owner = checks[check_id]
     assert owner.status in ("failed", "error"), owner
     assert words in owner.feedback, owner.feedback
-    cause = owner.artifacts.get("cause")
-    assert cause, owner.artifacts
+    cause = owner.cause
+    assert cause, owner
     for other in result.checks:
-        if other.id != check_id and other.artifacts.get("cause") == cause:
+        if other.id != check_id and other.cause == cause:
             assert f"Same cause as {check_id}" in other.feedback or other.id < check_id, other.feedback
             assert words not in other.feedback or f"Same cause as {check_id}" in other.feedback
 

@@ -124,10 +124,12 @@ def test_an_engine_block_drops_future_imports_and_keeps_what_it_names():
 
 
 def test_the_documented_example_operator_works(tmp_path):
-    """Does the operator docs/authoring.md shows, added as a file, register and mutate every wheat?"""
+    """Does the operator docs/authoring.md shows, added as a file with the cause it shows, register and
+    mutate every wheat?"""
     text = (ROOT / "docs" / "authoring.md").read_text()
-    example = re.findall(r"```python\n(.*?)```", text, re.S)[-1]
-    script = example + (
+    cause, example = re.findall(r"```python\n(.*?)```", text, re.S)[-2:]
+    script = f"from grader.causes import CAUSES, Cause\ncause = {cause.strip().rstrip(',')}\nCAUSES[cause.id] = cause\n" \
+        + example + (
         "\nfrom grader.sabotage import all_operators, wheats\n"
         "op = all_operators()['exp_from_input']\n"
         "for wheat in wheats():\n"

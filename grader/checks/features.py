@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from grader.checks.cases import EQUAL_DATA, LEAVES, SINGLE, chain, diamond
 from grader.checks.context import Context, reference_run
-from grader.checks.diagnose import KNOWN
+from grader.causes import CAUSES
 from grader.checks.judging import compare_many
 
 @dataclass(frozen=True)
@@ -128,7 +128,7 @@ def _inert(answers, ops, singles) -> bool:
 def basic_cause(f: Features):
     """The preflight's own finding, when it explains any wrong gradient of the lesson's full runs."""
     if f.backward_inert:
-        return KNOWN["backward_inert"]
+        return CAUSES["backward_inert"]
     if f.seed_missing:
-        return KNOWN["missing_seed"]
+        return CAUSES["missing_seed"]
     return None

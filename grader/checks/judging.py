@@ -13,7 +13,7 @@ from hypothesis.configuration import set_hypothesis_home_dir
 from hypothesis.errors import NoSuchExample, Unsatisfiable
 
 from grader.checks import diagnose, plans, strategies
-from grader.checks.diagnose import Cause
+from grader.causes import Cause
 from grader.checks.context import CheckTimeout, Context, Observation, reference_run
 from grader.errors import WorkerFailure
 from grader.sandbox.inside import probes
@@ -60,27 +60,21 @@ class Verdict:
 
     def outcome(self, hint: str, lead: str = "") -> Outcome:
         """The failed check's outcome: what happened on the smallest case, and the likely cause
-        (the misconception, when recognised, else the rule's hint)."""
-        because = f" Likely cause: {self.cause.words}." if self.cause else ""
+        (the misconception, when recognised, which the result says: grader/causes.py; else the rule's hint)."""
+        cause = self.cause.id if self.cause else None
         if self.status == "error":
             feedback = self.what if self.not_written else f"{lead}{self.what}"
             if self.traceback:
                 feedback += f"\n{self.traceback.rstrip()}"
-            return Outcome("error", feedback + ("\n" + because.strip() if because and self.traceback else because),
-                           self.counterexample(), self._artifacts())
+            return Outcome("error", feedback, self.counterexample(), self._artifacts(), cause=cause)
         unstable = (" The same expression gave the right answer on another try, so the order your backward() "
                     "visits nodes in changes from run to run: children kept in a set are visited in an order "
                     "that follows memory addresses.") if self.unstable else ""
-        return Outcome("failed", f"{lead}{self.what}.{unstable}{because or ' ' + hint}", self.counterexample(),
-                       self._artifacts())
+        return Outcome("failed", f"{lead}{self.what}.{unstable}{'' if cause else ' ' + hint}", self.counterexample(),
+                       self._artifacts(), cause=cause)
 
     def _artifacts(self) -> dict[str, Any]:
-        found: dict[str, Any] = {"graph": self.graph} if self.graph else {}
-        if self.cause is not None:
-            found["cause"] = self.cause.id
-            if self.cause.method:
-                found["suspect"] = self.cause.method
-        return found
+        return {"graph": self.graph} if self.graph else {}
 
     def explained(self, seed: bool = False) -> Verdict:
         """The verdict with its misconception, if one is recognised."""

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from grader.checks.cases import EQUAL_DATA, SINGLE
 from grader.checks.context import Context
-from grader.checks.diagnose import KNOWN
+from grader.causes import CAUSES
 from grader.checks.features import basic_cause
 from grader.checks.gradcheck import judge_gradcheck, judge_gradcheck_many
 from grader.checks.judging import Probe, Verdict, compare, compare_many, search
@@ -224,11 +224,11 @@ def topo_order(ctx: Context) -> Outcome:
     if f.backward_inert:
         return Verdict(SINGLE["add"], "failed", "after backward(), a.grad should be 1 but your engine leaves it at 0",
                        {"a.grad": 1.0, "b.grad": 1.0}, {"a.grad": 0.0, "b.grad": 0.0},
-                       cause=KNOWN["backward_inert"]).outcome(HINTS["topo_order"], "On the smallest case, ")
+                       cause=CAUSES["backward_inert"]).outcome(HINTS["topo_order"], "On the smallest case, ")
     if f.equal_data_merged:
         verdict = compare(ctx, EQUAL_DATA, Probe(seed=f.seed_missing))
         if verdict is not None:
-            return replace(verdict, cause=KNOWN["equal_data_merged"]).outcome(HINTS["topo_order"],
+            return replace(verdict, cause=CAUSES["equal_data_merged"]).outcome(HINTS["topo_order"],
                                                                               "On the smallest failing case, ")
     ops = tuple(op for op, ok in (("add", f.add), ("mul", f.mul_inner or f.mul and not f.add)) if ok)
     if not ops:

@@ -156,12 +156,8 @@ def starting_parameters(spec: Training) -> list[float]:
 
 
 def _with_cause(outcome: Outcome, cause) -> Outcome:
-    """The outcome, saying the recognised cause (and recording it, so the checks it also fails say so once)."""
-    if cause is None:
-        return outcome
-    return replace(outcome, feedback=f"{outcome.feedback}\nLikely cause: {cause.words}.",
-                   artifacts={**outcome.artifacts, "cause": cause.id, **({"suspect": cause.method} if cause.method
-                                                                         else {})})
+    """The outcome with the recognised cause, which its result says (once: grader/causes.py)."""
+    return outcome if cause is None else replace(outcome, cause=cause.id)
 
 
 def _loop_code(spec: Training, start: list[float]) -> str:

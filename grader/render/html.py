@@ -18,6 +18,8 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
+from grader.causes import CAUSES
+
 ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("grader.render", "templates"),
     autoescape=jinja2.select_autoescape(default=True, default_for_string=True),
@@ -26,8 +28,8 @@ ENV = jinja2.Environment(
 )
 ENV.filters["points"] = lambda x: f"{round(x, 2):g}"
 
-# The part of a student's file most likely at fault when a check fails: names of Value
-# methods, or of top-level functions and classes.
+# The part of a student's file most likely at fault when a check fails and no recognised cause
+# names a method (grader/causes.py): names of Value methods, or of top-level functions and classes.
 SUSPECTS = {
     "forward": ["__add__", "__radd__", "__mul__", "__rmul__", "__sub__", "__rsub__"],
     "add": ["__add__"],
@@ -57,7 +59,7 @@ def student_report(result: dict[str, Any], source: str | None = None, title: str
         if not hidden and check["status"] in ("failed", "error"):
             graph = check.get("artifacts", {}).get("graph")
             view["graph_svg"] = graph_svg(graph) if graph else None
-            suspect = check.get("artifacts", {}).get("suspect")
+            suspect = CAUSES[check["cause"]].method if check.get("cause") in CAUSES else None
             view["source_html"] = suspect_source(source, check["id"], suspect) if source else None
         if not hidden and check["id"] == "training" and check.get("artifacts", {}).get("student_loss"):
             view["curve_svg"] = curve_svg(check["artifacts"])

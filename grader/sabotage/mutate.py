@@ -1,9 +1,10 @@
 """Mutation operators: each sabotage is one small, named rewrite of an engine's syntax tree.
 
 An operator finds the code of one rule in an engine, whatever its style, and changes it
-the way a student gets it wrong. It registers itself with `@operator(...)`, carries its
-misconception in the lesson's words, and says when it does not apply to an engine
-(`NotApplicable`) instead of failing.
+the way a student gets it wrong. It registers itself with `@operator(...)`, names the
+misconception it plants (a cause of grader/causes.py, whose words a student whose tests
+miss the mutant reads), and says when it does not apply to an engine (`NotApplicable`)
+instead of failing.
 
 Where a rule lives, in the styles the lesson and its students use:
 - a method of Value named for the operation (`__add__`, `tanh`...), holding the backward
@@ -18,6 +19,7 @@ import ast
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from grader.causes import CAUSES, Cause
 from grader.errors import NotApplicable
 
 # Each rule: the method that defines it on Value, and the names a dispatching backward() uses.
@@ -37,8 +39,8 @@ class Operator:
     id: str
     check: str
     """The grader's own check that catches the mutant (grader selftest shows it does)."""
-    misconception: str
-    """The bug, in the lesson's words."""
+    cause: Cause
+    """The misconception the mutant plants (grader/causes.py)."""
     catch: str
     """The kind of test that would catch it, for the student whose tests missed it."""
     rewrite: Callable[[ast.Module], None]
@@ -46,6 +48,11 @@ class Operator:
     replaces: tuple[str, ...] = ("Value",)
     """The classes the operator changes. One that changes more than Value is never applied to the student's
     own engine (a run of theirs swaps in their Value only); a wheat's run swaps in its Value and Neuron."""
+
+    @property
+    def misconception(self) -> str:
+        """The bug, in the lesson's words: its cause's."""
+        return self.cause.sentence
 
     def apply(self, source: str) -> str:
         """The mutant's source (raises NotApplicable)."""
@@ -58,13 +65,13 @@ class Operator:
 REGISTRY: dict[str, Operator] = {}
 
 
-def operator(id: str, *, check: str, catch: str, replaces: tuple[str, ...] = ("Value",)):
-    """Register a rewrite function as an operator; its docstring is the misconception."""
+def operator(id: str, *, cause: str, check: str, catch: str, replaces: tuple[str, ...] = ("Value",)):
+    """Register a rewrite function as an operator planting the misconception `cause` (a grader/causes.py id)."""
 
     def register(fn: Callable[[ast.Module], None]) -> Callable[[ast.Module], None]:
         if id in REGISTRY:
             raise ValueError(f"operator {id!r} is registered twice")
-        REGISTRY[id] = Operator(id, check, " ".join((fn.__doc__ or "").split()), catch, fn, replaces)
+        REGISTRY[id] = Operator(id, check, CAUSES[cause], catch, fn, replaces)
         return fn
 
     return register

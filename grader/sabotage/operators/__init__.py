@@ -1,9 +1,9 @@
 """The sabotage operators, one per file, and the one list of them (as pytest's default_plugins).
 
-Each file holds one function decorated by `@operator` (grader/sabotage/mutate.py), whose
-docstring is the misconception; importing it registers it. To add a sabotage, write its
-file here and add it to the import below, which keeps the files in alphabetical order
-(the order `grader selftest` and an assignment's default sabotages list them in).
+Each file holds one function decorated by `@operator` (grader/sabotage/mutate.py), naming
+the misconception it plants (a cause of grader/causes.py); importing it registers it. To
+add a sabotage, write its file here and add it to the import below, which keeps the files
+in alphabetical order (the order `grader selftest` and an assignment's default sabotages list them in).
 See docs/authoring.md.
 """
 

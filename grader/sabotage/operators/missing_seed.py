@@ -3,10 +3,9 @@ import ast
 from grader.sabotage.mutate import changed, method, operator, replace, value_class
 
 
-@operator("missing_seed", check="hand_examples",
+@operator("missing_seed", cause="missing_seed", check="hand_examples",
           catch="call backward() on any expression and assert some gradient is not 0")
 def missing_seed(tree: ast.Module) -> None:
-    """backward() never sets the output's gradient to 1, so every gradient stays 0"""
     backward = method(value_class(tree), "backward")
     count = 0
     for node in list(ast.walk(backward)) if backward else []:

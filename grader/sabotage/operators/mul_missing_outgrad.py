@@ -3,11 +3,10 @@ import ast
 from grader.sabotage.mutate import changed, operator, rule_updates
 
 
-@operator("mul_missing_outgrad", check="mul",
+@operator("mul_missing_outgrad", cause="mul_missing_outgrad", check="mul",
           catch="put a * b inside a larger expression, e.g. (a * b) * c, and check a's gradient (by hand or with "
                 "numerical_grad)")
 def mul_missing_outgrad(tree: ast.Module) -> None:
-    """multiplication forgets to multiply by out.grad (right only when the incoming gradient is 1)"""
     incoming = {"grad"} | _names_bound_to_grad(tree)
     count = 0
     for update in rule_updates(tree, "mul"):

@@ -3,10 +3,9 @@ import ast
 from grader.sabotage.mutate import changed, operator, rule_updates
 
 
-@operator("mul_own_data", check="mul",
+@operator("mul_own_data", cause="mul_own_data", check="mul",
           catch="backpropagate through a * b with a != b and assert a.grad == b.data and b.grad == a.data")
 def mul_own_data(tree: ast.Module) -> None:
-    """multiplication gives each input its own data times out.grad, not the other input's"""
     count = 0
     for update in rule_updates(tree, "mul"):
         mine = update.target.value  # the x of `x.grad += ...`

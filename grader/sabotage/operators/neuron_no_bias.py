@@ -3,11 +3,10 @@ import ast
 from grader.sabotage.mutate import changed, method, operator, replace, value_class
 
 
-@operator("neuron_no_bias", check="neuron",
+@operator("neuron_no_bias", cause="neuron_no_bias", check="neuron",
           catch="assert len(Neuron(n).parameters()) == n + 1, or train a neuron and assert the loss falls",
           replaces=("Value", "Neuron"))
 def neuron_no_bias(tree: ast.Module) -> None:
-    """the Neuron has no bias: it computes tanh(w . x) and parameters() holds only the weights"""
     neuron = value_class(tree, "Neuron")
     count = 0
     for name in ("__call__", "parameters"):

@@ -3,10 +3,9 @@ import ast
 from grader.sabotage.mutate import changed, operator, rule_updates
 
 
-@operator("pow_off_by_one", check="pow",
+@operator("pow_off_by_one", cause="pow_off_by_one", check="pow",
           catch="check the gradient of x ** 2 (or x ** 3) at x != 1 against 2 * x or numerical_grad")
 def pow_off_by_one(tree: ast.Module) -> None:
-    """x ** k has derivative k * x**k instead of k * x**(k-1)"""
     count = 0
     for update in rule_updates(tree, "pow"):
         for node in ast.walk(update.value):

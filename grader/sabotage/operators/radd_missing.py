@@ -3,10 +3,9 @@ import ast
 from grader.sabotage.mutate import NotApplicable, operator, value_class
 
 
-@operator("radd_missing", check="forward",
+@operator("radd_missing", cause="missing___radd__", check="forward",
           catch="assert that 2 + a and sum([a, b]) work (sum starts from 0, so it needs __radd__)")
 def radd_missing(tree: ast.Module) -> None:
-    """Value has no __radd__, so 2 + a (and sum() of Values, which starts from 0) raises TypeError"""
     cls = value_class(tree)
     kept = [n for n in cls.body if not (isinstance(n, ast.FunctionDef) and n.name == "__radd__")]
     if len(kept) == len(cls.body):

@@ -3,10 +3,9 @@ import ast
 from grader.sabotage.mutate import changed, operator, replace, rule_updates
 
 
-@operator("relu_negative_grad", check="relu",
+@operator("relu_negative_grad", cause="relu_negative_grad", check="relu",
           catch="backpropagate through relu of a negative number and assert the gradient is 0")
 def relu_negative_grad(tree: ast.Module) -> None:
-    """relu passes the gradient through where its input is negative"""
     count = 0
     for update in rule_updates(tree, "relu"):
         for node in list(ast.walk(update.value)):

@@ -3,9 +3,8 @@ import ast
 from grader.sabotage.mutate import changed, method, operator, replace, value_class
 
 
-@operator("sub_as_add", check="neg_sub", catch="assert the value and gradients of a - b (b's gradient is -1)")
+@operator("sub_as_add", cause="sub_as_add", check="neg_sub", catch="assert the value and gradients of a - b (b's gradient is -1)")
 def sub_as_add(tree: ast.Module) -> None:
-    """a - b computes a + b"""
     sub = method(value_class(tree), "__sub__")
     count = 0
     for node in list(ast.walk(sub)) if sub else []:

@@ -3,10 +3,9 @@ import ast
 from grader.sabotage.mutate import changed, method, operator, replace, value_class
 
 
-@operator("topo_not_reversed", check="topo_order",
+@operator("topo_not_reversed", cause="topo_not_reversed", check="topo_order",
           catch="backpropagate through an expression two or more operations deep, like the lesson's L = (a*b + c)*f")
 def topo_not_reversed(tree: ast.Module) -> None:
-    """backward() processes nodes from the leaves up instead of in reverse topological order"""
     backward = method(value_class(tree), "backward")
     count = 0
     for node in list(ast.walk(backward)) if backward else []:

@@ -1,0 +1,87 @@
+"""Is each misconception worded once (grader/causes.py), named by id everywhere else, and said once
+in a grading: 'Likely cause' on the first check failing from it, 'Same cause as <that check>' on the
+others, decided by comparing ids, so that rewording a cause cannot break it?"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+
+import pytest
+
+from conftest import ROOT, ZOO
+from grader import causes
+from grader.causes import CAUSES, said_in
+from grader.checks.suite import SUITE_CHECKS
+from grader.sabotage import all_operators
+
+WINDOW = 40
+"""Characters of a cause's words another module must share with it to count as wording it again."""
+
+
+def test_every_operator_names_a_registered_cause():
+    """Does each sabotage operator plant a cause of the registry, say that cause's words, and leave the
+    wording to it (its function's docstring, if any, does not word the misconception again)?"""
+    for op in all_operators().values():
+        assert CAUSES.get(op.cause.id) is op.cause, op.id
+        assert op.misconception == op.cause.sentence
+        doc = " ".join((op.rewrite.__doc__ or "").split())
+        assert not any(p in doc for text in (op.cause.words, op.cause.more) if text for p in _pieces(text)), op.id
+
+
+def _strings(path) -> list[str]:
+    """Every string a module may show (the literal parts of f-strings included, docstrings left out: they
+    describe the code to its readers), each on one line."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docs = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}
+    return [" ".join(node.value.split()) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs]
+
+
+def _pieces(text: str) -> list[str]:
+    return [text] if len(text) <= WINDOW else [text[i:i + WINDOW] for i in range(0, len(text) - WINDOW + 1, 10)]
+
+
+def test_each_cause_is_worded_in_one_module():
+    """Do a cause's words (or any 40 characters of them) appear in no message of grader/ but causes.py's? (What
+    more a cause says, the right rule, is every rule check's to say too: in its title and its hint.)"""
+    strings = {path.relative_to(ROOT).as_posix(): _strings(path) for path in (ROOT / "grader").rglob("*.py")}
+    for cause in CAUSES.values():
+        pieces = _pieces(cause.words)
+        where = {module for module, found in strings.items() if any(p in s for p in pieces for s in found)}
+        assert where <= {"grader/causes.py"}, (cause.id, where)
+
+
+def test_said_once_however_worded():
+    """Is the first failing check told the cause, and the next 'same cause as' it, whatever the words?"""
+    cause = CAUSES["assign_in_add"]
+    first = said_in("a.grad should be 2 but your engine gives 1.", cause.id)
+    assert first == f"a.grad should be 2 but your engine gives 1. Likely cause: {cause.sentence}."
+    again = said_in("b.grad should be 2 but your engine gives 1.", cause.id, "accumulate")
+    assert again == f"b.grad should be 2 but your engine gives 1.\nSame cause as accumulate: {cause.words}."
+    assert said_in("raised TypeError\nTraceback ...", cause.id).endswith(f"\nLikely cause: {cause.sentence}.")
+    assert said_in("no cause here.", None) == said_in("no cause here.", "not_a_cause") == "no cause here."
+
+
+def _grade_once(grade_source, micrograd):
+    result = grade_source((ZOO / "buggy" / "assign_not_accumulate.py").read_text(), micrograd.without(SUITE_CHECKS))
+    failing = [c for c in result.checks if c.cause == "assign_in_add"]
+    assert len(failing) >= 2, [(c.id, c.status, c.cause) for c in result.checks]
+    return failing
+
+
+@pytest.mark.parametrize("reworded", [False, True], ids=["as written", "reworded"])
+def test_one_misconception_is_explained_once(reworded, grade_source, micrograd, monkeypatch):
+    """Does an engine with one misconception, failing several checks, hear it explained by the first and
+    'same cause as' it from the others, even with the cause's words changed (the regression of matching
+    the feedback's text)?"""
+    if reworded:
+        new = dataclasses.replace(CAUSES["assign_in_add"], words="the sum of paths is lost: reworded",
+                                  more="another way to put it")
+        monkeypatch.setitem(causes.CAUSES, "assign_in_add", new)
+    cause = CAUSES["assign_in_add"]
+    first, *others = _grade_once(grade_source, micrograd)
+    assert first.feedback.count(f"Likely cause: {cause.sentence}.") == 1, first.feedback
+    for other in others:
+        assert "Likely cause" not in other.feedback, other.feedback
+        assert other.feedback.endswith(f"\nSame cause as {first.id}: {cause.words}."), other.feedback
