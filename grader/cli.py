@@ -42,7 +42,7 @@ COMMANDS = {
     "template": ("grader.commands.template", "copy the student starter kit into DIR", [
         (("folder",), {"type": Path, "metavar": "DIR"}),
     ]),
-    "export": ("grader.commands.export", "build an autograder for another platform", [
+    "export": ("grader.gradescope.export", "build an autograder for another platform", [
         (("target",), {"choices": ["gradescope"]}),
         (("--out",), {"type": Path, "required": True, "help": "the zip to write"}),
         ASSIGNMENT,

@@ -1,10 +1,16 @@
-"""The results the grader produces: small frozen dataclasses that serialise to the contract's JSON."""
+"""The results the grader produces: small frozen dataclasses that serialise to the contract's JSON
+(docs/results.md) and are read back from it, checked, as untrusted data: a batch reads results from
+disk and from its grading processes, and renders them only as these types."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, replace
+import types
+import typing
+from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass, replace
 from typing import Any
+
+from grader.errors import BadResult
 
 SCHEMA = 1
 CHECK_STATUSES = ("passed", "failed", "error", "skipped")
@@ -93,7 +99,13 @@ class Result:
         order = ["schema", "submission", "sha256", "assignment", "grader_version", "status", "error",
                  "score", "max_score", "duration_s", "checks"] + (["notebook"] if self.notebook is not None else []) \
             + (["notes"] if self.notes else [])
-        return {key: list(data[key]) if key == "notes" else data[key] for key in order}
+        return {key: list(data[key]) if key in ("notes", "checks") else data[key] for key in order}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Result:
+        """The result that to_dict gave `data`, which is untrusted (read from a file, sent by another
+        process): every field is checked, and anything else is a BadResult naming the field."""
+        return _from_dict(cls, data, "result")
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, allow_nan=False, default=str)
@@ -109,3 +121,56 @@ class Result:
     def passed(self) -> bool:
         """Every check that carries points passed (the contract's exit code 0)."""
         return self.status == "graded" and all(c.status == "passed" for c in self.checks if c.max_score > 0)
+
+
+ALLOWED = {(Result, "status"): ("graded", "error"), (Result, "schema"): (SCHEMA,),
+           (CheckResult, "status"): CHECK_STATUSES, (CheckResult, "visibility"): ("visible", "hidden"),
+           (SubmissionError, "kind"): ERROR_KINDS}
+"""The fields whose value is one of a few, as from_dict checks them."""
+
+
+def _from_dict(cls: type, data: Any, where: str):
+    """An instance of the dataclass cls from to_dict's data, every field checked against its annotation."""
+    if not isinstance(data, dict):
+        raise BadResult(f"{where}: expected an object, got {type(data).__name__}")
+    hints = typing.get_type_hints(cls)
+    known = {f.name: f for f in fields(cls)}
+    unknown = sorted(str(k) for k in data if k not in known)
+    if unknown:
+        raise BadResult(f"{where}: unknown field {unknown[0]!r}")
+    values = {}
+    for name, spec in known.items():
+        if name not in data:
+            if spec.default is MISSING and spec.default_factory is MISSING:
+                raise BadResult(f"{where}: no {name!r}")
+            continue
+        value = _value(hints[name], data[name], f"{where}.{name}")
+        if (cls, name) in ALLOWED and value not in ALLOWED[cls, name]:
+            raise BadResult(f"{where}.{name}: {value!r} is not one of {ALLOWED[cls, name]}")
+        values[name] = value
+    if cls is Result and (values.get("status") == "error") != (values.get("error") is not None):
+        raise BadResult(f"{where}: an error result, and only one, has an error")
+    return cls(**values)
+
+
+def _value(hint: Any, value: Any, where: str) -> Any:
+    """value, checked to be JSON data of the annotation's type (a dataclass read with _from_dict)."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is Any:
+        return value
+    if origin in (types.UnionType, typing.Union):
+        if value is None and type(None) in args:
+            return None
+        kinds = [a for a in args if a is not type(None)]
+        return _value(kinds[0] if len(kinds) == 1 else Any, value, where)
+    if is_dataclass(hint):
+        return _from_dict(hint, value, where)
+    if origin is tuple and isinstance(value, (list, tuple)):
+        return tuple(_value(args[0], v, f"{where}[{i}]") for i, v in enumerate(value))
+    if origin is dict and isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {k: _value(args[1], v, f"{where}.{k}") for k, v in value.items()}
+    if hint is float and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value  # an int stays one: the JSON written again is the JSON read
+    if hint in (int, str, bool) and type(value) is hint:
+        return value
+    raise BadResult(f"{where}: expected {getattr(hint, '__name__', hint)}, got {type(value).__name__}")

@@ -13,6 +13,7 @@ import sys
 from grader import catalog, secret
 from grader.batch.cluster import _outcome
 from grader.batch.tasks import OUTPUTS, Outcome, Task, checked, fingerprint, host_id
+from grader.result import CheckResult, Result
 
 
 def task(student: str = "alice") -> Task:
@@ -20,17 +21,22 @@ def task(student: str = "alice") -> Task:
                 False, host_id(), ())
 
 
-def outcome(student: str = "alice") -> Outcome:
-    return Outcome(student, {"status": "graded"}, {name: "{}" for name in OUTPUTS})
+GRADED = Result("micrograd_mine.py", "0" * 64, "micrograd", "1", "graded", None, 1.0, 1.0, 0.5,
+                (CheckResult("add", "+", "passed", 1.0, 1.0, "visible", "", None, {"caught": [1]}, 0.1),))
+
+
+def outcome(student: str = "alice", result=GRADED) -> Outcome:
+    return Outcome(student, result, {name: "{}" for name in OUTPUTS})
 
 
 def test_an_outcome_for_the_task_is_kept_and_anything_else_is_that_students_error():
     assert checked(outcome(), task()) == outcome()
     assert checked(dataclasses.asdict(outcome()), task()) == outcome()  # as it comes back from a grading process
-    for bad in (outcome("bob"), Outcome("alice", {"status": "graded"}, {"result.json": "{}"}), {"student": "alice"},
-                "100/100", None):
+    not_a_result = {**GRADED.to_dict(), "score": "100"}
+    for bad in (outcome("bob"), Outcome("alice", GRADED, {"result.json": "{}"}), {"student": "alice"},
+                "100/100", None, outcome(result={"status": "graded"}), outcome(result=not_a_result)):
         got = checked(bad, task())
-        assert got.student == "alice" and got.result["status"] == "error", bad
+        assert got.student == "alice" and got.result.status == "error", bad
         assert set(got.texts) == set(OUTPUTS)
 
 
@@ -42,7 +48,7 @@ def test_what_arrives_from_the_cluster_is_judged_by_its_value():
     assert _outcome(task(), FutureCancelledError("grade-alice", "scheduler-connection-lost"))[0] is None
     assert _outcome(task(), concurrent.futures.CancelledError())[0] is None
     killed, final = _outcome(task(), (KilledWorker, KilledWorker("grade-alice", "tcp://10.0.0.7:1234", 3), None))
-    assert not final and "died before it finished" in killed.result["error"]["message"]
+    assert not final and "died before it finished" in killed.result.error.message
     failed, final = _outcome(task(), (OSError, OSError(2, "No such file", "/srv/worker/tmp/x"), None))
     assert not final and "/srv/worker" not in str(failed.result)  # a worker's folders stay in its log
 
@@ -89,8 +95,7 @@ def test_a_catch_that_the_clock_decided_sends_the_student_to_be_graded_again_alo
     by_assertion = catches(Suite(run("passed", None, 1.0), {"a": run("passed", None, 20.0)},
                                  {"mul_own_data": run("failed", "assertion", 1.0)}, {}), set(), set(), 30.0)
     assert by_assertion.caught and not by_assertion.timing
-    graded = {"status": "graded", "checks": [{"id": "sabotage", "feedback": "Your tests catch 1 of 1",
-                                              "artifacts": {"timing": True}}]}
-    assert timed_out(graded)
-    graded["checks"][0]["artifacts"] = {}
-    assert not timed_out(graded)
+    check = CheckResult("sabotage", "", "passed", 1.0, 1.0, "visible", "Your tests catch 1 of 1", None,
+                        {"timing": True}, 1.0)
+    assert timed_out(dataclasses.replace(GRADED, checks=(check,)))
+    assert not timed_out(dataclasses.replace(GRADED, checks=(dataclasses.replace(check, artifacts={}),)))

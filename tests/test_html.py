@@ -17,6 +17,7 @@ import pytest
 from conftest import BAD, HERE, ROOT, ZOO
 from grader.grading import grade
 from grader.render import html
+from grader.result import Result
 
 playwright = pytest.importorskip("playwright.sync_api")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -67,7 +68,7 @@ def tanh_result(tmp_path_factory, micrograd):
     shutil.copy(ZOO / "buggy" / "tanh_grad_from_input.py", folder / "micrograd_mine.py")
     shutil.copy(HERE / "fixtures" / "suites" / "weak.py", folder / "test_micrograd.py")
     result = grade(folder / "micrograd_mine.py", micrograd)
-    return json.loads(result.to_json()), (folder / "micrograd_mine.py").read_text()
+    return Result.from_dict(json.loads(result.to_json())), (folder / "micrograd_mine.py").read_text()  # as read back
 
 
 def test_failed_check_shows_counterexample_graph_and_source(open_page, tanh_result):
@@ -113,7 +114,7 @@ def test_status_is_written_not_only_coloured(open_page, tanh_result):
     result, source = tanh_result
     page = open_page(html.student_report(result, source, "micrograd"), "student-status")
     rows = page.locator("#rubric tbody tr")
-    assert rows.count() == len(result["checks"])
+    assert rows.count() == len(result.checks)
     for i in range(rows.count()):
         assert rows.nth(i).locator(".status").inner_text().strip() in ("✓ PASS", "✗ FAIL", "⚠ ERROR", "– SKIP")
 
@@ -130,7 +131,7 @@ def test_phone_width_has_no_sideways_scroll(open_page, tanh_result):
 
 def test_submission_error_shows_the_reason(open_page, micrograd):
     """Does a submission that could not be graded show why, with the line of the syntax error?"""
-    result = json.loads(grade(BAD / "syntax_error.py", micrograd).to_json())
+    result = grade(BAD / "syntax_error.py", micrograd)
     page = open_page(html.student_report(result, None, "micrograd"), "student-error")
     text = page.locator("#submission-error").inner_text()
     assert "could not be graded" in text and "line 6" in text
@@ -139,11 +140,12 @@ def test_submission_error_shows_the_reason(open_page, micrograd):
 def test_hidden_checks_show_no_details(open_page, tanh_result):
     """Does a hidden check show its status only, never its counterexample's code?"""
     result, source = tanh_result
-    result = dict(result, checks=[dict(c, visibility="hidden") if c["id"] == "tanh" else c for c in result["checks"]])
+    result = dataclasses.replace(result, checks=tuple(dataclasses.replace(c, visibility="hidden") if c.id == "tanh" else c
+                                                      for c in result.checks))
     page = open_page(html.student_report(result, source, "micrograd"), "student-hidden")
     assert page.locator("#check-tanh").count() == 0
     assert "Hidden check" in page.locator("#row-tanh").inner_text()
-    tanh_code = next(c for c in result["checks"] if c["id"] == "tanh")["counterexample"]["code"]
+    tanh_code = next(c for c in result.checks if c.id == "tanh").counterexample.code
     assert tanh_code not in page.content()
 
 
@@ -153,7 +155,7 @@ def test_student_text_is_escaped(open_page, micrograd, tmp_path):
         "\n\ndef _boom(self):\n    raise ValueError('<img src=x onerror=alert(1)><script>alert(2)</script>')\n"
         "Value.tanh = _boom\n")
     (tmp_path / "micrograd_mine.py").write_text(source)
-    result = json.loads(grade(tmp_path / "micrograd_mine.py", dataclasses.replace(micrograd)).to_json())
+    result = grade(tmp_path / "micrograd_mine.py", dataclasses.replace(micrograd))
     page = open_page(html.student_report(result, source, "micrograd"), "student-escaped")
     assert "<script>alert(2)</script>" in page.locator("#check-tanh .feedback").inner_text()
     assert page.locator("#check-tanh img").count() == 0
@@ -217,7 +219,7 @@ def test_a_value_used_twice_shows_both_edges_and_the_method_at_fault(open_page, 
     code most likely at fault show __add__ (the method the cause names), not backward?"""
     engine = tmp_path / "micrograd_mine.py"
     engine.write_text((ZOO / "buggy" / "assign_not_accumulate.py").read_text())
-    result = json.loads(grade(engine, micrograd).to_json())
+    result = grade(engine, micrograd)
     source = engine.read_text()
     page = open_page(html.student_report(result, source, "micrograd"), "student-a-plus-a")
     accumulate = page.locator("#check-accumulate")
@@ -236,8 +238,8 @@ def test_a_stand_in_package_is_noted(open_page, micrograd, tmp_path):
     """Does a file importing a package the sandbox lacks get graded, with a visible note saying so?"""
     engine = tmp_path / "micrograd_mine.py"
     engine.write_text("import graphviz\nfrom graphviz import Digraph\n" + (ZOO / "correct" / "kahn.py").read_text())
-    result = json.loads(grade(engine, micrograd.without(("student_tests", "wheat", "sabotage"))).to_json())
-    assert result["status"] == "graded" and result["score"] == result["max_score"]
+    result = grade(engine, micrograd.without(("student_tests", "wheat", "sabotage")))
+    assert result.status == "graded" and result.score == result.max_score
     page = open_page(html.student_report(result, engine.read_text(), "micrograd"), "student-stand-in")
     note = page.locator("#note-1")
     assert note.is_visible() and "graphviz" in note.inner_text() and "stand-in" in note.inner_text()

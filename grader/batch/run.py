@@ -27,11 +27,12 @@ from pathlib import Path
 
 from grader import catalog, secret, spec
 from grader.batch.discover import Submission, discover
-from grader.batch.outputs import atomic_write, flags_for, write_class_outputs
+from grader.batch.outputs import Row, atomic_write, flags_for, write_class_outputs
 from grader.batch.graders import Graders
 from grader.batch.notes import grouped
 from grader.batch.tasks import OUTPUTS, Outcome, Task, checked, failed, fingerprint, host_id, time_limit, timed_out
-from grader.errors import ExitCode, GradingProcessDied, SchedulerLost, UnfitWorker, UsageError
+from grader.errors import BadResult, ExitCode, GradingProcessDied, SchedulerLost, UnfitWorker, UsageError
+from grader.result import Result
 from grader.sandbox.isolation import require
 
 
@@ -93,11 +94,18 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _row(student: Student, data: dict, skipped: bool) -> dict:
+def _row(student: Student, result: Result, skipped: bool) -> Row:
     sub = student.submission
-    return {"student": sub.student, "late": sub.late, "result": data, "skipped": skipped, "file": sub.path.name,
-            "folder": f"{STUDENTS}/{student.out.name}",
-            "flags": flags_for(student.source.decode("utf-8", "replace"))}
+    return Row(sub.student, sub.late, result, skipped, sub.path.name, f"{STUDENTS}/{student.out.name}",
+               flags_for(student.source.decode("utf-8", "replace")))
+
+
+def _saved(out: Path) -> Result | None:
+    """The result saved for a student by an earlier run, or None if it is not one (then regraded)."""
+    try:
+        return Result.from_dict(json.loads((out / "result.json").read_text()))
+    except (OSError, ValueError, BadResult):
+        return None
 
 
 def main(*, inputs: list[Path], out: Path, assignment: str, jobs: int, force: bool = False,
@@ -124,12 +132,13 @@ def run_batch(inputs: list[Path], out: Path, assignment: str, jobs: int, force: 
         for line in noted:
             print(f"note: {line.text}", file=sys.stderr)
         students = [_student(s, out) for s in found.submissions]
-    rows: list[dict] = []
+    rows: list[Row] = []
     todo: list[tuple[Student, str]] = []
     for student in students:
         content = student.key(task_spec, key, trusted)
-        if not force and _unchanged(student.out, content):
-            rows.append(_row(student, json.loads((student.out / "result.json").read_text()), skipped=True))
+        saved = _saved(student.out) if not force and _unchanged(student.out, content) else None
+        if saved is not None:
+            rows.append(_row(student, saved, skipped=True))
         else:
             todo.append((student, content))
     private = tuple(str(p.resolve()) for p in (task_spec.folder, out, *inputs))
@@ -143,9 +152,9 @@ def run_batch(inputs: list[Path], out: Path, assignment: str, jobs: int, force: 
         print(f"\n{lost}: {len(rows)} of {len(students)} graded and saved; run the same command again (with a "
               "scheduler) to grade the rest", file=sys.stderr)
         return ExitCode.FAILED
-    write_class_outputs(out, task_spec, sorted(rows, key=lambda r: r["student"]), noted)
-    failed = sum(r["result"]["status"] == "error" for r in rows)
-    print(f"graded {len(rows)} submissions ({sum(r['skipped'] for r in rows)} unchanged since the last run, "
+    write_class_outputs(out, task_spec, sorted(rows, key=lambda r: r.student), noted)
+    failed = sum(r.result.status == "error" for r in rows)
+    print(f"graded {len(rows)} submissions ({sum(r.skipped for r in rows)} unchanged since the last run, "
           f"{failed} could not be graded); gradebook: {out / 'grades.csv'}; class summary: {out / 'index.html'}")
     return ExitCode.OK
 
@@ -155,7 +164,7 @@ def _student(submission: Submission, out: Path) -> Student:
     return Student(submission, out / STUDENTS / submission.student, submission.path.read_bytes(), tests)
 
 
-def _execute(todo: list[tuple[Student, str]], rows: list[dict], total: int, assignment: spec.Assignment,
+def _execute(todo: list[tuple[Student, str]], rows: list[Row], total: int, assignment: spec.Assignment,
              key: bytes, jobs: int, scheduler: str | None, trusted: bool, private: tuple[str, ...]):
     """Grade each student still to grade, saving each result (and adding its row) as it arrives, with a
     progress bar on a terminal."""
@@ -166,7 +175,7 @@ def _execute(todo: list[tuple[Student, str]], rows: list[dict], total: int, assi
     tasks = [student.task(assignment, key, trusted, private) for student, _ in todo]
     by_id = {student.submission.student: (student, content) for student, content in todo}
     bar = tqdm(total=total, initial=len(rows), unit="submission", disable=not sys.stderr.isatty(), file=sys.stderr)
-    not_full = sum(r["result"]["status"] == "error" or r["result"]["score"] < r["result"]["max_score"] for r in rows)
+    not_full = sum(_not_full(r.result) for r in rows)
     with bar:
         outcomes = grade_on_cluster(scheduler, tasks) if scheduler else _on_processes(tasks, jobs)
         for outcome, final in outcomes:
@@ -174,9 +183,13 @@ def _execute(todo: list[tuple[Student, str]], rows: list[dict], total: int, assi
             _save(student, outcome, content if final else None)
             row = _row(student, outcome.result, skipped=False)
             rows.append(row)
-            not_full += row["result"]["status"] == "error" or row["result"]["score"] < row["result"]["max_score"]
+            not_full += _not_full(row.result)
             bar.set_postfix(not_full_marks=not_full)
             bar.update()
+
+
+def _not_full(result: Result) -> bool:
+    return result.status == "error" or result.score < result.max_score
 
 
 def _on_processes(tasks: list[Task], jobs: int):

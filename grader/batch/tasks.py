@@ -28,12 +28,12 @@ import sys
 import tempfile
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from grader import __version__
-from grader.batch.outputs import gradescope
-from grader.errors import IsolationError, without_host_paths
+from grader.errors import BadResult, IsolationError, without_host_paths
+from grader.gradescope.results import results
 from grader.grading import Options, grade
 from grader.render import html
 from grader.result import Result, SubmissionError
@@ -68,7 +68,8 @@ class Task:
 @dataclass(frozen=True)
 class Outcome:
     student: str
-    result: dict | None
+    result: Result | None
+    """The student's result (as data only on the wire, from a grading process, until checked() reads it)."""
     texts: dict[str, str] = field(default_factory=dict)
     """result.json, results.json and report.html, as the instructor's process will write them."""
     unfit: str | None = None
@@ -137,8 +138,8 @@ def grade_task(task: Task) -> Outcome:
         return Outcome(task.student, None, unfit=unfit)
     started = time.monotonic()
     try:
-        data = _grade_in_private_folder(task, iso, started)
-        return Outcome(task.student, data, render(task, data))
+        result = _grade_in_private_folder(task, iso, started)
+        return Outcome(task.student, result, render(task, result))
     except IsolationError as exc:  # a sandbox that could not be confined: no one is graded so
         return Outcome(task.student, None, unfit=f"{socket.gethostname()} cannot isolate student code: {exc}")
     except Exception:  # noqa: BLE001 - one bad submission never stops a batch
@@ -146,7 +147,7 @@ def grade_task(task: Task) -> Outcome:
                       log=traceback.format_exc())
 
 
-def _grade_in_private_folder(task: Task, iso: Isolation, started: float) -> dict:
+def _grade_in_private_folder(task: Task, iso: Isolation, started: float) -> Result:
     with tempfile.TemporaryDirectory(prefix="grader-task-") as tmp:
         folder = Path(tmp) / "s" / task.student
         folder.mkdir(parents=True, mode=0o700)
@@ -163,10 +164,10 @@ def _grade_in_private_folder(task: Task, iso: Isolation, started: float) -> dict
             raise
         except Exception:  # noqa: BLE001 - one bad submission never stops a batch
             data = crash_result(task.name, task.assignment.id, started,
-                                f"the grader failed on this submission:\n{traceback.format_exc()}")
-        return without_host_paths(data, [(str(p) + os.sep, "") for p in (folder, folder.resolve())]
+                                f"the grader failed on this submission:\n{traceback.format_exc()}").to_dict()
+        return Result.from_dict(without_host_paths(data, [(str(p) + os.sep, "") for p in (folder, folder.resolve())]
                                   + [(str(p), ".") for p in (folder, folder.resolve())]
-                                  + [(str(p), STAGING) for p in (Path(tmp), Path(tmp).resolve())])
+                                  + [(str(p), STAGING) for p in (Path(tmp), Path(tmp).resolve())]))
 
 
 TIME_WORDS = ("did not finish", "time limit", "time ran out", "hung on this engine", "gave no answer within")
@@ -174,15 +175,14 @@ TIME_WORDS = ("did not finish", "time limit", "time ran out", "hung on this engi
 whole grading)."""
 
 
-def timed_out(result: dict | None) -> bool:
+def timed_out(result: Result | None) -> bool:
     """Did a time limit stop anything in this grading, or did the clock decide a catch of sabotage (the
     gradings running beside it may have caused either)?"""
-    if not isinstance(result, dict):
+    if result is None:
         return False
-    text = json.dumps([result.get("error"), [(c.get("feedback"), c.get("artifacts")) for c in result.get("checks", [])
-                                             if isinstance(c, dict)]])
-    timing = any(isinstance(c, dict) and isinstance(c.get("artifacts"), dict) and c["artifacts"].get("timing") is True
-                 for c in result.get("checks", []))
+    text = json.dumps([asdict(result.error) if result.error else None,
+                       [(c.feedback, c.artifacts) for c in result.checks]])
+    timing = any(c.artifacts.get("timing") is True for c in result.checks)
     return timing or any(words in text for words in TIME_WORDS)
 
 
@@ -192,13 +192,13 @@ def time_limit(task: Task) -> float:
     return 2 * task.assignment.limits.submission_s + 300
 
 
-def render(task: Task, data: dict) -> dict[str, str]:
+def render(task: Task, result: Result) -> dict[str, str]:
     """The files the instructor's process writes for this student."""
     python_source = task.source.decode("utf-8", "replace") if task.name.endswith(".py") else None
     return {
-        "result.json": json.dumps(data, indent=2),
-        "results.json": json.dumps(gradescope(data), indent=2),
-        "report.html": html.student_report(data, python_source, task.assignment.title),
+        "result.json": json.dumps(result.to_dict(), indent=2),
+        "results.json": json.dumps(results(result), indent=2),
+        "report.html": html.student_report(result, python_source, task.assignment.title),
     }
 
 
@@ -207,13 +207,14 @@ def failed(task: Task, why: str, log: str | None = None) -> Outcome:
     instructor's eyes only) goes to the grading process's standard error."""
     if log:
         print(f"grading {task.student} failed:\n{log}", file=sys.stderr)
-    data = crash_result(task.name, task.assignment.id, time.monotonic(), why)
-    return Outcome(task.student, data, render(task, data))
+    result = crash_result(task.name, task.assignment.id, time.monotonic(), why)
+    return Outcome(task.student, result, render(task, result))
 
 
 def checked(value: object, task: Task) -> Outcome:
     """An outcome from a grading process, as the instructor's process may save it for this task's student:
-    it must be for that student and hold every file; anything else is that student's error."""
+    it must be for that student, hold every file and a result that is one (read as untrusted data); anything
+    else is that student's error."""
     if isinstance(value, dict):
         try:
             value = Outcome(**value)
@@ -223,13 +224,18 @@ def checked(value: object, task: Task) -> Outcome:
         return failed(task, "the grading process answered something that is not a result")
     if value.unfit:
         return value
-    if value.student != task.student or not isinstance(value.result, dict) or not isinstance(value.texts, dict) \
-            or set(value.texts) != set(OUTPUTS) or not all(isinstance(t, str) for t in value.texts.values()):
+    if value.student != task.student or not isinstance(value.result, (dict, Result)) \
+            or not isinstance(value.texts, dict) or set(value.texts) != set(OUTPUTS) \
+            or not all(isinstance(t, str) for t in value.texts.values()):
         return failed(task, "the grading process answered with a result that is not this submission's")
-    return value
+    try:
+        return replace(value, result=value.result if isinstance(value.result, Result) else
+                       Result.from_dict(value.result))
+    except BadResult as bad:
+        return failed(task, f"the grading process answered with a result that is not one ({bad})")
 
 
-def crash_result(name: str, assignment: str, started: float, message: str) -> dict:
+def crash_result(name: str, assignment: str, started: float, message: str) -> Result:
     """A result for a submission the grader could not grade, saying why."""
     return Result(name, None, assignment, __version__, "error", SubmissionError("crash", message), 0.0, 0.0,
-                  round(time.monotonic() - started, 3), ()).to_dict()
+                  round(time.monotonic() - started, 3), ())

@@ -45,7 +45,7 @@ def main(*, submission: Path, assignment: str, tests: Path | None = None, json_p
         source = fileio.read_regular(submission).decode("utf-8", errors="replace")
     except OSError:
         source = None
-    fileio.atomic_write(html_path, html.student_report(result.to_dict(), source, task.title or task.id), mode=0o666,
+    fileio.atomic_write(html_path, html.student_report(result, source, task.title or task.id), mode=0o666,
                         base=base)
     print(printable(f"Report: {html_path}"))
     return ExitCode.OK if result.passed else ExitCode.FAILED

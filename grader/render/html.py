@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import math
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
 from grader.causes import CAUSES
+from grader.result import Result
 
 ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("grader.render", "templates"),
@@ -50,21 +52,21 @@ SUSPECTS = {
 STATUS_TEXT = {"passed": "✓ PASS", "failed": "✗ FAIL", "error": "⚠ ERROR", "skipped": "– SKIP"}
 
 
-def student_report(result: dict[str, Any], source: str | None = None, title: str = "") -> str:
+def student_report(result: Result, source: str | None = None, title: str = "") -> str:
     """The report a student reads: score, rubric, and for each failed check what went wrong."""
     checks = []
-    for check in result.get("checks", []):
-        hidden = check["visibility"] == "hidden"
-        view = dict(check, hidden=hidden, status_text=STATUS_TEXT[check["status"]])
-        if not hidden and check["status"] in ("failed", "error"):
-            graph = check.get("artifacts", {}).get("graph")
+    for check in result.checks:
+        hidden = check.visibility == "hidden"
+        view = dict(asdict(check), hidden=hidden, status_text=STATUS_TEXT[check.status])
+        if not hidden and check.status in ("failed", "error"):
+            graph = check.artifacts.get("graph")
             view["graph_svg"] = graph_svg(graph) if graph else None
-            suspect = CAUSES[check["cause"]].method if check.get("cause") in CAUSES else None
-            view["source_html"] = suspect_source(source, check["id"], suspect) if source else None
-        if not hidden and check["id"] == "training" and check.get("artifacts", {}).get("student_loss"):
-            view["curve_svg"] = curve_svg(check["artifacts"])
+            suspect = CAUSES[check.cause].method if check.cause in CAUSES else None
+            view["source_html"] = suspect_source(source, check.id, suspect) if source else None
+        if not hidden and check.id == "training" and check.artifacts.get("student_loss"):
+            view["curve_svg"] = curve_svg(check.artifacts)
         checks.append(view)
-    return ENV.get_template("student.html.j2").render(result=result, checks=checks, title=title or result["assignment"])
+    return ENV.get_template("student.html.j2").render(result=result, checks=checks, title=title or result.assignment)
 
 
 def class_report(data: dict[str, Any]) -> str:

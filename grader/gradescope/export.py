@@ -1,4 +1,5 @@
-"""`grader export gradescope`: build a Gradescope autograder zip for an assignment."""
+"""`grader export gradescope`: build a Gradescope autograder zip for an assignment: its setup.sh, its
+run_autograder (which runs grader/gradescope/autograder.py), the grader and the assignment."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Gradescope's side of an exported autograder: grade /autograder/submission into
-/autograder/results/results.json. `run_autograder` calls this module.
+/autograder/results/results.json. `run_autograder` runs it, as `python -m grader.gradescope`.
 
 The grader runs as root here, beside the reference engine and the assignment's secret, and
 the submission folder is the student's: a link in it is never followed. The walk that finds
@@ -16,12 +16,12 @@ import sys
 from pathlib import Path
 
 from grader import catalog
-from grader.batch.outputs import gradescope
 from grader.fileio import atomic_write
+from grader.gradescope.results import message, results
 from grader.grading import MODULE_FILE, TESTS_NAME, Options, grade
 from grader.errors import ExitCode, IsolationError
 from grader.sandbox.isolation import require
-from grader.text import printable, printable_data
+from grader.text import printable
 
 
 def find_submission(folder: Path) -> tuple[Path | None, list[str]]:
@@ -53,24 +53,18 @@ def main(argv: list[str] | None = None) -> int:
     try:
         iso = require("gradescope", private=(args.root / "source", task.folder))
     except IsolationError as exc:
-        atomic_write(out, json.dumps({"score": 0.0, "execution_time": 0.0, "tests": [],
-                                      "output": "The autograder cannot run your code safely on this machine (a "
-                                                "problem of the autograder's set-up, not of your work: tell your "
-                                                f"instructor).\n\n{exc}"}, indent=2))
+        atomic_write(out, json.dumps(message("The autograder cannot run your code safely on this machine (a problem "
+                                             "of the autograder's set-up, not of your work: tell your instructor)."
+                                             f"\n\n{exc}"), indent=2))
         print(f"grader: {printable(str(exc))}", file=sys.stderr)
         return exc.exit_code
     if submission is None:
-        data = {"score": 0.0, "execution_time": 0.0, "tests": [],
-                "output": "No submission found: upload micrograd_mine.py (and test_micrograd.py), or one notebook."
-                + "".join(f"\n{link} is a symbolic link to a folder, which the grader does not follow: upload the "
-                          "files themselves." for link in links)}
+        data = message("No submission found: upload micrograd_mine.py (and test_micrograd.py), or one notebook."
+                       + "".join(f"\n{link} is a symbolic link to a folder, which the grader does not follow: upload "
+                                 "the files themselves." for link in links))
     else:
         tests = submission.parent / TESTS_NAME
         result = grade(submission, task, Options(tests=tests if os.path.lexists(tests) else None, isolation=iso))
-        data = gradescope(result.to_dict())
-    atomic_write(out, json.dumps(printable_data(data), indent=2))
+        data = results(result)
+    atomic_write(out, json.dumps(data, indent=2))
     return ExitCode.OK
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

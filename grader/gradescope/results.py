@@ -1,0 +1,36 @@
+"""Gradescope's results.json, from a Result (hidden checks stay hidden), or a message alone when
+there is nothing to grade. Every string is made printable: a student's control characters are
+shown, never obeyed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from grader.result import Result
+from grader.text import printable_data
+
+
+def results(result: Result) -> dict[str, Any]:
+    """A result in Gradescope's results.json format."""
+    tests = []
+    for c in result.checks:
+        tests.append({
+            "name": f"{c.id}: {c.title}",
+            "score": c.score,
+            "max_score": c.max_score,
+            "status": "passed" if c.status == "passed" else "failed",
+            "output": ("Not judged (skipped): " if c.status == "skipped" else "") + c.feedback
+            + (f"\n\nSmallest case:\n{c.counterexample.code}" if c.counterexample else ""),
+            "visibility": "hidden" if c.visibility == "hidden" else "visible",
+        })
+    data = {"score": result.score, "execution_time": result.duration_s, "tests": tests}
+    if result.notes:
+        data["output"] = "\n".join(result.notes)
+    if result.status == "error":
+        data["output"] = f"Could not grade this submission ({result.error.kind}): {result.error.message}"
+    return printable_data(data)
+
+
+def message(output: str) -> dict[str, Any]:
+    """results.json when nothing could be graded: no points, and why, for the student."""
+    return printable_data({"score": 0.0, "execution_time": 0.0, "tests": [], "output": output})
