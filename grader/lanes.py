@@ -68,8 +68,6 @@ class EngineLane:
         self.ready = False
         self.unit: Unit | None = None
         self.load_request: dict | None = None
-        self.reloads = 0
-        """How many times the student's code was loaded again after its process stopped."""
 
     def load(self, load_request: dict, timeout: float, until: float | None, on_event: Callable | None = None,
              gap: float | None = None) -> dict:
@@ -91,7 +89,6 @@ class EngineLane:
         return self.unit.exchange(message, timeout, until, on_event, gap)
 
     def _respawn(self, until: float | None) -> None:
-        self.reloads += 1
         self._drop()
         self.unit = self.sandbox.unit("state")
         reply = self.unit.exchange({"op": "load", "code": self.load_request}, self.limits.request_s * 6, until)

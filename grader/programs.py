@@ -44,10 +44,6 @@ def ancestors(program: Program) -> list[int]:
     return sorted(seen)
 
 
-def leaves(program: Program) -> list[int]:
-    return [i for i in ancestors(program) if program[i][0] == "leaf"]
-
-
 def default_names(program: Program) -> list[str]:
     names = []
     for i in range(len(program)):

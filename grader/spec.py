@@ -103,9 +103,6 @@ class Assignment:
     def max_score(self) -> float:
         return sum(c.points for c in self.checks)
 
-    def check(self, check_id: str) -> CheckSpec:
-        return next(c for c in self.checks if c.id == check_id)
-
     def without(self, check_ids) -> Assignment:
         """The same assignment without some checks (selftest grades engines, not test suites)."""
         return replace(self, checks=tuple(c for c in self.checks if c.id not in check_ids))

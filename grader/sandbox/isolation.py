@@ -70,11 +70,6 @@ class Isolation:
             return "pidns"
         return "uid" if self.root and self.drop_uid else "plain"
 
-    def describe(self) -> str:
-        return {"namespaces": "bubblewrap namespaces" + (", a uid per sandbox" if self.root else ""),
-                "uid": "a uid per sandbox, seccomp and resource limits (no bubblewrap)",
-                "limits": "resource limits and seccomp only"}[self.level]
-
 
 @functools.cache
 def runtime() -> Runtime:

@@ -174,7 +174,6 @@ class Sandbox:
             raise
         self._confined(ready.get("missing"))
         self.ready = True
-        self.template_pid = ready.get("pid")
         self.unavailable: dict[str, str] = ready.get("unavailable") or {}
         self.python = str(ready.get("python", ""))[:20]
         """The version of the Python that runs student code here."""

@@ -49,8 +49,6 @@ CONSTANT_FIRST = {
 FUNCTIONS = {
     "cube": lambda x: x**3,
     "sin": math.sin,
-    "tanh": math.tanh,
-    "exp": math.exp,
     "poly": lambda x: 3 * x**2 - 4 * x + 5,
 }
 
