@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from grader.sandbox.inside.ops import RULES, UPDATED
+
 
 @dataclass(frozen=True)
 class Cause:
@@ -30,7 +32,7 @@ class Cause:
         return f"{self.words}: {self.more}" if self.more else self.words
 
 
-_ACCUMULATED = {"add": "__add__", "mul": "__mul__", "pow": "__pow__", "tanh": "tanh", "relu": "relu", "exp": "exp"}
+_ACCUMULATED = {rule: RULES[rule][0] for rule in UPDATED}
 """The rules whose backward a student may write with = for += (the cause's id, then the method)."""
 _REFLECTED = {"__radd__": "2 + a, and sum() which starts from 0", "__rmul__": "2 * a", "__rsub__": "1 - a",
               "__rtruediv__": "1 / a"}

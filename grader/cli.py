@@ -16,14 +16,15 @@ from pathlib import Path
 
 from grader import __version__
 from grader.errors import ExitCode, GraderError
+from grader.files import MODULE_FILE, TESTS_FILE
 from grader.text import printable
 
 ASSIGNMENT = (("--assignment",), {"default": "micrograd", "help": "assignment id or folder (default: micrograd)"})
 
 COMMANDS = {
     "check": ("grader.commands.check", "grade one submission", [
-        (("submission",), {"nargs": "?", "default": "micrograd_mine.py", "type": Path}),
-        (("--tests",), {"type": Path, "help": "the student's tests (default: test_micrograd.py beside it)"}),
+        (("submission",), {"nargs": "?", "default": MODULE_FILE, "type": Path}),
+        (("--tests",), {"type": Path, "help": f"the student's tests (default: {TESTS_FILE} beside it)"}),
         ASSIGNMENT,
         (("--json",), {"dest": "json_path", "metavar": "JSON", "type": Path, "help": "write the result JSON here"}),
         (("--html",), {"dest": "html_path", "metavar": "HTML", "type": Path, "help": "write the HTML report here"}),

@@ -27,6 +27,7 @@ from grader.checks.context import Context
 from grader.checks.features import preflight
 from grader.checks.suite import SUITE_CHECKS, start_suite
 from grader.errors import CheckTimeout, NotebookError, Refused, Rejected, WorkerFailure, without_host_paths
+from grader.files import MODULE_FILE, TESTS_FILE
 from grader.lanes import Code, EngineLane
 from grader.loading import load
 from grader.sabotage import own_block
@@ -35,8 +36,6 @@ from grader.sandbox.isolation import Isolation
 from grader.sandbox.supervisor import Limits, Sandbox
 from grader.spec import Assignment, CheckSpec
 
-MODULE_FILE = "micrograd_mine.py"
-TESTS_NAME = "test_micrograd.py"
 OVERRUN_S = 5.0
 """How far past submission_s a grading may end, whatever the student's code does: what is in flight
 when the time runs out stops then, and the sandboxes are closed."""
@@ -152,7 +151,7 @@ def _tests(submission: Path, options: Options, nb) -> str | None:
     path = options.tests
     if path is None and nb is not None and notebooks.has_tests(nb):
         return notebooks.TEST_SHIM
-    path = path or submission.parent / TESTS_NAME
+    path = path or submission.parent / TESTS_FILE
     try:
         return fileio.read_regular(path).decode("utf-8", errors="replace")
     except FileNotFoundError:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from grader.errors import WorkerFailure
+from grader.files import MODULE_FILE
 from grader.sabotage import EngineRun
 from grader.sandbox.isolation import Isolation
 from grader.sandbox.supervisor import Limits, Sandbox
@@ -45,7 +46,7 @@ class Code:
         if self.kind == "notebook":
             return {"kind": "notebook", "cells": [list(c) for c in self.cells], "skip": sorted(skip),
                     "cell_timeout": cell_timeout, "stand_ins": list(self.stand_ins)}
-        return {"kind": "py", "file": "micrograd_mine.py", "stand_ins": list(self.stand_ins)}
+        return {"kind": "py", "file": MODULE_FILE, "stand_ins": list(self.stand_ins)}
 
     @property
     def warm(self) -> tuple[str, ...]:

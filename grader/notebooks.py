@@ -20,6 +20,7 @@ from pathlib import Path
 import nbformat
 
 from grader.errors import NotebookError
+from grader.files import MODULE
 
 CELL_GRACE_S = 5.0
 """After a cell's interrupt, how long the grader waits before it stops the process itself."""
@@ -128,7 +129,7 @@ def execution(cells: tuple[tuple[int, str], ...], said: dict[int, dict], killed_
     return Execution(tuple(reports), died, out_of_time)
 
 
-TEST_SHIM = "from micrograd_mine import *  # the notebook's test_* functions are its test suite\n"
+TEST_SHIM = f"from {MODULE} import *  # the notebook's test_* functions are its test suite\n"
 
 
 def has_tests(nb: nbformat.NotebookNode) -> bool:

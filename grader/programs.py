@@ -11,13 +11,14 @@ from __future__ import annotations
 import string
 from collections.abc import Sequence
 
+from grader.sandbox.inside.ops import CONSTANT_FORMS, METHODS, SYMBOL
+
 Instruction = tuple
 Program = tuple[Instruction, ...]
 
-BINARY_SYMBOL = {"add": "+", "mul": "*", "sub": "-", "div": "/"}
-CONSTANT_SYMBOL = {"cadd": "+", "cmul": "*", "csub": "-", "cdiv": "/", "pow": "**"}
-CONSTANT_FIRST_SYMBOL = {"radd": "+", "rmul": "*", "rsub": "-", "rdiv": "/"}
-METHODS = ("tanh", "relu", "exp")
+BINARY_SYMBOL = SYMBOL
+CONSTANT_SYMBOL = {**{plain: SYMBOL[op] for op, (plain, _) in CONSTANT_FORMS.items()}, "pow": "**"}
+CONSTANT_FIRST_SYMBOL = {first: SYMBOL[op] for op, (_, first) in CONSTANT_FORMS.items()}
 
 # Names in the order the lesson uses them; 'l' and 'o' would read as 1 and 0.
 _LETTERS = [c for c in string.ascii_lowercase if c not in "lo"]

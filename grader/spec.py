@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from grader.errors import SpecError, UsageError
+from grader.sandbox.inside.ops import DEFAULT_OPS, OPS
 
 VISIBILITIES = ("visible", "hidden")
-OPS = ("add", "mul", "pow", "neg", "sub", "tanh", "relu", "exp", "div")
 
 
 @dataclass(frozen=True)
@@ -158,7 +158,7 @@ def parse(raw: dict[str, Any], path: Path, *, checks: Collection[str], operators
             )
         where.no_extra(entry, {"points", "visibility"}, f"checks.{check_id}")
         checks.append(CheckSpec(check_id, float(points), visibility))
-    ops = tuple(where.get(raw, "ops", list, default=["add", "mul", "pow", "neg", "sub", "tanh", "relu"]))
+    ops = tuple(where.get(raw, "ops", list, default=list(DEFAULT_OPS)))
     for op in ops:
         if op not in OPS:
             raise SpecError(f"{path}: ops contains {op!r}: expected operations from {', '.join(OPS)}")

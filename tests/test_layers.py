@@ -6,15 +6,15 @@ never runs). A module may import its own layer or any layer it is declared to si
 
 The layers, top to bottom:
 
-- entry: what a user runs: cli, commands/, batch/, gradescope (the Gradescope wrapper).
+- entry: what a user runs: cli, commands/, batch/, gradescope/ (the autograder wrapper and its export).
 - grading: one submission graded: grading, loading (the student's code loaded), notebooks
   (a notebook turned into code), catalog (an assignment checked against the registries).
 - checks: checks/ and sabotage/ (the engines a suite runs against), and lanes (the
   sandboxes a grading's checks talk to: checks/suite starts one).
 - render (beside): render/, which turns a result into text and HTML; it sits above the
   model only, and nothing below entry uses it.
-- model: what the layers above share: spec, result, programs, files, errors, text,
-  fileio, secret, and the grader package itself (its version).
+- model: what the layers above share: spec, result, programs, files, causes (the misconceptions),
+  errors, text, fileio, secret, and the grader package itself (its version).
 - sandbox (beside): sandbox/ on the host; it knows errors and nothing else of the model.
 - inside: sandbox/inside/, the code copied into the sandbox: stdlib only, and the one home
   of what both sides must agree on (the op table, the student's file names, the frames).
@@ -32,8 +32,8 @@ LAYERS = {
     "grading": ("grader.grading", "grader.loading", "grader.notebooks", "grader.catalog"),
     "checks": ("grader.checks", "grader.sabotage", "grader.lanes"),
     "render": ("grader.render",),
-    "model": ("grader.spec", "grader.result", "grader.programs", "grader.files", "grader.errors", "grader.text",
-              "grader.fileio", "grader.secret", "grader"),
+    "model": ("grader.spec", "grader.result", "grader.programs", "grader.files", "grader.causes", "grader.errors",
+              "grader.text", "grader.fileio", "grader.secret", "grader"),
     "sandbox": ("grader.sandbox",),
     "inside": ("grader.sandbox.inside",),
 }
@@ -102,6 +102,8 @@ def imports(module: str) -> set[str]:
                          for n in names]
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
+            if inside and not node.level and f"grader.sandbox.inside.{base}" in MODULES:
+                base = f"grader.sandbox.inside.{base}"
             if node.level:
                 up = package.split(".")[:len(package.split(".")) - node.level + 1]
                 base = ".".join(up + ([node.module] if node.module else []))
@@ -153,3 +155,56 @@ def test_no_import_cycle():
             visit(module)
     assert not cycles, "\n".join(cycles)
 
+
+
+# -- each name once --------------------------------------------------------------------------------
+
+OP_TABLE = "grader.sandbox.inside.ops"
+FILE_NAMES = "grader.sandbox.inside.names"
+"""The homes of the operation vocabulary and of the student's file names (the host reads both through
+grader.sandbox.inside.ops and grader.files)."""
+OP_NAMES = {"add", "mul", "pow", "neg", "sub", "tanh", "relu", "exp", "div", "cadd", "cmul", "csub", "cdiv", "radd",
+            "rmul", "rsub", "rdiv"}
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    return {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Constant)}
+
+
+def _strings(value) -> bool:
+    return isinstance(value, ast.Constant) and isinstance(value.value, str) or \
+        isinstance(value, ast.Tuple) and all(_strings(e) for e in value.elts)
+
+
+def _op_lists(tree: ast.AST):
+    """Literal lists of operation names: a tuple, list or set naming three or more, or a table keyed by
+    nothing but operation names whose values are names too (RULES, NEEDS, SYMBOL...)."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            named = {e.value for e in node.elts if isinstance(e, ast.Constant) and e.value in OP_NAMES}
+            if len(named) >= 3:
+                yield node.lineno, sorted(named)
+        elif isinstance(node, ast.Dict) and len(node.keys) >= 3:
+            keys = [k.value if isinstance(k, ast.Constant) else None for k in node.keys]
+            if all(k in OP_NAMES for k in keys) and all(_strings(v) for v in node.values):
+                yield node.lineno, sorted(keys)
+
+
+def test_the_operation_vocabulary_is_listed_once():
+    found = [f"{MODULES[m]}:{line}: {names}" for m in sorted(MODULES) if m != OP_TABLE
+             for line, names in _op_lists(ast.parse(MODULES[m].read_text(encoding="utf-8")))]
+    assert not found, "operation names listed outside grader/sandbox/inside/ops.py:\n" + "\n".join(found)
+
+
+def test_the_student_file_names_are_written_once():
+    found = []
+    for module in sorted(MODULES):
+        if module == FILE_NAMES:
+            continue
+        tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+        docs = _docstrings(tree)
+        found += [f"{MODULES[module]}:{node.lineno}: {node.value!r}" for node in ast.walk(tree)
+                  if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
+                  and ("micrograd_mine" in node.value or "test_micrograd.py" in node.value)]
+    assert not found, "the student's file names written outside grader/sandbox/inside/names.py:\n" + "\n".join(found)

@@ -39,10 +39,11 @@ from pathlib import Path
 from grader.batch import archives
 from grader.batch.names import CANVAS, one_per_student, plain_name, printable
 from grader.batch.notes import Note, listed
+from grader.files import MODULE_FILE, TESTS_FILE
 
 SKIP_DIRS = {"__MACOSX", ".ipynb_checkpoints", "__pycache__", ".git"}
-MODULE = "micrograd_mine.py"
-TESTS = "test_micrograd.py"
+MODULE = MODULE_FILE
+TESTS = TESTS_FILE
 GRADED = (".py", ".ipynb")
 MAX_DEPTH = 40
 
@@ -203,7 +204,7 @@ class _Discovery:
             if path.name == TESTS and path.parent == main.parent:
                 tests = (path, label)
             elif path.suffix == ".py" and path.name.startswith("test_"):
-                self.note("left_out", label, "not used (the tests run are test_micrograd.py beside the submission)",
+                self.note("left_out", label, f"not used (the tests run are {TESTS} beside the submission)",
                           where)
         if canvas:
             entry = _Entry(canvas["name"], ("lms", canvas["uid"]), bool(canvas["late"]), int(canvas["sid"]),

@@ -22,7 +22,7 @@ from grader.programs import Program, ancestors
 from grader.sabotage import all_operators, wheats
 from grader.sabotage.mutate import NotApplicable, replace, rule_updates
 from grader.sandbox.inside import probes
-
+from grader.sandbox.inside.ops import REFLECTED, UPDATED
 
 
 def _assign_in(rule: str) -> Callable[[ast.Module], None]:
@@ -59,7 +59,7 @@ def _operator(op_id: str) -> Callable[[ast.Module], None]:
 
 # (cause id, mutation): the misconceptions that reproduce by mutating a correct engine, in the order tried.
 SIMULATED = [
-    *[(f"assign_in_{rule}", _assign_in(rule)) for rule in ("add", "mul", "pow", "tanh", "relu", "exp")],
+    *[(f"assign_in_{rule}", _assign_in(rule)) for rule in UPDATED],
     *[(op_id, _operator(op_id)) for op_id in ("add_half", "mul_own_data", "mul_missing_outgrad", "pow_off_by_one",
                                                "tanh_grad_from_input", "relu_negative_grad")],
     ("relu_flipped", _relu_flipped),
@@ -109,10 +109,9 @@ def from_error(message: str, program: Program | None = None) -> Cause | None:
     if "object is not iterable" in message and "Value" in message:
         return CAUSES["children_not_tuple"]
     if "unsupported operand" in message and program:
-        reflected = {"radd": "__radd__", "rmul": "__rmul__", "rsub": "__rsub__", "rdiv": "__rtruediv__"}
         for ins in program:
-            if ins[0] in reflected:
-                return CAUSES[f"missing_{reflected[ins[0]]}"]
+            if ins[0] in REFLECTED:
+                return CAUSES[f"missing_{REFLECTED[ins[0]]}"]
     if "unsupported operand type(s) for +: 'int' and 'Value'" in message:
         return CAUSES["missing___radd__"]
     return None

@@ -26,6 +26,7 @@ from grader.checks.context import Context, reference_run
 from grader.causes import CAUSES
 from grader.checks.judging import compare_many
 
+
 @dataclass(frozen=True)
 class Features:
     add: bool

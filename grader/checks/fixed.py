@@ -13,13 +13,11 @@ from grader.checks.judging import Verdict, error_message, error_verdict, graph_o
 from grader.checks.registry import check
 from grader.result import Counterexample, Outcome
 from grader.sandbox.inside import probes
+from grader.sandbox.inside.ops import NEEDS, WORDS
 
 HAND_TOLERANCE = 1e-6
 
 
-# The operation each instruction of a program needs, in the preflight's op inventory.
-NEEDS = {"cadd": "add", "radd": "add", "cmul": "mul", "rmul": "mul", "csub": "sub", "rsub": "sub", "cdiv": "div",
-         "rdiv": "div"}
 
 
 def needed_ops(program) -> set[str]:
@@ -34,7 +32,7 @@ def hand_examples(ctx: Context) -> Outcome:
     waiting = [(title, sorted(needed_ops(program) - working)) for title, _, program, _ in HAND_EXAMPLES
                if not needed_ops(program) <= working]
     later = ("" if not waiting else " Not judged yet: " + "; ".join(
-        f"{title} (it needs {', '.join(map(_symbol, ops))}, see forward)" for title, ops in waiting) + ".")
+        f"{title} (it needs {', '.join((WORDS.get(op, op) for op in ops))}, see forward)" for title, ops in waiting) + ".")
     if not judged:
         return Outcome("skipped", "Not judged: every hand-derived example needs an operation your engine does not "
                        f"have yet.{later}")
@@ -66,10 +64,6 @@ def hand_examples(ctx: Context) -> Outcome:
     if waiting:
         return Outcome("passed", f"The hand-derived examples your engine can build give the lesson's numbers.{later}")
     return Outcome("passed", "All three hand-derived examples give the lesson's numbers.")
-
-
-def _symbol(op: str) -> str:
-    return {"add": "+", "mul": "*", "pow": "**", "neg": "-x", "sub": "-", "div": "/"}.get(op, op)
 
 
 def _near(got, expected: float) -> bool:

@@ -15,6 +15,7 @@ from grader.checks.registry import check
 from grader.checks.strategies import Shape, forward_ops, single_operations
 from grader.programs import Program
 from grader.result import Outcome
+from grader.sandbox.inside.ops import BINARY, METHODS, RULE_CHECK, WORDS
 
 HINTS = {
     "forward": "Check the forward formula of the operation in the smallest case; with a plain number "
@@ -91,12 +92,12 @@ def _blocked(ctx: Context, *ops: str) -> Outcome | None:
     return None
 
 
-VALUE_DEPENDENT = ("tanh", "exp", "relu")
+VALUE_DEPENDENT = METHODS
 """Operations whose local derivative is read off their own value: with a wrong value it cannot be judged."""
 
 
 def _symbol(op: str) -> str:
-    return {"add": "+", "mul": "*", "pow": "**", "neg": "-x", "sub": "a - b", "div": "/"}.get(op, op)
+    return WORDS.get(op, op)
 
 
 def _rule_check(ctx: Context, check_id: str, *ops: str) -> Outcome:
@@ -109,8 +110,7 @@ def _rule_check(ctx: Context, check_id: str, *ops: str) -> Outcome:
     return ctx.cache[key]
 
 
-RULE_OF = {"add": ("add", ("add",)), "mul": ("mul", ("mul",)), "pow": ("pow", ("pow",)), "tanh": ("tanh", ("tanh",)),
-           "relu": ("relu", ("relu",)), "neg": ("neg_sub", ("neg", "sub")), "sub": ("neg_sub", ("neg", "sub"))}
+RULE_OF = {op: (check_id, tuple(o for o, c in RULE_CHECK.items() if c == check_id)) for op, check_id in RULE_CHECK.items()}
 
 
 def sound(ctx: Context) -> tuple[str, ...]:
@@ -187,7 +187,7 @@ def reuse_sweep(ctx: Context, ops: tuple[str, ...]) -> list[Program]:
     f = ctx.features
     working = set(ops)
     found: list[Program] = []
-    for op in ("add", "mul", "sub", "div") if f.depth else ("add", "mul"):  # - and / are nested inside
+    for op in BINARY if f.depth else ("add", "mul"):  # - and / are nested inside
         if op in working:
             found.append((("leaf", 1.5), (op, 0, 0)))
     if not f.depth:

@@ -15,6 +15,7 @@ from hypothesis import reject
 from hypothesis import strategies as st
 
 from grader.programs import Program, consumers, depth
+from grader.sandbox.inside import ops as op_table
 
 # Shrinking goes towards the front of each list.
 LEAF_VALUES = (2.0, -3.0, 0.5, 1.5, -1.0, 3.0, -2.0, -0.5, 2.5, 1.0)
@@ -23,12 +24,12 @@ SCALES = (2.0, -3.0, 0.5, -1.5)  # the final `* k`: never 1, so the incoming gra
 EXPONENTS = (2, 3, -1, 0.5, 2.5, -2, 1.5, 1)  # no 0: the lesson's k * x**(k-1) divides by zero at x = 0
 CONSTANTS = (2.0, -3.0, 0.5, 1.5, -1.0)
 
-UNARY = ("neg", "tanh", "relu", "exp")
-BINARY = ("add", "mul", "sub", "div")
-WITH_CONSTANT = ("cadd", "cmul", "csub", "cdiv")
-CONSTANT_FIRST = ("radd", "rmul", "rsub", "rdiv")
+UNARY = tuple(op_table.UNARY)
+BINARY = tuple(op_table.BINARY)
+WITH_CONSTANT = tuple(plain for plain, _ in op_table.CONSTANT_FORMS.values())
+CONSTANT_FIRST = tuple(first for _, first in op_table.CONSTANT_FORMS.values())
 # Operations with a plain-number operand, for each operation of the spec's list.
-CONSTANT_FORMS = {"add": ("cadd", "radd"), "mul": ("cmul", "rmul"), "sub": ("csub", "rsub"), "div": ("cdiv", "rdiv")}
+CONSTANT_FORMS = op_table.CONSTANT_FORMS
 
 
 @dataclass(frozen=True)

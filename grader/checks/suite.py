@@ -25,9 +25,11 @@ from grader.checks.registry import check
 from grader.checks.suite_runs import (  # noqa: F401 - Run, _caught and _counted_mutants are used by tests
     Catches, Run, Suite, _caught, _counted_mutants, catches, read_run)
 from grader.checks.suite_text import elsewhere, given_tests, listed, own_quote, own_test_names, shown_name
+from grader.files import MODULE_FILE, TESTS_FILE
 from grader.lanes import Code, RunReply, SuiteLane
 from grader.result import Outcome
 from grader.sabotage import WHEATS, all_operators, plan
+from grader.sandbox.inside.ops import BINARY
 
 SUITE_CHECKS = ("student_tests", "wheat", "sabotage")
 """The checks about the student's tests rather than their engine."""
@@ -42,7 +44,7 @@ def equivalence_probes() -> list:
     every operation alone, a value used twice through each, nesting, shared nodes, the hand examples."""
     found = list(SINGLE.values()) + [EQUAL_DATA] + [chain(op) for op in ("add", "mul")] + \
         [diamond(op) for op in ("add", "mul")] + [program for _, _, program, _ in HAND_EXAMPLES]
-    found += [(("leaf", 1.5), (op, 0, 0)) for op in ("add", "mul", "sub", "div")]
+    found += [(("leaf", 1.5), (op, 0, 0)) for op in BINARY]
     for ins in (("pow", 0, 2), ("tanh", 0), ("relu", 0), ("exp", 0), ("neg", 0)):
         found += [(("leaf", 0.7), ins, ("add", 1, 0)), (("leaf", -0.7), ins, ("leaf", -2.0), ("mul", 1, 2))]
     found += [LEAVES + (("radd", 2.0, 0), ("rmul", 3.0, 1), ("rsub", 1.0, 2), ("add", 4, 5), ("mul", 7, 6))]
@@ -71,7 +73,7 @@ def suite(ctx: Context) -> Suite | Outcome:
 
 def _collect(ctx: Context) -> Suite | Outcome:
     if not ctx.has_tests or ctx.suite_lane is None:
-        return Outcome("failed", "No tests found: write your tests in test_micrograd.py beside micrograd_mine.py "
+        return Outcome("failed", f"No tests found: write your tests in {TESTS_FILE} beside {MODULE_FILE} "
                        "(or pass --tests FILE).")
     outcome = ctx.suite_lane.result()
     if outcome.error or outcome.own is None:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from grader import catalog, fileio
 from grader.errors import ExitCode, UsageError
+from grader.files import MODULE_FILE
 from grader.grading import Options, grade
 from grader.render import html
 from grader.render.terminal import render
@@ -24,7 +25,7 @@ def main(*, submission: Path, assignment: str, tests: Path | None = None, json_p
          html_path: Path | None = None, public_only: bool = False) -> int:
     if not os.path.lexists(submission):
         raise UsageError(f"{submission} does not exist (run grader check from the folder holding "
-                         f"micrograd_mine.py, or give its path)")
+                         f"{MODULE_FILE}, or give its path)")
     if tests is not None and not os.path.lexists(tests):
         raise UsageError(f"--tests {tests}: no such file")
     outputs = [(json_path, None), (html_path, None)] if html_path else \

@@ -17,6 +17,7 @@ import reference
 from grader import catalog, spec
 from grader.checks.suite import SUITE_CHECKS
 from grader.errors import ExitCode, NotApplicable
+from grader.files import MODULE_FILE
 from grader.grading import grade
 from grader.result import Result
 from grader.sabotage import all_operators, mutant, wheats
@@ -74,8 +75,8 @@ def main(*, assignment: str) -> int:
 def _grade(engine: Engine, tmp: Path, task: spec.Assignment) -> Result:
     folder = tmp / engine.id
     folder.mkdir()
-    (folder / "micrograd_mine.py").write_text(engine.source, encoding="utf-8")
-    return grade(folder / "micrograd_mine.py", task)
+    (folder / MODULE_FILE).write_text(engine.source, encoding="utf-8")
+    return grade(folder / MODULE_FILE, task)
 
 
 def admission(bases: list[Engine], operator_ids: tuple[str, ...]) -> str:

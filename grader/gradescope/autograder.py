@@ -17,8 +17,9 @@ from pathlib import Path
 
 from grader import catalog
 from grader.fileio import atomic_write
+from grader.files import MODULE_FILE, TESTS_FILE
 from grader.gradescope.results import message, results
-from grader.grading import MODULE_FILE, TESTS_NAME, Options, grade
+from grader.grading import Options, grade
 from grader.errors import ExitCode, IsolationError
 from grader.sandbox.isolation import require
 from grader.text import printable
@@ -59,11 +60,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"grader: {printable(str(exc))}", file=sys.stderr)
         return exc.exit_code
     if submission is None:
-        data = message("No submission found: upload micrograd_mine.py (and test_micrograd.py), or one notebook."
+        data = message(f"No submission found: upload {MODULE_FILE} (and {TESTS_FILE}), or one notebook."
                        + "".join(f"\n{link} is a symbolic link to a folder, which the grader does not follow: upload "
                                  "the files themselves." for link in links))
     else:
-        tests = submission.parent / TESTS_NAME
+        tests = submission.parent / TESTS_FILE
         result = grade(submission, task, Options(tests=tests if os.path.lexists(tests) else None, isolation=iso))
         data = results(result)
     atomic_write(out, json.dumps(data, indent=2))

@@ -38,6 +38,7 @@ from grader.sabotage import disguise_methods as methods
 from grader.sabotage.disguise_methods import attr, copy, grad_target, load, store
 from grader.sabotage.mutate import RULES, NotApplicable, method, value_class
 from grader.sabotage.rewrite import _all_names, _Names
+from grader.sandbox.inside.ops import UPDATED
 
 SCOPES = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.NamedExpr, ast.Await,
           ast.Yield, ast.YieldFrom)
@@ -55,7 +56,7 @@ def disguise(source: str, seed: str) -> str:
     has_data = any(isinstance(node, ast.Attribute) and node.attr == "data" for node in ast.walk(tree))
     updates = _Updates(rng, names, has_data)
     branches = _branches(tree)
-    for rule in ("add", "mul", "pow", "tanh", "relu", "exp"):
+    for rule in UPDATED:
         for statements, incoming, closures_only in _sites(cls, rule, branches):
             for block, inside in _lists(statements, nested=True):
                 read = incoming if inside or not closures_only else None

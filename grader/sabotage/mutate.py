@@ -19,19 +19,11 @@ import ast
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from grader.sandbox.inside.ops import RULES  # each rule: its method on Value, the names a dispatch uses
+
 from grader.causes import CAUSES, Cause
 from grader.errors import NotApplicable
 
-# Each rule: the method that defines it on Value, and the names a dispatching backward() uses.
-RULES = {
-    "add": ("__add__", ("+", "add")),
-    "mul": ("__mul__", ("*", "mul")),
-    "pow": ("__pow__", ("**", "pow")),
-    "tanh": ("tanh", ("tanh",)),
-    "relu": ("relu", ("relu", "ReLU")),
-    "exp": ("exp", ("exp",)),
-    "sub": ("__sub__", ("-", "sub")),
-}
 
 
 @dataclass(frozen=True)

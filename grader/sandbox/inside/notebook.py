@@ -17,7 +17,8 @@ import signal
 import sys
 import types
 
-MODULE = "micrograd_mine"
+from names import MODULE
+
 SHELL = None
 ENGINE_LINE = 1_000_000
 """The line every statement of an engine run after the student's code says it is on (see run_engine)."""

@@ -4,7 +4,7 @@ Stdlib only: the worker runs this inside the sandbox on the student's engine, an
 grader imports it to run the very same programs on the reference engine, so the
 student's engine and the oracle are always driven by one piece of code.
 
-A program is a list of instructions; instruction i defines node i:
+A program is a list of instructions (the operations are in ops.py); instruction i defines node i:
     ["leaf", x]                      Value(x)
     ["add"|"mul"|"sub"|"div", i, j]  node_i (op) node_j
     ["pow", i, k]                    node_i ** k, k a constant
@@ -19,31 +19,10 @@ from __future__ import annotations
 import math
 import random
 
-BINARY = {
-    "add": lambda a, b: a + b,
-    "mul": lambda a, b: a * b,
-    "sub": lambda a, b: a - b,
-    "div": lambda a, b: a / b,
-}
-UNARY = {
-    "neg": lambda a: -a,
-    "tanh": lambda a: a.tanh(),
-    "relu": lambda a: a.relu(),
-    "exp": lambda a: a.exp(),
-}
-WITH_CONSTANT = {
-    "pow": lambda a, k: a**k,
-    "cadd": lambda a, c: a + c,
-    "cmul": lambda a, c: a * c,
-    "csub": lambda a, c: a - c,
-    "cdiv": lambda a, c: a / c,
-}
-CONSTANT_FIRST = {
-    "radd": lambda c, a: c + a,
-    "rmul": lambda c, a: c * a,
-    "rsub": lambda c, a: c - a,
-    "rdiv": lambda c, a: c / a,
-}
+try:
+    from ops import BINARY, CONSTANT_FIRST, UNARY, WITH_CONSTANT  # inside the sandbox: a module beside this one
+except ImportError:  # on the host
+    from grader.sandbox.inside.ops import BINARY, CONSTANT_FIRST, UNARY, WITH_CONSTANT
 
 # Plain-float functions the student's numerical_grad is asked to differentiate.
 FUNCTIONS = {

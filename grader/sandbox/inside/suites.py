@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 
+from names import MODULE, TESTS_FILE
+
 PREPARED = None
 """(tests path, pytest Config, Outcomes) prepared by the template, or None."""
 
@@ -55,7 +57,7 @@ def prepare(run_dir: str) -> None:
     from _pytest.config import _prepareconfig
 
     os.makedirs(run_dir, exist_ok=True)
-    tests = os.path.join(run_dir, "test_micrograd.py")
+    tests = os.path.join(run_dir, TESTS_FILE)
     outcomes = Outcomes()
     config = _prepareconfig(_args(tests), plugins=[outcomes])
     PREPARED = (tests, config, outcomes)
@@ -87,14 +89,14 @@ def _fixtures(names: list[str]):
 
     import pytest
 
-    module = sys.modules.get("micrograd_mine")
+    module = sys.modules.get(MODULE)
 
     class Fixtures:
         pass
 
     for name in names:
         def fixture(name=name):
-            return getattr(sys.modules.get("micrograd_mine", module), name)
+            return getattr(sys.modules.get(MODULE, module), name)
 
         fixture.__name__ = name
         setattr(Fixtures, name, staticmethod(pytest.fixture(name=name)(fixture)))

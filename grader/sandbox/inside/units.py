@@ -24,8 +24,8 @@ import traceback
 import frames
 import probes
 import standins
+from names import MODULE, TESTS_FILE
 
-MODULE = "micrograd_mine"
 
 
 def main(kind: str, fd: int, cfg: dict) -> None:
@@ -186,7 +186,7 @@ def suite(sock: socket.socket, cfg: dict) -> None:
         if engine:  # as compiled code only: the tests can read neither the engine's text nor a file of it
             notebook.run_engine(module, engine)
         del engine
-        tests = os.path.join(run_dir, "test_micrograd.py")
+        tests = os.path.join(run_dir, TESTS_FILE)
         with open(tests, "w", encoding="utf-8") as f:
             f.write(request["tests"])
     except BaseException as exc:  # noqa: BLE001
