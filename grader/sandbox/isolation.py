@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.errors import IsolationError
+from grader.sandbox import cgroups, uids
 
 CODE_DIR = "/opt/grader"
 WORK_DIR = "/sandbox"
@@ -238,8 +239,6 @@ print(json.dumps(report))
 def require(purpose: str, *, trusted: bool = False, private: tuple[Path, ...] = ()) -> Isolation:
     """The isolation a job runs with, or IsolationError when it is not enough (an instructor's job is
     also told, once, what bounds a sandbox's memory and CPU)."""
-    from grader.sandbox import cgroups
-
     iso = _require(purpose, trusted=trusted, private=private)
     if purpose != "check":
         sentence, grouped = cgroups.bounds()
@@ -296,8 +295,6 @@ def grader_files() -> tuple[Path, ...]:
 @functools.lru_cache(maxsize=8)
 def uid_problems(iso: Isolation, private: tuple[Path, ...]) -> list[str]:
     """What is wrong with running student code as a fresh uid here, found by trying it."""
-    from grader.sandbox import uids
-
     rt = iso.runtime
     with uids.lease() as lease:
         args = json.dumps({"site": list(rt.site), "private": [str(p) for p in private],
