@@ -1,4 +1,5 @@
-"""The student's file names, once: the engine's module, its tests, the starter kit.
+"""The student's file names, once: the engine's module, its tests, the starter kit; and the names of
+the files written for each graded student.
 
 Code inside the sandbox cannot import this package; it takes the same names from
 grader/sandbox/inside/names.py, which this module re-exports, so each is written once.
@@ -14,7 +15,17 @@ NOTEBOOK_FILE = "micrograd.ipynb"
 KIT = (MODULE_FILE, TESTS_FILE, NOTEBOOK_FILE, "README.md")
 """The starter kit `grader template` copies (student_template/)."""
 
-__all__ = ["KIT", "MODULE", "MODULE_FILE", "NOTEBOOK_FILE", "TESTS_FILE", "template_files"]
+RESULT_FILE = "result.json"
+"""The result in the grader's own contract (docs/results.md)."""
+GRADESCOPE_FILE = "results.json"
+"""The result as Gradescope reads it."""
+REPORT_FILE = "report.html"
+"""The student's HTML report."""
+STUDENT_OUTPUTS = (RESULT_FILE, GRADESCOPE_FILE, REPORT_FILE)
+"""What a batch writes in each student's folder."""
+
+__all__ = ["GRADESCOPE_FILE", "KIT", "MODULE", "MODULE_FILE", "NOTEBOOK_FILE", "REPORT_FILE", "RESULT_FILE",
+           "STUDENT_OUTPUTS", "TESTS_FILE", "template_files"]
 
 
 def template_files() -> dict[str, str]:

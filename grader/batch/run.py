@@ -32,6 +32,7 @@ from grader.batch.graders import Graders
 from grader.batch.notes import grouped
 from grader.batch.tasks import OUTPUTS, Outcome, Task, checked, failed, fingerprint, host_id, time_limit, timed_out
 from grader.errors import BadResult, ExitCode, GradingProcessDied, SchedulerLost, UnfitWorker, UsageError
+from grader.files import RESULT_FILE
 from grader.result import Result
 from grader.sandbox.isolation import require
 
@@ -103,7 +104,7 @@ def _row(student: Student, result: Result, skipped: bool) -> Row:
 def _saved(out: Path) -> Result | None:
     """The result saved for a student by an earlier run, or None if it is not one (then regraded)."""
     try:
-        return Result.from_dict(json.loads((out / "result.json").read_text()))
+        return Result.from_dict(json.loads((out / RESULT_FILE).read_text()))
     except (OSError, ValueError, BadResult):
         return None
 

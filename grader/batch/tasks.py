@@ -33,6 +33,7 @@ from pathlib import Path
 
 from grader import __version__
 from grader.errors import BadResult, IsolationError, without_host_paths
+from grader.files import GRADESCOPE_FILE, REPORT_FILE, RESULT_FILE, STUDENT_OUTPUTS
 from grader.gradescope.results import results
 from grader.grading import Options, grade
 from grader.render import html
@@ -40,7 +41,7 @@ from grader.result import Result, SubmissionError
 from grader.sandbox.isolation import Isolation, require
 from grader.spec import Assignment
 
-OUTPUTS = ("result.json", "results.json", "report.html")
+OUTPUTS = STUDENT_OUTPUTS
 STAGING = "<staging>"
 """What stands for a grading process's private folder in every text a student sees."""
 
@@ -196,9 +197,9 @@ def render(task: Task, result: Result) -> dict[str, str]:
     """The files the instructor's process writes for this student."""
     python_source = task.source.decode("utf-8", "replace") if task.name.endswith(".py") else None
     return {
-        "result.json": json.dumps(result.to_dict(), indent=2),
-        "results.json": json.dumps(results(result), indent=2),
-        "report.html": html.student_report(result, python_source, task.assignment.title),
+        RESULT_FILE: json.dumps(result.to_dict(), indent=2),
+        GRADESCOPE_FILE: json.dumps(results(result), indent=2),
+        REPORT_FILE: html.student_report(result, python_source, task.assignment.title),
     }
 
 
