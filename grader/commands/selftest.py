@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import os
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
+import functools
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,9 +66,12 @@ def _try(op, source: str) -> str | None:
 def main(*, assignment: str) -> int:
     task = catalog.load(assignment).without(SUITE_CHECKS)
     bases, mutants = engines(task.sabotages)
+    # One process per grading at a time, not threads: Python 3.11's ast is not safe to use from two threads
+    # at once (a grading parses engines), and a thread pool marked random mutants E.
     with tempfile.TemporaryDirectory(prefix="grader-selftest-") as tmp, \
-            ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        results = list(pool.map(lambda e: _grade(e, Path(tmp), task), bases + mutants))
+            ProcessPoolExecutor(max_workers=os.cpu_count() or 2, mp_context=multiprocessing.get_context("forkserver")) \
+            as pool:
+        results = list(pool.map(functools.partial(_grade, tmp=Path(tmp), task=task), bases + mutants))
     print(admission(bases, task.sabotages))
     print(render(bases + mutants, results, [c.id for c in task.checks]))
     return ExitCode.OK if problems(bases + mutants, results) == [] else ExitCode.FAILED
