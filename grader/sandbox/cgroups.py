@@ -20,14 +20,14 @@ from __future__ import annotations
 
 import functools
 import os
-import signal
 import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.sandbox.limits import Limits
+from grader.sandbox import uids
+from grader.sandbox.limits import SandboxLimits
 
 PARENT = "micrograd-grader"
 NEEDED = ("memory", "pids")
@@ -126,19 +126,13 @@ class Group:
             return
         except OSError:
             pass
-        for _ in range(100):
-            try:
-                pids = [int(p) for p in (self.path / "cgroup.procs").read_text().split()]
-            except (OSError, ValueError):
-                return
-            if not pids:
-                return
-            for pid in pids:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
-            time.sleep(0.005)
+        uids.kill_until_gone(self._processes)
+
+    def _processes(self) -> list[int]:
+        try:
+            return [int(p) for p in (self.path / "cgroup.procs").read_text().split()]
+        except (OSError, ValueError):
+            return []
 
     def close(self) -> None:
         """Kill what is left in the group and remove it (a group is removable once its processes are gone)."""
@@ -156,7 +150,7 @@ class Group:
 def bounds() -> tuple[str, bool]:
     """What bounds one sandbox's memory and CPU here (with the default limits), in a sentence, and whether it is
     a cgroup."""
-    limits, where = Limits(), support()
+    limits, where = SandboxLimits(), support()
     return describe(where, limits.processes, limits.memory_mb, limits.sandbox_mb), where.parent is not None
 
 

@@ -120,8 +120,14 @@ def processes_of(uid: int, *, skip: frozenset[int] = frozenset()) -> list[int]:
 
 def kill_uid(uid: int, *, skip: frozenset[int] = frozenset()) -> None:
     """Kill every process running as uid (but those in skip), until none is left."""
+    kill_until_gone(lambda: processes_of(uid, skip=skip))
+
+
+def kill_until_gone(find) -> None:
+    """SIGKILL every process find() lists, and again, until it lists none (a process may fork while it is
+    killed); at most 100 rounds."""
     for _ in range(100):
-        pids = processes_of(uid, skip=skip)
+        pids = find()
         if not pids:
             return
         for pid in pids:
