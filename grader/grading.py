@@ -33,7 +33,7 @@ from grader.loading import load
 from grader.sabotage import own_block
 from grader.result import CheckResult, Outcome, Result, SubmissionError
 from grader.sandbox.isolation import Isolation
-from grader.sandbox.supervisor import Limits, Sandbox
+from grader.sandbox.supervisor import SandboxLimits, Sandbox
 from grader.spec import Assignment, CheckSpec
 
 OVERRUN_S = 5.0
@@ -73,7 +73,7 @@ def grade(submission: Path, assignment: Assignment, options: Options = Options()
         tests = _tests(submission, options, nb)
         tests_source = "\n\n".join(source for _, source in code.cells) if nb is not None and tests == \
             notebooks.TEST_SHIM else tests
-        limits = Limits(request_s=assignment.limits.request_s, memory_mb=assignment.limits.memory_mb,
+        limits = SandboxLimits(request_s=assignment.limits.request_s, memory_mb=assignment.limits.memory_mb,
                         cpu_s=int(assignment.limits.submission_s) + 5)
         key = secret.key(assignment.folder) if options.engine_key is None else options.engine_key
         seed = secret.seed(key, b"plan", source, (tests or "").encode())

@@ -25,7 +25,7 @@ from grader.errors import WorkerFailure
 from grader.files import MODULE_FILE
 from grader.sabotage import EngineRun
 from grader.sandbox.isolation import Isolation
-from grader.sandbox.supervisor import Limits, Sandbox
+from grader.sandbox.supervisor import SandboxLimits, Sandbox
 from grader.sandbox.unit import OutOfTime, Unit
 
 
@@ -56,7 +56,7 @@ class Code:
 class EngineLane:
     """The student's own engine, behind one sandbox: requests in, claims out."""
 
-    def __init__(self, code: Code, limits: Limits, iso: Isolation | None = None, shared: Sandbox | None = None):
+    def __init__(self, code: Code, limits: SandboxLimits, iso: Isolation | None = None, shared: Sandbox | None = None):
         self.code = code
         self.limits = limits
         self.owned = shared is None
@@ -144,7 +144,7 @@ class SuiteLane:
     """The student's suite on their engine, then on each engine of the plan, in a thread of its own
     (and, with several sandboxes, the engines shared among them, each sandbox's runs one at a time)."""
 
-    def __init__(self, code: Code, tests: str, limits: Limits, iso: Isolation | None,
+    def __init__(self, code: Code, tests: str, limits: SandboxLimits, iso: Isolation | None,
                  runs: Callable[[], list[EngineRun]], first_run_s: float, per_run: Callable[[RunReply], float],
                  fixtures: tuple[str, ...] = (), sandboxes: int = 1, probes: list | None = None,
                  shared: Sandbox | None = None, before: Callable[[], None] | None = None):

@@ -38,7 +38,7 @@ class Tolerances:
 
 
 @dataclass(frozen=True)
-class Limits:
+class AssignmentLimits:
     request_s: float = 5.0
     """Wall-clock seconds for one probe (one expression built and backpropagated)."""
     check_s: float = 30.0
@@ -89,7 +89,7 @@ class Assignment:
     required_symbols: tuple[str, ...]
     checks: tuple[CheckSpec, ...]
     tolerances: Tolerances
-    limits: Limits
+    limits: AssignmentLimits
     search: Search
     training: Training | None
     sabotages: tuple[str, ...]
@@ -170,7 +170,7 @@ def parse(raw: dict[str, Any], path: Path, *, checks: Collection[str], operators
         required_symbols=tuple(where.get(raw, "required_symbols", list, default=["Value"])),
         checks=tuple(checks),
         tolerances=where.section(raw, "tolerances", Tolerances),
-        limits=where.section(raw, "limits", Limits),
+        limits=where.section(raw, "limits", AssignmentLimits),
         search=where.section(raw, "search", Search),
         training=_training(where, raw) if "training" in raw else None,
         sabotages=_sabotages(where, raw, operators),

@@ -23,9 +23,9 @@ from test_adversarial import HOSTILE, SANDBOX_PYTHON, SUITES, check, private_ins
 
 
 def _limits():
-    from grader.sandbox.supervisor import Limits
+    from grader.sandbox.supervisor import SandboxLimits
 
-    return Limits()
+    return SandboxLimits()
 
 
 # -- item 12: memory across processes --------------------------------------------------------------------

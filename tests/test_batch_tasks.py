@@ -12,7 +12,7 @@ import sys
 
 from grader import catalog, secret
 from grader.batch.cluster import _outcome
-from grader.batch.tasks import OUTPUTS, Outcome, Task, checked, fingerprint, host_id
+from grader.batch.tasks import OUTPUTS, TaskOutcome, Task, checked, fingerprint, host_id
 from grader.result import CheckResult, Result
 
 
@@ -25,15 +25,15 @@ GRADED = Result("micrograd_mine.py", "0" * 64, "micrograd", "1", "graded", None,
                 (CheckResult("add", "+", "passed", 1.0, 1.0, "visible", "", None, {"caught": [1]}, 0.1),))
 
 
-def outcome(student: str = "alice", result=GRADED) -> Outcome:
-    return Outcome(student, result, {name: "{}" for name in OUTPUTS})
+def outcome(student: str = "alice", result=GRADED) -> TaskOutcome:
+    return TaskOutcome(student, result, {name: "{}" for name in OUTPUTS})
 
 
 def test_an_outcome_for_the_task_is_kept_and_anything_else_is_that_students_error():
     assert checked(outcome(), task()) == outcome()
     assert checked(dataclasses.asdict(outcome()), task()) == outcome()  # as it comes back from a grading process
     not_a_result = {**GRADED.to_dict(), "score": "100"}
-    for bad in (outcome("bob"), Outcome("alice", GRADED, {"result.json": "{}"}), {"student": "alice"},
+    for bad in (outcome("bob"), TaskOutcome("alice", GRADED, {"result.json": "{}"}), {"student": "alice"},
                 "100/100", None, outcome(result={"status": "graded"}), outcome(result=not_a_result)):
         got = checked(bad, task())
         assert got.student == "alice" and got.result.status == "error", bad

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import BAD, CORRECT_ENGINES
-from grader.batch.archives import Limits
+from grader.batch.archives import ArchiveLimits
 from grader.batch.discover import discover
 from test_batch import QUICK_SPEC
 
@@ -181,7 +181,7 @@ def test_a_zip_bomb_is_stopped_while_streaming(tmp_path):
 
 def test_archive_caps_each_member_the_total_and_the_count(tmp_path):
     """With small limits: is a member too big, the archive's total and its count each enforced, with a note each?"""
-    limits = Limits(member_bytes=2**20, archive_bytes=3 * 2**20, members=20)
+    limits = ArchiveLimits(member_bytes=2**20, archive_bytes=3 * 2**20, members=20)
     members = {f"tiny{i:02d}.py": "#\n" for i in range(14)}
     members["big.py"] = os.urandom(2**20).hex()  # 2 MB of text, compressed about 2:1
     members.update({f"part{i}.py": os.urandom(450_000).hex() for i in range(5)})  # 900 kB each
@@ -203,7 +203,7 @@ def test_archive_caps_each_member_the_total_and_the_count(tmp_path):
     cls.mkdir()
     for name in ("amy", "bea", "cal"):
         _zip(cls / f"{name}.zip", {"micrograd_mine.py": os.urandom(300_000).hex()})  # 600 kB each
-    found = discover([cls], tmp_path / "staging2", Limits(batch_bytes=1_500_000))
+    found = discover([cls], tmp_path / "staging2", ArchiveLimits(batch_bytes=1_500_000))
     assert {s.student for s in found.submissions} == {"amy", "bea"}
     assert "class/cal.zip/micrograd_mine.py: skipped: the batch's archives" in _notes(found)
 

@@ -16,7 +16,7 @@ import pytest
 from conftest import BASE_ENGINE
 from grader.errors import WorkerFailure
 from grader.sandbox import isolation, uids
-from grader.sandbox.supervisor import Limits, Sandbox
+from grader.sandbox.supervisor import SandboxLimits, Sandbox
 
 needs_bwrap = pytest.mark.skipif(isolation.detect().bwrap is None, reason="bubblewrap cannot create a sandbox here")
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="uids are dropped only when the grader runs as root")
@@ -24,7 +24,7 @@ LOAD = {"op": "load", "code": {"kind": "py", "file": "micrograd_mine.py"}}
 
 
 def sandbox_for(source: str, **limits) -> Sandbox:
-    return Sandbox({"micrograd_mine.py": source.encode()}, Limits(**limits))
+    return Sandbox({"micrograd_mine.py": source.encode()}, SandboxLimits(**limits))
 
 
 def load(source: str, **limits) -> dict:

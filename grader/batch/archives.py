@@ -27,7 +27,7 @@ CHUNK = 64 * 1024
 
 
 @dataclass(frozen=True)
-class Limits:
+class ArchiveLimits:
     member_bytes: int = 20 * 2**20
     """Largest file taken from an archive (or from a folder)."""
     archive_bytes: int = 200 * 2**20
@@ -49,7 +49,7 @@ class Budget:
 
 
 def extract(archive: Path, target: Path, label: str, note: Callable[[str, str], None],
-            skip: Callable[[tuple[str, ...]], str | None], limits: Limits = Limits(), budget: Budget | None = None) -> Path:
+            skip: Callable[[tuple[str, ...]], str | None], limits: ArchiveLimits = ArchiveLimits(), budget: Budget | None = None) -> Path:
     """Extract the members `skip` does not refuse into `target` (created); the folder.
 
     `label` names the archive in notes, each told as `note(name, why)`; `skip(parts)` gets a
@@ -98,7 +98,7 @@ def extract(archive: Path, target: Path, label: str, note: Callable[[str, str], 
     return target
 
 
-def _check_directory(archive: Path, label: str, limits: Limits) -> None:
+def _check_directory(archive: Path, label: str, limits: ArchiveLimits) -> None:
     """Refuse an archive whose table of contents is too big to read: zipfile reads it whole."""
     end_record = getattr(zipfile, "_EndRecData", None)
     if end_record is None:
@@ -124,7 +124,7 @@ def _parts(name: str) -> tuple[tuple[str, ...], str | None]:
     return parts, None
 
 
-def _copy_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, out: Path, limits: Limits, packed: int,
+def _copy_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, out: Path, limits: ArchiveLimits, packed: int,
                  room: int, batch_room: int) -> tuple[int, str | None]:
     """Stream one member to `out`, counting; (bytes kept, why it was dropped or None)."""
     got = 0

@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from grader.batch.graders import Graders
-from grader.batch.tasks import Outcome, Task, checked, failed, time_limit
+from grader.batch.tasks import TaskOutcome, Task, checked, failed, time_limit
 from grader.errors import ClusterError, GraderError, IsolationError, SchedulerLost, UnfitWorker
 
 RETRIES = 2
@@ -49,7 +49,7 @@ CANCELLED = (concurrent.futures.CancelledError, asyncio.CancelledError)
 
 # -- the instructor's side -----------------------------------------------------------------------
 
-def grade_on_cluster(address: str, tasks: list[Task]) -> Iterator[tuple[Outcome, bool]]:
+def grade_on_cluster(address: str, tasks: list[Task]) -> Iterator[tuple[TaskOutcome, bool]]:
     """Each task's outcome as it arrives, and whether it is final (a rerun may skip it)."""
     from distributed import Client, as_completed
 
@@ -118,10 +118,10 @@ def _check_address(address: str) -> None:
                          "ca-file, and client cert and key)")
 
 
-def _outcome(task: Task, value) -> tuple[Outcome | None, bool]:
+def _outcome(task: Task, value) -> tuple[TaskOutcome | None, bool]:
     """What arrived for a task, judged by the value itself (a future's status may have moved on since):
     an outcome (final), a failure on the cluster (not final), or None for a scheduler gone."""
-    if isinstance(value, Outcome):
+    if isinstance(value, TaskOutcome):
         return checked(value, task), True
     if isinstance(value, CANCELLED):
         return None, False
@@ -156,7 +156,7 @@ def _check_workers(client, sample: Task) -> int:
     return sum(w.get("nthreads", 1) for w in info.values())
 
 
-def _failed(task: Task, value) -> Outcome:
+def _failed(task: Task, value) -> TaskOutcome:
     """An error result for a student whose task failed on the cluster: the reason in words for the student,
     the exception for the instructor (on standard error; it may name a worker's folders)."""
     from distributed.scheduler import KilledWorker
@@ -176,11 +176,11 @@ def _failed(task: Task, value) -> Outcome:
 _graders = Graders()
 
 
-def on_worker(task: Task) -> Outcome:
+def on_worker(task: Task) -> TaskOutcome:
     """A Dask task: grade one student in one of this worker's grading processes."""
     from distributed import get_worker
 
-    outcome = Outcome(**_graders.call("grade_task", (task,), time_limit(task)))
+    outcome = TaskOutcome(**_graders.call("grade_task", (task,), time_limit(task)))
     if outcome.unfit:
         worker = get_worker()
         return replace(outcome, unfit=f"worker {worker.name} ({worker.address}) may not grade: {outcome.unfit}")

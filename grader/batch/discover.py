@@ -70,7 +70,7 @@ class Found:
     file: grader.batch.notes.grouped counts them per student for display)."""
 
 
-def discover(inputs: list[Path], staging: Path, limits: archives.Limits = archives.Limits()) -> Found:
+def discover(inputs: list[Path], staging: Path, limits: archives.ArchiveLimits = archives.ArchiveLimits()) -> Found:
     """Every submission under the inputs, sorted by student id, and the notes."""
     walk = _Discovery(Path(staging), limits)
     for item in inputs:
@@ -101,7 +101,7 @@ class _Entry:
 @dataclass
 class _Discovery:
     staging: Path
-    limits: archives.Limits
+    limits: archives.ArchiveLimits
     notes: list[Note] = field(default_factory=list)
     entries: list[_Entry] = field(default_factory=list)
     unpacked: int = 0

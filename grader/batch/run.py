@@ -30,7 +30,7 @@ from grader.batch.discover import Submission, discover
 from grader.batch.outputs import Row, atomic_write, flags_for, write_class_outputs
 from grader.batch.graders import Graders
 from grader.batch.notes import grouped
-from grader.batch.tasks import OUTPUTS, Outcome, Task, checked, failed, fingerprint, host_id, time_limit, timed_out
+from grader.batch.tasks import OUTPUTS, TaskOutcome, Task, checked, failed, fingerprint, host_id, time_limit, timed_out
 from grader.errors import BadResult, ExitCode, GradingProcessDied, SchedulerLost, UnfitWorker, UsageError
 from grader.files import RESULT_FILE
 from grader.result import Result
@@ -69,7 +69,7 @@ STUDENTS = "students"
 """The folder under the output holding one folder per student."""
 
 
-def _save(student: Student, outcome: Outcome, key: str | None) -> None:
+def _save(student: Student, outcome: TaskOutcome, key: str | None) -> None:
     """Write a student's files, then (if the result is final) the key that lets a rerun skip them."""
     for name in OUTPUTS:
         atomic_write(student.out / name, outcome.texts[name])
@@ -202,7 +202,7 @@ def _on_processes(tasks: list[Task], jobs: int):
     graders = Graders()
     pool = ThreadPoolExecutor(max_workers=max(1, jobs))
 
-    def grade_one(task: Task) -> tuple[Outcome, bool]:
+    def grade_one(task: Task) -> tuple[TaskOutcome, bool]:
         try:
             return checked(graders.call("grade_task", (task,), time_limit(task)), task), True
         except GradingProcessDied as died:

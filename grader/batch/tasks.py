@@ -67,7 +67,7 @@ class Task:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class TaskOutcome:
     student: str
     result: Result | None
     """The student's result (as data only on the wire, from a grading process, until checked() reads it)."""
@@ -132,17 +132,17 @@ def _isolation(grader: str, trusted: bool, host: str, private: tuple[str, ...]) 
         return f"{where} cannot isolate student code: {exc}", None
 
 
-def grade_task(task: Task) -> Outcome:
+def grade_task(task: Task) -> TaskOutcome:
     """Grade one student from the task's bytes; never raises, whatever the submission."""
     unfit, iso = _isolation(task.grader, task.trusted, task.host, task.private)
     if unfit:
-        return Outcome(task.student, None, unfit=unfit)
+        return TaskOutcome(task.student, None, unfit=unfit)
     started = time.monotonic()
     try:
         result = _grade_in_private_folder(task, iso, started)
-        return Outcome(task.student, result, render(task, result))
+        return TaskOutcome(task.student, result, render(task, result))
     except IsolationError as exc:  # a sandbox that could not be confined: no one is graded so
-        return Outcome(task.student, None, unfit=f"{socket.gethostname()} cannot isolate student code: {exc}")
+        return TaskOutcome(task.student, None, unfit=f"{socket.gethostname()} cannot isolate student code: {exc}")
     except Exception:  # noqa: BLE001 - one bad submission never stops a batch
         return failed(task, "the grader failed on this submission (the instructor's log has the details)",
                       log=traceback.format_exc())
@@ -203,25 +203,25 @@ def render(task: Task, result: Result) -> dict[str, str]:
     }
 
 
-def failed(task: Task, why: str, log: str | None = None) -> Outcome:
+def failed(task: Task, why: str, log: str | None = None) -> TaskOutcome:
     """The outcome for a student whose grading could not finish, saying why; log (the details, for the
     instructor's eyes only) goes to the grading process's standard error."""
     if log:
         print(f"grading {task.student} failed:\n{log}", file=sys.stderr)
     result = crash_result(task.name, task.assignment.id, time.monotonic(), why)
-    return Outcome(task.student, result, render(task, result))
+    return TaskOutcome(task.student, result, render(task, result))
 
 
-def checked(value: object, task: Task) -> Outcome:
+def checked(value: object, task: Task) -> TaskOutcome:
     """An outcome from a grading process, as the instructor's process may save it for this task's student:
     it must be for that student, hold every file and a result that is one (read as untrusted data); anything
     else is that student's error."""
     if isinstance(value, dict):
         try:
-            value = Outcome(**value)
+            value = TaskOutcome(**value)
         except TypeError:
             pass
-    if not isinstance(value, Outcome):
+    if not isinstance(value, TaskOutcome):
         return failed(task, "the grading process answered something that is not a result")
     if value.unfit:
         return value

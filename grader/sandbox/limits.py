@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
-class Limits:
+class SandboxLimits:
     """Hard limits on every process of a sandbox."""
 
     request_s: float = 10.0

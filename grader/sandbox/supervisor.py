@@ -26,7 +26,7 @@ from pathlib import Path
 from grader.errors import IsolationError, SandboxError, WorkerFailure
 from grader.sandbox import cgroups, isolation, uids
 from grader.sandbox.channel import FRAME_CAP, Channel
-from grader.sandbox.limits import Limits  # noqa: F401 - callers take Limits from here too
+from grader.sandbox.limits import SandboxLimits  # noqa: F401 - callers take SandboxLimits from here too
 from grader.sandbox.unit import Unit
 
 INSIDE = Path(__file__).with_name("inside")
@@ -52,7 +52,7 @@ def _base(iso: isolation.Isolation) -> str | None:
 class Sandbox:
     """An isolated environment holding one submission's files, and its template process."""
 
-    def __init__(self, files: dict[str, bytes], limits: Limits = Limits(), warm: tuple[str, ...] = (),
+    def __init__(self, files: dict[str, bytes], limits: SandboxLimits = SandboxLimits(), warm: tuple[str, ...] = (),
                  iso: isolation.Isolation | None = None, start: bool = True):
         self.iso = iso or isolation.detect()
         self.limits = limits
