@@ -51,6 +51,18 @@ def test_unfilled_kit_grades_to_zero_with_a_friendly_line_per_check(kit, name, m
     assert add.feedback.startswith("Value.__add__ is not written yet")
 
 
+def test_the_first_check_of_the_kit_is_short(tmp_path):
+    """Does a student's first `grader check` of the unfilled kit fit on a few screens? deep_graph's smallest
+    case is its three-line loop, never the 10,000-node chain unrolled (it printed 10,130 lines)."""
+    kit = tmp_path / "mine"
+    assert grader("template", str(kit)).returncode == 0
+    run = grader("check", "--public-only", "--json", "first.json", cwd=kit)
+    assert run.returncode == 1, run.stderr
+    assert len(run.stdout.splitlines()) < 300, len(run.stdout.splitlines())
+    deep = next(c for c in json.loads((kit / "first.json").read_text())["checks"] if c["id"] == "deep_graph")
+    assert deep["status"] == "error" and len(deep["counterexample"]["code"].splitlines()) <= 4, deep["counterexample"]
+
+
 def test_public_only_leaves_hidden_checks_out_and_says_so(tmp_path, micrograd):
     """Does a student's --public-only run leave hidden checks out, saying they run when the instructor grades?"""
     folder = tmp_path / "hidden"
