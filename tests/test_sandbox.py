@@ -243,3 +243,33 @@ def test_cleanup_kills_only_its_own_processes():
         busy.join()
         assert survivor.uid != other.uid
         assert replies[0]["ok"] and items[0]["value"]["grad"] == [1.0]
+
+
+@needs_bwrap
+def test_a_python_installed_under_tmp_runs_in_the_sandbox(tmp_path, monkeypatch):
+    """Does a Python that lives under /tmp (a checkout cloned there, and its venv) run student code, rather
+    than being hidden by the sandbox's own /tmp? (Every grading of such an install crashed with
+    "bwrap: execvp .../bin/python: No such file or directory".)"""
+    import dataclasses
+    import sys
+
+    if not str(tmp_path.resolve()).startswith("/tmp/"):
+        pytest.skip("pytest's temporary folders are not under /tmp here")
+    venv = tmp_path / "venv"
+    subprocess.run([sys._base_executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    venv.chmod(0o755)
+    for parent in venv.parents:  # pytest's folders are 0700: the sandbox's uid must reach the venv
+        if parent == Path("/tmp"):
+            break
+        parent.chmod(parent.stat().st_mode | 0o055)
+    monkeypatch.setenv("GRADER_SANDBOX_PYTHON", str(venv / "bin" / "python"))
+    isolation.runtime.cache_clear()  # the grader's own, already found, is cached
+    try:
+        runtime = isolation.runtime()
+    finally:
+        isolation.runtime.cache_clear()
+    assert any(root.startswith(str(tmp_path.resolve())) for root in runtime.roots), runtime.roots
+    iso = dataclasses.replace(isolation.detect(), runtime=runtime)
+    with Sandbox({"micrograd_mine.py": BASE_ENGINE.read_text().encode()}, SandboxLimits(), iso=iso) as box:
+        reply = box.unit("state").exchange(LOAD, 10)
+    assert reply["ok"] and "Value" in reply["result"]["symbols"], reply

@@ -75,7 +75,7 @@ class Isolation:
 @functools.cache
 def runtime() -> Runtime:
     executable = os.environ.get("GRADER_SANDBOX_PYTHON") or sys.executable
-    if os.path.realpath(executable) == os.path.realpath(sys.executable):
+    if os.path.abspath(executable) == os.path.abspath(sys.executable):  # not realpath: venvs share one binary
         info = _runtime_info()
     else:
         probe = subprocess.run([executable, "-s", "-E", "-c", _RUNTIME_SCRIPT], capture_output=True, text=True,
@@ -187,9 +187,11 @@ def sandbox_argv(iso: Isolation, code_dir: Path, work_dir: Path, disk_mb: int) -
         iso.bwrap,
         *namespaces(iso.root),
         "--as-pid-1",
-        *mounts(iso.runtime),
+        # The writable folders first, then the runtime: a Python installed under /tmp (a checkout cloned
+        # there, its venv) is bound over the sandbox's own /tmp instead of hidden by it.
         "--perms", "1777", "--size", size, "--tmpfs", SANDBOX_TMP,
         "--perms", "1777", "--size", str(SHM_MB * 1024 * 1024), "--tmpfs", "/dev/shm",
+        *mounts(iso.runtime),
         "--perms", "0755", "--dir", "/opt",
         "--ro-bind", str(code_dir), CODE_DIR,
         "--ro-bind", str(work_dir), WORK_DIR,
