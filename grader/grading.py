@@ -28,7 +28,8 @@ from grader.checks.features import preflight
 from grader.checks.suite import SUITE_CHECKS, start_suite
 from grader.errors import CheckTimeout, NotebookError, Refused, Rejected, WorkerFailure, without_host_paths
 from grader.files import MODULE_FILE, TESTS_FILE
-from grader.lanes import Code, EngineLane
+from grader.lanes import EngineLane
+from grader.protocol import Code
 from grader.loading import load
 from grader.sabotage import own_block
 from grader.result import CheckResult, Outcome, Result, SubmissionError

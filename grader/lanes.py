@@ -21,36 +21,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from grader import protocol
 from grader.errors import WorkerFailure
-from grader.files import MODULE_FILE
+from grader.protocol import Code
 from grader.sabotage import EngineRun
 from grader.sandbox.isolation import Isolation
 from grader.sandbox.supervisor import SandboxLimits, Sandbox
 from grader.sandbox.unit import OutOfTime, Unit
-
-
-@dataclass(frozen=True)
-class Code:
-    """The student's code as a sandbox loads it."""
-
-    kind: str
-    """py or notebook."""
-    files: dict[str, bytes]
-    """Written into the sandbox's read-only work folder."""
-    cells: tuple[tuple[int, str], ...] = ()
-    """A notebook's code cells: (index among all cells, source)."""
-    stand_ins: tuple[str, ...] = ()
-    """Packages the assignment allows: where one is not installed, importing it gives a stand-in."""
-
-    def request(self, skip: frozenset[int] = frozenset(), cell_timeout: float = 30.0) -> dict:
-        if self.kind == "notebook":
-            return {"kind": "notebook", "cells": [list(c) for c in self.cells], "skip": sorted(skip),
-                    "cell_timeout": cell_timeout, "stand_ins": list(self.stand_ins)}
-        return {"kind": "py", "file": MODULE_FILE, "stand_ins": list(self.stand_ins)}
-
-    @property
-    def warm(self) -> tuple[str, ...]:
-        return ("ipython",) if self.kind == "notebook" else ()
 
 
 class EngineLane:
@@ -79,7 +56,7 @@ class EngineLane:
             self.sandbox.wait_ready()
             self.ready = True
         self.unit = self.sandbox.unit("state")
-        return self.unit.exchange({"op": "load", "code": load_request}, timeout, until, on_event, gap)
+        return self.unit.exchange(protocol.load(load_request), timeout, until, on_event, gap)
 
     def request(self, message: dict, timeout: float, until: float | None = None,
                 on_event: Callable | None = None, gap: float | None = None) -> dict:
@@ -92,8 +69,8 @@ class EngineLane:
     def _respawn(self, until: float | None) -> None:
         self._drop()
         self.unit = self.sandbox.unit("state")
-        reply = self.unit.exchange({"op": "load", "code": self.load_request}, self.limits.request_s * 6, until)
-        if not reply.get("ok"):
+        reply = self.unit.exchange(protocol.load(self.load_request), self.limits.request_s * 6, until)
+        if protocol.raised(reply) is not None:
             raise WorkerFailure("crash", "could not be loaded again after its process stopped")
 
     def _drop(self) -> None:
@@ -234,7 +211,7 @@ class SuiteLane:
                 return
             own = self._run(sandboxes[0], None, self.first_run_s)
             self.outcome.own = own
-            if own is None or own.failure is not None or not (own.reply or {}).get("ok"):
+            if own is None or own.failure is not None or protocol.raised(own.reply) is not None:
                 return
             timeout = self.per_run(own)
             shares = [self.plan[i::len(sandboxes)] for i in range(len(sandboxes))]
@@ -269,8 +246,8 @@ class SuiteLane:
         if self._until is not None and started >= self._until:
             self.outcome.cut = True
             return None
-        message = {"op": "suite", "code": self.code.request(self._skip, self._cell_timeout), "tests": self.tests,
-                   "engine": engine.block if engine else None, "fixtures": list(self.fixtures), "probes": self.probes}
+        message = protocol.suite(self.code.request(self._skip, self._cell_timeout), self.tests,
+                                 engine.block if engine else None, list(self.fixtures), self.probes)
         try:
             unit = sandbox.unit("suite")
         except WorkerFailure as failure:

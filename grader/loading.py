@@ -8,14 +8,12 @@ from __future__ import annotations
 import re
 import time
 
-from grader import notebooks
+from grader import notebooks, protocol
 from grader.checks.context import did_you_mean
 from grader.errors import OutOfTime, Rejected, WorkerFailure
-from grader.lanes import Code, EngineLane
+from grader.lanes import EngineLane
+from grader.protocol import Code, Loaded
 from grader.spec import Assignment
-
-MAX_SYMBOLS = 10_000
-
 
 def load(engine: EngineLane, code: Code, assignment: Assignment, filename: str, ends: float):
     """Load the student's code (running a notebook) before the grading's deadline, ends; the names it
@@ -30,7 +28,8 @@ def load(engine: EngineLane, code: Code, assignment: Assignment, filename: str, 
             raise Rejected("timeout", f"importing {filename}: the submission's time limit of {limits.submission_s:g} "
                            "s ran out before your code was imported.") from None
         raise Rejected(failure.result_kind, f"importing {filename}: your code {failure.message}") from None
-    return _symbols(reply, assignment, filename, None, engine.sandbox.python), None, _notes(reply, code)
+    claim = protocol.loaded(reply)
+    return _symbols(claim, assignment, filename, None, engine.sandbox.python), None, _notes(claim, code)
 
 
 def _load_notebook(engine: EngineLane, code: Code, assignment: Assignment, filename: str, ends: float):
@@ -45,11 +44,8 @@ def _load_notebook(engine: EngineLane, code: Code, assignment: Assignment, filen
         f"the notebook's time limit of {budget:g} s ({cell_s:g} s for each cell, and a minute)"
     progress = notebooks.Progress()
     try:
-        reply = engine.load(code.request(frozenset(), cell_s), budget, until, progress, gap)
-        cells = reply.get("result", {}).get("cells") if isinstance(reply.get("result"), dict) else None
-        said = {c["index"]: c for c in cells if isinstance(c, dict) and isinstance(c.get("index"), int)} \
-            if isinstance(cells, list) else progress.ended
-        execution = notebooks.execution(code.cells, said)
+        claim = protocol.loaded(engine.load(code.request(frozenset(), cell_s), budget, until, progress, gap))
+        execution = notebooks.execution(code.cells, progress.ended if claim.cells is None else claim.cells)
     except OutOfTime:
         raise _out_of_time(code, filename, limit, progress) from None
     except WorkerFailure as failure:
@@ -60,13 +56,13 @@ def _load_notebook(engine: EngineLane, code: Code, assignment: Assignment, filen
         execution = notebooks.execution(code.cells, progress.ended, killer, f"your code {failure.message}",
                                         interrupted)
         try:
-            reply = engine.load(code.request(execution.left_out(), cell_s), budget, until, None, gap)
+            claim = protocol.loaded(engine.load(code.request(execution.left_out(), cell_s), budget, until, None, gap))
         except OutOfTime:
             raise _out_of_time(code, filename, limit, progress, execution) from None
         except WorkerFailure as again:
             raise Rejected("crash", f"running {filename} again without cell {killer + 1}: your notebook "
                            f"{again.message}") from None
-    return _symbols(reply, assignment, filename, execution), execution, _notes(reply, code)
+    return _symbols(claim, assignment, filename, execution), execution, _notes(claim, code)
 
 
 def _out_of_time(code: Code, filename: str, limit: str, progress: notebooks.Progress, before=None) -> Rejected:
@@ -85,22 +81,19 @@ def _out_of_time(code: Code, filename: str, limit: str, progress: notebooks.Prog
                     "training steps, smaller data) or move them out of the notebook you hand in.", execution)
 
 
-def _notes(reply: dict, code: Code) -> tuple[str, ...]:
+def _notes(claim: Loaded, code: Code) -> tuple[str, ...]:
     """What the student should know: packages their code imports that stood in for the real ones."""
-    result = reply.get("result") if isinstance(reply.get("result"), dict) else {}
-    used = [n for n in result.get("stand_ins", []) if isinstance(n, str) and n in code.stand_ins] \
-        if isinstance(result.get("stand_ins"), list) else []
+    used = [n for n in claim.stand_ins if n in code.stand_ins]
     return tuple(f"Your code imports {name}, which is not installed where it is graded: a stand-in was imported "
                  f"instead, so the rest of your file could be graded; anything that uses {name} raises an error."
                  for name in dict.fromkeys(used))
 
 
-def _symbols(reply: dict, assignment: Assignment, filename: str, execution, python: str = "") -> list[str]:
-    if not reply.get("ok"):
-        raise _load_error(reply.get("error"), assignment, filename, python)
-    result = reply.get("result")
-    symbols = result.get("symbols") if isinstance(result, dict) else None
-    if not isinstance(symbols, list) or len(symbols) > MAX_SYMBOLS or not all(isinstance(s, str) for s in symbols):
+def _symbols(claim: Loaded, assignment: Assignment, filename: str, execution, python: str = "") -> list[str]:
+    if claim.error is not None:
+        raise _load_error(claim.error, assignment, filename, python)
+    symbols = claim.symbols
+    if symbols is None:
         raise Rejected("crash", f"importing {filename}: your code answered the grader with something it cannot "
                        "read (did it replace the grader's code in its process?)")
     for name in assignment.required_symbols:
@@ -134,16 +127,15 @@ def _newer_syntax(text: str, python: str) -> str:
     return ""
 
 
-def _load_error(err, assignment: Assignment, filename: str, python: str = "") -> Rejected:
-    err = err if isinstance(err, dict) else {}
-    kind, message = str(err.get("type", "Exception")), str(err.get("message", ""))
+def _load_error(err: protocol.StudentError, assignment: Assignment, filename: str, python: str = "") -> Rejected:
+    kind, message = err.type or "Exception", err.message
     if kind in ("SyntaxError", "IndentationError", "TabError"):
-        line = str(err.get("text") or "")
+        line = str(err.text or "")
         text = f"\n    {line.strip()}" if line else ""
-        return Rejected("syntax_error", f"{filename}, line {err.get('lineno')}: {kind}: {message}{text}"
+        return Rejected("syntax_error", f"{filename}, line {err.lineno}: {kind}: {message}{text}"
                         f"{_newer_syntax(line, python)}")
     if kind == "MemoryError":
         return Rejected("memory", f"importing {filename} ran out of memory (the limit is "
                         f"{assignment.limits.memory_mb} MB)")
-    trace = str(err.get("traceback", "")).rstrip()
+    trace = err.traceback.rstrip()
     return Rejected("import_error", f"importing {filename} raised {kind}: {message}\n{trace}".rstrip())

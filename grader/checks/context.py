@@ -1,7 +1,8 @@
 """What a check works with: the student's engine (behind the engine lane's sandbox), the
 reference engine (in this process), tolerances, time limits and the preflight's trusted
-features. Everything the student's engine answers is read here as an untrusted claim:
-numbers are checked for type and shape, and anything else is the student's error."""
+features. Requests are built and replies read by grader/protocol.py: every answer of the
+student's engine is an untrusted claim, checked for type and shape, and anything else is
+the student's error."""
 
 from __future__ import annotations
 
@@ -9,12 +10,13 @@ import difflib
 import functools
 import math
 import time
-from dataclasses import dataclass
 from typing import Any, Callable
 
 import reference
+from grader import protocol
 from grader.errors import CheckTimeout, OutOfTime, WorkerFailure
 from grader.programs import Program
+from grader.protocol import Observation
 from grader.result import Outcome
 from grader.sandbox.inside import probes
 from grader.spec import Assignment
@@ -27,100 +29,6 @@ def did_you_mean(name: str, symbols: list[str]) -> str:
         return ""
     case = " Python names are case-sensitive." if close[0].lower() == name.lower() else ""
     return f" Did you mean {name} instead of {close[0]}?{case}"
-
-
-UNREADABLE = {"type": "UnreadableReply", "message": "your code answered the grader with something it cannot read "
-              "(did it replace the grader's code in its process?)", "traceback": ""}
-
-
-@dataclass(frozen=True)
-class Observation:
-    """Numbers read off one engine for one program: data and grad per node, or what went wrong."""
-
-    data: list[Any] | None = None
-    grad: list[Any] | None = None
-    error: dict[str, Any] | None = None
-    """The student's code raised: type, message, traceback trimmed to their lines."""
-    failure: WorkerFailure | None = None
-    """The student's process hung, ran out of memory, died, or broke the protocol."""
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None and self.failure is None
-
-
-def number(x: Any) -> Any:
-    """A number as claimed by the sandbox (a float, or {"bad": description}), or None if it is neither."""
-    if isinstance(x, float) or (isinstance(x, int) and not isinstance(x, bool)):
-        return float(x)
-    if isinstance(x, dict) and isinstance(x.get("bad"), str):
-        return {"bad": x["bad"][:300]}
-    return None
-
-
-def numbers(xs: Any, n: int) -> list[Any] | None:
-    """n claimed numbers, or None if the claim is malformed."""
-    if not isinstance(xs, list) or len(xs) != n:
-        return None
-    read = [number(x) for x in xs]
-    return None if any(x is None for x in read) else read
-
-
-def a_number(x: Any) -> Any:
-    read = number(x)
-    if read is None:
-        raise ValueError(x)
-    return read
-
-
-def an_int(x: Any) -> int:
-    if not isinstance(x, int) or isinstance(x, bool):
-        raise ValueError(x)
-    return x
-
-
-def a_bool(x: Any) -> bool:
-    if not isinstance(x, bool):
-        raise ValueError(x)
-    return x
-
-
-def a_name(x: Any) -> str:
-    if not isinstance(x, str):
-        raise ValueError(x)
-    return x[:100]
-
-
-def list_of(read: Callable[[Any], Any], cap: int = 100_000) -> Callable[[Any], list]:
-    def convert(xs: Any) -> list:
-        if not isinstance(xs, list) or len(xs) > cap:
-            raise ValueError(xs)
-        return [read(x) for x in xs]
-
-    return convert
-
-
-def student_error(err: Any) -> dict[str, Any]:
-    """What the student's code raised, as claimed: three strings, capped."""
-    if not isinstance(err, dict):
-        return dict(UNREADABLE)
-    info = {key: str(err.get(key, ""))[:4000] for key in ("type", "message", "traceback")}
-    for key in ("lineno", "offset", "text"):
-        if key in err:
-            info[key] = err[key] if isinstance(err[key], int) else str(err[key])[:400]
-    return info
-
-
-def observation(value: Any, n: int, backward: bool) -> Observation:
-    if not isinstance(value, dict):
-        return Observation(error=dict(UNREADABLE))
-    if "error" in value:
-        return Observation(error=student_error(value["error"]))
-    data = numbers(value.get("data"), n)
-    grad = numbers(value.get("grad"), n) if backward else None
-    if data is None or (backward and grad is None):
-        return Observation(error=dict(UNREADABLE))
-    return Observation(data=data, grad=grad)
 
 
 class StudentEngine:
@@ -151,15 +59,7 @@ class StudentEngine:
             reply = self._request(message, timeout)
         except WorkerFailure as failure:
             return Observation(failure=failure)
-        if not reply.get("ok"):
-            return Observation(error=student_error(reply.get("error")))
-        result = reply.get("result")
-        if not isinstance(result, dict):
-            return Observation(error=dict(UNREADABLE))
-        try:
-            return {key: read(result[key]) for key, read in shape.items() if key in result}
-        except (TypeError, ValueError):
-            return Observation(error=dict(UNREADABLE))
+        return protocol.fields(reply, shape)
 
     def run(self, program: Program, backward: bool = True, seed: bool = False) -> Observation:
         return self.run_many([program], backward, seed=seed)[0]
@@ -173,15 +73,15 @@ class StudentEngine:
         program stop says ends the batch. With every, a program that raises does not end it (the
         preflight needs every answer)."""
         sizes = [len(want) if want is not None else len(p) for p in programs]
-        return self._many("eval_many", {"backward": backward, "want": want, "seed": seed, "stop_on_error": not every},
-                          programs, lambda i, value: observation(value, sizes[i], backward), stop, every)
+        return self._many(lambda chunk: protocol.eval_many(chunk, backward, want, seed, not every), programs,
+                          lambda i, value: protocol.observation(value, sizes[i], backward), stop, every)
 
     def gradcheck_many(self, programs: list[Program], h: float,
                        stop: Callable[[Program, Any], bool] | None = None) -> list[dict | Observation | None]:
-        return self._many("gradcheck_many", {"h": h}, programs, lambda i, value: _gradcheck_reply(value, programs[i]),
-                          stop)
+        return self._many(lambda chunk: protocol.gradcheck_many(chunk, h), programs,
+                          lambda i, value: protocol.gradcheck(value, programs[i]), stop)
 
-    def _many(self, op: str, extra: dict, programs: list[Program], read: Callable[[int, Any], Any],
+    def _many(self, request: Callable[[list[Program]], dict], programs: list[Program], read: Callable[[int, Any], Any],
               stop: Callable[[Program, Any], bool] | None, every: bool = False) -> list:
         results: list = [None] * len(programs)
         for start in range(0, len(programs), CHUNK):
@@ -195,17 +95,17 @@ class StudentEngine:
 
             request_s = self.ctx.assignment.limits.request_s  # for each program, as if each were a request
             try:
-                reply = self._request({"op": op, "programs": chunk, **extra}, request_s * len(chunk), on_event,
+                reply = self._request(request(chunk), request_s * len(chunk), on_event,
                                       gap=request_s)
             except WorkerFailure as failure:
                 _first_missing(results, start, Observation(failure=failure))
                 return results
-            if not reply.get("ok"):
-                _first_missing(results, start, Observation(error=student_error(reply.get("error"))))
+            if (error := protocol.raised(reply)) is not None:
+                _first_missing(results, start, Observation(error=error))
                 return results
             for i in range(start, start + len(chunk)):
                 if results[i] is None:  # the batch said it was done, yet this one never came
-                    results[i] = Observation(error=dict(UNREADABLE))
+                    results[i] = Observation(error=protocol.UNREADABLE)
                 raised = isinstance(results[i], Observation) and results[i].error is not None
                 if raised and not every or stop and stop(programs[i], results[i]):
                     return results  # the student's process stops a batch at its first exception, too
@@ -220,19 +120,6 @@ def _first_missing(results: list, start: int, value: Observation) -> None:
     first = next((i for i in range(start, len(results)) if results[i] is None), None)
     if first is not None:
         results[first] = value
-
-
-def _gradcheck_reply(value: Any, program: Program) -> dict | Observation:
-    if isinstance(value, dict) and "error" in value:
-        return Observation(error=student_error(value["error"]))
-    leaves = [i for i, ins in enumerate(program) if ins[0] == "leaf"]
-    if not isinstance(value, dict) or value.get("leaves") != leaves:
-        return Observation(error=dict(UNREADABLE))
-    analytic, up, down = (numbers(value.get(k), len(leaves)) for k in ("analytic", "up", "down"))
-    output = number(value.get("output"))
-    if analytic is None or up is None or down is None or output is None:
-        return Observation(error=dict(UNREADABLE))
-    return {"leaves": leaves, "analytic": analytic, "up": up, "down": down, "output": output}
 
 
 @functools.lru_cache(maxsize=50_000)

@@ -93,7 +93,7 @@ def preflight(ctx: Context) -> Features:
         if got is None:
             broken[op] = "not reached"
         elif not got.ok:
-            broken[op] = f"raised {got.error['type']}" if got.error else "stopped"
+            broken[op] = f"raised {got.error.type}" if got.error else "stopped"
         elif not ctx.close(reference_run(program).data[-1], got.data[-1]):
             broken[op] = "computes a wrong value"
         else:

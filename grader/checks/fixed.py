@@ -7,7 +7,9 @@ import math
 from dataclasses import replace
 
 from grader.checks.cases import HAND_EXAMPLES
-from grader.checks.context import Context, Observation, a_number, reference_run
+from grader import protocol
+from grader.checks.context import Context, reference_run
+from grader.protocol import Observation, a_number
 from grader.checks.features import basic_cause
 from grader.checks.judging import Verdict, error_message, error_verdict, graph_of, shown
 from grader.checks.registry import check
@@ -84,7 +86,7 @@ def deep_graph(ctx: Context) -> Outcome:
     code = (f"x = Value(1.0)\nfor _ in range({DEEP_NODES // 2}):\n    x = x {'+' if op == 'add' else '*'} "
             f"Value(1.0)\nx.backward()")
     if not got.ok:
-        if got.error and got.error["type"] == "RecursionError":
+        if got.error and got.error.type == "RecursionError":
             return Outcome(
                 "failed",
                 f"backward() on a chain of {DEEP_NODES:,} nodes raised RecursionError: a recursive build_topo "
@@ -124,7 +126,7 @@ def numerical_grad(ctx: Context) -> Outcome:
         f = probes.FUNCTIONS[name]
         step = 1e-6 if h is None else h
         expected = (f(x + step) - f(x - step)) / (2 * step)
-        got = ctx.student.ask({"op": "numerical_grad", "function": name, "x": x, "h": h}, {"value": a_number})
+        got = ctx.student.ask(protocol.numerical_grad(name, x, h), {"value": a_number})
         call = f"numerical_grad(f, {x!r}" + (f", h={h!r})" if h is not None else ")")
         code = ("import math\n" if "math." in source else "") + f"f = {source}\nprint({call})"
         if isinstance(got, Observation):

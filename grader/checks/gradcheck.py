@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import math
 
-from grader.checks.context import Context, Observation, reference_run
+from grader.checks.context import Context, reference_run
+from grader.protocol import Observation
 from grader.checks.judging import Verdict, error_verdict, shown
 from grader.programs import Program, default_names
 

@@ -14,7 +14,8 @@ from hypothesis.errors import NoSuchExample, Unsatisfiable
 
 from grader.checks import diagnose, plans, strategies
 from grader.causes import Cause
-from grader.checks.context import CheckTimeout, Context, Observation, reference_run
+from grader.checks.context import CheckTimeout, Context, reference_run
+from grader.protocol import Observation
 from grader.errors import WorkerFailure
 from grader.sandbox.inside import probes
 from grader.programs import Program, ancestors, default_names, inputs, op_label, to_code
@@ -103,11 +104,11 @@ def error_verdict(program: Program, observed: Observation, names=None, doing="ru
         return Verdict(program, "error", f"{doing}: your code {observed.failure.message}", failure=observed.failure,
                        names=tuple(names or ()), backward=backward)
     err = observed.error
-    if err["type"] == "NotImplementedError":  # the starter kit's unfilled methods: a friendly line, no traceback
-        return Verdict(program, "error", f"{err['message'] or 'not written yet'} (needed for {doing})",
+    if err.type == "NotImplementedError":  # the starter kit's unfilled methods: a friendly line, no traceback
+        return Verdict(program, "error", f"{err.message or 'not written yet'} (needed for {doing})",
                        names=tuple(names or ()), backward=backward, not_written=True)
-    return Verdict(program, "error", f"{doing} raised {err['type']}: {err['message']}",
-                   traceback=err.get("traceback", ""), names=tuple(names or ()), backward=backward)
+    return Verdict(program, "error", f"{doing} raised {err.type}: {err.message}",
+                   traceback=err.traceback, names=tuple(names or ()), backward=backward)
 
 
 def error_message(observed: Observation, doing: str) -> str:

@@ -26,7 +26,8 @@ from grader.checks.suite_runs import (  # noqa: F401 - Run, _caught and _counted
     Catches, Run, Suite, _caught, _counted_mutants, catches, read_run)
 from grader.checks.suite_text import elsewhere, given_tests, listed, own_quote, own_test_names, shown_name
 from grader.files import MODULE_FILE, TESTS_FILE
-from grader.lanes import Code, RunReply, SuiteLane
+from grader.lanes import RunReply, SuiteLane
+from grader.protocol import Code
 from grader.result import Outcome
 from grader.sabotage import WHEATS, all_operators, plan
 from grader.sandbox.inside.ops import BINARY

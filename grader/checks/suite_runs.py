@@ -12,12 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from grader.checks.context import student_error
+from grader import protocol
 from grader.checks.suite_text import exception_name
 from grader.lanes import RunReply
 
 TIMEOUT_MARGIN = 3  # a crash or a hang counts as a catch only if the wheats ran 3x faster than the limit
-MAX_TESTS = 2000
 UNREADABLE_RUN = "the run answered the grader with something it cannot read (did your code replace the grader's code?)"
 FAILURES = {
     "timeout": "the run did not finish in time",
@@ -51,46 +50,20 @@ class Run:
 
 
 def read_run(reply: RunReply, allowed: set[str] | None) -> Run:
-    """A run's claims, checked for shape; test names outside allowed are dropped."""
+    """A run's claims, checked for shape (grader/protocol.py); test names outside allowed are dropped."""
     if reply.failure is not None:
         return Run(False, {}, [], reply.failure.message, reply.failure.kind == "timeout", reply.duration,
                    said=FAILURES.get(reply.failure.kind, "the run failed"))
     message = reply.reply or {}
-    if not message.get("ok"):
-        err = student_error(message.get("error"))
-        raised = exception_name(err["type"]) or "an exception whose class is not a built-in one"
-        return Run(False, {}, [], f"loading your code with it raised {err['type']}: {err['message']}", False,
+    if (err := protocol.raised(message)) is not None:
+        raised = exception_name(err.type) or "an exception whose class is not a built-in one"
+        return Run(False, {}, [], f"loading your code with it raised {err.type}: {err.message}", False,
                    reply.duration, said=f"importing your module with it raised {raised}")
-    result = message.get("result")
     try:
-        tests = {name: _test_entry(entry) for name, entry in result["tests"].items()
-                 if isinstance(name, str) and len(name) <= 300 and (allowed is None or name in allowed)}
-        errors = [str(e)[:3000] for e in result["collection_errors"]][:20]
-        if len(result["tests"]) > MAX_TESTS:
-            raise ValueError("too many tests")
-        probes = tuple(_probe_entry(p) for p in (result.get("probes") or [])[:200])
-    except (KeyError, TypeError, ValueError, AttributeError):
+        claim = protocol.suite_run(message.get("result"), allowed)
+    except ValueError:
         return Run(False, {}, [], UNREADABLE_RUN, False, reply.duration, said=FAILURES["protocol"])
-    return Run(True, tests, errors, "", False, reply.duration, probes)
-
-
-def _probe_entry(entry: Any) -> tuple:
-    """One probe's numbers as claimed (rounded, so that equal engines compare equal), or what it raised."""
-    if isinstance(entry, dict) and isinstance(entry.get("raised"), str):
-        return ("raised", entry["raised"][:80])
-    numbers = []
-    for key in ("data", "grad"):
-        for x in entry[key]:
-            numbers.append(round(float(x), 9) if isinstance(x, (int, float)) and not isinstance(x, bool) else "bad")
-    return tuple(numbers)
-
-
-def _test_entry(entry: Any) -> dict[str, Any]:
-    outcome, kind, text, duration = entry["outcome"], entry["kind"], entry["message"], entry["duration"]
-    if outcome not in ("passed", "failed", "skipped") or kind not in ("assertion", "exception", None) \
-            or not isinstance(text, str) or not isinstance(duration, (int, float)) or isinstance(duration, bool):
-        raise ValueError(entry)
-    return {"outcome": outcome, "kind": kind, "message": text[:800], "duration": float(duration)}
+    return Run(True, claim.tests, claim.collection_errors, "", False, reply.duration, claim.probes)
 
 
 @dataclass(frozen=True)

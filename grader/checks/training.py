@@ -12,7 +12,9 @@ from dataclasses import replace
 
 import reference
 from grader.checks import diagnose
-from grader.checks.context import Context, Observation, UNREADABLE, a_bool, a_name, a_number, an_int, list_of
+from grader import protocol
+from grader.checks.context import Context
+from grader.protocol import UNREADABLE, Observation, a_bool, a_name, a_number, an_int, list_of
 from grader.checks.features import basic_cause
 from grader.checks.judging import error_message, shown
 from grader.checks.registry import check
@@ -33,9 +35,9 @@ def neuron(ctx: Context) -> Outcome:
     case = NEURON_CASE
     code = ("n = Neuron(3)\nparams = n.parameters()\nfor p, v in zip(params, [0.5, -1.0, 0.25, 0.1]):\n"
             "    p.data = v\nout = n([1.0, 2.0, -3.0])\nprint(len(params), out)")
-    got = ctx.student.ask({"op": "neuron", **case}, NEURON_REPLY)
+    got = ctx.student.ask(protocol.neuron(**case), NEURON_REPLY)
     if isinstance(got, dict) and not {"count", "values"} <= got.keys():
-        got = Observation(error=dict(UNREADABLE))
+        got = Observation(error=UNREADABLE)
     if isinstance(got, Observation):
         return Outcome("error", error_message(got, "running Neuron(3), n.parameters() and n([1.0, 2.0, -3.0])"),
                        Counterexample(code, {}, {}))
@@ -86,7 +88,7 @@ def training(ctx: Context) -> Outcome:
     args = {"model": spec.model, "sizes": list(spec.sizes), "xs": [list(x) for x in spec.xs], "ys": list(spec.ys),
             "steps": spec.steps, "lr": spec.lr, "seed": spec.seed}
     code = _loop_code(spec, start)
-    got = ctx.student.ask({"op": "train", "args": {**args, "initial": start}},
+    got = ctx.student.ask(protocol.train(args, start),
                           {"initial": list_of(a_number), "losses": list_of(a_number), "grads": list_of(a_number)},
                           timeout=max(ctx.deadline_left(), 1.0))
     if isinstance(got, Observation):

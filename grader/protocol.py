@@ -1,0 +1,298 @@
+"""The host end of the wire: one builder per request the grader sends into a sandbox, and one
+reader per reply, turning the raw JSON a student's process answered into typed claims.
+
+The inside end is sandbox/inside/units.py, one switch over the same ops. Everything that comes
+back is untrusted: a reader checks type and shape, caps every string and list, and returns a
+typed value or raises ValueError, which the caller reports as a reply the grader cannot read.
+No other host module builds a request dictionary or indexes a reply.
+
+Requests: load, eval_many, gradcheck_many, numerical_grad, neuron, train, suite.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from grader.errors import WorkerFailure
+from grader.files import MODULE_FILE
+from grader.programs import Program
+
+# -- what the sandbox loads ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Code:
+    """The student's code as a sandbox loads it."""
+
+    kind: str
+    """py or notebook."""
+    files: dict[str, bytes]
+    """Written into the sandbox's read-only work folder."""
+    cells: tuple[tuple[int, str], ...] = ()
+    """A notebook's code cells: (index among all cells, source)."""
+    stand_ins: tuple[str, ...] = ()
+    """Packages the assignment allows: where one is not installed, importing it gives a stand-in."""
+
+    def request(self, skip: frozenset[int] = frozenset(), cell_timeout: float = 30.0) -> dict:
+        """How to load it: the module's file, or the notebook's cells without those in skip."""
+        if self.kind == "notebook":
+            return {"kind": "notebook", "cells": [list(c) for c in self.cells], "skip": sorted(skip),
+                    "cell_timeout": cell_timeout, "stand_ins": list(self.stand_ins)}
+        return {"kind": "py", "file": MODULE_FILE, "stand_ins": list(self.stand_ins)}
+
+    @property
+    def warm(self) -> tuple[str, ...]:
+        return ("ipython",) if self.kind == "notebook" else ()
+
+
+# -- requests -----------------------------------------------------------------------------------------------------
+
+
+def load(code: dict) -> dict:
+    return {"op": "load", "code": code}
+
+
+def eval_many(programs: list[Program], backward: bool, want: list[int] | None, seed: bool, stop_on_error: bool) -> dict:
+    return {"op": "eval_many", "programs": programs, "backward": backward, "want": want, "seed": seed,
+            "stop_on_error": stop_on_error}
+
+
+def gradcheck_many(programs: list[Program], h: float) -> dict:
+    return {"op": "gradcheck_many", "programs": programs, "h": h}
+
+
+def numerical_grad(function: str, x: float, h: float | None) -> dict:
+    return {"op": "numerical_grad", "function": function, "x": x, "h": h}
+
+
+def neuron(nin: int, weights: list[float], bias: float, x: list[float]) -> dict:
+    return {"op": "neuron", "nin": nin, "weights": weights, "bias": bias, "x": x}
+
+
+def train(args: dict, initial: dict) -> dict:
+    return {"op": "train", "args": {**args, "initial": initial}}
+
+
+def suite(code: dict, tests: str, engine: str | None, fixtures: list[str], probes: list) -> dict:
+    return {"op": "suite", "code": code, "tests": tests, "engine": engine, "fixtures": fixtures, "probes": probes}
+
+
+# -- replies: typed claims ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StudentError:
+    """What the student's code raised, as its process claims: strings, capped."""
+
+    type: str
+    message: str
+    traceback: str = ""
+    lineno: int | str | None = None
+    offset: int | str | None = None
+    text: str | None = None
+
+    @classmethod
+    def from_claim(cls, raw: Any) -> StudentError:
+        if not isinstance(raw, dict):
+            return UNREADABLE
+        extra = {key: raw[key] if isinstance(raw[key], int) and not isinstance(raw[key], bool) else str(raw[key])[:400]
+                 for key in ("lineno", "offset", "text") if key in raw}
+        return cls(*(str(raw.get(key, ""))[:4000] for key in ("type", "message", "traceback")), **extra)
+
+
+UNREADABLE = StudentError("UnreadableReply", "your code answered the grader with something it cannot read (did it "
+                          "replace the grader's code in its process?)")
+
+
+@dataclass(frozen=True)
+class Observation:
+    """Numbers read off one engine for one program: data and grad per node, or what went wrong."""
+
+    data: list[Any] | None = None
+    grad: list[Any] | None = None
+    error: StudentError | None = None
+    """The student's code raised: type, message, traceback trimmed to their lines."""
+    failure: WorkerFailure | None = None
+    """The student's process hung, ran out of memory, died, or broke the protocol."""
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.failure is None
+
+
+def number(x: Any) -> Any:
+    """A number as claimed (a float, or {"bad": description}), or None if it is neither."""
+    if isinstance(x, float) or (isinstance(x, int) and not isinstance(x, bool)):
+        return float(x)
+    if isinstance(x, dict) and isinstance(x.get("bad"), str):
+        return {"bad": x["bad"][:300]}
+    return None
+
+
+def numbers(xs: Any, n: int) -> list[Any] | None:
+    """n claimed numbers, or None if the claim is malformed."""
+    if not isinstance(xs, list) or len(xs) != n:
+        return None
+    read = [number(x) for x in xs]
+    return None if any(x is None for x in read) else read
+
+
+def a_number(x: Any) -> Any:
+    read = number(x)
+    if read is None:
+        raise ValueError(x)
+    return read
+
+
+def an_int(x: Any) -> int:
+    if not isinstance(x, int) or isinstance(x, bool):
+        raise ValueError(x)
+    return x
+
+
+def a_bool(x: Any) -> bool:
+    if not isinstance(x, bool):
+        raise ValueError(x)
+    return x
+
+
+def a_name(x: Any) -> str:
+    if not isinstance(x, str):
+        raise ValueError(x)
+    return x[:100]
+
+
+def list_of(read: Callable[[Any], Any], cap: int = 100_000) -> Callable[[Any], list]:
+    def convert(xs: Any) -> list:
+        if not isinstance(xs, list) or len(xs) > cap:
+            raise ValueError(xs)
+        return [read(x) for x in xs]
+
+    return convert
+
+
+def raised(reply: Any) -> StudentError | None:
+    """What the student's code raised, if the reply says the request did not complete (None if it did)."""
+    if isinstance(reply, dict) and reply.get("ok") is True:
+        return None
+    return StudentError.from_claim(reply.get("error") if isinstance(reply, dict) else None)
+
+
+def fields(reply: dict, shape: dict[str, Callable[[Any], Any]]) -> dict[str, Any] | Observation:
+    """A reply's result, each field read through its converter in shape (missing fields left out), or an
+    Observation of what the student's code raised or of a malformed reply."""
+    if (error := raised(reply)) is not None:
+        return Observation(error=error)
+    result = reply.get("result")
+    if not isinstance(result, dict):
+        return Observation(error=UNREADABLE)
+    try:
+        return {key: read(result[key]) for key, read in shape.items() if key in result}
+    except (TypeError, ValueError):
+        return Observation(error=UNREADABLE)
+
+
+def observation(value: Any, n: int, backward: bool) -> Observation:
+    """One program's numbers in an eval_many reply: n nodes' data (and grads, after backward)."""
+    if not isinstance(value, dict):
+        return Observation(error=UNREADABLE)
+    if "error" in value:
+        return Observation(error=StudentError.from_claim(value["error"]))
+    data = numbers(value.get("data"), n)
+    grad = numbers(value.get("grad"), n) if backward else None
+    if data is None or (backward and grad is None):
+        return Observation(error=UNREADABLE)
+    return Observation(data=data, grad=grad)
+
+
+def gradcheck(value: Any, program: Program) -> dict | Observation:
+    """One program's gradient check in a gradcheck_many reply: the analytic gradients and the output
+    one step h up and down each leaf."""
+    if isinstance(value, dict) and "error" in value:
+        return Observation(error=StudentError.from_claim(value["error"]))
+    leaves = [i for i, ins in enumerate(program) if ins[0] == "leaf"]
+    if not isinstance(value, dict) or value.get("leaves") != leaves:
+        return Observation(error=UNREADABLE)
+    analytic, up, down = (numbers(value.get(k), len(leaves)) for k in ("analytic", "up", "down"))
+    output = number(value.get("output"))
+    if analytic is None or up is None or down is None or output is None:
+        return Observation(error=UNREADABLE)
+    return {"leaves": leaves, "analytic": analytic, "up": up, "down": down, "output": output}
+
+
+MAX_SYMBOLS = 10_000
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A load reply: the names the student's code defines and the stand-ins it imported, or what it raised.
+    symbols is None when the reply could not be read."""
+
+    error: StudentError | None
+    symbols: list[str] | None = None
+    stand_ins: tuple[str, ...] = ()
+    cells: dict[int, dict] | None = None
+    """A notebook's cells, by index, as the run reported them (None when it did not say)."""
+
+
+def loaded(reply: dict) -> Loaded:
+    if (error := raised(reply)) is not None:
+        return Loaded(error)
+    result = reply.get("result") if isinstance(reply.get("result"), dict) else {}
+    symbols = result.get("symbols")
+    if not isinstance(symbols, list) or len(symbols) > MAX_SYMBOLS or not all(isinstance(s, str) for s in symbols):
+        symbols = None
+    used = result.get("stand_ins")
+    stand_ins = tuple(n for n in used if isinstance(n, str)) if isinstance(used, list) else ()
+    cells = result.get("cells")
+    by_index = {c["index"]: c for c in cells if isinstance(c, dict) and isinstance(c.get("index"), int)} \
+        if isinstance(cells, list) else None
+    return Loaded(None, symbols, stand_ins, by_index)
+
+
+MAX_TESTS = 2000
+
+
+@dataclass(frozen=True)
+class SuiteRun:
+    """A suite reply that completed: each test's outcome, the collection errors, and the engine's numbers
+    on the equivalence probes (read before the tests ran)."""
+
+    tests: dict[str, dict[str, Any]]
+    collection_errors: list[str]
+    probes: tuple
+
+
+def suite_run(result: Any, allowed: set[str] | None) -> SuiteRun:
+    """A completed run's result, checked for shape; test names outside allowed are dropped. Raises
+    ValueError when it cannot be read."""
+    try:
+        if len(result["tests"]) > MAX_TESTS:
+            raise ValueError("too many tests")
+        tests = {name: _test_entry(entry) for name, entry in result["tests"].items()
+                 if isinstance(name, str) and len(name) <= 300 and (allowed is None or name in allowed)}
+        errors = [str(e)[:3000] for e in result["collection_errors"]][:20]
+        probes = tuple(_probe_entry(p) for p in (result.get("probes") or [])[:200])
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(exc) from None
+    return SuiteRun(tests, errors, probes)
+
+
+def _probe_entry(entry: Any) -> tuple:
+    """One probe's numbers as claimed (rounded, so that equal engines compare equal), or what it raised."""
+    if isinstance(entry, dict) and isinstance(entry.get("raised"), str):
+        return ("raised", entry["raised"][:80])
+    numbers_ = []
+    for key in ("data", "grad"):
+        for x in entry[key]:
+            numbers_.append(round(float(x), 9) if isinstance(x, (int, float)) and not isinstance(x, bool) else "bad")
+    return tuple(numbers_)
+
+
+def _test_entry(entry: Any) -> dict[str, Any]:
+    outcome, kind, text, duration = entry["outcome"], entry["kind"], entry["message"], entry["duration"]
+    if outcome not in ("passed", "failed", "skipped") or kind not in ("assertion", "exception", None) \
+            or not isinstance(text, str) or not isinstance(duration, (int, float)) or isinstance(duration, bool):
+        raise ValueError(entry)
+    return {"outcome": outcome, "kind": kind, "message": text[:800], "duration": float(duration)}
