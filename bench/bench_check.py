@@ -95,7 +95,7 @@ def plain_pytest(folder: Path, repeat: int) -> list[float]:
 
 def phases(folder: Path) -> dict:
     """One grading in this process, with every step timed."""
-    from grader import catalog, lanes
+    from grader import catalog, grading, lanes
     from grader.grading import Options, grade
     from grader.sandbox import supervisor
 
@@ -111,10 +111,10 @@ def phases(folder: Path) -> dict:
         return wrapper
 
     patches = [(supervisor.Sandbox, "wait_ready"), (supervisor.Sandbox, "close"), (lanes.EngineLane, "load"),
-               (lanes.SuiteLane, "_run"), (lanes.SuiteLane, "provide_plan")]
+               (lanes.SuiteLane, "_run"), (grading, "suite_job")]
     saved = [(owner, name, getattr(owner, name)) for owner, name in patches]
     for owner, name, fn in saved:
-        setattr(owner, name, timing(f"{owner.__name__}.{name}", fn))
+        setattr(owner, name, timing(f"{owner.__name__.rsplit('.', 1)[-1]}.{name}", fn))
     try:
         task = catalog.load("micrograd")
         started = time.perf_counter()
@@ -151,7 +151,7 @@ def main() -> None:
     print(f"\nphases of one grading (in-process, {timing['total']:.2f} s in all):")
     starts = marks.get("Sandbox.wait_ready", [])
     print(f"  sandboxes' start (waiting):   {sum(starts):6.3f} s  ({len(starts)} sandboxes)")
-    print(f"  plan of engines (rewriting):  {sum(marks.get('SuiteLane.provide_plan', [])):6.3f} s")
+    print(f"  plan of engines (rewriting):  {sum(marks.get('grading.suite_job', [])):6.3f} s")
     print(f"  loading the student's code:   {sum(marks.get('EngineLane.load', [])):6.3f} s")
     engine = [c for c in result.checks if c.id not in ("student_tests", "wheat", "sabotage")]
     for c in engine:

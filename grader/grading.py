@@ -1,14 +1,15 @@
 """grade(submission, assignment) -> Result: the pipeline behind every command.
 
-Steps, in order: read the file; load it in the engine lane's sandbox (a notebook is run
-there, once: grader/loading.py); make sure the required names exist; start the student's
-tests in the suite lane's sandbox, beside the engine checks; run each check of the
-assignment with its own time limit; score. The whole grading runs under the submission's
-time limit, one deadline that every request, check, run of the tests and notebook cell
-respects: what it cuts off is reported as such, and what could not start is skipped,
-naming the limit. A submission that cannot be graded gets a Result with status `error`
-and a reason, never an exception. Every byte that comes back from a sandbox is a
-claim about the student's code, read as untrusted input; judging happens here.
+Four named steps, in order: read_submission (the file, its code and tests); open_lanes (the
+engine lane's sandbox, and the suite lane's with its plan of engines, written while its
+sandboxes warm up); load (grader/loading.py: the module imported, or the notebook run once,
+and the required names checked); run_checks (each check with its own time limit, the suite's
+last); then the Result is scored. The whole grading runs under the submission's time limit,
+one deadline that every request, check, run of the tests and notebook cell respects: what it
+cuts off is reported as such, and what could not start is skipped, naming the limit. A
+submission that cannot be graded gets a Result with status `error` and a reason, never an
+exception. Every byte that comes back from a sandbox is a claim about the student's code,
+read as untrusted input (grader/protocol.py); judging happens here.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import contextlib
 import hashlib
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from grader import __version__, fileio, notebooks, secret
@@ -25,10 +26,10 @@ from grader.causes import CAUSES, said_in
 from grader.checks import REGISTRY
 from grader.checks.context import Context
 from grader.checks.features import preflight
-from grader.checks.suite import SUITE_CHECKS, start_suite
+from grader.checks.suite import SUITE_CHECKS, suite_job
 from grader.errors import CheckTimeout, NotebookError, Refused, Rejected, WorkerFailure, without_host_paths
 from grader.files import MODULE_FILE, TESTS_FILE
-from grader.lanes import EngineLane
+from grader.lanes import EngineLane, SuiteLane
 from grader.protocol import Code
 from grader.loading import load
 from grader.sabotage import own_block
@@ -61,45 +62,85 @@ class Options:
     passes the instructor's, so a submission gets the same engines on whichever machine grades it."""
 
 
+@dataclass(frozen=True)
+class Submitted:
+    """A submission as read, before any of it runs."""
+
+    source: bytes
+    digest: str
+    code: Code
+    tests: str | None
+    """The text of the student's tests the suite lane runs (a notebook's own: the shim importing them)."""
+    tests_source: str | None
+    """The tests as the student wrote them (a notebook's: its cells)."""
+
+
 def grade(submission: Path, assignment: Assignment, options: Options = Options()) -> Result:
-    """Grade a .py file or a notebook; never raises for anything wrong with the submission."""
+    """Grade a .py file or a notebook; never raises for anything wrong with the submission.
+
+    The steps, in order: read, open the lanes, load, run the checks, score."""
     started = time.monotonic()
     ends = started + assignment.limits.submission_s
     specs = [c for c in assignment.checks if not (options.public_only and c.visibility == "hidden")]
-    digest, execution, suite = None, None, None
+    read, execution, notes = None, None, ()
     try:
-        source = _read(submission)
-        digest = hashlib.sha256(source).hexdigest()
-        code, nb = _code(submission, source, assignment)
-        tests = _tests(submission, options, nb)
-        tests_source = "\n\n".join(source for _, source in code.cells) if nb is not None and tests == \
-            notebooks.TEST_SHIM else tests
-        limits = SandboxLimits(request_s=assignment.limits.request_s, memory_mb=assignment.limits.memory_mb,
-                        cpu_s=int(assignment.limits.submission_s) + 5)
-        key = secret.key(assignment.folder) if options.engine_key is None else options.engine_key
-        seed = secret.seed(key, b"plan", source, (tests or "").encode())
-        shared = Sandbox(code.files, limits, ("pytest", *code.warm), options.isolation, start=False) \
-            if options.one_sandbox else None
-        if shared is not None:
-            shared.start()
-        with _closing(shared), EngineLane(code, limits, options.isolation, shared) as engine:
-            if tests is not None and any(c.id in SUITE_CHECKS for c in specs):
-                suite = start_suite(assignment, code, tests, limits, options.isolation, seed, secret.seed(key, b"pool"),
-                                    options.suite_sandboxes, own_block(_student_text(code)), shared, engine.pause)
-                suite.provide_plan()
-            symbols, execution, notes = load(engine, code, assignment, submission.name, ends)
+        read = read_submission(submission, assignment, options)
+        with open_lanes(read, assignment, options, specs) as (engine, suite):
+            symbols, execution, notes = load(engine, read.code, assignment, submission.name, ends)
             if suite is not None:
                 suite.go(execution.left_out() if execution else frozenset(), assignment.limits.cell_s, ends)
-            ctx = Context(assignment, engine, symbols, suite, tests_source, seed, ends, preflight)
-            checks = _run_checks(ctx, specs)
+            ctx = Context(assignment, engine, symbols, suite, read.tests_source, _seed(read, assignment, options),
+                          ends, preflight)
+            checks = run_checks(ctx, specs)
     except Rejected as rejected:
         error = SubmissionError(rejected.kind, rejected.message)
-        return _result(submission, digest, assignment, "error", error, (), started,
+        return _result(submission, read and read.digest, assignment, "error", error, (), started,
                        rejected.execution or execution)
+    return _result(submission, read.digest, assignment, "graded", None, tuple(checks), started, execution, notes)
+
+
+def read_submission(submission: Path, assignment: Assignment, options: Options) -> Submitted:
+    """Step 1: the file (never opened again by name), its code as the sandbox loads it, and the tests."""
+    source = _read(submission)
+    code, nb = _code(submission, source, assignment)
+    tests = _tests(submission, options, nb)
+    own = nb is not None and tests == notebooks.TEST_SHIM
+    tests_source = "\n\n".join(text for _, text in code.cells) if own else tests
+    return Submitted(source, hashlib.sha256(source).hexdigest(), code, tests, tests_source)
+
+
+def _key(assignment: Assignment, options: Options) -> bytes:
+    return secret.key(assignment.folder) if options.engine_key is None else options.engine_key
+
+
+def _seed(read: Submitted, assignment: Assignment, options: Options) -> str:
+    """What makes this grading's choices (the plan of engines, the checks' cases): the same at every regrade."""
+    return secret.seed(_key(assignment, options), b"plan", read.source, (read.tests or "").encode())
+
+
+@contextlib.contextmanager
+def open_lanes(read: Submitted, assignment: Assignment, options: Options, specs: list[CheckSpec]):
+    """Step 2: the engine lane, and the suite lane when the tests are graded (its sandboxes warm up while
+    this thread writes the plan of engines). With one_sandbox (a batch), both share one sandbox in turn.
+    Everything is closed on the way out, whatever happened."""
+    limits = SandboxLimits(request_s=assignment.limits.request_s, memory_mb=assignment.limits.memory_mb,
+                           cpu_s=int(assignment.limits.submission_s) + 5)
+    code, suite = read.code, None
+    shared = Sandbox(code.files, limits, ("pytest", *code.warm), options.isolation, start=False) \
+        if options.one_sandbox else None
+    if shared is not None:
+        shared.start()
+    try:
+        with _closing(shared), EngineLane(code, limits, options.isolation, shared) as engine:
+            if read.tests is not None and any(c.id in SUITE_CHECKS for c in specs):
+                suite = SuiteLane(code, limits, options.isolation, options.suite_sandboxes, shared, engine.pause)
+                key = _key(assignment, options)
+                suite.start(suite_job(assignment, code, read.tests, _seed(read, assignment, options),
+                                      secret.seed(key, b"pool"), own_block(_student_text(code))))
+            yield engine, suite
     finally:
         if suite is not None:
             suite.cancel()
-    return _result(submission, digest, assignment, "graded", None, tuple(checks), started, execution, notes)
 
 
 @contextlib.contextmanager
@@ -162,25 +203,40 @@ def _tests(submission: Path, options: Options, nb) -> str | None:
                        f"{path.name} cannot be read: {exc.strerror}") from None
 
 
-def _run_checks(ctx: Context, specs: list[CheckSpec]) -> list[CheckResult]:
-    """Each check with its own time limit, and none started once the grading's time (ctx.ends) is up."""
+def run_checks(ctx: Context, specs: list[CheckSpec]) -> list[CheckResult]:
+    """Steps 3 and 4: each check with its own time limit, and none started once the grading's time (ctx.ends)
+    is up. The engine checks run first and the suite checks last, whatever their order in the assignment
+    (with one sandbox, the suite's runs end the engine's process: it is not loaded again); the results keep
+    the assignment's order, and the first check of that order to fail from a cause explains it."""
     limits = ctx.assignment.limits
     out_of_time = f"Not run: the submission used up its time limit of {limits.submission_s:g} s"
-    results = []
-    first: dict[str, str] = {}
-    for spec in specs:
+    ran: dict[str, tuple[Outcome, float]] = {}
+    for spec in sorted(specs, key=lambda c: c.id in SUITE_CHECKS):
         check = REGISTRY[spec.id]
         t0 = time.monotonic()
         if t0 >= ctx.ends:
-            outcome = Outcome("skipped", f"{out_of_time}.")
+            outcome, timed = Outcome("skipped", f"{out_of_time}."), True
         elif _suite_cut(ctx, spec.id):
-            outcome = Outcome("skipped", f"{out_of_time} before your tests had run on every engine they are "
-                              "judged on.")
+            outcome, timed = Outcome("skipped", f"{out_of_time} before your tests had run on every engine they are "
+                                     "judged on."), True
         else:
             ctx.start_check(limits.check_s)
             outcome = _run_one(check.run, ctx)
-        results.append(_check_result(spec, check.title, outcome, time.monotonic() - t0, first))
-    return results
+            timed = ctx.timed or _suite_timed(ctx, spec.id)
+        if timed:  # a typed mark, not words: a batch regrades alone a student whose grade a time limit touched
+            outcome = replace(outcome, artifacts={**outcome.artifacts, "timing": True})
+        ran[spec.id] = (outcome, time.monotonic() - t0)
+    first: dict[str, str] = {}
+    return [_check_result(spec, REGISTRY[spec.id].title, *ran[spec.id], first) for spec in specs]
+
+
+def _suite_timed(ctx: Context, check_id: str) -> bool:
+    """Did a time limit stop one of the suite's runs this check reads?"""
+    if check_id not in SUITE_CHECKS or ctx.suite_lane is None:
+        return False
+    outcome = ctx.suite_lane.result()
+    runs = [outcome.own, *outcome.runs] if check_id != "student_tests" else [outcome.own]
+    return outcome.cut or any(r is not None and r.failure is not None and r.failure.kind == "timeout" for r in runs)
 
 
 def _suite_cut(ctx: Context, check_id: str) -> bool:
@@ -195,6 +251,7 @@ def _run_one(run, ctx: Context) -> Outcome:
     try:
         return run(ctx)
     except CheckTimeout as timeout:
+        ctx.timed = True
         return Outcome("error", f"Stopped: {timeout}. Your engine may be very slow, or stuck in a loop.")
     except WorkerFailure as failure:
         return Outcome("error", f"Your code {failure.message}.")

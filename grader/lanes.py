@@ -117,44 +117,63 @@ class SuiteOutcome:
     counted as hangs: the engine did not make them slow, the time was up)."""
 
 
+@dataclass(frozen=True)
+class SuiteJob:
+    """What the suite lane runs: the student's tests, on their own engine and then on each engine of the
+    plan (written before the lane's runs start), and how long each run may take."""
+
+    code: Code
+    tests: str
+    plan: tuple[EngineRun, ...]
+    first_run_s: float
+    """The run on the student's own engine."""
+    per_run: Callable[[RunReply], float]
+    """Each later run's limit, from the student's own run (a slow engine gets more time)."""
+    fixtures: tuple[str, ...] = ()
+    probes: tuple = ()
+    """Programs every run reports its engine's numbers on, before the tests (mutants' equivalence)."""
+    notes: tuple[str, ...] = ()
+    """What the plan left out and why (for the student)."""
+
+
 class SuiteLane:
     """The student's suite on their engine, then on each engine of the plan, in a thread of its own
-    (and, with several sandboxes, the engines shared among them, each sandbox's runs one at a time)."""
+    (and, with several sandboxes, the engines shared among them, each sandbox's runs one at a time).
 
-    def __init__(self, code: Code, tests: str, limits: SandboxLimits, iso: Isolation | None,
-                 runs: Callable[[], list[EngineRun]], first_run_s: float, per_run: Callable[[RunReply], float],
-                 fixtures: tuple[str, ...] = (), sandboxes: int = 1, probes: list | None = None,
+    Two steps: open() starts the sandboxes warming up, each in its own process, while the grading's
+    thread writes the plan (Python 3.11's ast is not safe to use from two threads at once); start(job)
+    hands the lane its job and starts its thread, and go() lets the runs begin once the student's code
+    is loaded."""
+
+    def __init__(self, code: Code, limits: SandboxLimits, iso: Isolation | None, sandboxes: int = 1,
                  shared: Sandbox | None = None, before: Callable[[], None] | None = None):
-        self.code, self.tests, self.limits, self.iso = code, tests, limits, iso
-        self.sandboxes = max(1, sandboxes)
         self.shared = shared
         """The grading's one sandbox, which the runs use in turn with the engine lane (a batch's way:
         every core already grades a submission), or None for sandboxes of the lane's own."""
         self.before = before
         """With a shared sandbox: what frees it (the engine lane's pause) before the runs start."""
-        self._ready: tuple[frozenset[int], float] | None = None
-        self.probes = probes or []
-        """Programs every run reports its engine's numbers on, before the tests (mutants' equivalence)."""
-        """Sandboxes (each a uid of its own) the runs on other engines are shared among, in parallel."""
-        self.first_run_s = first_run_s
-        self.plan, self.per_run, self.fixtures = runs, per_run, fixtures
+        self.job: SuiteJob | None = None
         self.outcome = SuiteOutcome()
+        self.sandboxes: list[Sandbox] = [] if shared is None else [shared]
+        """Those the runs on other engines are shared among, in parallel (each a uid of its own)."""
+        try:
+            for _ in range(max(1, sandboxes) if shared is None else 0):
+                self.sandboxes.append(Sandbox(code.files, limits, ("pytest", *code.warm), iso, start=False))
+                self.sandboxes[-1].start()
+        except Exception as exc:  # noqa: BLE001 - reported as the suite checks' error
+            self._close_own()
+            self.outcome.error = f"the sandbox for your tests could not start ({exc})"
+        self._ready: tuple[frozenset[int], float] | None = None
         self._go = threading.Event()
-        self._planned = threading.Event()
         self._cancelled = False
         self._skip: frozenset[int] = frozenset()
         self._cell_timeout = 30.0
         self._until: float | None = None
         self._thread = threading.Thread(target=self._main, daemon=True)
-        self._thread.start()
 
-    def provide_plan(self) -> None:
-        """Write the engines for this grading, in the calling thread (the grading's own: Python 3.11's
-        ast is not safe to use from two threads at once), while the sandboxes warm up."""
-        try:
-            self.plan = self.plan()
-        finally:
-            self._planned.set()
+    def start(self, job: SuiteJob) -> None:
+        self.job = job
+        self._thread.start()
 
     def go(self, skip: frozenset[int] = frozenset(), cell_timeout: float = 30.0, until: float | None = None) -> None:
         """Let the runs start (for a notebook, without the cells that timed out or killed the kernel);
@@ -168,8 +187,9 @@ class SuiteLane:
 
     def cancel(self) -> None:
         self._cancelled = True
-        self._planned.set()
         self._go.set()
+        if not self._thread.is_alive() and self.job is None:
+            self._close_own()
 
     def result(self) -> SuiteOutcome:
         if self.shared is not None and not self._go.is_set():
@@ -179,56 +199,56 @@ class SuiteLane:
                 if self.before is not None:
                     self.before()
                 self._go.set()
-        self._thread.join()
+        if self._thread.is_alive() or self.job is not None:
+            self._thread.join()
         return self.outcome
 
+    def _close_own(self) -> None:
+        for sandbox in self.sandboxes:
+            if sandbox is not self.shared:
+                sandbox.close()
+
     def _main(self) -> None:
-        sandboxes: list[Sandbox] = [] if self.shared is None else [self.shared]
         try:
-            for _ in range(self.sandboxes if self.shared is None else 0):
-                sandboxes.append(Sandbox(self.code.files, self.limits, ("pytest", *self.code.warm), self.iso,
-                                         start=False))
-                sandboxes[-1].start()  # each sandbox's template warms up in its own process...
-            self._planned.wait()  # ...while the grading's thread writes the engines
-            if callable(self.plan):
-                raise RuntimeError("no plan of engines was provided")
-            for sandbox in sandboxes:
-                if sandbox is not self.shared:  # the shared one is the engine lane's to wait for
-                    sandbox.wait_ready()
-        except Exception as exc:  # noqa: BLE001 - reported as the suite checks' error
-            self._go.wait()
-            self.outcome.error = f"the sandbox for your tests could not start ({exc})"
-            for sandbox in sandboxes:
-                if sandbox is not self.shared:
-                    sandbox.close()
-            return
-        try:
+            if self.outcome.error:
+                self._go.wait()
+                return
+            try:
+                for sandbox in self.sandboxes:
+                    if sandbox is not self.shared:  # the shared one is the engine lane's to wait for
+                        sandbox.wait_ready()
+            except Exception as exc:  # noqa: BLE001 - reported as the suite checks' error
+                self._go.wait()
+                self.outcome.error = f"the sandbox for your tests could not start ({exc})"
+                return
             self._go.wait()
             if self._cancelled:
                 return
-            if "pytest" in sandboxes[0].unavailable:
-                self.outcome.error = f"pytest cannot be imported in the sandbox ({sandboxes[0].unavailable['pytest']})"
-                return
-            own = self._run(sandboxes[0], None, self.first_run_s)
-            self.outcome.own = own
-            if own is None or own.failure is not None or protocol.raised(own.reply) is not None:
-                return
-            timeout = self.per_run(own)
-            shares = [self.plan[i::len(sandboxes)] for i in range(len(sandboxes))]
-            done: list[list[RunReply]] = [[] for _ in sandboxes]
-            helpers = [threading.Thread(target=self._run_all, args=(sandboxes[i], shares[i], timeout, done[i]))
-                       for i in range(1, len(sandboxes))]
-            for helper in helpers:
-                helper.start()
-            self._run_all(sandboxes[0], shares[0], timeout, done[0])
-            for helper in helpers:
-                helper.join()
-            order = {id(engine): i for i, engine in enumerate(self.plan)}
-            self.outcome.runs = sorted((r for share in done for r in share), key=lambda r: order[id(r.engine)])
+            self._runs()
         finally:
-            for sandbox in sandboxes:
-                if sandbox is not self.shared:
-                    sandbox.close()
+            self._close_own()
+
+    def _runs(self) -> None:
+        job, sandboxes = self.job, self.sandboxes
+        if "pytest" in sandboxes[0].unavailable:
+            self.outcome.error = f"pytest cannot be imported in the sandbox ({sandboxes[0].unavailable['pytest']})"
+            return
+        own = self._run(sandboxes[0], None, job.first_run_s)
+        self.outcome.own = own
+        if own is None or own.failure is not None or protocol.raised(own.reply) is not None:
+            return
+        timeout = job.per_run(own)
+        shares = [job.plan[i::len(sandboxes)] for i in range(len(sandboxes))]
+        done: list[list[RunReply]] = [[] for _ in sandboxes]
+        helpers = [threading.Thread(target=self._run_all, args=(sandboxes[i], shares[i], timeout, done[i]))
+                   for i in range(1, len(sandboxes))]
+        for helper in helpers:
+            helper.start()
+        self._run_all(sandboxes[0], shares[0], timeout, done[0])
+        for helper in helpers:
+            helper.join()
+        order = {id(engine): i for i, engine in enumerate(job.plan)}
+        self.outcome.runs = sorted((r for share in done for r in share), key=lambda r: order[id(r.engine)])
 
     def _run_all(self, sandbox: Sandbox, engines: list[EngineRun], timeout: float, into: list[RunReply]) -> None:
         """Run the suite on each engine in turn, in one sandbox (cleaned between runs)."""
@@ -246,8 +266,9 @@ class SuiteLane:
         if self._until is not None and started >= self._until:
             self.outcome.cut = True
             return None
-        message = protocol.suite(self.code.request(self._skip, self._cell_timeout), self.tests,
-                                 engine.block if engine else None, list(self.fixtures), self.probes)
+        job = self.job
+        message = protocol.suite(job.code.request(self._skip, self._cell_timeout), job.tests,
+                                 engine.block if engine else None, list(job.fixtures), list(job.probes))
         try:
             unit = sandbox.unit("suite")
         except WorkerFailure as failure:

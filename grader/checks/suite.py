@@ -26,7 +26,7 @@ from grader.checks.suite_runs import (  # noqa: F401 - Run, _caught and _counted
     Catches, Run, Suite, _caught, _counted_mutants, catches, read_run)
 from grader.checks.suite_text import elsewhere, given_tests, listed, own_quote, own_test_names, shown_name
 from grader.files import MODULE_FILE, TESTS_FILE
-from grader.lanes import RunReply, SuiteLane
+from grader.lanes import RunReply, SuiteJob
 from grader.protocol import Code
 from grader.result import Outcome
 from grader.sabotage import WHEATS, all_operators, plan
@@ -52,17 +52,16 @@ def equivalence_probes() -> list:
     return [[list(ins) for ins in program] for program in found]
 
 
-def start_suite(assignment, code: Code, tests: str, limits, iso, seed: str, pool: str, sandboxes: int = 1,
-                own: str | None = None, shared=None, before=None) -> SuiteLane:
-    """Start the suite lane: the student's run, then every engine of this grading's plan (own: the
-    student's engine as a block, for mutants of it)."""
+def suite_job(assignment, code: Code, tests: str, seed: str, pool: str, own: str | None = None) -> SuiteJob:
+    """What the suite lane runs: the student's tests on their own engine, then on every engine of this
+    grading's plan (own: the student's engine as a block, for mutants of it)."""
     limit = assignment.limits.tests_s
 
     def per_run(own_run: RunReply) -> float:
         return min(limit, max(MIN_RUN_S, SLOWDOWN * own_run.duration))
 
-    return SuiteLane(code, tests, limits, iso, lambda: plan(assignment.sabotages, seed, pool, own), limit, per_run,
-                     FIXTURES, sandboxes, equivalence_probes(), shared, before)
+    engines = plan(assignment.sabotages, seed, pool, own)
+    return SuiteJob(code, tests, tuple(engines), limit, per_run, FIXTURES, tuple(equivalence_probes()), engines.notes)
 
 
 def suite(ctx: Context) -> Suite | Outcome:
@@ -265,7 +264,7 @@ def sabotage(ctx: Context) -> Outcome:
                  "valid_tests": valid[:LISTED_ARTIFACT], "valid_count": len(valid),
                  "bugs": {op_id: operators[op_id].misconception for op_id in counted},
                  "of_your_engine": sorted(op for op in counted if op in found.own), "left_out": caught.dropped}
-    if notes := getattr(getattr(ctx.suite_lane, "plan", None), "notes", ()):  # e.g. an engine too large to mutate
+    if notes := ctx.suite_lane.job.notes:  # e.g. an engine too large to mutate
         artifacts["plan_notes"] = list(notes)
     if caught.timing:
         artifacts["timing"] = True
