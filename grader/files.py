@@ -17,14 +17,16 @@ KIT = (MODULE_FILE, TESTS_FILE, NOTEBOOK_FILE, "README.md")
 
 RESULT_FILE = "result.json"
 """The result in the grader's own contract (docs/results.md)."""
-GRADESCOPE_FILE = "results.json"
-"""The result as Gradescope reads it."""
+GRADESCOPE_FILE = "gradescope.json"
+"""A batch's copy of the result as Gradescope reads it (named apart from result.json, which it is not)."""
+GRADESCOPE_RESULTS = "results.json"
+"""The name Gradescope requires: the autograder writes /autograder/results/results.json."""
 REPORT_FILE = "report.html"
 """The student's HTML report."""
 STUDENT_OUTPUTS = (RESULT_FILE, GRADESCOPE_FILE, REPORT_FILE)
 """What a batch writes in each student's folder."""
 
-__all__ = ["GRADESCOPE_FILE", "KIT", "MODULE", "MODULE_FILE", "NOTEBOOK_FILE", "REPORT_FILE", "RESULT_FILE",
+__all__ = ["GRADESCOPE_FILE", "GRADESCOPE_RESULTS", "KIT", "MODULE", "MODULE_FILE", "NOTEBOOK_FILE", "REPORT_FILE", "RESULT_FILE",
            "STUDENT_OUTPUTS", "TESTS_FILE", "template_files"]
 
 

@@ -179,9 +179,9 @@ def test_notebook_tests_are_its_suite(graded_class):
 
 
 def test_gradescope_results(graded_class):
-    """Does each student's results.json follow Gradescope's format?"""
+    """Does each student's gradescope.json follow Gradescope's format?"""
     _, _, out, _ = graded_class
-    data = json.loads((out / "students" / "team1" / "results.json").read_text())
+    data = json.loads((out / "students" / "team1" / "gradescope.json").read_text())
     assert set(data) >= {"score", "execution_time", "tests"}
     for test in data["tests"]:
         assert set(test) == {"name", "score", "max_score", "status", "output", "visibility"}

@@ -13,6 +13,7 @@ import sys
 from grader import catalog, secret
 from grader.batch.cluster import _outcome
 from grader.batch.tasks import OUTPUTS, TaskOutcome, Task, checked, fingerprint, host_id
+from grader.checks.suite import SUITE_CHECKS
 from grader.result import CheckResult, Result
 
 
@@ -99,3 +100,25 @@ def test_a_catch_that_the_clock_decided_sends_the_student_to_be_graded_again_alo
                         {"timing": True}, 1.0)
     assert timed_out(dataclasses.replace(GRADED, checks=(check,)))
     assert not timed_out(dataclasses.replace(GRADED, checks=(dataclasses.replace(check, artifacts={}),)))
+
+
+def test_a_time_limit_is_a_typed_mark_not_words_in_the_feedback(grade_source, quick):
+    """A batch regrades alone a student whose grade a time limit touched. Is that read from a mark the
+    grader sets where the limit stopped something (the check's artifacts `timing`), so that a relu whose
+    backward never returns is marked, and a message that only says "time limit" is not?"""
+    from conftest import REFERENCE_SOURCE
+    from grader.batch.tasks import timed_out
+
+    engine = quick.without(SUITE_CHECKS)
+    hang = REFERENCE_SOURCE.replace("def relu(self)", "def relu(self):\n        while True:\n            pass\n\n"
+                                    "    def _relu_unused(self)")
+    hung = grade_source(hang, engine)
+    marked = {c.id for c in hung.checks if c.artifacts.get("timing") is True}
+    assert "relu" in marked and "mul" not in marked, marked
+    assert timed_out(hung)
+    words = REFERENCE_SOURCE.replace("def __add__(self, other: Value | Real) -> Value:",
+                                     "def __add__(self, other):\n        raise RuntimeError('my time limit: "
+                                     "did not finish')\n\n    def _add_unused(self, other):")
+    said = grade_source(words, engine)
+    assert any("did not finish" in c.feedback for c in said.checks), "the words are in the feedback"
+    assert not timed_out(said), [c.artifacts for c in said.checks]

@@ -284,7 +284,7 @@ def test_ids_like_class_files_and_no_host_paths(tmp_path):
     page = (out / "index.html").read_text()
     for i in ids:
         assert f'href="students/{i}/report.html"' in page
-        assert all((out / "students" / i / name).is_file() for name in ("result.json", "results.json", "report.html"))
+        assert all((out / "students" / i / name).is_file() for name in ("result.json", "gradescope.json", "report.html"))
     host = {str(tmp_path), str(tmp_path.resolve()), "grader-batch-"}
     for path in (out / "students").rglob("*"):
         if path.is_file():

@@ -1,7 +1,7 @@
 """Grade every submission in parallel, write each result the moment it is done, resume.
 
 Each student's folder, `students/<id>/` under the output (so no id can collide with the
-class files beside it), holds result.json (the contract's schema), results.json
+class files beside it), holds result.json (the contract's schema), gradescope.json
 (Gradescope's format), report.html and key.txt: the content key that tells a rerun it may
 skip this student, with the hash of each file written, so an output changed since is
 regraded rather than trusted. Every write is atomic (a temporary file, then a rename), so

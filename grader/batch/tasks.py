@@ -28,7 +28,7 @@ import sys
 import tempfile
 import time
 import traceback
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from grader import __version__
@@ -72,7 +72,7 @@ class TaskOutcome:
     result: Result | None
     """The student's result (as data only on the wire, from a grading process, until checked() reads it)."""
     texts: dict[str, str] = field(default_factory=dict)
-    """result.json, results.json and report.html, as the instructor's process will write them."""
+    """result.json, gradescope.json and report.html, as the instructor's process will write them."""
     unfit: str | None = None
     """Why this process may not grade (the result is then None): the batch stops."""
 
@@ -171,20 +171,15 @@ def _grade_in_private_folder(task: Task, iso: Isolation, started: float) -> Resu
                                   + [(str(p), STAGING) for p in (Path(tmp), Path(tmp).resolve())]))
 
 
-TIME_WORDS = ("did not finish", "time limit", "time ran out", "hung on this engine", "gave no answer within")
-"""What the grader says wherever a time limit stopped something (a request, a check, a run of the tests, the
-whole grading)."""
-
-
 def timed_out(result: Result | None) -> bool:
     """Did a time limit stop anything in this grading, or did the clock decide a catch of sabotage (the
     gradings running beside it may have caused either)?"""
     if result is None:
         return False
-    text = json.dumps([asdict(result.error) if result.error else None,
-                       [(c.feedback, c.artifacts) for c in result.checks]])
-    timing = any(c.artifacts.get("timing") is True for c in result.checks)
-    return timing or any(words in text for words in TIME_WORDS)
+    cells = (result.notebook or {}).get("cells") or []
+    return (result.error is not None and result.error.kind == "timeout"
+            or any(c.artifacts.get("timing") is True for c in result.checks)
+            or any(isinstance(c, dict) and c.get("status") == "timeout" for c in cells))
 
 
 def time_limit(task: Task) -> float:

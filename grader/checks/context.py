@@ -46,8 +46,9 @@ class StudentEngine:
         until = self.ctx.deadline if math.isfinite(self.ctx.deadline) else None
         try:
             return self.lane.request(message, timeout, until, on_event, gap)
-        except OutOfTime as failure:
-            if failure.outer:
+        except WorkerFailure as failure:
+            self.ctx.timed |= failure.kind == "timeout"
+            if isinstance(failure, OutOfTime) and failure.outer:
                 raise CheckTimeout(self.ctx.stopped_by) from None
             raise
 
@@ -159,10 +160,13 @@ class Context:
         """The check's deadline: its own limit, or the grading's if that comes first."""
         self.stopped_by = ""
         """Which of the two it is, in words, for a check stopped by it."""
+        self.timed = False
+        """A time limit stopped a request of the check running now (a batch regrades such a student alone)."""
         self.cache: dict[str, Any] = {}
         """Work shared by several checks (the student's suite runs once for three checks)."""
 
     def start_check(self, seconds: float) -> None:
+        self.timed = False
         own = time.monotonic() + seconds
         self.deadline = min(own, self.ends)
         limits = self.assignment.limits

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from grader import catalog
 from grader.fileio import atomic_write
-from grader.files import GRADESCOPE_FILE, MODULE_FILE, TESTS_FILE
+from grader.files import GRADESCOPE_RESULTS, MODULE_FILE, TESTS_FILE
 from grader.gradescope.results import message, results
 from grader.grading import Options, grade
 from grader.errors import ExitCode, IsolationError
@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     task = catalog.load(args.assignment)
     submission, links = find_submission(args.root / "submission")
-    out = args.root / "results" / GRADESCOPE_FILE
+    out = args.root / "results" / GRADESCOPE_RESULTS
     try:
         iso = require("gradescope", private=(args.root / "source", task.folder))
     except IsolationError as exc:
