@@ -39,6 +39,10 @@ COMMANDS = {
         (("--scheduler",), {"help": "address of a Dask scheduler to grade on (needs the [dask] extra)"}),
         (("--trusted-code",), {"action": "store_true",
                                "help": "grade even where student code cannot be isolated (only for code you trust)"}),
+        (("--previous",), {"type": Path, "metavar": "DIR",
+                           "help": "an earlier batch's --out folder: look for similar work among its students too"}),
+        (("--base",), {"type": Path, "metavar": "FILE",
+                       "help": "the lesson's own code (.py or .ipynb): never counted as similar work"}),
     ]),
     "template": ("grader.commands.template", "copy the student starter kit into DIR", [
         (("folder",), {"type": Path, "metavar": "DIR"}),
