@@ -47,10 +47,12 @@ COMMANDS = {
     "template": ("grader.commands.template", "copy the student starter kit into DIR", [
         (("folder",), {"type": Path, "metavar": "DIR"}),
     ]),
-    "export": ("grader.gradescope.export", "build an autograder for another platform", [
-        (("target",), {"choices": ["gradescope"]}),
-        (("--out",), {"type": Path, "required": True, "help": "the zip to write"}),
+    "export": ("grader.commands.export", "build an autograder for another platform, or a class's reteach notebook", [
+        (("target",), {"choices": ["gradescope", "reteach"]}),
+        (("--out",), {"type": Path, "required": True, "help": "the file to write (a zip; for reteach, a .ipynb)"}),
         ASSIGNMENT,
+        (("--from",), {"dest": "from_dir", "type": Path, "metavar": "DIR",
+                       "help": "reteach: a graded batch's --out folder"}),
     ]),
     "selftest": ("grader.commands.selftest", "show that every check tells the reference from each sabotage", [
         ASSIGNMENT,
