@@ -186,7 +186,7 @@ def make_class(folder: Path) -> Planted:
     copies = []
     for cause, names in MISCONCEPTIONS.items():
         for name in names:
-            student = name.replace("_", "")
+            student = name.replace("_", "").replace("reference", "refstyle")
             (folder / f"{student}.py").write_text(mutate(every[name], cause))
             causes.setdefault(cause, []).append(student)
     for name in HONEST:
