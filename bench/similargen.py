@@ -122,8 +122,12 @@ COMMENTS = ["# chain rule", "# local derivative times the gradient flowing in", 
 
 
 def reformat(source: str, rng: random.Random) -> str:
-    """Two-space indents, comments added and removed, blank lines dropped and added: the layout changed."""
+    """Two-space indents for four (or four for two), comments added and removed, blank lines dropped and added:
+    the layout changed."""
     out = []
+    unit = min((len(line) - len(line.lstrip(" ")) for line in source.splitlines() if line.startswith(" ")),
+               default=4)
+    wider = 2 if unit >= 4 else 4
     for line in source.splitlines():
         stripped = line.lstrip(" ")
         if not stripped:
@@ -134,10 +138,11 @@ def reformat(source: str, rng: random.Random) -> str:
         if stripped.startswith("#"):
             continue
         indent = (len(line) - len(stripped))
-        line = " " * (indent // 2 if indent % 4 == 0 else indent) + stripped
+        indent = indent // unit * wider if indent % unit == 0 else indent
+        line = " " * indent + stripped
         if stripped.endswith(":") and rng.random() < 0.2:
             out.append(line)
-            out.append(" " * (indent // 2 + 2) + rng.choice(COMMENTS))
+            out.append(" " * (indent + wider) + rng.choice(COMMENTS))
             continue
         out.append(line)
         if rng.random() < 0.1:
@@ -199,3 +204,65 @@ def make_class(folder: Path) -> Planted:
             if original in students:
                 students.append(copy)
     return Planted(causes, copies, [n.replace("_", "") for n in HONEST])
+
+
+class _Habits(ast.NodeTransformer):
+    """A student's own small habits: operands of + and * the other way round, `x = x + y` for `x += y`, a
+    stray statement here and there. Each student's differ, so no two honest files are alike everywhere."""
+
+    def __init__(self, rng: random.Random):
+        self.rng = rng
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.op, (ast.Add, ast.Mult)) and self.rng.random() < 0.3:
+            node.left, node.right = node.right, node.left
+        return node
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST:
+        self.generic_visit(node)
+        if self.rng.random() < 0.2 and isinstance(node.target, (ast.Name, ast.Attribute)):
+            load = ast.parse(ast.unparse(node.target), mode="eval").body
+            return ast.Assign([node.target], ast.BinOp(load, node.op, node.value))
+        return node
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        self.generic_visit(node)
+        if self.rng.random() < 0.3:
+            stray = ast.parse(self.rng.choice(["assert True", "pass", "_unused = None", "n_calls = 0"])).body[0]
+            node.body.insert(self.rng.randrange(len(node.body) + 1), stray)
+        return node
+
+
+def own_version(source: str, rng: random.Random) -> str:
+    """The engine as one more student of the same lesson might write it: their habits, names and layout."""
+    tree = _Habits(rng).visit(ast.parse(source))
+    return copy_of(ast.unparse(ast.fix_missing_locations(tree)) + "\n", rng.randrange(1 << 30))
+
+
+def many(count: int, seed: int = 0, copies: int = 50) -> tuple[list[tuple[str, str, str | None]], list[tuple[str, str]]]:
+    """`count` submissions for the benchmark, [(student, code, planted cause or None)], and the copied pairs:
+    each student a style of the lesson in their own version, one in five with a misconception, and `copies`
+    students who copied another's file (disguised)."""
+    rng = random.Random(seed)
+    every = styles()
+    names = sorted(every)
+    causes = ["assign_in_mul", "assign_in_add", "tanh_grad_from_input", "pow_off_by_one", "relu_negative_grad",
+              "mul_own_data", "add_half"]
+    students: list[tuple[str, str, str | None]] = []
+    for i in range(count - copies):
+        source = every[rng.choice(names)]
+        cause = rng.choice(causes) if rng.random() < 0.2 else None
+        if cause:
+            try:
+                source = mutate(source, cause)
+            except Exception:  # noqa: BLE001 (NotApplicable, an assertion): this style has no such rule
+                cause = None
+        students.append((f"s{i:04d}", own_version(source, rng), cause))
+    pairs = []
+    for j in range(copies):
+        original = rng.choice(students)
+        copy = f"c{j:04d}"
+        students.append((copy, copy_of(original[1], rng.randrange(1 << 30)), original[2]))
+        pairs.append((original[0], copy))
+    return students, pairs

@@ -15,6 +15,7 @@ changes nothing.
 from __future__ import annotations
 
 import ast
+import functools
 import zlib
 from dataclasses import dataclass
 
@@ -70,22 +71,37 @@ def _walk(node: ast.AST, segments: list[list[tuple[int, int]]], rest: list[tuple
     stack = [(node, node.lineno)]
     while stack:
         node, line = stack.pop()
-        if isinstance(node, SKIPPED) or _is_docstring(node):
+        kind = type(node)
+        if kind is ast.Expr and _is_docstring(node):
             continue
         line = getattr(node, "lineno", line)
-        out.append((_code(_word(node)), line))
-        stack.extend((child, line) for child in reversed(list(ast.iter_child_nodes(node))))
+        out.append((_code(_word(node)) if kind is ast.Constant else _kind_code(kind), line))
+        children = []
+        for name in _fields(kind):
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                children.extend(v for v in value if isinstance(v, ast.AST))
+            elif isinstance(value, ast.AST) and not isinstance(value, SKIPPED):
+                children.append(value)
+        stack.extend((child, line) for child in reversed(children))
 
 
-def _word(node: ast.AST) -> str:
-    """The token a node leaves: its kind, and for a number its value (0.5 is not 1); no name, no string."""
-    kind = type(node).__name__
-    if isinstance(node, ast.Constant):
-        value = node.value
-        if isinstance(value, (int, float, complex)) and not isinstance(value, bool):
-            return f"{kind}:{value!r}"
-        return f"{kind}:{type(value).__name__}"
-    return kind
+@functools.cache
+def _fields(kind: type) -> tuple[str, ...]:
+    return tuple(name for name in kind._fields if name not in ("ctx", "type_comment"))
+
+
+@functools.cache
+def _kind_code(kind: type) -> int:
+    return _code(kind.__name__)
+
+
+def _word(node: ast.Constant) -> str:
+    """The token a constant leaves: for a number its value (0.5 is not 1); for a string, only that it is one."""
+    value = node.value
+    if isinstance(value, (int, float, complex)) and not isinstance(value, bool):
+        return f"Constant:{value!r}"
+    return f"Constant:{type(value).__name__}"
 
 
 def _is_docstring(node: ast.AST) -> bool:

@@ -1,8 +1,9 @@
 """Which submissions are worth a second look as the same work: by structure, and by behaviour.
 
 Structure: each file's fingerprints (fingerprints.py), less those of the starter kit and of the
-lesson's own code (a base file), and less those so common in the class (in more than COMMON_SHARE
-of it, and more than COMMON_MIN files) that they are the lesson's too. An index from each
+lesson's own code (a base file), and less those so common in the class (in more than COMMON_MIN
+files, or COMMON_SHARE of a large class) that they are the lesson's too, as MOSS sets aside a
+passage found in more than 10 files. An index from each
 fingerprint to the files holding it gives the candidate pairs: only files that share a fingerprint
 are ever compared, never all pairs. A pair's structure score is the share of fingerprints they hold
 in common (2 |A ∩ B| / (|A| + |B|)).
@@ -35,8 +36,10 @@ independently written correct engines of the lesson at most about 0.55)."""
 MAYBE = 0.45
 """Structure score from which a pair is listed when its behaviour score is at least BEHAVIOUR too."""
 BEHAVIOUR = 0.6
-COMMON_SHARE = 0.2
 COMMON_MIN = 10
+COMMON_SHARE = 0.005
+MIN_SHARED = 5
+"""Fewest fingerprints a listed pair shares (two files left with a handful each prove nothing)."""
 RIGHT_WEIGHT = 0.1
 """What a shared right answer weighs against a shared wrong one."""
 SHARED_SHOWN = 5
@@ -98,7 +101,7 @@ def similar(works: list[Work], excluded_sources: tuple[str, ...] = ()) -> dict[s
     for (i, j), count in shared.items():
         a, b = works[i], works[j]
         structure = 2 * count / (len(prints[i].spans) + len(prints[j].spans))
-        if structure < MAYBE:
+        if structure < MAYBE or count < MIN_SHARED:
             continue
         behaviour, wrong = _behaviour(a, b, gave)
         if structure < STRUCTURE and behaviour < BEHAVIOUR:
