@@ -50,9 +50,9 @@ def main() -> None:
     planted = {frozenset(pair) for pair in copied}
     print(f"similarity pass: {seconds:.2f} s for {len(works)} submissions; peak memory {peak / 2**20:.1f} MB "
           f"(tracemalloc); {found['candidates']:,} candidate pairs compared of {len(works) * (len(works) - 1) // 2:,}; "
-          f"{found['common_fingerprints']:,} fingerprints common to the class set aside")
-    print(f"listed {len(found['pairs']) + found['more_pairs']} pairs: {len(listed & planted)} of {len(planted)} planted "
-          f"copies, {len(listed - planted)} others")
+          f"{found['common_fingerprints']:,} fingerprints too common to index")
+    print(f"listed {len(found['pairs']) + found['more_pairs']} pairs: {len(listed & planted)} of {len(planted)} "
+          f"planted copies, {len(listed - planted)} others")
 
 
 if __name__ == "__main__":

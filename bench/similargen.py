@@ -240,7 +240,8 @@ def own_version(source: str, rng: random.Random) -> str:
     return copy_of(ast.unparse(ast.fix_missing_locations(tree)) + "\n", rng.randrange(1 << 30))
 
 
-def many(count: int, seed: int = 0, copies: int = 50) -> tuple[list[tuple[str, str, str | None]], list[tuple[str, str]]]:
+def many(count: int, seed: int = 0,
+         copies: int = 50) -> tuple[list[tuple[str, str, str | None]], list[tuple[str, str]]]:
     """`count` submissions for the benchmark, [(student, code, planted cause or None)], and the copied pairs:
     each student a style of the lesson in their own version, one in five with a misconception, and `copies`
     students who copied another's file (disguised)."""

@@ -142,7 +142,8 @@ def test_structure_ignores_names_order_layout_and_the_base_file():
 def test_a_shared_wrong_answer_weighs_more_than_a_shared_right_one():
     source = styles()[HONEST[0]]
     odd = json.dumps({"code": "a = Value(1.5)\nb = a * a\nb.backward()", "got": {"a.grad": 1.5}})
-    others = [Work(f"o{i}", "x = 1\n", right=frozenset({"add", "mul"}), wrong=frozenset({json.dumps({"code": str(i), "got": {}})})) for i in range(8)]
+    others = [Work(f"o{i}", "x = 1\n", right=frozenset({"add", "mul"}),
+                   wrong=frozenset({json.dumps({"code": str(i), "got": {}})})) for i in range(8)]
     right = similar([Work("a", source, right=frozenset({"add", "mul"})),
                      Work("b", copy_of(source, 1), right=frozenset({"add", "mul"})), *others])["pairs"]
     wrong = similar([Work("a", source, wrong=frozenset({odd})), Work("b", copy_of(source, 1), wrong=frozenset({odd})),

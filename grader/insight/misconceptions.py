@@ -73,8 +73,8 @@ def _entry(key: str, seen: list[Seen]) -> dict[str, Any]:
 
 def tally(students: list[tuple[str, Result]]) -> dict[str, Any]:
     """summary.json's class insight: `misconceptions` (most students first, each counted once per student),
-    `unexplained` (students with a pointed check failed and no recognised cause, by check) and `advisory` (checks worth no
-    points, by check)."""
+    `unexplained` (students with a pointed check failed and no recognised cause, by check) and `advisory`
+    (checks worth no points, by check)."""
     seen = _seen(students)
     by_family: dict[str, list[Seen]] = {}
     for s in seen:

@@ -1,12 +1,13 @@
 """Which submissions are worth a second look as the same work: by structure, and by behaviour.
 
 Structure: each file's fingerprints (fingerprints.py), less those of the starter kit and of the
-lesson's own code (a base file), and less those so common in the class (in more than COMMON_MIN
-files, or COMMON_SHARE of a large class) that they are the lesson's too, as MOSS sets aside a
-passage found in more than 10 files. An index from each
-fingerprint to the files holding it gives the candidate pairs: only files that share a fingerprint
-are ever compared, never all pairs. A pair's structure score is the share of fingerprints they hold
-in common (2 |A ∩ B| / (|A| + |B|)).
+lesson's own code (a base file). Each fingerprint weighs 1 / (the number of files holding it): code
+the whole class wrote alike (the lesson's) weighs next to nothing, and a structure only two files
+share weighs most. A pair's structure score is the weight of the fingerprints they share over the
+mean of their own weights: 1 for a copy, however disguised. An index from each fingerprint held by
+at most COMMON_MIN files (or COMMON_SHARE of a large class; MOSS likewise sets aside a passage found
+in more than 10) to the files holding it gives the candidate pairs: only files that share a rare
+fingerprint are ever compared, never all pairs.
 
 Behaviour: two engines that give the same WRONG numbers on the same case are far more telling than
 two that are right, and the rarer the wrong answer in the class, the more so. Each answer shared
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
-from grader.insight.fingerprints import Fingerprints, fingerprints, lines_of
+from grader.insight.fingerprints import fingerprints, lines_of
 from grader.result import Result
 
 STRUCTURE = 0.7
@@ -75,46 +76,40 @@ def answers(result: Result) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(wrong), frozenset(right)
 
 
-def _scored(works: list[Work], excluded: frozenset[int]) -> tuple[list[Fingerprints], set[int]]:
-    prints = [fingerprints(w.source).without(excluded) for w in works]
-    held = Counter(h for p in prints for h in p.spans)
-    limit = max(COMMON_MIN, COMMON_SHARE * len(works))
-    common = {h for h, n in held.items() if n > limit}
-    return [p.without(common) for p in prints], common
-
-
 def similar(works: list[Work], excluded_sources: tuple[str, ...] = ()) -> dict[str, Any]:
     """The pairs worth a look, highest score first, and what was compared (for summary.json)."""
     excluded = frozenset(h for source in excluded_sources for h in fingerprints(source).spans)
-    prints, common = _scored(works, excluded)
+    prints = [fingerprints(w.source).without(excluded) for w in works]
+    held = Counter(h for p in prints for h in p.spans)
+    weight = {h: 1 / n for h, n in held.items()}
+    totals = [sum(weight[h] for h in p.spans) for p in prints]
+    limit = max(COMMON_MIN, COMMON_SHARE * len(works))
     index: dict[int, list[int]] = {}
     for i, p in enumerate(prints):
         for h in p.spans:
-            index.setdefault(h, []).append(i)
-    shared: Counter[tuple[int, int]] = Counter()
-    for holders in index.values():
-        if len(holders) > 1:
-            shared.update(pair for pair in combinations(holders, 2) if not (works[pair[0]].previous
-                                                                             and works[pair[1]].previous))
+            if held[h] <= limit:
+                index.setdefault(h, []).append(i)
+    candidates = {pair for holders in index.values() if len(holders) > 1 for pair in combinations(holders, 2)
+                  if not (works[pair[0]].previous and works[pair[1]].previous)}
     gave = Counter(a for w in works for a in w.wrong) + Counter(a for w in works for a in w.right)
     pairs = []
-    for (i, j), count in shared.items():
+    for i, j in sorted(candidates):
         a, b = works[i], works[j]
-        structure = 2 * count / (len(prints[i].spans) + len(prints[j].spans))
-        if structure < MAYBE or count < MIN_SHARED:
+        both = prints[i].hashes & prints[j].hashes
+        structure = 2 * sum(weight[h] for h in both) / (totals[i] + totals[j])
+        if structure < MAYBE or len(both) < MIN_SHARED:
             continue
         behaviour, wrong = _behaviour(a, b, gave)
         if structure < STRUCTURE and behaviour < BEHAVIOUR:
             continue
-        common_prints = prints[i].hashes & prints[j].hashes
         pairs.append({"a": a.student, "b": b.student, "a_previous": a.previous, "b_previous": b.previous,
                       "structure": round(structure, 3), "behaviour": round(behaviour, 3),
                       "shared_wrong": [json.loads(x) for x in sorted(wrong)[:SHARED_SHOWN]],
                       "shared_wrong_count": len(wrong),
-                      "a_lines": lines_of(prints[i], common_prints), "b_lines": lines_of(prints[j], common_prints)})
+                      "a_lines": lines_of(prints[i], both), "b_lines": lines_of(prints[j], both)})
     pairs.sort(key=lambda p: (-max(p["structure"], p["behaviour"]), -p["structure"], p["a"], p["b"]))
     return {"pairs": pairs[:LISTED], "more_pairs": max(0, len(pairs) - LISTED), "compared": len(works),
-            "candidates": len(shared), "common_fingerprints": len(common),
+            "candidates": len(candidates), "common_fingerprints": sum(n > limit for n in held.values()),
             "thresholds": {"structure": STRUCTURE, "maybe": MAYBE, "behaviour": BEHAVIOUR}}
 
 
