@@ -149,3 +149,10 @@ def test_a_shared_wrong_answer_weighs_more_than_a_shared_right_one():
     wrong = similar([Work("a", source, wrong=frozenset({odd})), Work("b", copy_of(source, 1), wrong=frozenset({odd})),
                      *others])["pairs"]
     assert wrong[0]["behaviour"] > 0.5 > right[0]["behaviour"]
+
+
+def test_hostile_code_is_not_compared_rather_than_crash_or_stall():
+    """A huge file, one nested past the parser's depth, one that does not parse: none stops the pass."""
+    found = similar([Work("huge", "x = 1\n" * 50_000), Work("deep", "y = " + "(" * 5000 + "1" + ")" * 5000 + "\n"),
+                     Work("broken", "def (:\n"), Work("escape", 'z = "\\d"\n')])
+    assert found["pairs"] == [] and found["not_compared"] == ["huge"]

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
-from grader.insight.fingerprints import fingerprints, lines_of
+from grader.insight.fingerprints import MAX_CHARS, fingerprints, lines_of
 from grader.result import Result
 
 STRUCTURE = 0.7
@@ -108,7 +108,9 @@ def similar(works: list[Work], excluded_sources: tuple[str, ...] = ()) -> dict[s
                       "shared_wrong_count": len(wrong),
                       "a_lines": lines_of(prints[i], both), "b_lines": lines_of(prints[j], both)})
     pairs.sort(key=lambda p: (-max(p["structure"], p["behaviour"]), -p["structure"], p["a"], p["b"]))
+    too_long = sorted(w.student for w in works if len(w.source) > MAX_CHARS and not w.previous)
     return {"pairs": pairs[:LISTED], "more_pairs": max(0, len(pairs) - LISTED), "compared": len(works),
+            "not_compared": too_long,
             "candidates": len(candidates), "common_fingerprints": sum(n > limit for n in held.values()),
             "thresholds": {"structure": STRUCTURE, "maybe": MAYBE, "behaviour": BEHAVIOUR}}
 
