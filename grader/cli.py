@@ -51,7 +51,7 @@ COMMANDS = {
         (("target",), {"choices": ["gradescope", "reteach"]}),
         (("--out",), {"type": Path, "required": True, "help": "the file to write (a zip; for reteach, a .ipynb)"}),
         ASSIGNMENT,
-        (("--from",), {"dest": "from_dir", "type": Path, "metavar": "DIR",
+        (("--from",), {"dest": "graded", "type": Path, "metavar": "DIR",
                        "help": "reteach: a graded batch's --out folder"}),
     ]),
     "selftest": ("grader.commands.selftest", "show that every check tells the reference from each sabotage", [

@@ -23,18 +23,18 @@ def lesson_engine() -> str:
     return engine + "\n\n" + nn
 
 
-def main(*, out: Path, from_dir: Path | None) -> int:
-    if from_dir is None:
+def main(*, out: Path, graded: Path | None) -> int:
+    if graded is None:
         raise UsageError("grader export reteach needs --from DIR, the --out folder of a `grader batch`")
     try:
-        summary = json.loads((from_dir / "summary.json").read_text(encoding="utf-8"))
+        summary = json.loads((graded / "summary.json").read_text(encoding="utf-8"))
     except OSError as exc:
-        raise UsageError(f"--from {from_dir}: no summary.json there ({exc.strerror}); give the --out folder of "
+        raise UsageError(f"--from {graded}: no summary.json there ({exc.strerror}); give the --out folder of "
                          "a `grader batch`") from None
     except ValueError as exc:
-        raise UsageError(f"--from {from_dir}: summary.json is not JSON ({exc})") from None
+        raise UsageError(f"--from {graded}: summary.json is not JSON ({exc})") from None
     if not isinstance(summary, dict) or "misconceptions" not in summary:
-        raise UsageError(f"--from {from_dir}: its summary.json counts no misconceptions; grade the class again "
+        raise UsageError(f"--from {graded}: its summary.json counts no misconceptions; grade the class again "
                          "with this version of `grader batch`")
     nb = notebook(summary, lesson_engine())
     atomic_write(out, nbformat.writes(nb) + "\n")
