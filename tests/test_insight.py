@@ -156,3 +156,11 @@ def test_hostile_code_is_not_compared_rather_than_crash_or_stall():
     found = similar([Work("huge", "x = 1\n" * 50_000), Work("deep", "y = " + "(" * 5000 + "1" + ")" * 5000 + "\n"),
                      Work("broken", "def (:\n"), Work("escape", 'z = "\\d"\n')])
     assert found["pairs"] == [] and found["not_compared"] == ["huge"]
+
+
+def test_previous_without_a_batchs_work_file_stops_before_grading(tmp_path):
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "ada.py").write_text(styles()["kahn"])
+    run = subprocess.run([sys.executable, "-m", "grader.cli", "batch", str(tmp_path / "in"), "--out",
+                          str(tmp_path / "out"), "--previous", str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2 and "work.json" in run.stderr and not (tmp_path / "out").exists()
