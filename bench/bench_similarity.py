@@ -6,7 +6,7 @@ The class comes from bench/similargen.py: every student one of the lesson's corr
 own version (their habits, names, method order and layout), one in five with a misconception planted,
 and `--copies` students who handed in a classmate's file, disguised. Each student also carries wrong
 answers as a batch would record them (the planted misconception's case), so behaviour is scored too.
-Prints the time and peak memory (Python's allocations, tracemalloc) of the pass, the candidate pairs
+Prints the time (wall and CPU: on a busy machine the CPU time is the pass's own) and peak memory (Python's allocations, tracemalloc) of the pass, the candidate pairs
 it compared (never all pairs) and how many planted copies it listed.
 """
 
@@ -39,16 +39,16 @@ def main() -> None:
           f"{sum(len(code) for _, code, _ in students) / len(students) / 1024:.1f} KB of code each on average")
     works = [Work(student, code, frozenset({json.dumps({"code": cause, "got": {}})}) if cause else frozenset(),
                   frozenset({"forward", "add", "mul"})) for student, code, cause in students]
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     found = similar(works, starter_code())
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     tracemalloc.start()
     similar(works, starter_code())
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     listed = {frozenset((p["a"], p["b"])) for p in found["pairs"]}
     planted = {frozenset(pair) for pair in copied}
-    print(f"similarity pass: {seconds:.2f} s for {len(works)} submissions; peak memory {peak / 2**20:.1f} MB "
+    print(f"similarity pass: {seconds:.2f} s ({cpu:.2f} s of CPU) for {len(works)} submissions; peak memory {peak / 2**20:.1f} MB "
           f"(tracemalloc); {found['candidates']:,} candidate pairs compared of {len(works) * (len(works) - 1) // 2:,}; "
           f"{found['common_fingerprints']:,} fingerprints too common to index")
     print(f"listed {len(found['pairs']) + found['more_pairs']} pairs: {len(listed & planted)} of {len(planted)} "
