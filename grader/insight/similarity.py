@@ -32,8 +32,8 @@ from grader.insight.fingerprints import MAX_CHARS, fingerprints, lines_of
 from grader.result import Result
 
 STRUCTURE = 0.7
-"""Structure score from which a pair is listed (renamed, reordered, reformatted copies score near 1;
-independently written correct engines of the lesson at most about 0.55)."""
+"""Structure score from which a pair is listed (renamed, reordered, reformatted copies score 1; the
+project's independently written correct engines at most 0.29 against each other)."""
 MAYBE = 0.45
 """Structure score from which a pair is listed when its behaviour score is at least BEHAVIOUR too."""
 BEHAVIOUR = 0.6
