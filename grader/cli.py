@@ -39,14 +39,20 @@ COMMANDS = {
         (("--scheduler",), {"help": "address of a Dask scheduler to grade on (needs the [dask] extra)"}),
         (("--trusted-code",), {"action": "store_true",
                                "help": "grade even where student code cannot be isolated (only for code you trust)"}),
+        (("--previous",), {"type": Path, "metavar": "DIR",
+                           "help": "an earlier batch's --out folder: look for similar work among its students too"}),
+        (("--base",), {"type": Path, "metavar": "FILE",
+                       "help": "the lesson's own code (.py or .ipynb): never counted as similar work"}),
     ]),
     "template": ("grader.commands.template", "copy the student starter kit into DIR", [
         (("folder",), {"type": Path, "metavar": "DIR"}),
     ]),
-    "export": ("grader.gradescope.export", "build an autograder for another platform", [
-        (("target",), {"choices": ["gradescope"]}),
-        (("--out",), {"type": Path, "required": True, "help": "the zip to write"}),
+    "export": ("grader.commands.export", "build an autograder for another platform, or a class's reteach notebook", [
+        (("target",), {"choices": ["gradescope", "reteach"]}),
+        (("--out",), {"type": Path, "required": True, "help": "the file to write (a zip; for reteach, a .ipynb)"}),
         ASSIGNMENT,
+        (("--from",), {"dest": "graded", "type": Path, "metavar": "DIR",
+                       "help": "reteach: a graded batch's --out folder"}),
     ]),
     "selftest": ("grader.commands.selftest", "show that every check tells the reference from each sabotage", [
         ASSIGNMENT,

@@ -13,6 +13,8 @@ The layers, top to bottom:
   sandboxes a grading's checks talk to: checks/suite starts one).
 - render (beside): render/, which turns a result into text and HTML; it sits above the
   model only, and nothing below entry uses it.
+- insight (beside): insight/, what a class got wrong and which submissions look alike, from
+  results and code as data; it sits above the model only, and nothing below entry uses it.
 - model: what the layers above share: spec, result, programs, files, causes (the misconceptions),
   errors, text, fileio, secret, and the grader package itself (its version).
 - sandbox (beside): sandbox/ on the host; it knows errors and nothing else of the model.
@@ -32,6 +34,7 @@ LAYERS = {
     "grading": ("grader.grading", "grader.loading", "grader.notebooks", "grader.catalog"),
     "checks": ("grader.checks", "grader.sabotage", "grader.lanes"),
     "render": ("grader.render",),
+    "insight": ("grader.insight",),
     "model": ("grader.spec", "grader.result", "grader.programs", "grader.protocol", "grader.files", "grader.causes",
               "grader.errors",
               "grader.text", "grader.fileio", "grader.secret", "grader"),
@@ -41,10 +44,11 @@ LAYERS = {
 """Each layer's modules, by name or package prefix (the longest prefix decides)."""
 
 MAY_IMPORT = {
-    "entry": {"entry", "grading", "checks", "render", "model", "sandbox", "inside"},
+    "entry": {"entry", "grading", "checks", "render", "insight", "model", "sandbox", "inside"},
     "grading": {"grading", "checks", "model", "sandbox", "inside"},
     "checks": {"checks", "model", "sandbox", "inside"},
     "render": {"render", "model", "inside"},
+    "insight": {"insight", "model", "inside"},
     "model": {"model", "inside"},
     "sandbox": {"sandbox", "inside", "model"},
     "inside": {"inside"},

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from grader.batch.insight import WORK_FILE, class_insight
 from grader.batch.notes import Grouped, as_data
 from grader.fileio import atomic_write  # every batch output: whole, 0600, never through a link
 from grader.render import html
@@ -35,6 +36,8 @@ class Row:
     """Their files' folder, relative to the batch's output."""
     flags: list[str]
     """Imports worth an instructor's look (flags_for)."""
+    code: str = ""
+    """Their code (a notebook's code cells), for the similarity pass (grader/batch/insight.py)."""
 
 
 def flags_for(source: str) -> list[str]:
@@ -95,8 +98,11 @@ def class_data(rows: list[Row], assignment: Assignment, notes: tuple[Grouped, ..
 
 
 def write_class_outputs(out: Path, assignment: Assignment, rows: list[Row],
-                        notes: tuple[Grouped, ...]) -> None:
+                        notes: tuple[Grouped, ...], previous: Path | None = None, base: str | None = None) -> None:
     data = class_data(rows, assignment, notes)
+    insight, sources, work = class_insight([(r.student, r.result, r.code) for r in rows], previous, base)
+    data |= insight
     atomic_write(out / "grades.csv", gradebook(rows, [c.id for c in assignment.checks]))
     atomic_write(out / "summary.json", json.dumps(data, indent=2))
-    atomic_write(out / "index.html", html.class_report(data))
+    atomic_write(out / WORK_FILE, work)
+    atomic_write(out / "index.html", html.class_report(data, sources))

@@ -29,6 +29,7 @@ from grader import catalog, secret, spec
 from grader.batch.discover import Submission, discover
 from grader.batch.outputs import Row, atomic_write, flags_for, write_class_outputs
 from grader.batch.graders import Graders
+from grader.batch.insight import code_of, previous_works
 from grader.batch.notes import grouped
 from grader.batch.tasks import OUTPUTS, TaskOutcome, Task, checked, failed, fingerprint, host_id, time_limit, timed_out
 from grader.errors import BadResult, ExitCode, GradingProcessDied, SchedulerLost, UnfitWorker, UsageError
@@ -98,7 +99,7 @@ def _sha256(data: bytes) -> str:
 def _row(student: Student, result: Result, skipped: bool) -> Row:
     sub = student.submission
     return Row(sub.student, sub.late, result, skipped, sub.path.name, f"{STUDENTS}/{student.out.name}",
-               flags_for(student.source.decode("utf-8", "replace")))
+               flags_for(student.source.decode("utf-8", "replace")), code_of(sub.path.name, student.source))
 
 
 def _saved(out: Path) -> Result | None:
@@ -110,16 +111,21 @@ def _saved(out: Path) -> Result | None:
 
 
 def main(*, inputs: list[Path], out: Path, assignment: str, jobs: int, force: bool = False,
-         scheduler: str | None = None, trusted_code: bool = False) -> int:
+         scheduler: str | None = None, trusted_code: bool = False, previous: Path | None = None,
+         base: Path | None = None) -> int:
     """`grader batch`: every input must exist before anything is graded."""
-    missing = [str(p) for p in inputs if not p.exists()]
+    missing = [str(p) for p in inputs + [p for p in (base,) if p] if not p.exists()]
     if missing:
         raise UsageError(f"no such file or folder: {', '.join(missing)}")
-    return run_batch(inputs, out, assignment, jobs, force, scheduler, trusted=trusted_code)
+    if previous is not None:
+        previous_works(previous)  # an unreadable --previous stops the batch before anything is graded
+    return run_batch(inputs, out, assignment, jobs, force, scheduler, trusted=trusted_code, previous=previous,
+                     base=code_of(base.name, base.read_bytes()) if base else None)
 
 
 def run_batch(inputs: list[Path], out: Path, assignment: str, jobs: int, force: bool = False,
-              scheduler: str | None = None, trusted: bool = False) -> int:
+              scheduler: str | None = None, trusted: bool = False, previous: Path | None = None,
+              base: str | None = None) -> int:
     task_spec = catalog.load(assignment)  # fail early on an unknown assignment
     if not out.exists() and os.geteuid() == 0:
         out.mkdir(parents=True, mode=0o700)  # student code runs as other uids: the class's results stay root's
@@ -153,7 +159,7 @@ def run_batch(inputs: list[Path], out: Path, assignment: str, jobs: int, force: 
         print(f"\n{lost}: {len(rows)} of {len(students)} graded and saved; run the same command again (with a "
               "scheduler) to grade the rest", file=sys.stderr)
         return ExitCode.FAILED
-    write_class_outputs(out, task_spec, sorted(rows, key=lambda r: r.student), noted)
+    write_class_outputs(out, task_spec, sorted(rows, key=lambda r: r.student), noted, previous, base)
     failed = sum(r.result.status == "error" for r in rows)
     print(f"graded {len(rows)} submissions ({sum(r.skipped for r in rows)} unchanged since the last run, "
           f"{failed} could not be graded); gradebook: {out / 'grades.csv'}; class summary: {out / 'index.html'}")

@@ -69,13 +69,35 @@ def student_report(result: Result, source: str | None = None, title: str = "") -
     return ENV.get_template("student.html.j2").render(result=result, checks=checks, title=title or result.assignment)
 
 
-def class_report(data: dict[str, Any]) -> str:
-    """The instructor's class summary: histogram, checks by pass rate, students, errors, flags."""
+def class_report(data: dict[str, Any], sources: dict[str, str] | None = None) -> str:
+    """The instructor's class summary: misconceptions, histogram, checks by pass rate, students, errors, flags,
+    and the pairs of submissions worth a look, side by side (their code from sources, by student)."""
     histogram = data["histogram"]
     tallest = max(histogram) or 1
     bars = [{"x": 40 + i * 52, "height": 160 * n / tallest, "count": n, "label": f"{i * 10}–{i * 10 + 10}"}
             for i, n in enumerate(histogram)]
-    return ENV.get_template("class.html.j2").render(data=data, bars=bars)
+    views = [_side_by_side(pair, sources or {}) for pair in data.get("similarity", {}).get("pairs", [])[:VIEWS]]
+    return ENV.get_template("class.html.j2").render(data=data, bars=bars, views=views)
+
+
+VIEWS = 50
+"""Most pairs shown side by side (the rest are listed with their scores)."""
+VIEW_LINES = 600
+"""Most lines of each file shown side by side."""
+
+
+def _side_by_side(pair: dict[str, Any], sources: dict[str, str]) -> dict[str, Any]:
+    """Both files' lines, each marked when it is in a region the two share."""
+    sides = []
+    for side in ("a", "b"):
+        key = f"previous:{pair[side]}" if pair.get(f"{side}_previous") else pair[side]
+        lines = sources.get(key, "").splitlines()
+        marked = {n for first, last in pair[f"{side}_lines"] for n in range(first, last + 1)}
+        sides.append({"name": pair[side] + (" (previous term)" if pair.get(f"{side}_previous") else ""),
+                      "lines": [{"number": n, "text": text, "marked": n in marked}
+                                for n, text in enumerate(lines[:VIEW_LINES], 1)],
+                      "more": max(0, len(lines) - VIEW_LINES)})
+    return {"pair": pair, "sides": sides}
 
 
 def write(path: Path, html: str) -> Path:

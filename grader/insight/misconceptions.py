@@ -1,0 +1,114 @@
+"""What the class got wrong, counted by misconception rather than by check.
+
+An instructor preparing the next lecture wants "7 students: `=` for `+=` (5 in __mul__, 2 in
+__add__)", not "accumulate 9/15". Every graded check that failed from a recognised cause carries
+the cause's id (grader/causes.py, the same source as the students' feedback); a student is counted
+once per cause, however many checks failed from it. `=` for `+=` is one misconception whichever
+rule it is in, so its causes are counted together and then by method. Each misconception comes with
+the smallest case the class's own engines failed on, for the instructor to show. Checks worth no
+points (deep_graph, advisory) are kept apart and never head the list; students whose pointed checks
+failed with no recognised cause at all are counted by check.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from grader.causes import CAUSES
+from grader.result import Result
+
+FAMILIES = {"assign_in_": "`=` for `+=` in a backward: a value used twice keeps only one path's gradient"}
+"""Causes counted as one misconception, by id prefix, with the family's words."""
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One student's check failing from one cause, with its smallest case."""
+
+    student: str
+    cause: str
+    check: str
+    counterexample: dict[str, Any] | None
+
+
+def family(cause: str) -> str:
+    return next((prefix.rstrip("_") for prefix in FAMILIES if cause.startswith(prefix)), cause)
+
+
+def _seen(students: list[tuple[str, Result]]) -> list[Seen]:
+    seen = []
+    for student, result in students:
+        if result.status != "graded":
+            continue
+        for check in result.checks:
+            if check.status in ("failed", "error") and check.cause in CAUSES and check.max_score > 0:
+                example = asdict(check.counterexample) if check.counterexample else None
+                seen.append(Seen(student, check.cause, check.id, example))
+    return seen
+
+
+def _smallest(seen: list[Seen]) -> dict[str, Any] | None:
+    """The shortest case among them (by lines, then characters; the first found on a tie), with its check."""
+    cases = [s for s in seen if s.counterexample]
+    if not cases:
+        return None
+    best = min(cases, key=lambda s: (s.counterexample["code"].count("\n"), len(s.counterexample["code"])))
+    return {"check": best.check, **best.counterexample}
+
+
+def _entry(key: str, seen: list[Seen]) -> dict[str, Any]:
+    students = sorted({s.student for s in seen})
+    parts = []
+    for cause in sorted({s.cause for s in seen}):
+        mine = [s for s in seen if s.cause == cause]
+        parts.append({"cause": cause, "method": CAUSES[cause].method, "words": CAUSES[cause].sentence,
+                      "count": len({s.student for s in mine}), "students": sorted({s.student for s in mine}),
+                      "counterexample": _smallest(mine)})
+    parts.sort(key=lambda p: (-p["count"], p["cause"]))
+    words = next((w for prefix, w in FAMILIES.items() if key == prefix.rstrip("_")), None) or CAUSES[key].sentence
+    return {"id": key, "words": words, "count": len(students), "students": students,
+            "checks": sorted({s.check for s in seen}), "parts": parts, "counterexample": _smallest(seen)}
+
+
+def tally(students: list[tuple[str, Result]]) -> dict[str, Any]:
+    """summary.json's class insight: `misconceptions` (most students first, each counted once per student),
+    `unexplained` (students with a pointed check failed and no recognised cause, by check) and `advisory`
+    (checks worth no points, by check)."""
+    seen = _seen(students)
+    by_family: dict[str, list[Seen]] = {}
+    for s in seen:
+        by_family.setdefault(family(s.cause), []).append(s)
+    misconceptions = sorted((_entry(key, members) for key, members in by_family.items()),
+                            key=lambda e: (-e["count"], e["id"]))
+    misconceptions = [{**e, "headline": headline(e)} for e in misconceptions]
+    unexplained: dict[str, set[str]] = {}
+    explained = {s.student for s in seen}
+    advisory: dict[str, dict[str, Any]] = {}
+    for student, result in students:
+        if result.status != "graded":
+            continue
+        for check in result.checks:
+            if check.status not in ("failed", "error"):
+                continue
+            if check.max_score == 0:
+                entry = advisory.setdefault(check.id, {"check": check.id, "title": check.title, "students": set()})
+                entry["students"].add(student)
+            elif student not in explained:
+                unexplained.setdefault(check.id, set()).add(student)
+    return {
+        "misconceptions": misconceptions,
+        "unexplained": [{"check": c, "count": len(s), "students": sorted(s)}
+                        for c, s in sorted(unexplained.items(), key=lambda i: (-len(i[1]), i[0]))],
+        "advisory": [{**e, "count": len(e["students"]), "students": sorted(e["students"])}
+                     for _, e in sorted(advisory.items())],
+    }
+
+
+def headline(entry: dict[str, Any]) -> str:
+    """One line for a misconception: '3 students: `=` for `+=` ... (2 in __mul__, 1 in __add__)'."""
+    noun = "student" if entry["count"] == 1 else "students"
+    split = ""
+    if len(entry["parts"]) > 1 or entry["id"] != entry["parts"][0]["cause"]:
+        split = " (" + ", ".join(f"{p['count']} in {p['method'] or p['cause']}" for p in entry["parts"]) + ")"
+    return f"{entry['count']} {noun}: {entry['words']}{split}"

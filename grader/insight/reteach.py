@@ -1,0 +1,70 @@
+"""A notebook for the next lecture: one section per misconception the class held, most common first.
+
+Each section says the misconception in the lesson's words (grader/causes.py, as the students read
+it), how many students held it, and shows the smallest case the class's own engines failed on, with
+the numbers the lesson's engine gives and those a student's engine gave; a cell runs the case on the
+lesson's engine (the grader's reference, in the notebook's first cell), so it opens and runs top to
+bottom in Jupyter. No student is named: the cases are the grader's own expressions, and only counts
+are said.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+KERNEL = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+
+
+def notebook(summary: dict[str, Any], engine: str) -> nbformat.NotebookNode:
+    """The reteach notebook from a batch's summary.json and the lesson's engine's code (Value, Neuron...)."""
+    misconceptions = summary.get("misconceptions", [])
+    graded = sum(s.get("status") == "graded" for s in summary.get("students", []))
+    title = summary.get("title") or summary.get("assignment", "")
+    cells = [new_markdown_cell(
+        f"# Reteach: what the class got wrong in *{title}*\n\n"
+        f"{graded} submissions graded; {len(misconceptions)} misconceptions recognised, the most common first. "
+        "Each section shows the smallest case the class's own engines failed on, run on the lesson's engine. "
+        "Run the first cell, then any section."),
+        new_code_cell("# The lesson's engine: Value, and the Neuron built on it.\n" + engine.strip())]
+    for number, entry in enumerate(misconceptions, 1):
+        cells += _section(number, entry, graded)
+    if not misconceptions:
+        cells.append(new_markdown_cell("No misconception was recognised in this class's failing checks."))
+    return new_notebook(cells=cells, metadata={"kernelspec": KERNEL, "language_info": {"name": "python"}})
+
+
+def _section(number: int, entry: dict[str, Any], graded: int) -> list:
+    share = f"{entry['count']} of {graded} students" if graded else f"{entry['count']} students"
+    text = [f"## {number}. {entry['words']}", "", f"**{share}.** Checks that failed from it: "
+            f"{', '.join(f'`{c}`' for c in entry['checks'])}."]
+    if len(entry["parts"]) > 1 or entry["parts"][0]["cause"] != entry["id"]:
+        text += ["", "Where: " + ", ".join(f"{p['count']} in `{p['method'] or p['cause']}`" for p in entry["parts"])
+                 + "."]
+    text += ["", f"The rule, as the students' feedback puts it: {entry['parts'][0]['words']}."]
+    case = entry.get("counterexample")
+    if not case:
+        return [new_markdown_cell("\n".join(text))]
+    rows = [f"| `{name}` | {_number(value)} | {_number(case['got'].get(name, '-'))} |"
+            for name, value in case["expected"].items()]
+    text += ["", f"The smallest case the class's engines failed on (from the `{case['check']}` check):", "",
+             "| | the lesson's engine | a student's engine |", "|---|---|---|", *rows]
+    return [new_markdown_cell("\n".join(text)), new_code_cell(_runnable(case))]
+
+
+def _runnable(case: dict[str, Any]) -> str:
+    """The case's code, then a print of every named value that is an expression (`a.grad`)."""
+    shown = []
+    for name in case["expected"]:
+        try:
+            compile(name, "<name>", "eval")
+        except SyntaxError:
+            continue
+        shown.append(f"print({name!r}, '=', {name})")
+    return "\n".join([case["code"].rstrip(), *shown])
+
+
+def _number(value: Any) -> str:
+    return f"{value:.6g}" if isinstance(value, float) else str(value).replace("|", "\\|")
