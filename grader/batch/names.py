@@ -10,7 +10,7 @@ import re
 from typing import Any, Callable
 
 from grader import text
-from grader.files import MODULE
+from grader.files import MODULE, TESTS
 
 SUFFIXES_TO_DROP = (f"_{MODULE}", f"-{MODULE}", "_micrograd", "-micrograd")
 SAFE_ID = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -74,7 +74,7 @@ def settle_by_lms_id(entries: list, note: Callable[[str, str, str], None]) -> An
         problems = [e for e in entries if e.problem]
         chosen = problems[-1] if problems else tests[-1] if tests else None
         if chosen and not chosen.problem:
-            chosen.problem = "only their tests (test_micrograd.py) were found, no engine to grade"
+            chosen.problem = f"only their tests ({TESTS}) were found, no engine to grade"
             chosen.main_label = chosen.tests_label
         return chosen
     chosen = mains[-1]
