@@ -39,14 +39,20 @@ COMMANDS = {
         (("--scheduler",), {"help": "address of a Dask scheduler to grade on (needs the [dask] extra)"}),
         (("--trusted-code",), {"action": "store_true",
                                "help": "grade even where student code cannot be isolated (only for code you trust)"}),
+        (("--roster",), {"type": Path, "help": "the LMS's class list (Canvas gradebook export, Moodle grading "
+                                               "worksheet, Gradescope roster): every student on it gets a row"}),
     ]),
     "template": ("grader.commands.template", "copy the student starter kit into DIR", [
         (("folder",), {"type": Path, "metavar": "DIR"}),
     ]),
-    "export": ("grader.gradescope.export", "build an autograder for another platform", [
-        (("target",), {"choices": ["gradescope"]}),
-        (("--out",), {"type": Path, "required": True, "help": "the zip to write"}),
+    "export": ("grader.lms.export", "build an autograder for Gradescope, or give a graded class back to its LMS", [
+        (("target",), {"choices": ["gradescope", "canvas", "moodle", "gradescope-csv", "feedback"]}),
+        (("--out",), {"type": Path, "required": True, "help": "the file to write"}),
         ASSIGNMENT,
+        (("--from",), {"dest": "graded", "type": Path, "metavar": "DIR", "help": "a graded batch's --out folder"}),
+        (("--roster",), {"type": Path, "help": "the LMS's class list (its gradebook export or grading worksheet)"}),
+        (("--column",), {"help": "canvas: the assignment's column, as Canvas names it ('Title (id)')"}),
+        (("--percent",), {"action": "store_true", "help": "canvas: grades as percentages, not points"}),
     ]),
     "selftest": ("grader.commands.selftest", "show that every check tells the reference from each sabotage", [
         ASSIGNMENT,

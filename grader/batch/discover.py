@@ -193,7 +193,7 @@ class _Discovery:
                 if root:
                     self.student(root, where, entry.name, depth + 1)
                 else:
-                    self.unreadable(entry.name, where, depth + 1, "its zip cannot be read")
+                    self.unreadable(entry.name, where, depth + 1, f"{entry.name} is not a readable zip")
             elif path.suffix in GRADED and entry.stat(follow_symlinks=False).st_size > self.limits.member_bytes:
                 self.unreadable(entry.name, where, depth + 1,
                                 f"{_own_name(entry.name)} is larger than {archives.size_text(self.limits.member_bytes)}")

@@ -10,7 +10,7 @@ import re
 from typing import Any, Callable
 
 from grader import text
-from grader.files import MODULE, TESTS
+from grader.files import MODULE, TESTS_FILE as TESTS
 
 SUFFIXES_TO_DROP = (f"_{MODULE}", f"-{MODULE}", "_micrograd", "-micrograd")
 SAFE_ID = re.compile(r"[^A-Za-z0-9_.-]+")
