@@ -1,34 +1,24 @@
 """Find the submissions in folders and zips, and tell which student each belongs to.
 
 A class folder may hold anything a student chose to upload, so nothing in it is trusted
-beyond the names the LMS gave:
+beyond the names the LMS gave (the rules in full: docs/batch.md):
 
-- Folders and zips named on the command line are the class's containers, walked folder by
-  folder. In a container, a `.py` file or notebook is one student's submission, named by
-  its file name (Canvas: `lastfirst[_late]_<userid>_<submissionid>_<file>`; Moodle:
-  `Full Name_<participant id>_assignsubmission_file_<file>`); a zip is one student's own zip,
-  named by the zip's name; a folder named like a Canvas file or a Moodle participant's
-  folder, a Gradescope export's `submission_<id>` (named in its submission_metadata.yml), or
-  a folder holding micrograd_mine.py, test_micrograd.py or a single notebook, is one student's
-  folder, named by the folder's name (grader/lms/identity.py reads each LMS's names). A container holding such a folder is a folder of per-student
-  folders: every folder in it is one student's, whole, whatever it holds (a student cannot
-  make their folder a section holding "classmates"). Only in a container holding no
-  student's folder is a folder a container too (sections, groups).
-- Everything inside a student's own zip or folder belongs to that student, whatever the
-  files inside are called: their submission is micrograd_mine.py, else the only notebook,
-  else the only other .py file (the shallowest first when there are several, with a note),
-  and their tests the test_micrograd.py beside it.
-- A student with several submissions: Canvas's submission ids decide (the highest is the
-  newest), never file dates, which whoever made a zip controls. Two students the LMS tells
-  apart who share a name are `leejohn_11111` and `leejohn_22222` (name and LMS user id).
-  Submissions no LMS id can tell apart are all graded, as `alice`, `alice-2`..., the
-  shallowest first: a deeper entry never takes an id from a shallower claimant.
-- Every student something was found for is in Found: graded (`submissions`), or not
-  gradable, with the reason (`missing`: only their tests, a notebook over the size limit, a
-  zip that cannot be read), so that no one is only a note.
-- Symbolic links are never followed, on disk or in zips; zips are extracted with bounded
-  sizes (grader.batch.archives); hidden files and system folders are left out. Every file
-  left out gets a note, of a kind and about a student (grader.batch.notes counts them).
+- Folders and zips named on the command line are the class's containers. In a container, a
+  `.py` file or notebook is one student's, named by its file name; a zip is one student's
+  own; a folder is one student's when an LMS named it (grader/lms/identity.py reads Canvas,
+  Moodle and Gradescope names) or it holds micrograd_mine.py, test_micrograd.py or a single
+  notebook, and then every folder beside it is one student's, whole (a student cannot make
+  their folder a section holding "classmates"). Otherwise a folder is a container too.
+- Everything inside a student's own zip or folder is theirs: their submission is
+  micrograd_mine.py, else the only notebook, else the only other .py file (the shallowest
+  first, with a note), and their tests the test_micrograd.py beside it.
+- Of one LMS user's submissions the highest LMS id is the newest (file dates are never
+  used); namesakes the LMS tells apart are `name_userid`; work nothing tells apart is
+  graded as `alice`, `alice-2`..., the shallowest claimant keeping the name.
+- Every student something was found for is in Found: graded, or `missing` with the reason
+  (only tests, a file over the size limit, a zip that cannot be read), never only a note.
+- Links are never followed; zips are extracted with bounded sizes (grader.batch.archives);
+  every file left out gets a note, of a kind and about a student (grader.batch.notes).
 
 Each submission chosen is copied into the staging folder, alone with its tests, so grading
 reads only that student's own bytes.
@@ -43,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.batch import archives
+from grader.batch.found import Found, Missing, Submission
 from grader.batch.names import one_per_student, plain_name, printable, safe_id
 from grader.batch.notes import Note, listed
 from grader.files import MODULE_FILE, TESTS_FILE
@@ -54,42 +45,6 @@ MODULE = MODULE_FILE
 TESTS = TESTS_FILE
 GRADED = (".py", ".ipynb")
 MAX_DEPTH = 40
-
-
-@dataclass(frozen=True)
-class Submission:
-    student: str
-    """A safe id: letters, digits and `_.-`, never starting with '.', unique in the batch."""
-    path: Path
-    """The .py file or notebook to grade (a copy in the staging folder, under its own name)."""
-    tests: Path | None
-    late: bool = False
-    source: str = ""
-    """Where it came from, relative to the input named on the command line (for notes)."""
-    lms_id: int | None = None
-    """The LMS's submission id, when its name carried one."""
-    identity: Identity | None = None
-    """Who the student is in the LMS the work came from (grader/lms/identity.py)."""
-
-
-@dataclass(frozen=True)
-class Missing:
-    """A student something was found for that cannot be graded, and why (a row, never only a note)."""
-
-    student: str
-    identity: Identity
-    reason: str
-    source: str = ""
-
-
-@dataclass(frozen=True)
-class Found:
-    submissions: tuple[Submission, ...]
-    notes: tuple[Note, ...]
-    """What the instructor should know: files left out and why, duplicates, renamed ids (one note per
-    file: grader.batch.notes.grouped counts them per student for display)."""
-    missing: tuple[Missing, ...] = ()
-    """The students found whose work cannot be graded, each with the reason."""
 
 
 def discover(inputs: list[Path], staging: Path, limits: archives.ArchiveLimits = archives.ArchiveLimits()) -> Found:
