@@ -20,6 +20,8 @@ from grader.batch.discover import discover
 from grader.errors import SpecError, UsageError
 from grader.lms import export, late, roster
 from grader.lms.identity import Identity
+from grader.render import html
+from grader.result import Result, SubmissionError
 
 LMS = HERE / "fixtures" / "lms"
 ENGINE = CORRECT_ENGINES[0].read_text()
@@ -181,6 +183,34 @@ def test_feedback_names_are_the_lms_own():
     moodle = {"student": "Olivia_Clark", "lms": {"lms": "moodle", "name": "Olivia Clark", "user_id": "881234"}}
     assert export.feedback_name(moodle) == "Olivia Clark_881234_assignsubmission_file_feedback.html"
     assert export.feedback_name({"student": "alice", "lms": None}) == "alice/feedback.html"
+
+
+def test_feedback_zip_is_student_safe(tmp_path):
+    """A report is given back as the student saw it; where the grader itself failed, without its trace."""
+    out = _graded(tmp_path, [("alice", "plain", "", 0.0, "error")])
+    folder = out / "students" / "alice"
+    folder.mkdir(parents=True)
+    crash = Result("alice.py", None, "micrograd", "0", "error",
+                   SubmissionError("crash", "the grader failed on this submission:\nTraceback (most recent call last)"),
+                   0.0, 20.0, 0.1, ())
+    (folder / "result.json").write_text(json.dumps(crash.to_dict()))
+    (folder / "report.html").write_text(html.student_report(crash))
+    (out / "summary.json").write_text(json.dumps({"students": [{"student": "alice", "folder": "students/alice",
+                                                                "lms": None}]}))
+    assert export.main(target="feedback", out=tmp_path / "f.zip", assignment="micrograd", graded=out) == 0
+    with zipfile.ZipFile(tmp_path / "f.zip") as zf:
+        text = zf.read("alice/feedback.html").decode()
+    assert export.CRASH_TEXT in text and "Traceback" not in text
+
+
+def test_a_roster_that_is_none_is_refused_in_one_line(tmp_path):
+    (tmp_path / "class").mkdir()
+    (tmp_path / "class" / "alice.py").write_text(ENGINE)
+    (tmp_path / "notes.csv").write_text("a,b\n1,2\n")
+    run = subprocess.run([sys.executable, "-m", "grader.cli", "batch", str(tmp_path / "class"), "--out",
+                          str(tmp_path / "out"), "--roster", str(tmp_path / "notes.csv")], capture_output=True, text=True)
+    assert run.returncode == 2 and "is not a roster this grader reads" in run.stderr and "Traceback" not in run.stderr
+    assert not (tmp_path / "out" / "grades.csv").exists()
 
 
 def _policy(text: str) -> spec.LatePolicy:
