@@ -118,7 +118,7 @@ def _graded(tmp_path: Path, rows: list[tuple[str, str, str, float, str]], max_sc
     """A graded --out folder's gradebook and summary, as a batch writes them: (student, lms, user id, score,
     status)."""
     out = tmp_path / "out"
-    out.mkdir()
+    out.mkdir(parents=True)
     with open(out / "grades.csv", "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["student", "score", "max_score", "status", "late", "lms", "lms_user_id", "submission_id",
@@ -143,6 +143,10 @@ def test_canvas_import_file_matches_canvas_format(tmp_path):
         '"Clark, Olivia",11111,S0011111,oclark,Section 01,7.75\n'
         '"Lee, John",22222,S0022222,jlee,Section 01,0.00\n'
         '"Lee, John",33333,S0033333,jlee2,Section 02,0.00\n')
+    other_course = _graded(tmp_path / "other", [("zed", "canvas", "77777", 20.0, "graded")])
+    with pytest.raises(UsageError, match="none of the 1 students graded"):  # never an import of zeros
+        export.main(target="canvas", out=target, assignment="micrograd", graded=other_course,
+                    roster=LMS / "canvas_gradebook.csv", column="Micrograd engine (4401)")
     with pytest.raises(UsageError, match="2 assignment columns"):  # which column is ours: never guessed
         export.main(target="canvas", out=target, assignment="micrograd", graded=out,
                     roster=LMS / "canvas_gradebook.csv")

@@ -25,6 +25,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import sys
 import zipfile
 from dataclasses import replace
 from pathlib import Path
@@ -63,6 +64,8 @@ def main(*, target: str, out: Path, assignment: str, graded: Path | None = None,
                          f"({'the gradebook export CSV' if target == 'canvas' else 'the grading worksheet'})"
                          + (f"; {roster} is a {class_list.lms} roster" if class_list else ""))
     max_score = catalog.load(assignment).max_score if not rows else float(next(iter(rows.values()))["max_score"])
+    if class_list is not None:
+        _check_join(class_list, rows, graded)
     if target == "canvas":
         text = canvas(class_list, rows, max_score, column, percent)
     elif target == "moodle":
@@ -72,6 +75,24 @@ def main(*, target: str, out: Path, assignment: str, graded: Path | None = None,
     atomic_write(out, text)
     print(f"{target} grades written to {out}")
     return 0
+
+
+def _check_join(class_list: rosters.Roster, rows: dict, graded: Path) -> None:
+    """Refuse a roster that shares no student with the gradebook (another course, another LMS): every grade
+    would be 0; otherwise say who is in one and not the other."""
+    ids = {s.user_id for s in class_list.students}
+    graded_ids = {key for key, row in rows.items() if row.get("status") != "no_submission"}
+    if graded_ids and not graded_ids & ids:
+        raise UsageError(f"none of the {len(graded_ids)} students graded in {graded} is on the roster "
+                         f"{class_list.path} ({class_list.lms} ids): is it the same course and LMS?")
+    left_out = sorted(rows[key]["student"] for key in graded_ids - ids)
+    if left_out:
+        print(f"note: {len(left_out)} graded students are not on the roster, so not in the import: "
+              + ", ".join(left_out[:10]) + (" ..." if len(left_out) > 10 else ""), file=sys.stderr)
+    absent = sum(s.user_id not in graded_ids for s in class_list.students)
+    if absent:
+        print(f"note: {absent} of the roster's {len(ids)} students have no grade of their own: 0 for each",
+              file=sys.stderr)
 
 
 def gradebook(graded: Path) -> dict[str, dict[str, str]]:
