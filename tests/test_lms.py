@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 
 from conftest import CORRECT_ENGINES, HERE
-from grader import spec
+from grader import catalog, spec
+from grader.batch.everyone import everyone
+from grader.batch.outputs import Row
 from grader.batch.discover import discover
 from grader.errors import SpecError, UsageError
 from grader.lms import export, late, roster
@@ -69,7 +71,7 @@ def test_gradescope_export_folder(tmp_path):
     """A Gradescope export's submission_<id> folders are named by submission_metadata.yml: name, SID, email,
     submission time; the metadata file is read, not left out with a note."""
     export_dir = tmp_path / "assignment_777_export"
-    for sub in ("submission_150001", "submission_150002"):
+    for sub in ("submission_150001", "submission_150002", "submission_150003"):
         (export_dir / sub).mkdir(parents=True)
         (export_dir / sub / "engine.py").write_text(ENGINE)
     shutil.copy(LMS / "submission_metadata.yml", export_dir)
@@ -79,6 +81,18 @@ def test_gradescope_export_folder(tmp_path):
                                            submitted_at="2026-03-02T00:30:12.123456+00:00")
     assert who["John_Lee"].submitted_at == "2026-03-01T22:05:00-08:00"
     assert not any("submission_metadata" in n.text for n in found.notes)
+    # a group submission: the first submitter's, and every other member gets the group's grade
+    assert [m.user_id for m in who["Ada_Byron"].group] == ["1004"]
+    graded = Result("engine.py", "0" * 64, "micrograd", "0", "graded", None, 17.0, 20.0, 1.0, ())
+    rows = [Row(s.student, False, graded, False, "engine.py", f"students/{s.student}", [], s.identity)
+            for s in found.submissions]
+    class_list = roster.read(LMS / "gradescope_roster.csv")
+    everyone_rows = everyone(rows, found.missing, class_list, tmp_path / "out" / "students", catalog.load("micrograd"))
+    by_id = {r.identity.user_id: r for r in everyone_rows}
+    assert set(by_id) == {"1001", "1002", "1003", "1004", "1005"}
+    assert by_id["1004"].student == "Alan_Turing" and by_id["1004"].score == 17.0
+    assert by_id["1004"].folder == "students/Ada_Byron" and "Ada_Byron's group" in by_id["1004"].reason
+    assert by_id["1005"].shown_status == "no_submission" and by_id["1005"].score == 0.0
 
 
 def test_students_found_but_not_gradable_are_kept_with_the_reason(tmp_path):
@@ -109,7 +123,8 @@ def test_rosters_of_each_lms():
     assert moodle.lms == "moodle" and [(s.user_id, s.name) for s in moodle.students] == \
         [("881234", "Olivia Clark"), ("881235", "John Lee")]
     gradescope = roster.read(LMS / "gradescope_roster.csv")
-    assert gradescope.lms == "gradescope" and [s.user_id for s in gradescope.students] == ["1001", "1002"]
+    assert gradescope.lms == "gradescope" and [s.user_id for s in gradescope.students] == \
+        ["1001", "1002", "1003", "1004", "1005"]  # the TA is not a student
     with pytest.raises(UsageError, match="not a roster"):
         roster.read(LMS / "submission_metadata.yml")
 
@@ -175,7 +190,10 @@ def test_gradescope_csv(tmp_path):
                 roster=LMS / "gradescope_roster.csv")
     assert target.read_text() == ("Name,SID,Email,Score,Max Points,Status\n"
                                   "Olivia Clark,1001,olivia.clark@example.edu,12.0,20.0,graded\n"
-                                  "John Lee,1002,john.lee@example.edu,0.0,,no_submission\n")
+                                  "John Lee,1002,john.lee@example.edu,0.0,,no_submission\n"
+                                  "Ada Byron,1003,ada.byron@example.edu,0.0,,no_submission\n"
+                                  "Alan Turing,1004,alan.turing@example.edu,0.0,,no_submission\n"
+                                  "Grace Hopper,1005,grace.hopper@example.edu,0.0,,no_submission\n")
 
 
 def test_feedback_names_are_the_lms_own():

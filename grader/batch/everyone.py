@@ -5,7 +5,8 @@ LMS by hand cannot tell "did not submit" from "the grader lost them". So a stude
 work cannot be graded (only their tests, a notebook over the size limit, a zip that cannot
 be read) gets a row with status `error`, 0 points and the reason, and their own
 result.json and report.html saying what was found and what to hand in; and every student
-on the roster nothing was found for gets a row with status `no_submission` and 0. Work
+on the roster nothing was found for gets a row with status `no_submission` and 0. Each other member of a group
+submission (Gradescope's other submitters) gets a row with the group's grade. Work
 from a plain folder that the roster names (by login, SIS id or email) takes the roster's
 LMS id, so that the export can give it back; work the roster does not name keeps its row,
 and a note says so.
@@ -19,7 +20,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from grader import __version__
-from grader.batch.discover import Missing
+from grader.batch.found import Missing
+from grader.batch.names import safe_id
 from grader.batch.outputs import Row, atomic_write
 from grader.files import GRADESCOPE_FILE, REPORT_FILE, RESULT_FILE
 from grader.gradescope.results import results
@@ -36,6 +38,7 @@ def everyone(rows: list[Row], missing: tuple[Missing, ...], roster: Roster | Non
     """The graded rows, a row for each student found but not gradable, and, with a roster, one for each
     roster student nothing was found for; `students` is the folder of the students' own folders."""
     rows = list(rows)
+    rows += _group_members(rows)
     for m in missing:
         result = _error(assignment, m.reason, m.source or m.student)
         folder = students / m.student
@@ -72,6 +75,21 @@ def everyone(rows: list[Row], missing: tuple[Missing, ...], roster: Roster | Non
         rows.append(Row(sid, False, _error(assignment, why, sid, "not_found"), False, "", "", [], student.identity(),
                         status=NO_SUBMISSION, reason="no submission"))
     return rows
+
+
+def _group_members(rows: list[Row]) -> list[Row]:
+    """A row for each other member of a group submission (Gradescope's other submitters): the group's grade."""
+    taken = {r.student.lower() for r in rows}
+    extra = []
+    for row in rows:
+        for member in row.identity.group if row.identity else ():
+            sid = safe_id(member.name) or f"gradescope-{safe_id(member.user_id)}"
+            if sid.lower() in taken:
+                sid = f"{sid}_{safe_id(member.user_id)}"
+            taken.add(sid.lower())
+            extra.append(replace(row, student=sid, identity=member,
+                                 reason=row.reason or f"graded with {row.student}'s group submission"))
+    return extra
 
 
 def _error(assignment: Assignment, why: str, name: str, kind: str | None = None) -> Result:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from typing import Any, Callable
 
 from grader import text
@@ -37,8 +38,10 @@ def plain_name(filename: str) -> tuple[str, str | None]:
 
 
 def safe_id(name: str) -> str:
-    """A name as an id: letters, digits and `_.-` (anything else becomes `_`), never starting with '.' or '-'."""
-    return SAFE_ID.sub("_", name).strip("._-")
+    """A name as an id: letters, digits and `_.-` (accents dropped, anything else becomes `_`), never starting
+    with '.' or '-'."""
+    ascii_name = "".join(c for c in unicodedata.normalize("NFKD", name) if not unicodedata.combining(c))
+    return SAFE_ID.sub("_", ascii_name).strip("._-")
 
 
 def one_per_student(entries: list, note: Callable[[str, str, str], None]) -> list[tuple[Any, str]]:

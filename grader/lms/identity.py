@@ -48,6 +48,8 @@ class Identity:
     """The LMS marked the submission late (Canvas's `_late`)."""
     submitted_at: str = ""
     """When the LMS says it was submitted (ISO 8601, with its offset), if it says."""
+    group: tuple[Identity, ...] = ()
+    """The other members of a group submission (Gradescope's other submitters): each gets the grade too."""
 
     @property
     def sort_key(self) -> int:
@@ -91,7 +93,7 @@ def gradescope(folder: Path) -> dict[str, Identity] | None:
 
     submission_metadata.yml (Ruby symbols as keys, as Gradescope writes it):
     `submission_<id>: {":submitters": [{":name", ":sid", ":email"}...], ":created_at": <time>, ...}`.
-    A group submission is keyed by its first submitter (the others are named in `name`)."""
+    A group submission is its first submitter's, with the others in `group`."""
     path = folder / GRADESCOPE_METADATA
     if path.is_symlink() or not path.is_file():
         return None
@@ -114,12 +116,16 @@ def gradescope(folder: Path) -> dict[str, Identity] | None:
         people = [s for s in submitters if isinstance(s, dict)]
         if not people:
             continue
-        first = people[0]
-        sid, email = _text(first.get(":sid")), _text(first.get(":email"))
-        names = " & ".join(_text(p.get(":name")) for p in people)
-        found[str(key)] = Identity("gradescope", names, sid or email, match["sid"], email,
-                                   submitted_at=_time(entry.get(":created_at")))
+        when = _time(entry.get(":created_at"))
+        first, *others = [_submitter(p, match["sid"], when) for p in people]
+        found[str(key)] = Identity(first.lms, first.name, first.user_id, first.submission_id, first.email,
+                                   submitted_at=when, group=tuple(others))
     return found
+
+
+def _submitter(person: dict, submission: str, when: str) -> Identity:
+    sid, email = _text(person.get(":sid")), _text(person.get(":email"))
+    return Identity("gradescope", _text(person.get(":name")), sid or email, submission, email, submitted_at=when)
 
 
 def _text(value) -> str:
