@@ -106,7 +106,7 @@ def test_students_found_but_not_gradable_are_kept_with_the_reason(tmp_path):
     (cls / "tom" / "test_micrograd.py").write_text("def test_x(): pass\n")
     found = discover([cls], tmp_path / "s")
     missing = {m.student: (m.identity.user_id, m.reason) for m in found.missing}
-    assert missing["clarkolivia"][0] == "11111" and "only their tests" in missing["clarkolivia"][1]
+    assert missing["clarkolivia"][0] == "11111" and "only test_micrograd.py was found" in missing["clarkolivia"][1]
     assert "bigben_44444_50004_micrograd.ipynb is larger than 20 MB" in missing["bigben"][1]
     assert "not a readable zip" in missing["zed"][1] and missing["zed"][0] == "55555"
     assert "only test_micrograd.py was found" in missing["tom"][1]
@@ -304,8 +304,10 @@ def test_a_canvas_class_round_trip(tmp_path):
     graded = {r["lms_user_id"]: r for r in csv.DictReader(open(out / "grades.csv", newline=""))}
     assert len(graded) == 25 and set(graded) == {uid for _, _, uid in names}
     assert graded["22222"]["student"] == "leejohn_22222" and graded["33333"]["student"] == "leejohn_33333"
-    assert graded["11111"]["status"] == "error" and "only their tests" in graded["11111"]["reason"]
+    assert graded["11111"]["status"] == "error" and "only test_micrograd.py was found" in graded["11111"]["reason"]
     assert graded["44444"]["status"] == "error" and "larger than 20 MB" in graded["44444"]["reason"]
+    big = (out / "students" / graded["44444"]["student"] / "report.html").read_text()
+    assert "larger than 20 MB: nothing could be graded" in big and "clear every output" in big  # what to do
     assert graded["10020"]["status"] == "no_submission" and graded["10020"]["score"] == "0.0"
     first = graded["10000"]
     assert (first["late"], first["raw_score"], first["late_penalty"], first["score"]) == ("yes", "10.0", "1.0", "9.0")

@@ -2,7 +2,7 @@
 
 A gradebook with fewer rows than the class hides students: an instructor joining it to the
 LMS by hand cannot tell "did not submit" from "the grader lost them". So a student whose
-work cannot be graded (only their tests, a notebook over the size limit, a zip that cannot
+work cannot be graded (only tests, a notebook over the size limit, a zip that cannot
 be read) gets a row with status `error`, 0 points and the reason, and their own
 result.json and report.html saying what was found and what to hand in; and every student
 on the roster nothing was found for gets a row with status `no_submission` and 0. Each other member of a group
@@ -23,7 +23,7 @@ from grader import __version__
 from grader.batch.found import Missing
 from grader.batch.names import safe_id
 from grader.batch.outputs import Row, atomic_write
-from grader.files import GRADESCOPE_FILE, REPORT_FILE, RESULT_FILE
+from grader.files import GRADESCOPE_FILE, MODULE_FILE, REPORT_FILE, RESULT_FILE
 from grader.gradescope.results import results
 from grader.lms.roster import Roster
 from grader.render import html
@@ -93,8 +93,15 @@ def _group_members(rows: list[Row]) -> list[Row]:
 
 
 def _error(assignment: Assignment, why: str, name: str, kind: str | None = None) -> Result:
-    kind = kind or ("unreadable" if "larger than" in why or "readable" in why else "not_found")
-    message = f"{why}. Nothing could be graded: hand in your engine as a .py file or a notebook."
+    """A result saying why nothing could be graded, and what to hand in instead."""
+    if "larger than" in why:
+        kind, advice = "unreadable", ("Hand in a smaller file: a notebook's saved outputs and pictures are most of "
+                                      "its size (clear every output, save, and hand it in again).")
+    elif "readable zip" in why:
+        kind, advice = "unreadable", "Zip your files again, or hand in your .py file or notebook itself."
+    else:
+        kind, advice = kind or "not_found", f"Hand in your engine ({MODULE_FILE}, or a notebook) beside your tests."
+    message = f"{why[:1].upper()}{why[1:]}: nothing could be graded. {advice}"
     return Result(Path(name).name, None, assignment.id, __version__, "error", SubmissionError(kind, message), 0.0,
                   assignment.max_score, 0.0, ())
 

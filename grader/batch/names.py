@@ -77,7 +77,7 @@ def settle_by_lms_id(entries: list, note: Callable[[str, str, str], None]) -> An
         problems = [e for e in entries if e.problem]
         chosen = problems[-1] if problems else tests[-1] if tests else None
         if chosen and not chosen.problem:
-            chosen.problem = f"only their tests ({TESTS}) were found, no engine to grade"
+            chosen.problem = f"only {TESTS} was found, no engine to grade"
             chosen.main_label = chosen.tests_label
         return chosen
     chosen = mains[-1]
