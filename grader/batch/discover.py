@@ -162,14 +162,11 @@ class _Discovery:
     def loose(self, path: Path, where: str, depth: int) -> None:
         """A file in a container: one student's submission (or, from Canvas, their tests)."""
         named = lms.from_file_name(path.name)
-        if named:
-            who, own = named
-            entry = self.lms_entry(who, depth)
-            if own.startswith("test_") and path.suffix == ".py":
-                entry.tests, entry.tests_label = path, where
-            else:
-                entry.main, entry.main_label = path, where
-            self.entries.append(entry)
+        if named and named[1].startswith("test_") and path.suffix == ".py":
+            entry = self.claim(named[0], "", None, "", depth)
+            entry.tests, entry.tests_label = path, where
+        elif named:
+            self.claim(named[0], "", path, where, depth)
         elif path.name.startswith("test_") and path.suffix == ".py":
             self.note("left_out", where, "a test file outside any student's folder; not used")
         else:
@@ -203,29 +200,23 @@ class _Discovery:
             elif path.suffix == ".py" and path.name.startswith("test_"):
                 self.note("left_out", label, f"not used (the tests run are {TESTS} beside the submission)",
                           where)
-        if who:
-            entry = self.lms_entry(who, depth)
-            entry.main, entry.main_label = main, main_label
-            self.entries.append(entry)
-        else:
-            entry = self.add_named(plain_name(name), main, main_label, depth)
+        entry = self.claim(who, name, main, main_label, depth)
         if tests:
             entry.tests, entry.tests_label = tests
 
-    def lms_entry(self, who: Identity, depth: int) -> _Entry:
-        return _Entry(safe_id(who.name) or f"{who.lms}-{who.user_id}", ("lms", who.lms, who.user_id), who,
-                      who.late, who.sort_key if who.sort_key >= 0 else None, depth=depth)
+    def claim(self, who: Identity | None, name: str, main: Path | None, label: str, depth: int) -> _Entry:
+        """The entry of the student an LMS's name says (`who`), else of the plain `name`, added to the entries."""
+        if who is None:
+            return self.add_named(plain_name(name), main, label, depth)
+        entry = _Entry(safe_id(who.name) or f"{who.lms}-{who.user_id}", ("lms", who.lms, who.user_id), who,
+                       who.late, who.sort_key if who.sort_key >= 0 else None, main, label, depth=depth)
+        self.entries.append(entry)
+        return entry
 
     def unreadable(self, name: str, where: str, depth: int, why: str, who: Identity | None = None) -> None:
         """A student whose work cannot be graded: a row with the reason, never only a note."""
         who = who or lms.from_folder_name(_own_name(name)) or (lms.from_file_name(name) or (None,))[0]
-        if who:
-            entry = self.lms_entry(who, depth)
-            entry.main_label = where
-            self.entries.append(entry)
-        else:
-            entry = self.add_named(plain_name(name), None, where, depth)
-        entry.problem = why
+        self.claim(who, name, None, where, depth).problem = why
 
     def collect(self, folder: Path, label: str, depth: int, files: list, owner: str, too_big: list) -> None:
         """A student's files, at any depth: (path, label, depth). `owner` names the student's zip or folder;
