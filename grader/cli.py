@@ -43,16 +43,21 @@ COMMANDS = {
                            "help": "an earlier batch's --out folder: look for similar work among its students too"}),
         (("--base",), {"type": Path, "metavar": "FILE",
                        "help": "the lesson's own code (.py or .ipynb): never counted as similar work"}),
+        (("--roster",), {"type": Path, "help": "the LMS's class list (Canvas gradebook export, Moodle grading "
+                                               "worksheet, Gradescope roster): every student on it gets a row"}),
     ]),
     "template": ("grader.commands.template", "copy the student starter kit into DIR", [
         (("folder",), {"type": Path, "metavar": "DIR"}),
     ]),
-    "export": ("grader.commands.export", "build an autograder for another platform, or a class's reteach notebook", [
-        (("target",), {"choices": ["gradescope", "reteach"]}),
-        (("--out",), {"type": Path, "required": True, "help": "the file to write (a zip; for reteach, a .ipynb)"}),
+    "export": ("grader.commands.export", "build an autograder for Gradescope, give a graded class back to its LMS, "
+               "or write a class's reteach notebook", [
+        (("target",), {"choices": ["gradescope", "canvas", "moodle", "gradescope-csv", "feedback", "reteach"]}),
+        (("--out",), {"type": Path, "required": True, "help": "the file to write (a zip, a CSV, or for reteach an .ipynb)"}),
         ASSIGNMENT,
-        (("--from",), {"dest": "graded", "type": Path, "metavar": "DIR",
-                       "help": "reteach: a graded batch's --out folder"}),
+        (("--from",), {"dest": "graded", "type": Path, "metavar": "DIR", "help": "a graded batch's --out folder"}),
+        (("--roster",), {"type": Path, "help": "the LMS's class list (its gradebook export or grading worksheet)"}),
+        (("--column",), {"help": "canvas: the assignment's column, as Canvas names it ('Title (id)')"}),
+        (("--percent",), {"action": "store_true", "help": "canvas: grades as percentages, not points"}),
     ]),
     "selftest": ("grader.commands.selftest", "show that every check tells the reference from each sabotage", [
         ASSIGNMENT,

@@ -7,9 +7,10 @@ and what was expected, because the instructor is the one who fixes it.
 
 from __future__ import annotations
 
+import datetime
 import tomllib
 from collections.abc import Collection
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -80,6 +81,20 @@ class Training:
 
 
 @dataclass(frozen=True)
+class LatePolicy:
+    """`[late]`: what lateness costs. By default nothing: late work is only flagged."""
+
+    due: str = ""
+    """The deadline, ISO 8601 with its offset: needed to count days late from an LMS's submission time."""
+    grace_minutes: float = 0.0
+    """Minutes past the deadline that are not late."""
+    penalty_per_day: float = 0.0
+    """Percent of the points earned taken per day late, or part of a day (0: flag only)."""
+    max_penalty: float = 100.0
+    """The most percent taken, however late."""
+
+
+@dataclass(frozen=True)
 class Assignment:
     id: str
     version: str
@@ -98,6 +113,7 @@ class Assignment:
     """Packages a submission may import (numpy, matplotlib...): used if the sandbox's Python has them,
     else a stand-in is imported, whose use raises a clear error, and the student is told."""
     folder: Path
+    late: LatePolicy = field(default_factory=LatePolicy)
 
     @property
     def max_score(self) -> float:
@@ -176,6 +192,7 @@ def parse(raw: dict[str, Any], path: Path, *, checks: Collection[str], operators
         sabotages=_sabotages(where, raw, operators),
         packages=_packages(where, raw),
         folder=path.parent,
+        late=_late(where, raw),
     )
     where.no_extra(raw, {f.name for f in fields(Assignment)} - {"folder"}, "")
     return assignment
@@ -200,6 +217,27 @@ def _packages(where: _Where, raw: dict[str, Any]) -> tuple[str, ...]:
         if not (isinstance(name, str) and name.isidentifier()):
             raise SpecError(f"{where.path}: packages contains {name!r}: expected names of top-level packages")
     return tuple(chosen)
+
+
+def _late(where: _Where, raw: dict[str, Any]) -> LatePolicy:
+    table = where.get(raw, "late", dict, default={})
+    due = where.get(table, "due", (str, datetime.datetime), default="", prefix="late")
+    try:
+        when = due if isinstance(due, datetime.datetime) else datetime.datetime.fromisoformat(due) if due else None
+    except ValueError:
+        when = None
+    if due and (when is None or when.tzinfo is None):
+        raise SpecError(f"{where.path}: late.due = {due!r}: expected a date and time with its offset "
+                        "(2026-03-01T23:59:00-05:00)")
+    numbers = {}
+    for key, top in (("grace_minutes", None), ("penalty_per_day", 100.0), ("max_penalty", 100.0)):
+        value = float(where.get(table, key, (int, float), default=getattr(LatePolicy, key), prefix="late"))
+        if value < 0 or (top is not None and value > top):
+            raise SpecError(f"{where.path}: late.{key} = {value!r}: expected a number from 0"
+                            + (f" to {top:g} (percent)" if top else ""))
+        numbers[key] = value
+    where.no_extra(table, {"due", *numbers}, "late")
+    return LatePolicy(when.isoformat() if when else "", **numbers)
 
 
 def _training(where: _Where, raw: dict[str, Any]) -> Training:

@@ -88,8 +88,10 @@ def test_lms_ids_decide_duplicates_never_dates(tmp_path):
     (cls / "section" / "carl" / "micrograd_mine.py").write_text("# carl 3\n")
     found = discover([cls], tmp_path / "staging")
     students = _by_student(found)
-    assert students["alice"] == "# new\n" and students["alice-2"] == "# another alice (another user id)\n"
-    alice = next(s for s in found.submissions if s.student == "alice")
+    # two students the LMS tells apart: each keyed by their user id, never by a suffix
+    assert students["alice_1"] == "# new\n" and students["alice_7"] == "# another alice (another user id)\n"
+    alice = next(s for s in found.submissions if s.student == "alice_1")
+    assert (alice.identity.lms, alice.identity.user_id, alice.identity.submission_id) == ("canvas", "1", "12")
     assert alice.tests.read_text() == "# alice's tests\n" and alice.lms_id == 12
     assert sorted(v for k, v in students.items() if k.lower().startswith("carl")) == \
         ["# carl 1\n", "# carl 2\n", "# carl 3\n"]

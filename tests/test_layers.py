@@ -6,7 +6,8 @@ never runs). A module may import its own layer or any layer it is declared to si
 
 The layers, top to bottom:
 
-- entry: what a user runs: cli, commands/, batch/, gradescope/ (the autograder wrapper and its export).
+- entry: what a user runs: cli, commands/, batch/, gradescope/ (the autograder wrapper and its export), lms/
+  (who each student is in an LMS, its roster, and the files it imports).
 - grading: one submission graded: grading, loading (the student's code loaded), notebooks
   (a notebook turned into code), catalog (an assignment checked against the registries).
 - checks: checks/ and sabotage/ (the engines a suite runs against), and lanes (the
@@ -30,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent / "grader"
 
 LAYERS = {
-    "entry": ("grader.cli", "grader.commands", "grader.batch", "grader.gradescope"),
+    "entry": ("grader.cli", "grader.commands", "grader.batch", "grader.gradescope", "grader.lms"),
     "grading": ("grader.grading", "grader.loading", "grader.notebooks", "grader.catalog"),
     "checks": ("grader.checks", "grader.sabotage", "grader.lanes"),
     "render": ("grader.render",),

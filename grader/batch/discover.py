@@ -1,28 +1,24 @@
 """Find the submissions in folders and zips, and tell which student each belongs to.
 
 A class folder may hold anything a student chose to upload, so nothing in it is trusted
-beyond the names the LMS gave:
+beyond the names the LMS gave (the rules in full: docs/batch.md):
 
-- Folders and zips named on the command line are the class's containers, walked folder by
-  folder. In a container, a `.py` file or notebook is one student's submission, named by
-  its file name (Canvas: `lastfirst[_late]_<userid>_<submissionid>_<file>`); a zip is one
-  student's own zip, named by the zip's name; a folder named like a Canvas file, or holding
-  micrograd_mine.py, test_micrograd.py or a single notebook, is one student's folder, named
-  by the folder's name. A container holding such a folder is a folder of per-student
-  folders: every folder in it is one student's, whole, whatever it holds (a student cannot
-  make their folder a section holding "classmates"). Only in a container holding no
-  student's folder is a folder a container too (sections, groups).
-- Everything inside a student's own zip or folder belongs to that student, whatever the
-  files inside are called: their submission is micrograd_mine.py, else the only notebook,
-  else the only other .py file (the shallowest first when there are several, with a note),
-  and their tests the test_micrograd.py beside it.
-- A student with several submissions: Canvas's submission ids decide (the highest is the
-  newest), never file dates, which whoever made a zip controls. Submissions no LMS id can
-  tell apart (or two students with one name) are all graded, as `alice`, `alice-2`..., the
-  shallowest first: a deeper entry never takes an id from a shallower claimant.
-- Symbolic links are never followed, on disk or in zips; zips are extracted with bounded
-  sizes (grader.batch.archives); hidden files and system folders are left out. Every file
-  left out gets a note, of a kind and about a student (grader.batch.notes counts them).
+- Folders and zips named on the command line are the class's containers. In a container, a
+  `.py` file or notebook is one student's, named by its file name; a zip is one student's
+  own; a folder is one student's when an LMS named it (grader/lms/identity.py reads Canvas,
+  Moodle and Gradescope names) or it holds micrograd_mine.py, test_micrograd.py or a single
+  notebook, and then every folder beside it is one student's, whole (a student cannot make
+  their folder a section holding "classmates"). Otherwise a folder is a container too.
+- Everything inside a student's own zip or folder is theirs: their submission is
+  micrograd_mine.py, else the only notebook, else the only other .py file (the shallowest
+  first, with a note), and their tests the test_micrograd.py beside it.
+- Of one LMS user's submissions the highest LMS id is the newest (file dates are never
+  used); namesakes the LMS tells apart are `name_userid`; work nothing tells apart is
+  graded as `alice`, `alice-2`..., the shallowest claimant keeping the name.
+- Every student something was found for is in Found: graded, or `missing` with the reason
+  (only tests, a file over the size limit, a zip that cannot be read), never only a note.
+- Links are never followed; zips are extracted with bounded sizes (grader.batch.archives);
+  every file left out gets a note, of a kind and about a student (grader.batch.notes).
 
 Each submission chosen is copied into the staging folder, alone with its tests, so grading
 reads only that student's own bytes.
@@ -37,37 +33,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.batch import archives
-from grader.batch.names import CANVAS, one_per_student, plain_name, printable
+from grader.batch.found import Found, Missing, Submission
+from grader.batch.names import one_per_student, plain_name, printable, safe_id
 from grader.batch.notes import Note, listed
 from grader.files import MODULE_FILE, TESTS_FILE
+from grader.lms import identity as lms
+from grader.lms.identity import Identity
 
 SKIP_DIRS = {"__MACOSX", ".ipynb_checkpoints", "__pycache__", ".git"}
 MODULE = MODULE_FILE
 TESTS = TESTS_FILE
 GRADED = (".py", ".ipynb")
 MAX_DEPTH = 40
-
-
-@dataclass(frozen=True)
-class Submission:
-    student: str
-    """A safe id: letters, digits and `_.-`, never starting with '.', unique in the batch."""
-    path: Path
-    """The .py file or notebook to grade (a copy in the staging folder, under its own name)."""
-    tests: Path | None
-    late: bool = False
-    source: str = ""
-    """Where it came from, relative to the input named on the command line (for notes)."""
-    lms_id: int | None = None
-    """The LMS's submission id, when its name carried one."""
-
-
-@dataclass(frozen=True)
-class Found:
-    submissions: tuple[Submission, ...]
-    notes: tuple[Note, ...]
-    """What the instructor should know: files left out and why, duplicates, renamed ids (one note per
-    file: grader.batch.notes.grouped counts them per student for display)."""
 
 
 def discover(inputs: list[Path], staging: Path, limits: archives.ArchiveLimits = archives.ArchiveLimits()) -> Found:
@@ -85,7 +62,8 @@ class _Entry:
     name: str
     """The student's name before it is made a safe, unique id."""
     group: tuple
-    """Entries of one group are one student: ("lms", userid) or ("name", lowercased id)."""
+    """Entries of one group are one student: ("lms", lms, userid) or ("name", lowercased id)."""
+    identity: Identity
     late: bool = False
     lms_id: int | None = None
     main: Path | None = None
@@ -96,6 +74,8 @@ class _Entry:
     """A note when the name gave no usable id."""
     depth: int = 0
     """How deep below the input the claimant (the file, zip or folder naming the student) was found."""
+    problem: str | None = None
+    """Why this student's work cannot be graded (then there is no `main`)."""
 
 
 @dataclass
@@ -148,52 +128,66 @@ class _Discovery:
         Where any folder in it is a student's, every folder in it is one student's, whole: a student's
         folder holding folders named for classmates is still that one student's. `owner` is the input
         named on the command line, under which notes about files no student owns are counted."""
+        try:
+            gradescope = lms.gradescope(folder)
+        except lms.BadMetadata as exc:
+            self.note("input", f"{label}/{lms.GRADESCOPE_METADATA}", f"{exc}; its folders are read as plain folders")
+            gradescope = None
         entries = list(self.visible(folder, label, depth, owner))
-        per_student = any(e.is_dir(follow_symlinks=False) and self.student_folder(Path(e.path), e.name)
-                          for e, _ in entries)
+        per_student = gradescope is not None or any(
+            e.is_dir(follow_symlinks=False) and self.student_folder(Path(e.path), e.name) for e, _ in entries)
         for entry, where in entries:
             path = Path(entry.path)
             if entry.is_dir(follow_symlinks=False):
                 if per_student:
-                    self.student(path, where, entry.name, depth + 1)
+                    self.student(path, where, entry.name, depth + 1, (gradescope or {}).get(entry.name))
                 else:
                     self.container(path, where, depth + 1, owner)
             elif path.suffix.lower() == ".zip":
                 root = self.unpack(path, where, self.student_member, where)
                 if root:
                     self.student(root, where, entry.name, depth + 1)
+                else:
+                    self.unreadable(entry.name, where, depth + 1, f"{entry.name} is not a readable zip")
+            elif path.suffix in GRADED and entry.stat(follow_symlinks=False).st_size > self.limits.member_bytes:
+                self.unreadable(entry.name, where, depth + 1,
+                                f"{_own_name(entry.name)} is larger than {archives.size_text(self.limits.member_bytes)}")
             elif path.suffix in GRADED:
                 self.loose(path, where, depth + 1)
+            elif gradescope is not None and entry.name == lms.GRADESCOPE_METADATA:
+                continue
             else:
                 self.note("left_out", where, "not a .py file, notebook or zip; skipped", owner)
 
     def loose(self, path: Path, where: str, depth: int) -> None:
         """A file in a container: one student's submission (or, from Canvas, their tests)."""
-        canvas = CANVAS.match(path.name.lower())
-        if canvas:
-            entry = _Entry(canvas["name"], ("lms", canvas["uid"]), bool(canvas["late"]), int(canvas["sid"]),
-                           depth=depth)
-            if canvas["file"].startswith("test_") and path.suffix == ".py":
-                entry.tests, entry.tests_label = path, where
-            else:
-                entry.main, entry.main_label = path, where
-            self.entries.append(entry)
+        named = lms.from_file_name(path.name)
+        if named and named[1].startswith("test_") and path.suffix == ".py":
+            entry = self.claim(named[0], "", None, "", depth)
+            entry.tests, entry.tests_label = path, where
+        elif named:
+            self.claim(named[0], "", path, where, depth)
         elif path.name.startswith("test_") and path.suffix == ".py":
             self.note("left_out", where, "a test file outside any student's folder; not used")
         else:
             self.add_named(plain_name(path.name), path, where, depth)
 
-    def student(self, root: Path, where: str, name: str, depth: int) -> None:
+    def student(self, root: Path, where: str, name: str, depth: int, who: Identity | None = None) -> None:
         """A student's own folder or extracted zip: everything in it is theirs, whatever it is called."""
         files: list[tuple[Path, str, int]] = []
-        self.collect(root, where, depth, files, where)
+        too_big: list[str] = []
+        self.collect(root, where, depth, files, where, too_big)
         mains = [f for f in files if f[0].suffix == ".ipynb" or not f[0].name.startswith("test_")]
         mains.sort(key=lambda f: (0 if f[0].name == MODULE else 1 if f[0].suffix == ".ipynb" else 2, f[2], f[1]))
-        canvas = CANVAS.match(name.lower())
+        who = who or lms.from_folder_name(_own_name(name))
         if not mains:
             self.note("not_graded", where, "no .py file or notebook in it; nothing to grade")
             for path, label, _ in files:
                 self.note("left_out", label, "not used (no submission beside it)", where)
+            why = (f"{listed(too_big)} {'is' if len(too_big) == 1 else 'are'} larger than "
+                   f"{archives.size_text(self.limits.member_bytes)}" if too_big else
+                   f"only {TESTS} was found, no engine to grade" if files else "no .py file or notebook was found")
+            self.unreadable(name, where, depth, why, who)
             return
         main, main_label, _ = mains[0]
         if len(mains) > 1:
@@ -206,23 +200,35 @@ class _Discovery:
             elif path.suffix == ".py" and path.name.startswith("test_"):
                 self.note("left_out", label, f"not used (the tests run are {TESTS} beside the submission)",
                           where)
-        if canvas:
-            entry = _Entry(canvas["name"], ("lms", canvas["uid"]), bool(canvas["late"]), int(canvas["sid"]),
-                           main, main_label, depth=depth)
-            if tests:
-                entry.tests, entry.tests_label = tests
-            self.entries.append(entry)
-        else:
-            entry = self.add_named(plain_name(name), main, main_label, depth)
-            if tests:
-                entry.tests, entry.tests_label = tests
+        entry = self.claim(who, name, main, main_label, depth)
+        if tests:
+            entry.tests, entry.tests_label = tests
 
-    def collect(self, folder: Path, label: str, depth: int, files: list, owner: str) -> None:
-        """A student's files, at any depth: (path, label, depth). `owner` names the student's zip or folder."""
+    def claim(self, who: Identity | None, name: str, main: Path | None, label: str, depth: int) -> _Entry:
+        """The entry of the student an LMS's name says (`who`), else of the plain `name`, added to the entries."""
+        if who is None:
+            return self.add_named(plain_name(name), main, label, depth)
+        entry = _Entry(safe_id(who.name) or f"{who.lms}-{who.user_id}", ("lms", who.lms, who.user_id), who,
+                       who.late, who.sort_key if who.sort_key >= 0 else None, main, label, depth=depth)
+        self.entries.append(entry)
+        return entry
+
+    def unreadable(self, name: str, where: str, depth: int, why: str, who: Identity | None = None) -> None:
+        """A student whose work cannot be graded: a row with the reason, never only a note."""
+        who = who or lms.from_folder_name(_own_name(name)) or (lms.from_file_name(name) or (None,))[0]
+        self.claim(who, name, None, where, depth).problem = why
+
+    def collect(self, folder: Path, label: str, depth: int, files: list, owner: str, too_big: list) -> None:
+        """A student's files, at any depth: (path, label, depth). `owner` names the student's zip or folder;
+        `too_big` gets the names of the files to grade that are over the size limit."""
         for entry, where in self.visible(folder, label, depth, owner):
             path = Path(entry.path)
             if entry.is_dir(follow_symlinks=False):
-                self.collect(path, where, depth + 1, files, owner)
+                self.collect(path, where, depth + 1, files, owner, too_big)
+            elif path.suffix in GRADED and entry.stat(follow_symlinks=False).st_size > self.limits.member_bytes:
+                self.note("left_out", where, f"larger than {archives.size_text(self.limits.member_bytes)}; skipped",
+                          owner)
+                too_big.append(entry.name)
             elif path.suffix in GRADED:
                 files.append((path, where, depth))
             elif path.suffix.lower() == ".zip":
@@ -259,10 +265,7 @@ class _Discovery:
                 yield entry, where
             elif not stat.S_ISREG(info.st_mode):
                 self.note("left_out", where, "not a regular file; skipped", owner)
-            elif Path(entry.name).suffix in GRADED and info.st_size > self.limits.member_bytes:
-                self.note("left_out", where, f"larger than {archives.size_text(self.limits.member_bytes)}; skipped",
-                          owner)
-            else:
+            else:  # a file to grade over the size limit too: the caller says whose it was
                 yield entry, where
 
     def unpack(self, archive: Path, label: str, skip, owner: str) -> Path | None:
@@ -290,7 +293,7 @@ class _Discovery:
 
     def student_folder(self, folder: Path, name: str) -> bool:
         """Is this folder plainly one student's: named by an LMS, or holding a submission at its top?"""
-        if CANVAS.match(name.lower()):
+        if lms.from_folder_name(name):
             return True
         try:
             names = [n for n in os.listdir(folder) if not n.startswith(".")]
@@ -300,23 +303,30 @@ class _Discovery:
         loose = [n for n in names if n.endswith(".py") and not n.startswith("test_")]
         return MODULE in names or TESTS in names or (len(notebooks) == 1 and not loose)
 
-    def add_named(self, name: tuple[str, str | None], path: Path, where: str, depth: int) -> _Entry:
+    def add_named(self, name: tuple[str, str | None], path: Path | None, where: str, depth: int) -> _Entry:
         student, renamed = name
-        entry = _Entry(student, ("name", student.lower()), main=path, main_label=where, renamed=renamed, depth=depth)
+        entry = _Entry(student, ("name", student.lower()), lms.plain(student), main=path, main_label=where,
+                       renamed=renamed, depth=depth)
         self.entries.append(entry)
         return entry
 
     # -- one submission per student -----------------------------------------------------
 
     def finish(self) -> Found:
-        submissions = []
+        submissions, missing = [], []
         for entry, student in one_per_student(self.entries, self.note):
+            if entry.main is None:
+                missing.append(Missing(student, entry.identity, entry.problem or "nothing to grade", entry.main_label))
+                continue
             sub = self.stage(entry, student)
-            if sub:
+            if isinstance(sub, Submission):
                 submissions.append(sub)
-        return Found(tuple(sorted(submissions, key=lambda s: s.student)), tuple(self.notes))
+            else:
+                missing.append(Missing(student, entry.identity, sub, entry.main_label))
+        return Found(tuple(sorted(submissions, key=lambda s: s.student)), tuple(self.notes),
+                     tuple(sorted(missing, key=lambda m: m.student)))
 
-    def stage(self, entry: _Entry, student: str) -> Submission | None:
+    def stage(self, entry: _Entry, student: str) -> Submission | str:
         """Copy the submission and its tests, alone, into the student's staging folder."""
         folder = self.staging / "s" / student
         folder.mkdir(parents=True)
@@ -324,7 +334,7 @@ class _Discovery:
         why = archives.copy_file(entry.main, main, self.limits.member_bytes)
         if why:
             self.note("not_graded", entry.main_label, f"{why}; {student} not graded")
-            return None
+            return f"{entry.main.name}: {why}"
         tests = None
         if entry.tests:
             tests = folder / TESTS
@@ -332,7 +342,12 @@ class _Discovery:
             if why:
                 self.note("left_out", entry.tests_label, f"{why}; {student} graded without these tests")
                 tests = None
-        return Submission(student, main, tests, entry.late, entry.main_label, entry.lms_id)
+        return Submission(student, main, tests, entry.late, entry.main_label, entry.lms_id, entry.identity)
+
+
+def _own_name(name: str) -> str:
+    """A zip's or file's name without its extension (a student's zip is named like their folder)."""
+    return name[:-4] if name.lower().endswith(".zip") else name
 
 
 def _count_files(folder: Path) -> int:

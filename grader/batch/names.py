@@ -1,17 +1,18 @@
-"""Student ids from the names an LMS or a student gave: Canvas's file names, plain names, and
-ids made safe and unique (letters, digits and `_.-`, never starting with '.' or '-'); and
+"""Student ids from the names an LMS or a student gave (grader/lms/identity.py reads each LMS's),
+made safe and unique (letters, digits and `_.-`, never starting with '.' or '-'): students the
+LMS tells apart who share a name are told apart by their LMS user ids, never by a suffix; and
 one submission per student where the LMS's ids say which is the newest."""
 
 from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from typing import Any, Callable
 
 from grader import text
-from grader.files import MODULE
+from grader.files import MODULE, TESTS_FILE as TESTS
 
-CANVAS = re.compile(r"^(?P<name>[a-z][a-z0-9-]*?)(?P<late>_late)?_(?P<uid>\d+)_(?P<sid>\d+)_(?P<file>.+)$")
 SUFFIXES_TO_DROP = (f"_{MODULE}", f"-{MODULE}", "_micrograd", "-micrograd")
 SAFE_ID = re.compile(r"[^A-Za-z0-9_.-]+")
 MAX_ID = 100
@@ -27,13 +28,20 @@ def plain_name(filename: str) -> tuple[str, str | None]:
     for suffix in SUFFIXES_TO_DROP:
         if stem.lower().endswith(suffix) and len(stem) > len(suffix):
             stem = stem[: -len(suffix)]
-    student = SAFE_ID.sub("_", stem).strip("._-")
+    student = safe_id(stem)
     if len(student) > MAX_ID:
         student = f"{student[:MAX_ID - 9]}-{short_hash(filename)}"
     if not student:
         student = f"student-{short_hash(filename)}"
         return student, f"no usable student id in its name; graded as {student}"
     return student, None
+
+
+def safe_id(name: str) -> str:
+    """A name as an id: letters, digits and `_.-` (accents dropped, anything else becomes `_`), never starting
+    with '.' or '-'."""
+    ascii_name = "".join(c for c in unicodedata.normalize("NFKD", name) if not unicodedata.combining(c))
+    return SAFE_ID.sub("_", ascii_name).strip("._-")
 
 
 def one_per_student(entries: list, note: Callable[[str, str, str], None]) -> list[tuple[Any, str]]:
@@ -59,13 +67,19 @@ def one_per_student(entries: list, note: Callable[[str, str, str], None]) -> lis
 
 
 def settle_by_lms_id(entries: list, note: Callable[[str, str, str], None]) -> Any | None:
-    """One student's LMS-named work: the submission with the highest submission id, with its tests."""
-    mains = sorted((e for e in entries if e.main), key=lambda e: e.lms_id)
-    tests = sorted((e for e in entries if e.tests and not e.main), key=lambda e: e.lms_id)
+    """One student's LMS-named work: the submission with the highest submission id, with its tests; with
+    none, the entry that says why (only tests, a file too big, a zip that cannot be read)."""
+    mains = sorted((e for e in entries if e.main), key=lambda e: e.lms_id or -1)
+    tests = sorted((e for e in entries if e.tests and not e.main), key=lambda e: e.lms_id or -1)
     if not mains:
         for e in tests:
             note("not_graded", e.tests_label, f"{e.name}'s tests, but no submission of theirs; not graded")
-        return None
+        problems = [e for e in entries if e.problem]
+        chosen = problems[-1] if problems else tests[-1] if tests else None
+        if chosen and not chosen.problem:
+            chosen.problem = f"only {TESTS} was found, no engine to grade"
+            chosen.main_label = chosen.tests_label
+        return chosen
     chosen = mains[-1]
     for e in mains[:-1]:
         note("superseded", e.main_label, f"{e.name}'s older submission (LMS id {e.lms_id}); graded the newer "
@@ -79,8 +93,9 @@ def settle_by_lms_id(entries: list, note: Callable[[str, str, str], None]) -> An
 
 
 def unique_ids(entries: list, note: Callable[[str, str], None]) -> list[str]:
-    """Each entry's id: its name, or name-2, name-3... when several share a name (ignoring case), in the
-    entries' order (so the first claimant keeps the name); `note(name, why)` is told of each shared name."""
+    """Each entry's id: its name; when several share a name (ignoring case), those the LMS tells apart are
+    name_userid, and the others name-2, name-3..., in the entries' order (so the first claimant keeps the
+    name); `note(name, why)` is told of each name shared by work no LMS id tells apart."""
     taken = {e.name.lower() for e in entries}
     by_name: dict[str, list[int]] = {}
     for i, e in enumerate(entries):
@@ -89,6 +104,14 @@ def unique_ids(entries: list, note: Callable[[str, str], None]) -> list[str]:
     for name, indexes in by_name.items():
         if len(indexes) < 2:
             continue
+        known = [i for i in indexes if entries[i].group[0] == "lms"]
+        if len(known) > 1:  # students the LMS tells apart: by their ids, never by a suffix
+            for i in known:
+                ids[i] = f"{entries[i].name}_{entries[i].group[2]}"
+                taken.add(ids[i].lower())
+            indexes = [i for i in indexes if i not in known]
+            if len(indexes) < 2:
+                continue
         n = 2
         for i in indexes[1:]:
             while f"{name}-{n}" in taken:

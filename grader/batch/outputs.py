@@ -15,6 +15,7 @@ from typing import Any
 from grader.batch.insight import WORK_FILE, class_insight
 from grader.batch.notes import Grouped, as_data
 from grader.fileio import atomic_write  # every batch output: whole, 0600, never through a link
+from grader.lms.identity import Identity
 from grader.render import html
 from grader.result import Result
 from grader.spec import Assignment
@@ -36,8 +37,31 @@ class Row:
     """Their files' folder, relative to the batch's output."""
     flags: list[str]
     """Imports worth an instructor's look (flags_for)."""
+    identity: Identity | None = None
+    """Who the student is in the LMS (grader/lms/identity.py)."""
+    status: str = ""
+    """`no_submission` for a roster student nothing was found for; else the result's status."""
+    reason: str = ""
+    """Why the student has no grade of their own (nothing found, only tests, a file too big...)."""
+    penalty: float = 0.0
+    """Points taken off for lateness (grader/lms/late.py); the score is the result's less these."""
     code: str = ""
     """Their code (a notebook's code cells), for the similarity pass (grader/batch/insight.py)."""
+
+    @property
+    def shown_status(self) -> str:
+        return self.status or self.result.status
+
+    @property
+    def score(self) -> float:
+        return round(max(self.result.score - self.penalty, 0.0), 2)
+
+    @property
+    def why(self) -> str:
+        if self.reason:
+            return self.reason
+        error = self.result.error
+        return f"{error.kind}: {error.message.splitlines()[0] if error.message else ''}" if error else ""
 
 
 def flags_for(source: str) -> list[str]:
@@ -49,12 +73,15 @@ def gradebook(rows: list[Row], check_ids: list[str]) -> str:
     """grades.csv: one row per student, one column per check, readable by a spreadsheet or an LMS import."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    writer.writerow(["student", "score", "max_score", "status", "late", *check_ids])
+    writer.writerow(["student", "score", "max_score", "status", "late", "lms", "lms_user_id", "submission_id",
+                     "raw_score", "late_penalty", "reason", *check_ids])
     for row in rows:
         result = row.result
         scores = {c.id: c.score for c in result.checks}
-        writer.writerow([row.student, result.score, result.max_score, result.status,
-                         "yes" if row.late else "", *(scores.get(cid, "") for cid in check_ids)])
+        who = row.identity or Identity("plain", row.student)
+        writer.writerow([row.student, row.score, result.max_score, row.shown_status, "yes" if row.late else "",
+                         who.lms, who.user_id, who.submission_id, result.score, row.penalty, row.why,
+                         *(scores.get(cid, "") for cid in check_ids)])
     return buffer.getvalue()
 
 
@@ -77,20 +104,21 @@ def class_data(rows: list[Row], assignment: Assignment, notes: tuple[Grouped, ..
             by_hash.setdefault(r.result.sha256, []).append(r.student)
     identical = [students for students in by_hash.values() if len(students) > 1]
     max_score = assignment.max_score
-    bins = Counter(min(int(10 * r.result.score / max_score), 9) if max_score else 0 for r in rows)
+    bins = Counter(min(int(10 * r.score / max_score), 9) if max_score else 0 for r in rows)
     return {
         "assignment": assignment.id,
         "title": assignment.title,
         "max_score": max_score,
-        "students": [{"student": r.student, "score": r.result.score, "status": r.result.status,
+        "students": [{"student": r.student, "score": r.score, "status": r.shown_status,
                       "error": asdict(r.result.error) if r.result.error else None, "late": r.late,
                       "folder": r.folder,
-                      "flags": r.flags} for r in rows],
+                      "flags": r.flags, "raw_score": r.result.score, "late_penalty": r.penalty,
+                      "reason": r.why, "lms": asdict(r.identity) if r.identity else None} for r in rows],
         "histogram": [bins.get(i, 0) for i in range(10)],
         "checks": checks,
         "errors": [{"student": r.student, "kind": r.result.error.kind,
-                    "message": r.result.error.message.splitlines()[0]} for r in rows
-                   if r.result.status == "error"],
+                    "message": r.reason or (r.result.error.message.splitlines() or [""])[0]} for r in rows
+                   if r.result.status == "error" and r.shown_status != "no_submission"],
         "identical": identical,
         "notes": [n.text for n in notes],
         "note_details": as_data(notes),

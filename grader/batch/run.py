@@ -29,11 +29,13 @@ from grader import catalog, secret, spec
 from grader.batch.discover import Submission, discover
 from grader.batch.outputs import Row, atomic_write, flags_for, write_class_outputs
 from grader.batch.graders import Graders
+from grader.batch.everyone import everyone
 from grader.batch.insight import code_of, previous_works
 from grader.batch.notes import grouped
 from grader.batch.tasks import OUTPUTS, TaskOutcome, Task, checked, failed, fingerprint, host_id, time_limit, timed_out
 from grader.errors import BadResult, ExitCode, GradingProcessDied, SchedulerLost, UnfitWorker, UsageError
 from grader.files import RESULT_FILE
+from grader.lms import late, roster as rosters
 from grader.result import Result
 from grader.sandbox.isolation import require
 
@@ -46,6 +48,7 @@ class Student:
     out: Path
     source: bytes
     tests: bytes | None
+    lateness: late.Lateness = late.ON_TIME
 
     def key(self, assignment: spec.Assignment, engine_key: bytes, trusted: bool) -> str:
         """What the result depends on: the submission's and tests' bytes, the assignment, the grader, the
@@ -58,12 +61,14 @@ class Student:
         digest.update(fingerprint().encode())
         digest.update(secret.seed(engine_key, b"resume").encode())
         digest.update(b"trusted" if trusted else b"isolated")
+        if self.lateness.late:  # the report says how late, and what it cost
+            digest.update(repr(self.lateness).encode())
         return digest.hexdigest()
 
     def task(self, assignment: spec.Assignment, key: bytes, trusted: bool, private: tuple[str, ...]) -> Task:
         tests = self.submission.tests
         return Task(self.submission.student, self.submission.path.name, self.source, tests.name if tests else None,
-                    self.tests, assignment, key, fingerprint(), trusted, host_id(), private)
+                    self.tests, assignment, key, fingerprint(), trusted, host_id(), private, self.lateness)
 
 
 STUDENTS = "students"
@@ -97,9 +102,10 @@ def _sha256(data: bytes) -> str:
 
 
 def _row(student: Student, result: Result, skipped: bool) -> Row:
-    sub = student.submission
-    return Row(sub.student, sub.late, result, skipped, sub.path.name, f"{STUDENTS}/{student.out.name}",
-               flags_for(student.source.decode("utf-8", "replace")), code_of(sub.path.name, student.source))
+    sub, lateness = student.submission, student.lateness
+    return Row(sub.student, sub.late or lateness.late, result, skipped, sub.path.name, f"{STUDENTS}/{student.out.name}",
+               flags_for(student.source.decode("utf-8", "replace")), sub.identity, reason=lateness.text,
+               penalty=lateness.penalty(result.score), code=code_of(sub.path.name, student.source))
 
 
 def _saved(out: Path) -> Result | None:
@@ -111,22 +117,23 @@ def _saved(out: Path) -> Result | None:
 
 
 def main(*, inputs: list[Path], out: Path, assignment: str, jobs: int, force: bool = False,
-         scheduler: str | None = None, trusted_code: bool = False, previous: Path | None = None,
-         base: Path | None = None) -> int:
+         scheduler: str | None = None, trusted_code: bool = False, roster: Path | None = None,
+         previous: Path | None = None, base: Path | None = None) -> int:
     """`grader batch`: every input must exist before anything is graded."""
     missing = [str(p) for p in inputs + [p for p in (base,) if p] if not p.exists()]
     if missing:
         raise UsageError(f"no such file or folder: {', '.join(missing)}")
     if previous is not None:
         previous_works(previous)  # an unreadable --previous stops the batch before anything is graded
-    return run_batch(inputs, out, assignment, jobs, force, scheduler, trusted=trusted_code, previous=previous,
-                     base=code_of(base.name, base.read_bytes()) if base else None)
+    return run_batch(inputs, out, assignment, jobs, force, scheduler, trusted=trusted_code, roster=roster,
+                     previous=previous, base=code_of(base.name, base.read_bytes()) if base else None)
 
 
 def run_batch(inputs: list[Path], out: Path, assignment: str, jobs: int, force: bool = False,
-              scheduler: str | None = None, trusted: bool = False, previous: Path | None = None,
-              base: str | None = None) -> int:
+              scheduler: str | None = None, trusted: bool = False, roster: Path | None = None,
+              previous: Path | None = None, base: str | None = None) -> int:
     task_spec = catalog.load(assignment)  # fail early on an unknown assignment
+    class_list = rosters.read(roster) if roster else None  # and on a roster it cannot read
     if not out.exists() and os.geteuid() == 0:
         out.mkdir(parents=True, mode=0o700)  # student code runs as other uids: the class's results stay root's
     out.mkdir(parents=True, exist_ok=True)
@@ -138,7 +145,7 @@ def run_batch(inputs: list[Path], out: Path, assignment: str, jobs: int, force: 
         noted = grouped(found.notes)  # one line per student and kind, the important kinds first
         for line in noted:
             print(f"note: {line.text}", file=sys.stderr)
-        students = [_student(s, out) for s in found.submissions]
+        students = [_student(s, out, late.assess(task_spec.late, s.identity)) for s in found.submissions]
     rows: list[Row] = []
     todo: list[tuple[Student, str]] = []
     for student in students:
@@ -159,6 +166,7 @@ def run_batch(inputs: list[Path], out: Path, assignment: str, jobs: int, force: 
         print(f"\n{lost}: {len(rows)} of {len(students)} graded and saved; run the same command again (with a "
               "scheduler) to grade the rest", file=sys.stderr)
         return ExitCode.FAILED
+    rows = everyone(rows, found.missing, class_list, out / STUDENTS, task_spec)
     write_class_outputs(out, task_spec, sorted(rows, key=lambda r: r.student), noted, previous, base)
     failed = sum(r.result.status == "error" for r in rows)
     print(f"graded {len(rows)} submissions ({sum(r.skipped for r in rows)} unchanged since the last run, "
@@ -166,9 +174,9 @@ def run_batch(inputs: list[Path], out: Path, assignment: str, jobs: int, force: 
     return ExitCode.OK
 
 
-def _student(submission: Submission, out: Path) -> Student:
+def _student(submission: Submission, out: Path, lateness: late.Lateness = late.ON_TIME) -> Student:
     tests = submission.tests.read_bytes() if submission.tests else None
-    return Student(submission, out / STUDENTS / submission.student, submission.path.read_bytes(), tests)
+    return Student(submission, out / STUDENTS / submission.student, submission.path.read_bytes(), tests, lateness)
 
 
 def _execute(todo: list[tuple[Student, str]], rows: list[Row], total: int, assignment: spec.Assignment,

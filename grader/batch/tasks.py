@@ -36,6 +36,7 @@ from grader.errors import BadResult, IsolationError, without_host_paths
 from grader.files import GRADESCOPE_FILE, REPORT_FILE, RESULT_FILE, STUDENT_OUTPUTS
 from grader.gradescope.results import results
 from grader.grading import Options, grade
+from grader.lms.late import ON_TIME, Lateness
 from grader.render import html
 from grader.result import Result, SubmissionError
 from grader.sandbox.isolation import Isolation, require
@@ -64,6 +65,8 @@ class Task:
     """The instructor's machine (host_id())..."""
     private: tuple[str, ...] = ()
     """...and, there, what student code must not read: the class's inputs and outputs, the assignment."""
+    late: Lateness = ON_TIME
+    """How late the LMS says this was, and what the late policy takes: the report says it."""
 
 
 @dataclass(frozen=True)
@@ -194,8 +197,16 @@ def render(task: Task, result: Result) -> dict[str, str]:
     return {
         RESULT_FILE: json.dumps(result.to_dict(), indent=2),
         GRADESCOPE_FILE: json.dumps(results(result), indent=2),
-        REPORT_FILE: html.student_report(result, python_source, task.assignment.title),
+        REPORT_FILE: html.student_report(result, python_source, task.assignment.title, late_view(task.late, result)),
     }
+
+
+def late_view(lateness: Lateness, result: Result) -> dict | None:
+    """What the report says of lateness: the sentence, the points taken and the score that is left."""
+    if not lateness.late:
+        return None
+    penalty = lateness.penalty(result.score)
+    return {"text": lateness.text, "penalty": penalty, "final": round(max(result.score - penalty, 0.0), 2)}
 
 
 def failed(task: Task, why: str, log: str | None = None) -> TaskOutcome:

@@ -52,8 +52,9 @@ SUSPECTS = {
 STATUS_TEXT = {"passed": "✓ PASS", "failed": "✗ FAIL", "error": "⚠ ERROR", "skipped": "– SKIP"}
 
 
-def student_report(result: Result, source: str | None = None, title: str = "") -> str:
-    """The report a student reads: score, rubric, and for each failed check what went wrong."""
+def student_report(result: Result, source: str | None = None, title: str = "", late: dict | None = None) -> str:
+    """The report a student reads: score, rubric, and for each failed check what went wrong; `late` (text,
+    penalty, final) says how late it was and what the late policy took."""
     checks = []
     for check in result.checks:
         hidden = check.visibility == "hidden"
@@ -66,7 +67,8 @@ def student_report(result: Result, source: str | None = None, title: str = "") -
         if not hidden and check.id == "training" and check.artifacts.get("student_loss"):
             view["curve_svg"] = curve_svg(check.artifacts)
         checks.append(view)
-    return ENV.get_template("student.html.j2").render(result=result, checks=checks, title=title or result.assignment)
+    return ENV.get_template("student.html.j2").render(result=result, checks=checks, title=title or result.assignment,
+                                                      late=late)
 
 
 def class_report(data: dict[str, Any], sources: dict[str, str] | None = None) -> str:

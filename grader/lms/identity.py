@@ -1,0 +1,146 @@
+"""Who a student is in the LMS their work was downloaded from, read from what the LMS wrote.
+
+An instructor joins the grader's results back to a course by the LMS's own ids, never by a
+name: two students can share a name, and a name is spelled differently by every export.
+Each LMS's download names its students its own way, and each has a small reader here:
+
+- Canvas ("Download Submissions"): every file is `lastfirst[_late]_<user id>_<attachment
+  id>_<file name>`. The user id is the gradebook's `ID`; the second number is the id of the
+  file the student attached (it grows with every resubmission, so the highest is the newest),
+  and `_late` is Canvas's late marker.
+- Moodle ("Download all submissions"): one folder per participant, `<Full Name>_<participant
+  id>_assignsubmission_file[_]` (the trailing `_` before Moodle 4.1), or flat files with that
+  prefix. The participant id is the grading worksheet's `Participant <id>`.
+- Gradescope ("Export Submissions"): folders `submission_<id>/` beside `submission_metadata.yml`,
+  which names each submission's submitters (name, SID, email) and its submission time.
+- Anything else is a plain folder: the file, zip or folder name is all there is.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+CANVAS = re.compile(r"^(?P<name>[a-z][a-z0-9-]*?)(?P<late>_late)?_(?P<uid>\d+)_(?P<sid>\d+)_(?P<file>.+)$")
+"""A Canvas download's file name (lowercased): lastfirst[_late]_userid_attachmentid_filename."""
+MOODLE = re.compile(r"^(?P<name>[^_/]+)_(?P<uid>\d+)_assignsubmission_(?P<plugin>[a-z]+)(?:_(?P<file>.*))?$")
+"""A Moodle download's folder or file name: Full Name_participantid_assignsubmission_plugin[_][filename]."""
+GRADESCOPE_FOLDER = re.compile(r"^submission_(?P<sid>\d+)$")
+GRADESCOPE_METADATA = "submission_metadata.yml"
+MOST_METADATA_BYTES = 20 * 2**20
+
+
+@dataclass(frozen=True)
+class Identity:
+    """A student as their LMS knows them; `lms` is canvas, moodle, gradescope or plain."""
+
+    lms: str
+    name: str
+    """As the LMS wrote it (Canvas: lastfirst; Moodle and Gradescope: the full name; plain: the file's name)."""
+    user_id: str = ""
+    """Canvas's user id, Moodle's participant id, Gradescope's SID (else the email)."""
+    submission_id: str = ""
+    """Canvas's attachment id, Gradescope's submission id; empty for Moodle and plain folders."""
+    email: str = ""
+    late: bool = False
+    """The LMS marked the submission late (Canvas's `_late`)."""
+    submitted_at: str = ""
+    """When the LMS says it was submitted (ISO 8601, with its offset), if it says."""
+    group: tuple[Identity, ...] = ()
+    """The other members of a group submission (Gradescope's other submitters): each gets the grade too."""
+
+    @property
+    def sort_key(self) -> int:
+        """Which of one student's submissions is the newest: the highest LMS id wins."""
+        return int(self.submission_id) if self.submission_id.isdigit() else -1
+
+
+def plain(name: str) -> Identity:
+    return Identity("plain", name)
+
+
+def from_file_name(name: str) -> tuple[Identity, str] | None:
+    """A loose file named by Canvas or Moodle: the student, and the file's own name; None for any other."""
+    canvas = CANVAS.match(name.lower())
+    if canvas:
+        return Identity("canvas", canvas["name"], canvas["uid"], canvas["sid"], late=bool(canvas["late"])), \
+            name[-len(canvas["file"]):]
+    moodle = MOODLE.match(name)
+    if moodle and moodle["file"]:
+        return Identity("moodle", moodle["name"].strip(), moodle["uid"]), moodle["file"]
+    return None
+
+
+def from_folder_name(name: str) -> Identity | None:
+    """A student's folder or zip named by Canvas or Moodle; None for any other."""
+    canvas = CANVAS.match(name.lower())
+    if canvas:
+        return Identity("canvas", canvas["name"], canvas["uid"], canvas["sid"], late=bool(canvas["late"]))
+    moodle = MOODLE.match(name)
+    if moodle and not moodle["file"]:
+        return Identity("moodle", moodle["name"].strip(), moodle["uid"])
+    return None
+
+
+class BadMetadata(ValueError):
+    """A submission_metadata.yml that cannot be read."""
+
+
+def gradescope(folder: Path) -> dict[str, Identity] | None:
+    """The students of a Gradescope export folder, by submission folder name; None when it is not one.
+
+    submission_metadata.yml (Ruby symbols as keys, as Gradescope writes it):
+    `submission_<id>: {":submitters": [{":name", ":sid", ":email"}...], ":created_at": <time>, ...}`.
+    A group submission is its first submitter's, with the others in `group`."""
+    path = folder / GRADESCOPE_METADATA
+    if path.is_symlink() or not path.is_file():
+        return None
+    import yaml
+
+    try:
+        if path.stat().st_size > MOST_METADATA_BYTES:
+            raise BadMetadata(f"larger than {MOST_METADATA_BYTES // 2**20} MB")
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise BadMetadata(f"cannot be read ({type(exc).__name__}: {exc})") from None
+    if not isinstance(data, dict):
+        raise BadMetadata("not a mapping of submission folders")
+    found = {}
+    for key, entry in data.items():
+        match = GRADESCOPE_FOLDER.match(str(key))
+        submitters = entry.get(":submitters") if isinstance(entry, dict) else None
+        if not match or not isinstance(submitters, list) or not submitters:
+            continue
+        people = [s for s in submitters if isinstance(s, dict)]
+        if not people:
+            continue
+        when = _time(entry.get(":created_at"))
+        first, *others = [_submitter(p, match["sid"], when) for p in people]
+        found[str(key)] = Identity(first.lms, first.name, first.user_id, first.submission_id, first.email,
+                                   submitted_at=when, group=tuple(others))
+    return found
+
+
+def _submitter(person: dict, submission: str, when: str) -> Identity:
+    sid, email = _text(person.get(":sid")), _text(person.get(":email"))
+    return Identity("gradescope", _text(person.get(":name")), sid or email, submission, email, submitted_at=when)
+
+
+def _text(value) -> str:
+    return "" if value is None else str(value).strip()
+
+
+def _time(value) -> str:
+    """Gradescope's `2026-03-02 14:05:09.123456000 -08:00` (YAML reads it as a time) as ISO 8601."""
+    if isinstance(value, datetime.datetime):
+        return value.isoformat()
+    text = _text(value)
+    match = re.match(r"^(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)(?:\.\d+)?\s*([+-]\d\d:?\d\d|Z)?$", text)
+    if not match:
+        return ""
+    offset = match[3] or ""
+    if offset and offset != "Z" and ":" not in offset:
+        offset = offset[:3] + ":" + offset[3:]
+    return f"{match[1]}T{match[2]}{offset.replace('Z', '+00:00')}"
