@@ -80,7 +80,7 @@ def gradebook(rows: list[Row], check_ids: list[str]) -> str:
         scores = {c.id: c.score for c in result.checks}
         who = row.identity or Identity("plain", row.student)
         writer.writerow([row.student, row.score, result.max_score, row.shown_status, "yes" if row.late else "",
-                         who.lms, who.user_id, who.submission_id, result.score, row.penalty, row.why,
+                         who.lms, who.user_id, who.submission_id, float(result.score), row.penalty, row.why,
                          *(scores.get(cid, "") for cid in check_ids)])
     return buffer.getvalue()
 
