@@ -19,6 +19,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import shlex
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -27,7 +28,7 @@ from pathlib import Path
 
 from grader import catalog, secret, spec
 from grader.batch.discover import Submission, discover
-from grader.batch.outputs import Row, atomic_write, flags_for, write_class_outputs
+from grader.batch.outputs import INCOMPLETE, Incomplete, Row, atomic_write, flags_for, write_class_outputs
 from grader.batch.graders import Graders
 from grader.batch.everyone import everyone
 from grader.batch.insight import code_of, previous_works
@@ -123,6 +124,8 @@ def main(*, inputs: list[Path], out: Path, assignment: str, jobs: int, force: bo
     missing = [str(p) for p in inputs + [p for p in (base,) if p] if not p.exists()]
     if missing:
         raise UsageError(f"no such file or folder: {', '.join(missing)}")
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out} is a file: name a folder for the results (made if it does not exist)")
     if previous is not None:
         previous_works(previous)  # an unreadable --previous stops the batch before anything is graded
     return run_batch(inputs, out, assignment, jobs, force, scheduler, trusted=trusted_code, roster=roster,
@@ -146,6 +149,9 @@ def run_batch(inputs: list[Path], out: Path, assignment: str, jobs: int, force: 
         for line in noted:
             print(f"note: {line.text}", file=sys.stderr)
         students = [_student(s, out, late.assess(task_spec.late, s.identity)) for s in found.submissions]
+    if not students and not found.missing and class_list is None:
+        raise UsageError(f"no submissions found under {', '.join(map(str, inputs))}: a batch grades .py files, "
+                         "notebooks, and folders and zips holding them (docs/batch.md)")
     rows: list[Row] = []
     todo: list[tuple[Student, str]] = []
     for student in students:
@@ -155,16 +161,22 @@ def run_batch(inputs: list[Path], out: Path, assignment: str, jobs: int, force: 
             rows.append(_row(student, saved, skipped=True))
         else:
             todo.append((student, content))
+            if force:  # until regraded, not final: a run finishing an interrupted --force run regrades it
+                (student.out / "key.txt").unlink(missing_ok=True)
     private = tuple(str(p.resolve()) for p in (task_spec.folder, out, *inputs))
     try:
         _execute(todo, rows, len(students), task_spec, key, jobs, scheduler, trusted, private)
     except KeyboardInterrupt:
-        print(f"\ninterrupted: {len(rows)} of {len(students)} graded and saved; run the same command again to "
-              "grade the rest", file=sys.stderr)
+        _incomplete(out, task_spec, rows, noted, len(students), found.missing, previous, base)
+        print(f"\ninterrupted: {len(rows)} of {len(students)} graded and saved (gradebook so far: "
+              f"{out / INCOMPLETE}); {finish_command()} grades the other {len(students) - len(rows)}",
+              file=sys.stderr)
         return ExitCode.INTERRUPTED
     except SchedulerLost as lost:
-        print(f"\n{lost}: {len(rows)} of {len(students)} graded and saved; run the same command again (with a "
-              "scheduler) to grade the rest", file=sys.stderr)
+        _incomplete(out, task_spec, rows, noted, len(students), found.missing, previous, base)
+        print(f"\n{lost}: {len(rows)} of {len(students)} graded and saved (gradebook so far: {out / INCOMPLETE}); "
+              f"{finish_command()} (with a scheduler) grades the other {len(students) - len(rows)}",
+              file=sys.stderr)
         return ExitCode.FAILED
     rows = everyone(rows, found.missing, class_list, out / STUDENTS, task_spec)
     write_class_outputs(out, task_spec, sorted(rows, key=lambda r: r.student), noted, previous, base)
@@ -172,6 +184,25 @@ def run_batch(inputs: list[Path], out: Path, assignment: str, jobs: int, force: 
     print(f"graded {len(rows)} submissions ({sum(r.skipped for r in rows)} unchanged since the last run, "
           f"{failed} could not be graded); gradebook: {out / 'grades.csv'}; class summary: {out / 'index.html'}")
     return ExitCode.OK
+
+
+def _incomplete(out: Path, assignment: spec.Assignment, rows: list[Row], noted, found: int, missing,
+                previous: Path | None, base: str | None) -> None:
+    """The class outputs for those graded so far and those found with nothing to grade, marked incomplete
+    (grades.incomplete.csv, not grades.csv); no roster rows, since a student not reached yet is not missing."""
+    rows = everyone(rows, missing, None, out / STUDENTS, assignment)
+    write_class_outputs(out, assignment, sorted(rows, key=lambda r: r.student), noted, previous, base,
+                        Incomplete(found + len(missing), finish_command()))
+
+
+def finish_command() -> str:
+    """The command that grades the rest of an interrupted batch: this one as typed, without --force (every
+    student a --force run had not reached yet has no key, so is regraded; those it regraded are kept)."""
+    args = sys.argv[1:]
+    if args[:1] != ["batch"]:  # called from Python, not the command line
+        return "the same batch without --force"
+    kept = [a for a in args if not (a.startswith("--f") and "--force".startswith(a))]
+    return f"`{shlex.join(['grader', *kept])}`"
 
 
 def _student(submission: Submission, out: Path, lateness: late.Lateness = late.ON_TIME) -> Student:
