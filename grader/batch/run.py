@@ -183,6 +183,8 @@ def run_batch(inputs: list[Path], out: Path, assignment: str, jobs: int, force: 
     failed = sum(r.result.status == "error" for r in rows)
     print(f"graded {len(rows)} submissions ({sum(r.skipped for r in rows)} unchanged since the last run, "
           f"{failed} could not be graded); gradebook: {out / 'grades.csv'}; class summary: {out / 'index.html'}")
+    for line in ending(sorted(rows, key=lambda r: r.student)):
+        print(line)
     return ExitCode.OK
 
 
@@ -220,7 +222,8 @@ def _execute(todo: list[tuple[Student, str]], rows: list[Row], total: int, assig
 
     tasks = [student.task(assignment, key, trusted, private) for student, _ in todo]
     by_id = {student.submission.student: (student, content) for student, content in todo}
-    bar = tqdm(total=total, initial=len(rows), unit="submission", disable=not sys.stderr.isatty(), file=sys.stderr)
+    live = sys.stderr.isatty()
+    bar = tqdm(total=total, initial=len(rows), unit="submission", disable=not live, file=sys.stderr)
     not_full = sum(_not_full(r.result) for r in rows)
     with bar:
         outcomes = grade_on_cluster(scheduler, tasks) if scheduler else _on_processes(tasks, jobs)
@@ -232,6 +235,29 @@ def _execute(todo: list[tuple[Student, str]], rows: list[Row], total: int, assig
             not_full += _not_full(row.result)
             bar.set_postfix(not_full_marks=not_full)
             bar.update()
+            if not live:  # a log, a CI job, a pipe: one line per student instead of a bar
+                print(progress_line(row, len(rows), total), file=sys.stderr, flush=True)
+
+
+def progress_line(row: Row, done: int, total: int) -> str:
+    """`[12/18] doejohn 60/100 (4.1 s)`, or what stopped the grading."""
+    result = row.result
+    got = f"could not be graded: {result.error.kind}" if result.error else f"{result.score:g}/{result.max_score:g}"
+    return f"[{done:>{len(str(total))}}/{total}] {row.student} {got} ({result.duration_s:.1f} s)"
+
+
+def ending(rows: list[Row]) -> list[str]:
+    """The lines after a batch's summary: the slowest students graded in this run, and who could not be graded."""
+    lines = []
+    graded = sorted((r for r in rows if not r.skipped), key=lambda r: (-r.result.duration_s, r.student))
+    if len(graded) > 1:
+        lines.append("slowest: " + ", ".join(f"{r.student} ({r.result.duration_s:.1f} s)" for r in graded[:3]))
+    errors = [r for r in rows if r.result.error]
+    if errors:
+        named = ", ".join(f"{r.student} ({r.result.error.kind})" for r in errors[:20])
+        lines.append(f"could not be graded: {named}" + (f" and {len(errors) - 20} more" if len(errors) > 20 else "")
+                     + "; each one's result.json says why")
+    return lines
 
 
 def _not_full(result: Result) -> bool:

@@ -23,7 +23,8 @@ from grader.errors import ExitCode, UsageError
 from grader.files import MODULE_FILE
 from grader.grading import Options, grade
 from grader.render import html
-from grader.render.terminal import render
+from grader.render.terminal import MARK, render
+from grader.result import CheckResult
 from grader.sandbox.isolation import require
 from grader.text import printable
 
@@ -54,8 +55,10 @@ def main(*, submission: Path, assignment: str, tests: Path | None = None, json_p
     task = catalog.load(assignment)
     iso = require("check")
     lanes = 2 if (os.cpu_count() or 1) >= 2 else 1
+    progress = Progress(sys.stderr)
     result = grade(submission, task, Options(public_only=public_only, tests=tests, isolation=iso,
-                                             suite_sandboxes=lanes)).redacted()
+                                             suite_sandboxes=lanes, on_check=progress.done)).redacted()
+    progress.clear()
     table = sys.stderr if to_stdout else sys.stdout  # --json -: stdout holds the JSON alone
     _say(render(result, task), table)
     if to_stdout:
@@ -84,6 +87,33 @@ def _in_folder(folder: Path) -> Path:
         "it holds neither"
     raise UsageError(f"{folder} is a folder: grader check grades the {MODULE_FILE} in it, or its one notebook, but "
                      f"{found}; give the file's path (grader check {folder / MODULE_FILE})")
+
+
+class Progress:
+    """Each check on stderr as it ends (`[ 3/18] add  PASS 6/6 (0.4 s)`), so a slow engine is never graded
+    in silence: one line per check, or on a terminal one line rewritten in place and cleared before the
+    table. Status and points only: feedback waits for the table."""
+
+    def __init__(self, stream: TextIO):
+        self.stream = stream
+        self.live = stream.isatty()
+
+    def done(self, check: CheckResult, count: int, total: int) -> None:
+        width = len(str(total))
+        line = f"[{count:>{width}}/{total}] {check.id}  {MARK[check.status]} {check.score:g}/{check.max_score:g} " \
+               f"({check.duration_s:.1f} s)"
+        self._write(f"\r\x1b[K{line}" if self.live else f"{line}\n")
+
+    def clear(self) -> None:
+        if self.live:
+            self._write("\r\x1b[K")
+
+    def _write(self, text: str) -> None:
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except (BrokenPipeError, ValueError):  # nobody reads stderr any more: grading goes on
+            pass
 
 
 def _say(text: str, stream: TextIO) -> None:
