@@ -38,7 +38,7 @@ from grader.errors import BadResult, ExitCode, GradingProcessDied, SchedulerLost
 from grader.files import RESULT_FILE
 from grader.lms import late, roster as rosters
 from grader.result import Result
-from grader.sandbox.isolation import require
+from grader.sandbox.supervisor import require_started
 
 
 @dataclass(frozen=True)
@@ -141,7 +141,7 @@ def run_batch(inputs: list[Path], out: Path, assignment: str, jobs: int, force: 
         out.mkdir(parents=True, mode=0o700)  # student code runs as other uids: the class's results stay root's
     out.mkdir(parents=True, exist_ok=True)
     if scheduler is None:  # on a cluster, each worker checks its own isolation
-        require("batch", trusted=trusted, private=(task_spec.folder, out, *inputs))
+        require_started("batch", trusted=trusted, private=(task_spec.folder, out, *inputs))
     key = secret.key(task_spec.folder)
     with tempfile.TemporaryDirectory(prefix="grader-batch-") as staging:
         found = discover(inputs, Path(staging))

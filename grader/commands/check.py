@@ -25,7 +25,7 @@ from grader.grading import Options, grade
 from grader.render import html
 from grader.render.terminal import MARK, render
 from grader.result import CheckResult
-from grader.sandbox.isolation import require
+from grader.sandbox.supervisor import require_started
 from grader.text import printable
 
 
@@ -53,7 +53,7 @@ def main(*, submission: Path, assignment: str, tests: Path | None = None, json_p
         if path is not None:
             fileio.refuse_links(path, base)  # before grading, not after
     task = catalog.load(assignment)
-    iso = require("check")
+    iso = require_started("check")
     lanes = 2 if (os.cpu_count() or 1) >= 2 else 1
     progress = Progress(sys.stderr)
     result = grade(submission, task, Options(public_only=public_only, tests=tests, isolation=iso,
