@@ -175,7 +175,7 @@ def run_batch(inputs: list[Path], out: Path, assignment: str, jobs: int, force: 
     except SchedulerLost as lost:
         _incomplete(out, task_spec, rows, noted, len(students), found.missing, previous, base)
         print(f"\n{lost}: {len(rows)} of {len(students)} graded and saved (gradebook so far: {out / INCOMPLETE}); "
-              f"{finish_command()} (with a scheduler) grades the other {len(students) - len(rows)}",
+              f"{finish_command()}, once the scheduler is back, grades the other {len(students) - len(rows)}",
               file=sys.stderr)
         return ExitCode.FAILED
     rows = everyone(rows, found.missing, class_list, out / STUDENTS, task_spec)
