@@ -76,15 +76,18 @@ STUDENTS = "students"
 """The folder under the output holding one folder per student."""
 
 
-def _save(student: Student, outcome: TaskOutcome, key: str | None) -> None:
-    """Write a student's files, then (if the result is final) the key that lets a rerun skip them."""
+def _save(student: Student, outcome: TaskOutcome) -> None:
+    """Write a student's files (the key that lets a rerun skip them is written after their row is counted)."""
+    (student.out / "key.txt").unlink(missing_ok=True)
     for name in OUTPUTS:
         atomic_write(student.out / name, outcome.texts[name])
-    if key:
-        atomic_write(student.out / "key.txt", "\n".join(
-            [key, *(f"{_sha256((student.out / n).read_bytes())} {n}" for n in OUTPUTS)]) + "\n")
-    else:
-        (student.out / "key.txt").unlink(missing_ok=True)
+
+
+def _seal(student: Student, key: str) -> None:
+    """Write the key that lets a rerun skip this student: the last thing written for them, so a student with a
+    key is always in the gradebook, even one an interrupted batch writes at once."""
+    atomic_write(student.out / "key.txt", "\n".join(
+        [key, *(f"{_sha256((student.out / n).read_bytes())} {n}" for n in OUTPUTS)]) + "\n")
 
 
 def _unchanged(out: Path, key: str) -> bool:
@@ -229,9 +232,11 @@ def _execute(todo: list[tuple[Student, str]], rows: list[Row], total: int, assig
         outcomes = grade_on_cluster(scheduler, tasks) if scheduler else _on_processes(tasks, jobs)
         for outcome, final in outcomes:
             student, content = by_id[outcome.student]
-            _save(student, outcome, content if final else None)
+            _save(student, outcome)
             row = _row(student, outcome.result, skipped=False)
             rows.append(row)
+            if final:
+                _seal(student, content)
             not_full += _not_full(row.result)
             bar.set_postfix(not_full_marks=not_full)
             bar.update()
