@@ -181,12 +181,13 @@ def run_batch(inputs: list[Path], out: Path, assignment: str, jobs: int, force: 
               f"{finish_command()}, once the scheduler is back, grades the other {len(students) - len(rows)}",
               file=sys.stderr)
         return ExitCode.FAILED
+    graded = rows
     rows = everyone(rows, found.missing, class_list, out / STUDENTS, task_spec)
     write_class_outputs(out, task_spec, sorted(rows, key=lambda r: r.student), noted, previous, base)
     failed = sum(r.result.status == "error" for r in rows)
     print(f"graded {len(rows)} submissions ({sum(r.skipped for r in rows)} unchanged since the last run, "
           f"{failed} could not be graded); gradebook: {out / 'grades.csv'}; class summary: {out / 'index.html'}")
-    for line in ending(sorted(rows, key=lambda r: r.student)):
+    for line in ending(graded, sorted(rows, key=lambda r: r.student)):
         print(line)
     return ExitCode.OK
 
@@ -251,13 +252,14 @@ def progress_line(row: Row, done: int, total: int) -> str:
     return f"[{done:>{len(str(total))}}/{total}] {row.student} {got} ({result.duration_s:.1f} s)"
 
 
-def ending(rows: list[Row]) -> list[str]:
-    """The lines after a batch's summary: the slowest students graded in this run, and who could not be graded."""
+def ending(graded: list[Row], rows: list[Row]) -> list[str]:
+    """The lines after a batch's summary: the slowest of the students graded (those graded in this run), and
+    which of the rows could not be graded (not a roster's students with no submission)."""
     lines = []
-    graded = sorted((r for r in rows if not r.skipped), key=lambda r: (-r.result.duration_s, r.student))
+    graded = sorted((r for r in graded if not r.skipped), key=lambda r: (-r.result.duration_s, r.student))
     if len(graded) > 1:
         lines.append("slowest: " + ", ".join(f"{r.student} ({r.result.duration_s:.1f} s)" for r in graded[:3]))
-    errors = [r for r in rows if r.result.error]
+    errors = [r for r in rows if r.result.error and r.shown_status == "error"]  # not a roster's no_submission
     if errors:
         named = ", ".join(f"{r.student} ({r.result.error.kind})" for r in errors[:20])
         lines.append(f"could not be graded: {named}" + (f" and {len(errors) - 20} more" if len(errors) > 20 else "")
