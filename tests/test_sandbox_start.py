@@ -68,3 +68,23 @@ def test_a_python_the_sandbox_cannot_run_stops_every_command_once_up_front(tmp_p
                          timeout=300, env=env)
     assert run.returncode == 3 and "a sandbox did not start" in run.stderr, run.stdout + run.stderr
     assert "Score:" not in run.stdout
+
+
+def test_a_sandbox_python_without_pytest_stops_a_batch_up_front(tmp_path):
+    """With a sandbox Python that runs but has no pytest: does a batch stop before grading anyone, with exit 3
+    and the fix, rather than give every student an error on the checks of their tests?"""
+    venv = tmp_path / "bare"
+    subprocess.run([sys._base_executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    for folder in [venv, *venv.parents]:  # pytest's folders are 0700: a sandbox's uid must reach the venv
+        if folder == Path("/tmp") or folder == Path("/"):
+            break
+        folder.chmod(folder.stat().st_mode | 0o055)
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    (inputs / "alice.py").write_text(BASE_ENGINE.read_text())
+    out = tmp_path / "out"
+    run = subprocess.run([sys.executable, "-m", "grader.cli", "batch", str(inputs), "--out", str(out)],
+                         capture_output=True, text=True, timeout=300,
+                         env=dict(os.environ, GRADER_SANDBOX_PYTHON=str(venv / "bin" / "python")))
+    assert run.returncode == 3 and "pytest" in run.stderr and "GRADER_SANDBOX_PYTHON" in run.stderr, run.stderr
+    assert "Traceback" not in run.stderr and not list(out.glob("students/*/result.json"))

@@ -38,7 +38,7 @@ from grader.errors import BadResult, ExitCode, GradingProcessDied, SchedulerLost
 from grader.files import RESULT_FILE
 from grader.lms import late, roster as rosters
 from grader.result import Result
-from grader.sandbox.supervisor import require_started
+from grader.sandbox.trial import require_started
 
 
 @dataclass(frozen=True)

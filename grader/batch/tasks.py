@@ -40,7 +40,7 @@ from grader.lms.late import ON_TIME, Lateness
 from grader.render import html
 from grader.result import Result, SubmissionError
 from grader.sandbox.isolation import Isolation
-from grader.sandbox.supervisor import require_started
+from grader.sandbox.trial import require_started
 from grader.spec import Assignment
 
 OUTPUTS = STUDENT_OUTPUTS

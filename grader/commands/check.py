@@ -25,7 +25,7 @@ from grader.grading import Options, grade
 from grader.render import html
 from grader.render.terminal import MARK, render
 from grader.result import CheckResult
-from grader.sandbox.supervisor import require_started
+from grader.sandbox.trial import require_started
 from grader.text import printable
 
 

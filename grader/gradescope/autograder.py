@@ -21,7 +21,7 @@ from grader.files import GRADESCOPE_RESULTS, MODULE_FILE, TESTS_FILE
 from grader.gradescope.results import message, results
 from grader.grading import Options, grade
 from grader.errors import ExitCode, IsolationError
-from grader.sandbox.supervisor import require_started
+from grader.sandbox.trial import require_started
 from grader.text import printable
 
 

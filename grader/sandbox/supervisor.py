@@ -49,33 +49,6 @@ def _base(iso: isolation.Isolation) -> str | None:
     return str(base)
 
 
-_STARTED: dict[isolation.Isolation, str] = {}
-"""Each isolation one sandbox was started with in this process: why it did not start, or empty."""
-
-
-def require_started(purpose: str, *, trusted: bool = False, private: tuple[Path, ...] = ()) -> isolation.Isolation:
-    """isolation.require's isolation for the job, once one sandbox has started and stopped with it (once per
-    process and isolation). A sandbox that cannot start here is the installation's problem, not a student's:
-    an IsolationError naming the fix, before anyone is graded, instead of every student's crash."""
-    iso = isolation.require(purpose, trusted=trusted, private=private)
-    if iso not in _STARTED:
-        try:
-            with Sandbox({}, iso=iso):
-                _STARTED[iso] = ""
-        except SandboxError as exc:
-            _STARTED[iso] = str(exc).removeprefix("the sandbox did not start: ")
-    if _STARTED[iso]:
-        raise IsolationError(
-            f"student code cannot run here: a sandbox did not start ({_STARTED[iso]}). A sandbox shows student "
-            f"code only the Python that runs it ({iso.runtime.executable}) and the folders of its installation: "
-            "a Python that needs anything else (a wrapper or shim that runs another program, as pyenv's do) or "
-            f"that is installed under {isolation.CODE_DIR} or {isolation.WORK_DIR}, where a sandbox mounts its own "
-            "folders, cannot start there. Set GRADER_SANDBOX_PYTHON to a plain interpreter with pytest installed "
-            "(python3 -c 'import sys; print(sys.executable)' prints the path of one), or install the grader "
-            "elsewhere; GRADER_SANDBOX_DEBUG=1 shows the sandbox's own errors.")
-    return iso
-
-
 class Sandbox:
     """An isolated environment holding one submission's files, and its template process."""
 
