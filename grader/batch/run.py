@@ -140,21 +140,21 @@ def run_batch(inputs: list[Path], out: Path, assignment: str, jobs: int, force: 
               previous: Path | None = None, base: str | None = None) -> int:
     task_spec = catalog.load(assignment)  # fail early on an unknown assignment
     class_list = rosters.read(roster) if roster else None  # and on a roster it cannot read
-    if not out.exists() and os.geteuid() == 0:
-        out.mkdir(parents=True, mode=0o700)  # student code runs as other uids: the class's results stay root's
-    out.mkdir(parents=True, exist_ok=True)
-    if scheduler is None:  # on a cluster, each worker checks its own isolation
-        require_started("batch", trusted=trusted, private=(task_spec.folder, out, *inputs))
-    key = secret.key(task_spec.folder)
     with tempfile.TemporaryDirectory(prefix="grader-batch-") as staging:
         found = discover(inputs, Path(staging))
         noted = grouped(found.notes)  # one line per student and kind, the important kinds first
         for line in noted:
             print(f"note: {line.text}", file=sys.stderr)
         students = [_student(s, out, late.assess(task_spec.late, s.identity)) for s in found.submissions]
-    if not students and not found.missing and class_list is None:
+    if not students and not found.missing and class_list is None:  # before any folder is made
         raise UsageError(f"no submissions found under {', '.join(map(str, inputs))}: a batch grades .py files, "
                          "notebooks, and folders and zips holding them (docs/batch.md)")
+    if not out.exists() and os.geteuid() == 0:
+        out.mkdir(parents=True, mode=0o700)  # student code runs as other uids: the class's results stay root's
+    out.mkdir(parents=True, exist_ok=True)
+    if scheduler is None:  # on a cluster, each worker checks its own isolation
+        require_started("batch", trusted=trusted, private=(task_spec.folder, out, *inputs))
+    key = secret.key(task_spec.folder)
     rows: list[Row] = []
     todo: list[tuple[Student, str]] = []
     for student in students:
