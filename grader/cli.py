@@ -3,7 +3,9 @@
 Each command is declared once, in COMMANDS: its help, its options, and the module whose
 `main(**options)` runs it (each option's dest is that function's keyword). Every error a
 command raises on purpose is a GraderError (grader/errors.py), turned here, in one place,
-into a line on stderr and its ExitCode.
+into a line on stderr and its ExitCode. A usage error is one line too (argparse's usage block
+is one `--help` away), and an output closed early (`| head`) never turns a failing command
+into a success.
 """
 
 from __future__ import annotations
@@ -19,6 +21,19 @@ from grader.errors import ExitCode, GraderError
 from grader.files import MODULE_FILE, TESTS_FILE
 from grader.text import printable
 
+
+
+def at_least_one(text: str) -> int:
+    """--jobs: a whole number of submissions graded at once, 1 or more."""
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"takes a whole number of submissions graded at once, not {text!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 (submissions graded at once), not {number}")
+    return number
+
+
 ASSIGNMENT = (("--assignment",), {"default": "micrograd", "help": "assignment id or folder (default: micrograd)"})
 
 COMMANDS = {
@@ -33,7 +48,7 @@ COMMANDS = {
     "batch": ("grader.batch.run", "grade a class's submissions: folders, zips, notebooks, .py files", [
         (("inputs",), {"nargs": "+", "type": Path, "metavar": "INPUT"}),
         (("--out",), {"type": Path, "required": True, "help": "where results, the gradebook and the summary go"}),
-        (("--jobs",), {"type": int, "default": os.cpu_count() or 1, "help": "parallel submissions (default: cores)"}),
+        (("--jobs",), {"type": at_least_one, "default": os.cpu_count() or 1, "help": "parallel submissions (default: cores)"}),
         ASSIGNMENT,
         (("--force",), {"action": "store_true", "help": "regrade submissions already graded"}),
         (("--scheduler",), {"help": "address of a Dask scheduler to grade on (needs the [dask] extra)"}),
@@ -66,8 +81,15 @@ COMMANDS = {
 """Each command: the module holding its main(**options), its help, and its arguments (argparse's)."""
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, whose usage errors are one line on stderr and exit 2."""
+
+    def error(self, message: str):
+        self.exit(ExitCode.USAGE, printable(f"{self.prog}: error: {message} (see {self.prog} --help)") + "\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="grader", description="Grade micrograd-style autograd engines rule by rule.")
+    parser = Parser(prog="grader", description="Grade micrograd-style autograd engines rule by rule.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     for name, (_, help_text, arguments) in COMMANDS.items():
@@ -85,9 +107,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\ngrader: interrupted", file=sys.stderr)
         return ExitCode.INTERRUPTED
-    except BrokenPipeError:  # the output was piped into head or a pager that closed
-        sys.stderr.close()
-        return ExitCode.OK
+    except BrokenPipeError:  # the output was piped into head or a pager that closed before the command ended
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python exits
+        return ExitCode.FAILED
     except GraderError as exc:  # a file name may hold control characters: shown, never obeyed
         print(printable(f"grader: {exc.prefix}{exc}"), file=sys.stderr)
         return exc.exit_code

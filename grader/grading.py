@@ -20,6 +20,7 @@ import time
 import traceback
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Callable
 
 from grader import __version__, fileio, notebooks, secret
 from grader.causes import CAUSES, said_in
@@ -37,6 +38,9 @@ from grader.result import CheckResult, Outcome, Result, SubmissionError
 from grader.sandbox.isolation import Isolation
 from grader.sandbox.supervisor import SandboxLimits, Sandbox
 from grader.spec import Assignment, CheckSpec
+
+OnCheck = Callable[[CheckResult, int, int], None]
+"""Told of each check as it ends: its result, how many are done, how many there are (grader check's progress)."""
 
 OVERRUN_S = 5.0
 """How far past submission_s a grading may end, whatever the student's code does: what is in flight
@@ -60,6 +64,8 @@ class Options:
     engine_key: bytes | None = None
     """The secret the grading's engines are keyed with (default: this machine's, grader/secret.py); a batch
     passes the instructor's, so a submission gets the same engines on whichever machine grades it."""
+    on_check: OnCheck | None = None
+    """Told of each check as it ends (grader check prints it)."""
 
 
 @dataclass(frozen=True)
@@ -91,7 +97,7 @@ def grade(submission: Path, assignment: Assignment, options: Options = Options()
                 suite.go(execution.left_out() if execution else frozenset(), assignment.limits.cell_s, ends)
             ctx = Context(assignment, engine, symbols, suite, read.tests_source, _seed(read, assignment, options),
                           ends, preflight)
-            checks = run_checks(ctx, specs)
+            checks = run_checks(ctx, specs, options.on_check)
     except Rejected as rejected:
         error = SubmissionError(rejected.kind, rejected.message)
         return _result(submission, read and read.digest, assignment, "error", error, (), started,
@@ -203,15 +209,18 @@ def _tests(submission: Path, options: Options, nb) -> str | None:
                        f"{path.name} cannot be read: {exc.strerror}") from None
 
 
-def run_checks(ctx: Context, specs: list[CheckSpec]) -> list[CheckResult]:
+def run_checks(ctx: Context, specs: list[CheckSpec], on_check: OnCheck | None = None) -> list[CheckResult]:
     """Steps 3 and 4: each check with its own time limit, and none started once the grading's time (ctx.ends)
     is up. The engine checks run first and the suite checks last, whatever their order in the assignment
     (with one sandbox, the suite's runs end the engine's process: it is not loaded again); the results keep
-    the assignment's order, and the first check of that order to fail from a cause explains it."""
+    the assignment's order, and the first check of that order to fail from a cause explains it. on_check
+    hears of each check as it ends (its result as run alone, the checks done, the checks to run)."""
     limits = ctx.assignment.limits
     out_of_time = f"Not run: the submission used up its time limit of {limits.submission_s:g} s"
     ran: dict[str, tuple[Outcome, float]] = {}
-    for spec in sorted(specs, key=lambda c: c.id in SUITE_CHECKS):
+    hung: list[str] = []  # the checks skipped because backward() never ends, the first explaining why
+    order = sorted(specs, key=lambda c: c.id in SUITE_CHECKS)
+    for spec in order:
         check = REGISTRY[spec.id]
         t0 = time.monotonic()
         if t0 >= ctx.ends:
@@ -221,13 +230,41 @@ def run_checks(ctx: Context, specs: list[CheckSpec]) -> list[CheckResult]:
                                      "judged on."), True
         else:
             ctx.start_check(limits.check_s)
-            outcome = _run_one(check.run, ctx)
-            timed = ctx.timed or _suite_timed(ctx, spec.id)
+            hangs = _backward_hangs(ctx) if check.backward else ""
+            if hangs:
+                outcome, timed = _hang_skipped(hangs, hung, limits.request_s), True
+                hung.append(spec.id)
+            else:
+                outcome = _run_one(check.run, ctx)
+                timed = ctx.timed or _suite_timed(ctx, spec.id)
         if timed:  # a typed mark, not words: a batch regrades alone a student whose grade a time limit touched
             outcome = replace(outcome, artifacts={**outcome.artifacts, "timing": True})
         ran[spec.id] = (outcome, time.monotonic() - t0)
+        if on_check is not None:
+            on_check(_check_result(spec, check.title, *ran[spec.id], {}), len(ran), len(order))
     first: dict[str, str] = {}
     return [_check_result(spec, REGISTRY[spec.id].title, *ran[spec.id], first) for spec in specs]
+
+
+def _backward_hangs(ctx: Context) -> str:
+    """The code on which the student's backward() never ends (the preflight's finding), or empty; a
+    preflight that could not finish leaves it to the check, which meets the same problem and says so."""
+    try:
+        return ctx.features.backward_hangs
+    except Exception:  # noqa: BLE001 - the check itself runs the preflight again and reports what it meets
+        return ""
+
+
+def _hang_skipped(code: str, hung: list[str], request_s: float) -> Outcome:
+    """A check calling backward(), once backward() is known never to end: the first is an error saying why, the
+    others are skipped, pointing at it."""
+    if hung:
+        return Outcome("skipped", f"Not run: backward() does not finish (see {hung[0]}).")
+    shown = "\n".join(f"    {line}" for line in code.splitlines())
+    return Outcome("error", f"backward() did not finish within {request_s:g} s, even on this smallest case:"
+                   f"\n{shown}\nso every check that calls backward() is skipped instead of each "
+                   "waiting for it. Make backward() end: build the topological order once, marking each node "
+                   "visited so none is added twice, then call each node's _backward once, in reverse order.")
 
 
 def _suite_timed(ctx: Context, check_id: str) -> bool:

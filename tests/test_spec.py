@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 import pytest
 
 from grader import catalog, spec
+from grader.spec import tomllib
 from grader.checks import REGISTRY
 from grader.errors import SpecError
 

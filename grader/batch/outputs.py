@@ -64,6 +64,22 @@ class Row:
         return f"{error.kind}: {error.message.splitlines()[0] if error.message else ''}" if error else ""
 
 
+GRADEBOOK = "grades.csv"
+INCOMPLETE = "grades.incomplete.csv"
+"""The gradebook of an interrupted batch: those graded so far. It takes grades.csv's place until a run
+finishes the batch, so a gradebook named grades.csv is always a whole class's."""
+
+
+@dataclass(frozen=True)
+class Incomplete:
+    """A batch stopped before every student was graded."""
+
+    found: int
+    """Students found, graded or not."""
+    finish: str
+    """The command that grades the rest."""
+
+
 def flags_for(source: str) -> list[str]:
     """Imports worth an instructor's look: the reference engine, micrograd itself, torch."""
     return sorted({f"imports {m}" for m in SUSPICIOUS_IMPORT.findall(source)})
@@ -126,11 +142,16 @@ def class_data(rows: list[Row], assignment: Assignment, notes: tuple[Grouped, ..
 
 
 def write_class_outputs(out: Path, assignment: Assignment, rows: list[Row],
-                        notes: tuple[Grouped, ...], previous: Path | None = None, base: str | None = None) -> None:
+                        notes: tuple[Grouped, ...], previous: Path | None = None, base: str | None = None,
+                        incomplete: Incomplete | None = None) -> None:
     data = class_data(rows, assignment, notes)
     insight, sources, work = class_insight([(r.student, r.result, r.code) for r in rows], previous, base)
     data |= insight
-    atomic_write(out / "grades.csv", gradebook(rows, [c.id for c in assignment.checks]))
+    data.update(complete=incomplete is None, graded=len(rows), found=incomplete.found if incomplete else len(rows),
+                finish=incomplete.finish if incomplete else None)
+    name, stale = (INCOMPLETE, GRADEBOOK) if incomplete else (GRADEBOOK, INCOMPLETE)
+    atomic_write(out / name, gradebook(rows, [c.id for c in assignment.checks]))
+    (out / stale).unlink(missing_ok=True)
     atomic_write(out / "summary.json", json.dumps(data, indent=2))
     atomic_write(out / WORK_FILE, work)
     atomic_write(out / "index.html", html.class_report(data, sources))

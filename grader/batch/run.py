@@ -19,6 +19,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import shlex
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -27,7 +28,7 @@ from pathlib import Path
 
 from grader import catalog, secret, spec
 from grader.batch.discover import Submission, discover
-from grader.batch.outputs import Row, atomic_write, flags_for, write_class_outputs
+from grader.batch.outputs import INCOMPLETE, Incomplete, Row, atomic_write, flags_for, write_class_outputs
 from grader.batch.graders import Graders
 from grader.batch.everyone import everyone
 from grader.batch.insight import code_of, previous_works
@@ -37,7 +38,7 @@ from grader.errors import BadResult, ExitCode, GradingProcessDied, SchedulerLost
 from grader.files import RESULT_FILE
 from grader.lms import late, roster as rosters
 from grader.result import Result
-from grader.sandbox.isolation import require
+from grader.sandbox.trial import require_started
 
 
 @dataclass(frozen=True)
@@ -75,15 +76,18 @@ STUDENTS = "students"
 """The folder under the output holding one folder per student."""
 
 
-def _save(student: Student, outcome: TaskOutcome, key: str | None) -> None:
-    """Write a student's files, then (if the result is final) the key that lets a rerun skip them."""
+def _save(student: Student, outcome: TaskOutcome) -> None:
+    """Write a student's files (the key that lets a rerun skip them is written after their row is counted)."""
+    (student.out / "key.txt").unlink(missing_ok=True)
     for name in OUTPUTS:
         atomic_write(student.out / name, outcome.texts[name])
-    if key:
-        atomic_write(student.out / "key.txt", "\n".join(
-            [key, *(f"{_sha256((student.out / n).read_bytes())} {n}" for n in OUTPUTS)]) + "\n")
-    else:
-        (student.out / "key.txt").unlink(missing_ok=True)
+
+
+def _seal(student: Student, key: str) -> None:
+    """Write the key that lets a rerun skip this student: the last thing written for them, so a student with a
+    key is always in the gradebook, even one an interrupted batch writes at once."""
+    atomic_write(student.out / "key.txt", "\n".join(
+        [key, *(f"{_sha256((student.out / n).read_bytes())} {n}" for n in OUTPUTS)]) + "\n")
 
 
 def _unchanged(out: Path, key: str) -> bool:
@@ -123,6 +127,8 @@ def main(*, inputs: list[Path], out: Path, assignment: str, jobs: int, force: bo
     missing = [str(p) for p in inputs + [p for p in (base,) if p] if not p.exists()]
     if missing:
         raise UsageError(f"no such file or folder: {', '.join(missing)}")
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out} is a file: name a folder for the results (made if it does not exist)")
     if previous is not None:
         previous_works(previous)  # an unreadable --previous stops the batch before anything is graded
     return run_batch(inputs, out, assignment, jobs, force, scheduler, trusted=trusted_code, roster=roster,
@@ -134,18 +140,21 @@ def run_batch(inputs: list[Path], out: Path, assignment: str, jobs: int, force: 
               previous: Path | None = None, base: str | None = None) -> int:
     task_spec = catalog.load(assignment)  # fail early on an unknown assignment
     class_list = rosters.read(roster) if roster else None  # and on a roster it cannot read
-    if not out.exists() and os.geteuid() == 0:
-        out.mkdir(parents=True, mode=0o700)  # student code runs as other uids: the class's results stay root's
-    out.mkdir(parents=True, exist_ok=True)
-    if scheduler is None:  # on a cluster, each worker checks its own isolation
-        require("batch", trusted=trusted, private=(task_spec.folder, out, *inputs))
-    key = secret.key(task_spec.folder)
     with tempfile.TemporaryDirectory(prefix="grader-batch-") as staging:
         found = discover(inputs, Path(staging))
         noted = grouped(found.notes)  # one line per student and kind, the important kinds first
         for line in noted:
             print(f"note: {line.text}", file=sys.stderr)
         students = [_student(s, out, late.assess(task_spec.late, s.identity)) for s in found.submissions]
+    if not students and not found.missing and class_list is None:  # before any folder is made
+        raise UsageError(f"no submissions found under {', '.join(map(str, inputs))}: a batch grades .py files, "
+                         "notebooks, and folders and zips holding them (docs/batch.md)")
+    if not out.exists() and os.geteuid() == 0:
+        out.mkdir(parents=True, mode=0o700)  # student code runs as other uids: the class's results stay root's
+    out.mkdir(parents=True, exist_ok=True)
+    if scheduler is None:  # on a cluster, each worker checks its own isolation
+        require_started("batch", trusted=trusted, private=(task_spec.folder, out, *inputs))
+    key = secret.key(task_spec.folder)
     rows: list[Row] = []
     todo: list[tuple[Student, str]] = []
     for student in students:
@@ -155,23 +164,51 @@ def run_batch(inputs: list[Path], out: Path, assignment: str, jobs: int, force: 
             rows.append(_row(student, saved, skipped=True))
         else:
             todo.append((student, content))
+            if force:  # until regraded, not final: a run finishing an interrupted --force run regrades it
+                (student.out / "key.txt").unlink(missing_ok=True)
     private = tuple(str(p.resolve()) for p in (task_spec.folder, out, *inputs))
     try:
         _execute(todo, rows, len(students), task_spec, key, jobs, scheduler, trusted, private)
     except KeyboardInterrupt:
-        print(f"\ninterrupted: {len(rows)} of {len(students)} graded and saved; run the same command again to "
-              "grade the rest", file=sys.stderr)
+        _incomplete(out, task_spec, rows, noted, len(students), found.missing, previous, base)
+        print(f"\ninterrupted: {len(rows)} of {len(students)} graded and saved (gradebook so far: "
+              f"{out / INCOMPLETE}); {finish_command()} grades the other {len(students) - len(rows)}",
+              file=sys.stderr)
         return ExitCode.INTERRUPTED
     except SchedulerLost as lost:
-        print(f"\n{lost}: {len(rows)} of {len(students)} graded and saved; run the same command again (with a "
-              "scheduler) to grade the rest", file=sys.stderr)
+        _incomplete(out, task_spec, rows, noted, len(students), found.missing, previous, base)
+        print(f"\n{lost}: {len(rows)} of {len(students)} graded and saved (gradebook so far: {out / INCOMPLETE}); "
+              f"{finish_command()}, once the scheduler is back, grades the other {len(students) - len(rows)}",
+              file=sys.stderr)
         return ExitCode.FAILED
+    graded = rows
     rows = everyone(rows, found.missing, class_list, out / STUDENTS, task_spec)
     write_class_outputs(out, task_spec, sorted(rows, key=lambda r: r.student), noted, previous, base)
     failed = sum(r.result.status == "error" for r in rows)
     print(f"graded {len(rows)} submissions ({sum(r.skipped for r in rows)} unchanged since the last run, "
           f"{failed} could not be graded); gradebook: {out / 'grades.csv'}; class summary: {out / 'index.html'}")
+    for line in ending(graded, sorted(rows, key=lambda r: r.student)):
+        print(line)
     return ExitCode.OK
+
+
+def _incomplete(out: Path, assignment: spec.Assignment, rows: list[Row], noted, found: int, missing,
+                previous: Path | None, base: str | None) -> None:
+    """The class outputs for those graded so far and those found with nothing to grade, marked incomplete
+    (grades.incomplete.csv, not grades.csv); no roster rows, since a student not reached yet is not missing."""
+    rows = everyone(rows, missing, None, out / STUDENTS, assignment)
+    write_class_outputs(out, assignment, sorted(rows, key=lambda r: r.student), noted, previous, base,
+                        Incomplete(found + len(missing), finish_command()))
+
+
+def finish_command() -> str:
+    """The command that grades the rest of an interrupted batch: this one as typed, without --force (every
+    student a --force run had not reached yet has no key, so is regraded; those it regraded are kept)."""
+    args = sys.argv[1:]
+    if args[:1] != ["batch"]:  # called from Python, not the command line
+        return "the same batch without --force"
+    kept = [a for a in args if not (a.startswith("--f") and "--force".startswith(a))]
+    return f"`{shlex.join(['grader', *kept])}`"
 
 
 def _student(submission: Submission, out: Path, lateness: late.Lateness = late.ON_TIME) -> Student:
@@ -189,18 +226,45 @@ def _execute(todo: list[tuple[Student, str]], rows: list[Row], total: int, assig
 
     tasks = [student.task(assignment, key, trusted, private) for student, _ in todo]
     by_id = {student.submission.student: (student, content) for student, content in todo}
-    bar = tqdm(total=total, initial=len(rows), unit="submission", disable=not sys.stderr.isatty(), file=sys.stderr)
+    live = sys.stderr.isatty()
+    bar = tqdm(total=total, initial=len(rows), unit="submission", disable=not live, file=sys.stderr)
     not_full = sum(_not_full(r.result) for r in rows)
     with bar:
         outcomes = grade_on_cluster(scheduler, tasks) if scheduler else _on_processes(tasks, jobs)
         for outcome, final in outcomes:
             student, content = by_id[outcome.student]
-            _save(student, outcome, content if final else None)
+            _save(student, outcome)
             row = _row(student, outcome.result, skipped=False)
             rows.append(row)
+            if final:
+                _seal(student, content)
             not_full += _not_full(row.result)
             bar.set_postfix(not_full_marks=not_full)
             bar.update()
+            if not live:  # a log, a CI job, a pipe: one line per student instead of a bar
+                print(progress_line(row, len(rows), total), file=sys.stderr, flush=True)
+
+
+def progress_line(row: Row, done: int, total: int) -> str:
+    """`[12/18] doejohn 60/100 (4.1 s)`, or what stopped the grading."""
+    result = row.result
+    got = f"could not be graded: {result.error.kind}" if result.error else f"{result.score:g}/{result.max_score:g}"
+    return f"[{done:>{len(str(total))}}/{total}] {row.student} {got} ({result.duration_s:.1f} s)"
+
+
+def ending(graded: list[Row], rows: list[Row]) -> list[str]:
+    """The lines after a batch's summary: the slowest of the students graded (those graded in this run), and
+    which of the rows could not be graded (not a roster's students with no submission)."""
+    lines = []
+    graded = sorted((r for r in graded if not r.skipped), key=lambda r: (-r.result.duration_s, r.student))
+    if len(graded) > 1:
+        lines.append("slowest: " + ", ".join(f"{r.student} ({r.result.duration_s:.1f} s)" for r in graded[:3]))
+    errors = [r for r in rows if r.result.error and r.shown_status == "error"]  # not a roster's no_submission
+    if errors:
+        named = ", ".join(f"{r.student} ({r.result.error.kind})" for r in errors[:20])
+        lines.append(f"could not be graded: {named}" + (f" and {len(errors) - 20} more" if len(errors) > 20 else "")
+                     + "; each one's result.json says why")
+    return lines
 
 
 def _not_full(result: Result) -> bool:

@@ -32,14 +32,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from grader import __version__
-from grader.errors import BadResult, IsolationError, without_host_paths
+from grader.errors import BadResult, IsolationError, SandboxError, without_host_paths
 from grader.files import GRADESCOPE_FILE, REPORT_FILE, RESULT_FILE, STUDENT_OUTPUTS
 from grader.gradescope.results import results
 from grader.grading import Options, grade
 from grader.lms.late import ON_TIME, Lateness
 from grader.render import html
 from grader.result import Result, SubmissionError
-from grader.sandbox.isolation import Isolation, require
+from grader.sandbox.isolation import Isolation
+from grader.sandbox.trial import require_started
 from grader.spec import Assignment
 
 OUTPUTS = STUDENT_OUTPUTS
@@ -130,7 +131,7 @@ def _isolation(grader: str, trusted: bool, host: str, private: tuple[str, ...]) 
                 "micrograd-grader (and the same Python and libraries) on every worker"), None
     mine = tuple(Path(p) for p in private) if host == host_id() else ()
     try:
-        return None, require("batch", trusted=trusted, private=mine)
+        return None, require_started("batch", trusted=trusted, private=mine)
     except IsolationError as exc:
         return f"{where} cannot isolate student code: {exc}", None
 
@@ -146,6 +147,8 @@ def grade_task(task: Task) -> TaskOutcome:
         return TaskOutcome(task.student, result, render(task, result))
     except IsolationError as exc:  # a sandbox that could not be confined: no one is graded so
         return TaskOutcome(task.student, None, unfit=f"{socket.gethostname()} cannot isolate student code: {exc}")
+    except SandboxError as exc:  # the machine's problem, not the student's: the batch stops, naming it once
+        return TaskOutcome(task.student, None, unfit=f"{socket.gethostname()} cannot start a sandbox: {exc}")
     except Exception:  # noqa: BLE001 - one bad submission never stops a batch
         return failed(task, "the grader failed on this submission (the instructor's log has the details)",
                       log=traceback.format_exc())
@@ -164,7 +167,7 @@ def _grade_in_private_folder(task: Task, iso: Isolation, started: float) -> Resu
         try:
             data = grade(submission, task.assignment, Options(tests=tests, one_sandbox=True, isolation=iso,
                                                               engine_key=task.key)).to_dict()
-        except IsolationError:
+        except (IsolationError, SandboxError):
             raise
         except Exception:  # noqa: BLE001 - one bad submission never stops a batch
             data = crash_result(task.name, task.assignment.id, started,

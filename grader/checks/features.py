@@ -11,7 +11,10 @@ checks, one batch of fixed probes finds out:
   themselves, and the missing seed is charged to the lesson's full runs: hand_examples,
   gradcheck, training);
 - whether backward() runs any rule at all, whether two different nodes holding equal
-  numbers are told apart, whether nesting, a value used twice, and shared nodes work.
+  numbers are told apart, whether nesting, a value used twice, and shared nodes work;
+- whether backward() ends at all: when `a + b` runs out of time, a lone Value (no rule to
+  run) and `a * b` are tried, and if backward() hangs on those too, every check that calls
+  it is skipped with one message instead of each waiting out its own time limit.
 
 A broken basic is still judged, by the check named for it; the others leave it out of
 their expressions, or, when they cannot do without it, are skipped and say which basic.
@@ -53,6 +56,8 @@ class Features:
     """backward() changes no gradient at all, even with the output seeded."""
     equal_data_merged: bool = False
     """Two different nodes holding equal numbers are treated as one (equality or hash by data)."""
+    backward_hangs: str = ""
+    """backward() never ended on the smallest expressions: the code that shows it, else empty."""
 
     def trusted(self, *ops: str) -> tuple[str, ...]:
         """Those of ops that work wherever they appear in an expression."""
@@ -79,6 +84,9 @@ def preflight(ctx: Context) -> Features:
     structural = [mul_in, EQUAL_DATA] + [p for op in ("add", "mul")
                                          for p in (chain(op), LEAVES[:1] + ((op, 0, 0),), diamond(op))]
     unseeded = ctx.student.run_many([add2, mul2], every=True)
+    hangs = _hangs(ctx, unseeded)
+    if hangs:  # nothing else is worth asking: every probe would wait out its time limit
+        return Features(False, False, None, False, False, False, False, backward_hangs=hangs)
     seed_missing = _seed_missing(unseeded)
     probes = list(dict.fromkeys(singles + structural))
     answers = dict(zip(probes, ctx.student.run_many(probes, seed=seed_missing, every=True)))
@@ -111,6 +119,23 @@ def preflight(ctx: Context) -> Features:
     mul_inner = mul and depth and ok(mul_in)
     share = depth and reuse and ok(diamond(chain_op))
     return Features(add, mul, chain_op, depth, mul_inner, reuse, share, **common)
+
+
+def _hangs(ctx: Context, unseeded) -> str:
+    """The code on which backward() never ends, when it ends on neither a lone Value (no rule to run) nor
+    both of a + b and a * b; else empty. A hang in one rule alone is that rule check's to report."""
+
+    def timed_out(observation) -> bool:
+        return observation is not None and observation.failure is not None and observation.failure.kind == "timeout"
+
+    if not timed_out(unseeded[0]):
+        return ""
+    if timed_out(ctx.student.run(LEAVES[:1])):
+        return f"a = Value({LEAVES[0][1]})\na.backward()"
+    if timed_out(unseeded[1] if unseeded[1] is not None else ctx.student.run(SINGLE["mul"])):
+        a, b = LEAVES[0][1], LEAVES[1][1]
+        return f"c = Value({a}) + Value({b})\nc.backward()\nd = Value({a}) * Value({b})\nd.backward()"
+    return ""
 
 
 def _seed_missing(unseeded) -> bool:

@@ -26,7 +26,7 @@ def needed_ops(program) -> set[str]:
     return {NEEDS.get(ins[0], ins[0]) for ins in program if ins[0] != "leaf"}
 
 
-@check("hand_examples", "The lesson's hand-derived gradients come out")
+@check("hand_examples", "The lesson's hand-derived gradients come out", backward=True)
 def hand_examples(ctx: Context) -> Outcome:
     """Each example whose operations the engine has is judged; the others wait for those operations."""
     working = set(ctx.features.working)
@@ -75,7 +75,7 @@ def _near(got, expected: float) -> bool:
 DEEP_NODES = 10_000
 
 
-@check("deep_graph", "backward() works on a chain of 10,000 nodes")
+@check("deep_graph", "backward() works on a chain of 10,000 nodes", backward=True)
 def deep_graph(ctx: Context) -> Outcome:
     op = ctx.features.chain_op or "add"
     program = [("leaf", 1.0)]

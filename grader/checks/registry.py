@@ -18,18 +18,21 @@ class Check:
     id: str
     title: str
     run: Callable[..., Outcome]
+    backward: bool = False
+    """It calls the student's backward(): skipped, without waiting, once backward() is known never to end."""
 
 
 REGISTRY: dict[str, Check] = {}
 
 
-def check(check_id: str, title: str):
-    """Register a check function under a stable id (the ids of docs/results.md)."""
+def check(check_id: str, title: str, backward: bool = False):
+    """Register a check function under a stable id (the ids of docs/results.md); backward: it calls the
+    student's backward()."""
 
     def register(fn: Callable[..., Outcome]) -> Callable[..., Outcome]:
         if check_id in REGISTRY:
             raise ValueError(f"check {check_id!r} is registered twice")
-        REGISTRY[check_id] = Check(check_id, title, fn)
+        REGISTRY[check_id] = Check(check_id, title, fn, backward)
         return fn
 
     return register

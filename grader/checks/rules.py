@@ -141,32 +141,32 @@ def forward(ctx: Context) -> Outcome:
     return _run_search(ctx, "forward", Shape(ops=ops, max_ops=4, reuse_leaves=True, share_nodes=True), Probe("data"))
 
 
-@check("add", "+ passes the incoming gradient unchanged to both inputs")
+@check("add", "+ passes the incoming gradient unchanged to both inputs", backward=True)
 def add(ctx: Context) -> Outcome:
     return _rule_check(ctx, "add", "add")
 
 
-@check("mul", "* gives each input the other input's data times the incoming gradient")
+@check("mul", "* gives each input the other input's data times the incoming gradient", backward=True)
 def mul(ctx: Context) -> Outcome:
     return _rule_check(ctx, "mul", "mul")
 
 
-@check("pow", "x ** k gives k * x ** (k - 1)")
+@check("pow", "x ** k gives k * x ** (k - 1)", backward=True)
 def pow_(ctx: Context) -> Outcome:
     return _rule_check(ctx, "pow", "pow")
 
 
-@check("tanh", "tanh's backward is 1 - t**2 on its output t")
+@check("tanh", "tanh's backward is 1 - t**2 on its output t", backward=True)
 def tanh(ctx: Context) -> Outcome:
     return _rule_check(ctx, "tanh", "tanh")
 
 
-@check("relu", "relu passes the gradient where the input is positive, 0 where negative")
+@check("relu", "relu passes the gradient where the input is positive, 0 where negative", backward=True)
 def relu(ctx: Context) -> Outcome:
     return _rule_check(ctx, "relu", "relu")
 
 
-@check("neg_sub", "-x and x - y have the right gradients")
+@check("neg_sub", "-x and x - y have the right gradients", backward=True)
 def neg_sub(ctx: Context) -> Outcome:
     outcome = _rule_check(ctx, "neg_sub", "neg", "sub")
     f = ctx.features
@@ -204,7 +204,7 @@ def reuse_sweep(ctx: Context, ops: tuple[str, ...]) -> list[Program]:
     return found
 
 
-@check("accumulate", "A value used several times gets the sum of every path's gradient (+=)")
+@check("accumulate", "A value used several times gets the sum of every path's gradient (+=)", backward=True)
 def accumulate(ctx: Context) -> Outcome:
     f = ctx.features
     if f.backward_inert:
@@ -218,7 +218,7 @@ def accumulate(ctx: Context) -> Outcome:
     return _run_search(ctx, "accumulate", shape, _probe(ctx), sweep=reuse_sweep(ctx, ops))
 
 
-@check("topo_order", "backward() runs each node's rule once, after every node that uses it")
+@check("topo_order", "backward() runs each node's rule once, after every node that uses it", backward=True)
 def topo_order(ctx: Context) -> Outcome:
     f = ctx.features
     if f.backward_inert:
@@ -238,7 +238,7 @@ def topo_order(ctx: Context) -> Outcome:
     return _run_search(ctx, "topo_order", shape, _probe(ctx))
 
 
-@check("gradcheck", "Analytic gradients agree with central differences of your own forward pass")
+@check("gradcheck", "Analytic gradients agree with central differences of your own forward pass", backward=True)
 def gradcheck(ctx: Context) -> Outcome:
     f = ctx.features
     ops = tuple(op for op in ctx.assignment.ops if op in f.working)

@@ -77,7 +77,7 @@ def _diagnose(output, act: float) -> str:
     return ""
 
 
-@check("training", "The lesson's training loop converges, and matches the reference step for step")
+@check("training", "The lesson's training loop converges, and matches the reference step for step", backward=True)
 def training(ctx: Context) -> Outcome:
     spec = ctx.assignment.training
     if spec is None:

@@ -4,21 +4,33 @@ A TA may run this in a student's folder, so neither the submission nor the outpu
 through a link the student left there: the submission and the tests are read through none
 (grader/fileio.py), and each output is written atomically, refused if it is a link, and
 the default `reports/` folder, the grader's choice and not the user's, must be a real folder.
+
+Only a `.py` file or a `.ipynb` notebook is graded; a folder stands for the engine in it
+(`micrograd_mine.py`, or its one notebook). `--json -` writes the result to stdout, the
+table then going to stderr. A reader that stops early (`| head -3`) costs the rest of the
+text, never the exit code: a failing grade exits 1 whatever became of its output.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
+from typing import TextIO
 
 from grader import catalog, fileio
 from grader.errors import ExitCode, UsageError
 from grader.files import MODULE_FILE
 from grader.grading import Options, grade
 from grader.render import html
-from grader.render.terminal import render
-from grader.sandbox.isolation import require
+from grader.render.terminal import MARK, render
+from grader.result import CheckResult
+from grader.sandbox.trial import require_started
 from grader.text import printable
+
+
+GRADED = (".py", ".ipynb")
+"""The kinds of file grader check grades."""
 
 
 def main(*, submission: Path, assignment: str, tests: Path | None = None, json_path: Path | None = None,
@@ -26,21 +38,33 @@ def main(*, submission: Path, assignment: str, tests: Path | None = None, json_p
     if not os.path.lexists(submission):
         raise UsageError(f"{submission} does not exist (run grader check from the folder holding "
                          f"{MODULE_FILE}, or give its path)")
+    if submission.is_dir() and not submission.is_symlink():
+        submission = _in_folder(submission)
+    if submission.suffix not in GRADED:
+        raise UsageError(f"{submission.name} is not a .py file or a .ipynb notebook, the only kinds grader check "
+                         f"grades: give your engine's file ({MODULE_FILE}) or your notebook")
     if tests is not None and not os.path.lexists(tests):
         raise UsageError(f"--tests {tests}: no such file")
-    outputs = [(json_path, None), (html_path, None)] if html_path else \
-        [(json_path, None), (Path("reports") / f"{submission.stem}.html", Path("."))]
+    to_stdout = json_path == Path("-")
+    json_file = None if to_stdout else json_path
+    outputs = [(json_file, None), (html_path, None)] if html_path else \
+        [(json_file, None), (Path("reports") / f"{submission.stem}.html", Path("."))]
     for path, base in outputs:
         if path is not None:
             fileio.refuse_links(path, base)  # before grading, not after
     task = catalog.load(assignment)
-    iso = require("check")
+    iso = require_started("check")
     lanes = 2 if (os.cpu_count() or 1) >= 2 else 1
+    progress = Progress(sys.stderr)
     result = grade(submission, task, Options(public_only=public_only, tests=tests, isolation=iso,
-                                             suite_sandboxes=lanes)).redacted()
-    print(render(result, task))
-    if json_path:
-        fileio.atomic_write(json_path, result.to_json() + "\n", mode=0o666)
+                                             suite_sandboxes=lanes, on_check=progress.done)).redacted()
+    progress.clear()
+    table = sys.stderr if to_stdout else sys.stdout  # --json -: stdout holds the JSON alone
+    _say(render(result, task), table)
+    if to_stdout:
+        _say(result.to_json(), sys.stdout)
+    elif json_file:
+        fileio.atomic_write(json_file, result.to_json() + "\n", mode=0o666)
     html_path, base = outputs[1]
     try:
         source = fileio.read_regular(submission).decode("utf-8", errors="replace")
@@ -48,5 +72,54 @@ def main(*, submission: Path, assignment: str, tests: Path | None = None, json_p
         source = None
     fileio.atomic_write(html_path, html.student_report(result, source, task.title or task.id), mode=0o666,
                         base=base)
-    print(printable(f"Report: {html_path}"))
+    _say(printable(f"Report: {html_path}"), table)
     return ExitCode.OK if result.passed else ExitCode.FAILED
+
+
+def _in_folder(folder: Path) -> Path:
+    """The submission a folder stands for: its micrograd_mine.py, else its one notebook."""
+    if os.path.lexists(folder / MODULE_FILE):
+        return folder / MODULE_FILE
+    notebooks = sorted(p for p in folder.glob("*.ipynb") if not p.name.startswith("."))
+    if len(notebooks) == 1:
+        return notebooks[0]
+    found = f"it holds {len(notebooks)} notebooks ({', '.join(p.name for p in notebooks[:4])})" if notebooks else \
+        "it holds neither"
+    raise UsageError(f"{folder} is a folder: grader check grades the {MODULE_FILE} in it, or its one notebook, but "
+                     f"{found}; give the file's path (grader check {folder / MODULE_FILE})")
+
+
+class Progress:
+    """Each check on stderr as it ends (`[ 3/18] add  PASS 6/6 (0.4 s)`), so a slow engine is never graded
+    in silence: one line per check, or on a terminal one line rewritten in place and cleared before the
+    table. Status and points only: feedback waits for the table."""
+
+    def __init__(self, stream: TextIO):
+        self.stream = stream
+        self.live = stream.isatty()
+
+    def done(self, check: CheckResult, count: int, total: int) -> None:
+        width = len(str(total))
+        line = f"[{count:>{width}}/{total}] {check.id}  {MARK[check.status]} {check.score:g}/{check.max_score:g} " \
+               f"({check.duration_s:.1f} s)"
+        self._write(f"\r\x1b[K{line}" if self.live else f"{line}\n")
+
+    def clear(self) -> None:
+        if self.live:
+            self._write("\r\x1b[K")
+
+    def _write(self, text: str) -> None:
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except (BrokenPipeError, ValueError):  # nobody reads stderr any more: grading goes on
+            pass
+
+
+def _say(text: str, stream: TextIO) -> None:
+    """Print a line; if the reader has gone (a pipe into head), the rest of the output goes nowhere and the
+    command goes on, to write its files and exit with the grade's code."""
+    try:
+        print(text, file=stream, flush=True)
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())

@@ -21,7 +21,7 @@ from grader.files import GRADESCOPE_RESULTS, MODULE_FILE, TESTS_FILE
 from grader.gradescope.results import message, results
 from grader.grading import Options, grade
 from grader.errors import ExitCode, IsolationError
-from grader.sandbox.isolation import require
+from grader.sandbox.trial import require_started
 from grader.text import printable
 
 
@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     submission, links = find_submission(args.root / "submission")
     out = args.root / "results" / GRADESCOPE_RESULTS
     try:
-        iso = require("gradescope", private=(args.root / "source", task.folder))
+        iso = require_started("gradescope", private=(args.root / "source", task.folder))
     except IsolationError as exc:
         atomic_write(out, json.dumps(message("The autograder cannot run your code safely on this machine (a problem "
                                              "of the autograder's set-up, not of your work: tell your instructor)."

@@ -14,10 +14,14 @@ from grader.fileio import atomic_write
 
 ROOT = Path(grader.__file__).resolve().parent.parent
 SETUP_SH = """#!/usr/bin/env bash
-# Gradescope runs this once, when it builds the autograder image (as root).
+# Gradescope runs this once, when it builds the autograder image (as root). Assumed: Gradescope's
+# default base image, Ubuntu 22.04, whose python3 is 3.10 (the grader needs 3.10 or later).
 set -euo pipefail
 apt-get update -qq
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-venv python3-pip >/dev/null
+python3 -c 'import sys; sys.exit(sys.version_info < (3, 10))' || {
+  echo "setup.sh: the grader needs Python 3.10 or later, and this image's python3 is $(python3 -V 2>&1):" \
+       "choose Gradescope's Ubuntu 22.04 base image (or a later one)" >&2; exit 1; }
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null || true
 # The grader, its reference engine and the assignment: readable by root only.
 python3 -m venv /autograder/grader-venv

@@ -102,10 +102,23 @@ def gradebook(graded: Path) -> dict[str, dict[str, str]]:
         with open(path, newline="", encoding="utf-8") as f:
             rows = list(csv.DictReader(f))
     except OSError:
+        if (graded / "grades.incomplete.csv").exists():  # an interrupted batch: its gradebook is not a class's
+            finish = _finish(graded)
+            raise UsageError(f"the batch in {graded} was interrupted before every student was graded: "
+                             f"{finish} grades the rest, then export") from None
         raise UsageError(f"{path} cannot be read: --from is the --out folder of a graded batch") from None
     if rows and "lms_user_id" not in rows[0]:
         raise UsageError(f"{path} has no lms_user_id column: grade the class again with this grader")
     return {(r["lms_user_id"] or r["student"]): r for r in rows}
+
+
+def _finish(graded: Path) -> str:
+    """The command an interrupted batch said finishes it (summary.json's `finish`)."""
+    try:
+        finish = json.loads((graded / "summary.json").read_text(encoding="utf-8")).get("finish")
+    except (OSError, ValueError, AttributeError):
+        finish = None
+    return finish if isinstance(finish, str) and finish else "the same grader batch command (without --force)"
 
 
 def _fraction(row: dict[str, str] | None, max_score: float) -> float:

@@ -151,9 +151,14 @@ def namespaces(root: bool) -> list[str]:
             "--die-with-parent", "--new-session", *caps]
 
 
-def mounts(rt: Runtime) -> list[str]:
-    """Read-only system folders and the runtime, the grader's own packages masked."""
-    args = ["--proc", "/proc", "--dev", "/dev"]
+DEVICES = ["--proc", "/proc", "--dev", "/dev"]
+"""A sandbox's own /proc and /dev: mounted before its capped /dev/shm, which /dev would hide."""
+
+
+def mounts(rt: Runtime, devices: bool = True) -> list[str]:
+    """Read-only system folders and the runtime, the grader's own packages masked (after /proc and /dev,
+    unless devices is False: the caller mounted them)."""
+    args = list(DEVICES) if devices else []
     for top in ("/usr", "/etc/alternatives", "/etc/ld.so.cache", "/etc/localtime"):
         if os.path.exists(top):
             args += ["--ro-bind", top, top]
@@ -187,11 +192,12 @@ def sandbox_argv(iso: Isolation, code_dir: Path, work_dir: Path, disk_mb: int) -
         iso.bwrap,
         *namespaces(iso.root),
         "--as-pid-1",
-        # The writable folders first, then the runtime: a Python installed under /tmp (a checkout cloned
-        # there, its venv) is bound over the sandbox's own /tmp instead of hidden by it.
+        # /dev, then the writable folders (its /dev/shm over /dev's), then the runtime: a Python installed
+        # under /tmp (a checkout cloned there, its venv) is bound over the sandbox's own /tmp, not hidden by it.
+        *DEVICES,
         "--perms", "1777", "--size", size, "--tmpfs", SANDBOX_TMP,
         "--perms", "1777", "--size", str(SHM_MB * 1024 * 1024), "--tmpfs", "/dev/shm",
-        *mounts(iso.runtime),
+        *mounts(iso.runtime, devices=False),
         "--perms", "0755", "--dir", "/opt",
         "--ro-bind", str(code_dir), CODE_DIR,
         "--ro-bind", str(work_dir), WORK_DIR,

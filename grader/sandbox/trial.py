@@ -1,0 +1,55 @@
+"""One sandbox started and stopped before anyone is graded, to prove the machine can grade.
+
+A sandbox shows student code only the Python that runs it and that Python's installation.
+A Python that needs anything else (a wrapper or shim that runs another program, as pyenv's
+do; an installation under a folder a sandbox mounts its own over) cannot start there, and
+without this every student would be graded as a `crash` whose message is a traceback. That
+is the installation's problem, not a student's: found once, up front, it ends the command
+with exit code 3 and the fix. For an instructor's job the sandbox's Python must also import
+pytest, or every student's tests would fail to run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from grader.errors import IsolationError, SandboxError
+from grader.sandbox import isolation
+from grader.sandbox.supervisor import Sandbox
+
+_FOUND: dict[tuple[isolation.Isolation, bool], str] = {}
+"""Per isolation (and whether pytest is needed), what is wrong with starting a sandbox here, or empty:
+tried once per process."""
+
+
+def require_started(purpose: str, *, trusted: bool = False, private: tuple[Path, ...] = ()) -> isolation.Isolation:
+    """isolation.require's isolation for the job, once a sandbox has started and stopped with it; otherwise an
+    IsolationError (exit 3) saying what is wrong and how to fix it, before anyone is graded."""
+    iso = isolation.require(purpose, trusted=trusted, private=private)
+    needs_pytest = purpose != "check"  # a student's own check still runs the engine checks without it
+    if (iso, needs_pytest) not in _FOUND:
+        _FOUND[iso, needs_pytest] = _try(iso, needs_pytest)
+    if _FOUND[iso, needs_pytest]:
+        raise IsolationError(_FOUND[iso, needs_pytest])
+    return iso
+
+
+def _try(iso: isolation.Isolation, needs_pytest: bool) -> str:
+    python = iso.runtime.executable
+    try:
+        with Sandbox({}, iso=iso, warm=("pytest",) if needs_pytest else ()) as box:
+            missing = box.unavailable.get("pytest") if needs_pytest else None
+    except SandboxError as exc:
+        why = str(exc).removeprefix("the sandbox did not start: ")
+        return (f"student code cannot run here: a sandbox did not start ({why}). A sandbox shows student code only "
+                f"the Python that runs it ({python}) and the folders of its installation: a Python that needs "
+                "anything else (a wrapper or shim that runs another program, as pyenv's do) or that is installed "
+                f"under {isolation.CODE_DIR} or {isolation.WORK_DIR}, where a sandbox mounts its own folders, cannot "
+                "start there. Set GRADER_SANDBOX_PYTHON to a plain interpreter with pytest installed (python3 -c "
+                "'import sys; print(sys.executable)' prints the path of one), or install the grader elsewhere; "
+                "GRADER_SANDBOX_DEBUG=1 shows the sandbox's own errors.")
+    if missing:
+        return (f"student code cannot be graded here: the sandbox's Python ({python}) runs, but cannot import pytest "
+                f"({missing}), so every student's tests would fail to run. Install pytest there, or set "
+                "GRADER_SANDBOX_PYTHON to a Python that has it.")
+    return ""
