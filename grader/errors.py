@@ -176,6 +176,10 @@ class NotApplicable(GraderError):
     for): that engine has no such mutant, which `grader selftest` shows as `-`."""
 
 
+class BadMetadata(GraderError):
+    """A Gradescope export's submission_metadata.yml that cannot be read (discovery notes it and goes on)."""
+
+
 class BadResult(GraderError):
     """Data read back as a result (a result.json, a grading process's answer) is not one: the message
     says which field is wrong. Grade the submission again (`--force` for a batch)."""

@@ -224,11 +224,16 @@ def _packages(where: _Where, raw: dict[str, Any]) -> tuple[str, ...]:
     return tuple(chosen)
 
 
+def instant(text: str) -> datetime.datetime:
+    """An ISO 8601 date and time, `Z` for UTC included (Python 3.10's fromisoformat does not read it)."""
+    return datetime.datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
+
+
 def _late(where: _Where, raw: dict[str, Any]) -> LatePolicy:
     table = where.get(raw, "late", dict, default={})
     due = where.get(table, "due", (str, datetime.datetime), default="", prefix="late")
     try:
-        when = due if isinstance(due, datetime.datetime) else datetime.datetime.fromisoformat(due) if due else None
+        when = due if isinstance(due, datetime.datetime) else instant(due) if due else None
     except ValueError:
         when = None
     if due and (when is None or when.tzinfo is None):

@@ -256,6 +256,8 @@ def test_late_policy():
     assert capped.percent == 25 and "the most the policy takes" in capped.text
     assert capped.penalty(16.0) == 4.0
     assert late.assess(policy, canvas_late).percent == 10 and "counted as 1 day" in late.assess(policy, canvas_late).text
+    in_utc = _policy('[late]\ndue = "2026-03-02T07:59:00Z"\npenalty_per_day = 10\n')  # Z, also on Python 3.10
+    assert late.assess(in_utc, Identity("gradescope", "x", submitted_at="2026-03-02T09:00:00Z")).percent == 10
     with pytest.raises(SpecError, match="late.due"):
         _policy('[late]\ndue = "tomorrow"\n')
     with pytest.raises(SpecError, match="late.penalty_per_day"):

@@ -36,6 +36,7 @@ from grader.batch import archives
 from grader.batch.found import Found, Missing, Submission
 from grader.batch.names import one_per_student, plain_name, printable, safe_id
 from grader.batch.notes import Note, listed
+from grader.errors import BadMetadata
 from grader.files import MODULE_FILE, TESTS_FILE
 from grader.lms import identity as lms
 from grader.lms.identity import Identity
@@ -130,7 +131,7 @@ class _Discovery:
         named on the command line, under which notes about files no student owns are counted."""
         try:
             gradescope = lms.gradescope(folder)
-        except lms.BadMetadata as exc:
+        except BadMetadata as exc:
             self.note("input", f"{label}/{lms.GRADESCOPE_METADATA}", f"{exc}; its folders are read as plain folders")
             gradescope = None
         entries = list(self.visible(folder, label, depth, owner))

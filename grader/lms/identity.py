@@ -23,6 +23,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.errors import BadMetadata
+
 CANVAS = re.compile(r"^(?P<name>[a-z][a-z0-9-]*?)(?P<late>_late)?_(?P<uid>\d+)_(?P<sid>\d+)_(?P<file>.+)$")
 """A Canvas download's file name (lowercased): lastfirst[_late]_userid_attachmentid_filename."""
 MOODLE = re.compile(r"^(?P<name>[^_/]+)_(?P<uid>\d+)_assignsubmission_(?P<plugin>[a-z]+)(?:_(?P<file>.*))?$")
@@ -82,10 +84,6 @@ def from_folder_name(name: str) -> Identity | None:
     if moodle and not moodle["file"]:
         return Identity("moodle", moodle["name"].strip(), moodle["uid"])
     return None
-
-
-class BadMetadata(ValueError):
-    """A submission_metadata.yml that cannot be read."""
 
 
 def gradescope(folder: Path) -> dict[str, Identity] | None:

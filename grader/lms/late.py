@@ -12,12 +12,11 @@ gradebook's `reason`, the student's report and the class page, so everyone reads
 
 from __future__ import annotations
 
-import datetime
 import math
 from dataclasses import dataclass
 
 from grader.lms.identity import Identity
-from grader.spec import LatePolicy
+from grader.spec import LatePolicy, instant
 
 
 @dataclass(frozen=True)
@@ -41,8 +40,7 @@ def assess(policy: LatePolicy, who: Identity | None) -> Lateness:
         return ON_TIME
     lms = who.lms.capitalize()
     if who.submitted_at and policy.due:
-        submitted = datetime.datetime.fromisoformat(who.submitted_at)
-        due = datetime.datetime.fromisoformat(policy.due)
+        submitted, due = instant(who.submitted_at), instant(policy.due)
         minutes = (submitted - due).total_seconds() / 60
         if minutes <= policy.grace_minutes:
             return ON_TIME
