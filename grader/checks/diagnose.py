@@ -18,11 +18,13 @@ import math
 from collections.abc import Callable
 
 from grader.causes import CAUSES, Cause
+from grader.checks.cases import DISCRIMINATING
+from grader.checks.context import reference_run
 from grader.programs import Program, ancestors
 from grader.sabotage import all_operators, wheats
 from grader.sabotage.mutate import NotApplicable, replace, rule_updates
 from grader.sandbox.inside import probes
-from grader.sandbox.inside.ops import REFLECTED, UPDATED
+from grader.sandbox.inside.ops import NEEDS, REFLECTED, UPDATED
 
 
 def _assign_in(rule: str) -> Callable[[ast.Module], None]:
@@ -86,22 +88,89 @@ def _mutants(cause_id: str) -> tuple[type, ...]:
     return tuple(classes)
 
 
-def simulated(program: Program, grads: list, seed: bool = False) -> Cause | None:
-    """The first misconception whose mutant of a correct engine gives exactly these gradients."""
+def _replay(cls: type, program: Program, seed: bool) -> list | None:
+    """A mutant's gradients on a program, or None where it raises (it says nothing there)."""
+    try:
+        return probes.evaluate(program, cls, True, None, seed)["grad"]
+    except Exception:  # noqa: BLE001 - a mutant may raise where the student's did not
+        return None
+
+
+def _same(a, b) -> bool:
+    return isinstance(a, float) and isinstance(b, float) and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def fitting(program: Program, grads: list, seed: bool = False) -> list[str]:
+    """The misconceptions whose mutant of a correct engine gives exactly these gradients, in the order tried."""
     nodes = [i for i in ancestors(program) if grads[i] is not None]  # a gradcheck knows only the leaves'
     if not nodes:
-        return None
+        return []
+    found = []
     for cause_id, _ in SIMULATED:
         for cls in _mutants(cause_id):
-            try:
-                result = probes.evaluate(program, cls, True, None, seed)
-            except Exception:  # noqa: BLE001 - a mutant may raise where the student's did not
-                continue
-            sim = result["grad"]
-            if all(isinstance(grads[i], float) and isinstance(sim[i], float)
-                   and math.isclose(grads[i], sim[i], rel_tol=1e-9, abs_tol=1e-12) for i in nodes):
-                return CAUSES[cause_id]
-    return None
+            sim = _replay(cls, program, seed)
+            if sim is not None and all(_same(grads[i], sim[i]) for i in nodes):
+                found.append(cause_id)
+                break
+    return found
+
+
+def simulated(program: Program, grads: list, seed: bool = False) -> Cause | None:
+    """The first misconception whose mutant of a correct engine gives exactly these gradients (the smallest
+    case alone: see diagnosed for the hypothesis tested further)."""
+    found = fitting(program, grads, seed)
+    return CAUSES[found[0]] if found else None
+
+
+def diagnosed(ctx, program: Program, grads: list, seed: bool = False) -> Cause | None:
+    """The misconception behind these gradients, tested on more than the smallest case: every cause
+    whose replay fits the smallest case is a hypothesis, and one whose replay is wrong on a program of
+    cases.DISCRIMINATING where the student's engine is right is dropped (a zero base special-cased in
+    pow fits `k * x**k` at x = 0, and not at x = 2 with k = 1, where the student's engine is right). A
+    cause is named only when exactly one remains; two that still fit are not told apart, so neither is
+    named. Each cause named is remembered (ctx.cache["named"]) for checks that can only test a named one."""
+    found = fitting(program, grads, seed)
+    if found:
+        answers = _answers(ctx, ctx.features.seed_missing or seed)
+        found = [cause_id for cause_id in found if not _refuted(cause_id, answers, ctx.features.seed_missing or seed,
+                                                                ctx.close)]
+    if len(found) != 1:
+        return None
+    named = ctx.cache.setdefault("named", [])
+    if found[0] not in named:
+        named.append(found[0])
+    return CAUSES[found[0]]
+
+
+def _answers(ctx, seed: bool) -> dict:
+    """The student's engine on the discriminating programs, asked once per grading (one request)."""
+    key = f"discriminating:{seed}"
+    if key not in ctx.cache:
+        todo = [p for p in DISCRIMINATING if reference_run(p) is not None
+                and not any(ins[0] == "relu" and reference_run(p).data[ins[1]] == 0.0 for ins in p)
+                and all(NEEDS.get(ins[0], ins[0]) in ctx.assignment.ops for ins in p if ins[0] != "leaf")]
+        ctx.cache[key] = dict(zip(todo, ctx.student.run_many(todo, seed=seed, every=True)))
+    return ctx.cache[key]
+
+
+def _refuted(cause_id: str, answers: dict, seed: bool, close) -> bool:
+    """Is every replay of the cause wrong on some program where the student's engine is right?"""
+    mutants = _mutants(cause_id)
+    wrong = set()
+    for program, got in answers.items():
+        if got is None or not got.ok:
+            continue
+        expected = reference_run(program)
+        nodes = ancestors(program)
+        if not all(close(expected.grad[i], got.grad[i]) and close(expected.data[i], got.data[i]) for i in nodes):
+            continue  # the student's engine is wrong here too: no evidence either way
+        for k, cls in enumerate(mutants):
+            sim = _replay(cls, program, seed)
+            if sim is not None and not all(close(expected.grad[i], sim[i]) for i in nodes):
+                wrong.add(k)
+        if len(wrong) == len(mutants):
+            return True
+    return False
 
 
 def from_error(message: str, program: Program | None = None) -> Cause | None:

@@ -43,7 +43,7 @@ def hand_examples(ctx: Context) -> Outcome:
         got = got or ctx.student.run(program)
         if not got.ok:
             return error_verdict(program, got, names, f"in {title}, building it and calling backward()") \
-                .explained().outcome("")
+                .explained(ctx).outcome("")
         index = {name: i for i, name in enumerate(names)}
         wrong = [n for n, x in expected.items() if not _near(got.grad[index[n]], x)]
         if wrong:
@@ -60,7 +60,7 @@ def hand_examples(ctx: Context) -> Outcome:
                 got_grad=tuple(got.grad),
             )
             verdict = replace(verdict, cause=basic_cause(ctx.features)) if basic_cause(ctx.features) \
-                else verdict.explained()
+                else verdict.explained(ctx)
             return verdict.outcome("Work the example backwards by hand, one node at a time, and compare "
                                    "each node's grad with yours to find the first rule that differs.")
     if waiting:

@@ -77,14 +77,16 @@ class Verdict:
     def _artifacts(self) -> dict[str, Any]:
         return {"graph": self.graph} if self.graph else {}
 
-    def explained(self, seed: bool = False) -> Verdict:
-        """The verdict with its misconception, if one is recognised."""
+    def explained(self, ctx: Context | None = None, seed: bool = False) -> Verdict:
+        """The verdict with its misconception, if one is recognised (tested beyond this case, with ctx)."""
         if self.cause is not None:
             return self
         if self.status == "error":
             return replace(self, cause=diagnose.from_error(self.what, self.program))
         if self.got_grad:
-            return replace(self, cause=diagnose.simulated(self.program, list(self.got_grad), seed))
+            grads = list(self.got_grad)
+            return replace(self, cause=diagnose.diagnosed(ctx, self.program, grads, seed) if ctx is not None
+                           else diagnose.simulated(self.program, grads, seed))
         return self
 
 

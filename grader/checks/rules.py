@@ -53,7 +53,7 @@ def _run_search(ctx: Context, check_id: str, shape: Shape, probe: Probe = Probe(
                          lambda many: compare_many(ctx, many, probe))
     if verdict is None:
         return Outcome("passed", "Matches the reference engine on every expression tried.")
-    verdict = verdict.explained(probe.seed)
+    verdict = verdict.explained(ctx, probe.seed)
     return verdict.outcome(HINTS[check_id] + (ctx.features.limits() if note else ""), "On the smallest failing case, ")
 
 
@@ -137,7 +137,7 @@ def forward(ctx: Context) -> Outcome:
     for program in sweep:
         verdict = verdicts.get(program, None) if program in verdicts else compare(ctx, program, Probe("data"))
         if verdict is not None:
-            return verdict.explained().outcome(HINTS["forward"], "On the smallest failing case, ")
+            return verdict.explained(ctx).outcome(HINTS["forward"], "On the smallest failing case, ")
     return _run_search(ctx, "forward", Shape(ops=ops, max_ops=4, reuse_leaves=True, share_nodes=True), Probe("data"))
 
 
@@ -253,5 +253,5 @@ def gradcheck(ctx: Context) -> Outcome:
                          lambda many: judge_gradcheck_many(ctx, many))
     if verdict is None:
         return Outcome("passed", "Analytic and numerical gradients agree on every expression tried.")
-    verdict = replace(verdict, cause=basic_cause(f)) if basic_cause(f) else verdict.explained()
+    verdict = replace(verdict, cause=basic_cause(f)) if basic_cause(f) else verdict.explained(ctx)
     return verdict.outcome(HINTS["gradcheck"], "On the smallest failing case, ")

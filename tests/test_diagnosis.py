@@ -1,0 +1,61 @@
+"""Is each misdiagnosis of issue 19 gone: does the feedback name the right cause, tested beyond the
+smallest case, and charge one misconception once wherever it sits?
+
+Each engine is a single-bug variant of a correct zoo engine (tests/zoo/correct/list_iterative.py),
+made here by changing a line or two, graded for real (sandboxed, the engine checks only unless the
+case is about the student's tests)."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+from conftest import BASE_ENGINE
+from grader import catalog
+from grader.checks.suite import SUITE_CHECKS
+
+BASE = BASE_ENGINE.read_text()
+
+
+def variant(*changes: tuple[str, str]) -> str:
+    source = BASE
+    for old, new in changes:
+        assert old in source, old
+        source = source.replace(old, new, 1)
+    return source
+
+
+@functools.cache
+def _engine_checks():
+    return catalog.load("micrograd").without(SUITE_CHECKS)
+
+
+def checks(grade_source, source: str) -> dict:
+    return {c.id: c for c in grade_source(source, _engine_checks()).checks}
+
+
+RELU_LEAKS = variant(("self.grad += (self.data > 0) * out.grad", "self.grad += out.grad"))
+POW_ZERO_BASE = variant(("self.grad += k * self.data ** (k - 1) * out.grad",
+                         "self.grad += (0.0 if self.data == 0 else k * self.data ** (k - 1)) * out.grad"))
+
+
+def test_a_relu_that_leaks_gradient_is_not_blamed_on_multiplication(grade_source):
+    """relu passing the gradient for negative inputs: gradcheck's smallest case also fits 'multiplication
+    forgets out.grad', which a product with an incoming gradient other than 1 refutes; gradcheck says
+    'same cause as relu'."""
+    found = checks(grade_source, RELU_LEAKS)
+    assert found["relu"].cause == "relu_negative_grad"
+    assert found["gradcheck"].status == "failed"
+    assert found["gradcheck"].cause == "relu_negative_grad", found["gradcheck"].feedback
+    assert "Same cause as relu" in found["gradcheck"].feedback
+    assert "multipl" not in found["gradcheck"].feedback
+
+
+def test_a_zero_base_special_case_is_not_named_k_x_to_the_k(grade_source):
+    """pow's backward returning 0 at a zero base fits `k * x**k` on x ** 1 at 0, but not x ** 1 at 2 (where
+    the student's engine is right): neither is named, and the rule is said instead."""
+    pow_ = checks(grade_source, POW_ZERO_BASE)["pow"]
+    assert pow_.status == "failed"
+    assert pow_.cause is None and "k * x**k" not in pow_.feedback, pow_.feedback
+    assert "k * x ** (k - 1)" in pow_.feedback
