@@ -63,6 +63,8 @@ CAUSES: dict[str, Cause] = {cause.id: cause for cause in (
     Cause("pow_off_by_one", "x ** k is given the derivative k * x**k", "it is k * x**(k-1)", "__pow__"),
     Cause("tanh_grad_from_input", "tanh's derivative is taken on its input, 1 - x**2",
           "it is 1 - t**2 on its output t", "tanh"),
+    Cause("tanh_square_missing", "tanh's derivative is written 1 - t, without the square",
+          "it is 1 - t**2 on its output t", "tanh"),
     Cause("relu_negative_grad", "relu passes the gradient where its input is negative", "it must pass 0 there",
           "relu"),
     Cause("relu_flipped", "relu's condition is the wrong way round",

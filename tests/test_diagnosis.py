@@ -59,3 +59,17 @@ def test_a_zero_base_special_case_is_not_named_k_x_to_the_k(grade_source):
     assert pow_.status == "failed"
     assert pow_.cause is None and "k * x**k" not in pow_.feedback, pow_.feedback
     assert "k * x ** (k - 1)" in pow_.feedback
+
+
+def test_tanh_without_the_square_is_named_and_every_later_check_points_back(grade_source):
+    """tanh's backward as (1 - t) * out.grad: the square is what is missing (the student already uses the
+    output), and hand_examples, gradcheck and training, whose replay on correct engines with the same
+    mistake gives the student's numbers, say 'same cause as tanh'."""
+    found = checks(grade_source, variant(("self.grad += (1 - t ** 2) * out.grad", "self.grad += (1 - t) * out.grad")))
+    tanh = found["tanh"]
+    assert tanh.cause == "tanh_square_missing" and "without the square" in tanh.feedback, tanh.feedback
+    assert "not its input" not in tanh.feedback
+    for later in ("hand_examples", "gradcheck", "training"):
+        assert found[later].status == "failed", later
+        assert found[later].cause == "tanh_square_missing", found[later].feedback
+        assert "Same cause as tanh: tanh's derivative is written 1 - t, without the square." in found[later].feedback

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import functools
 import math
+import types
 from collections.abc import Callable
 
 from grader.causes import CAUSES, Cause
@@ -45,6 +46,20 @@ def _relu_flipped(tree: ast.Module) -> None:
         raise NotApplicable("no > in relu's backward")
 
 
+def _tanh_square_missing(tree: ast.Module) -> None:
+    """1 - t**2 (or 1 - t*t) in tanh's backward written 1 - t."""
+    count = 0
+    for update in rule_updates(tree, "tanh"):
+        for node in ast.walk(update.value):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and isinstance(node.left, ast.Constant) \
+                    and node.left.value == 1 and isinstance(node.right, ast.BinOp) \
+                    and isinstance(node.right.op, (ast.Pow, ast.Mult)):
+                node.right = node.right.left
+                count += 1
+    if not count:
+        raise NotApplicable("no 1 - t**2 in tanh's backward")
+
+
 def _visited_dropped(tree: ast.Module) -> None:
     count = 0
     for node in list(ast.walk(tree)):
@@ -64,6 +79,7 @@ SIMULATED = [
     *[(f"assign_in_{rule}", _assign_in(rule)) for rule in UPDATED],
     *[(op_id, _operator(op_id)) for op_id in ("add_half", "mul_own_data", "mul_missing_outgrad", "pow_off_by_one",
                                                "tanh_grad_from_input", "relu_negative_grad")],
+    ("tanh_square_missing", _tanh_square_missing),
     ("relu_flipped", _relu_flipped),
     ("topo_not_reversed", _operator("topo_not_reversed")),
     ("visited_dropped", _visited_dropped),
@@ -72,10 +88,10 @@ SIMULATED = [
 
 
 @functools.cache
-def _mutants(cause_id: str) -> tuple[type, ...]:
-    """The Value classes of the wheats with the cause's mutation (those it applies to)."""
+def _mutant_modules(cause_id: str) -> tuple[types.SimpleNamespace, ...]:
+    """The wheats with the cause's mutation (those it applies to), each as a module: Value, Neuron..."""
     mutation = next(fn for cid, fn in SIMULATED if cid == cause_id)
-    classes = []
+    modules = []
     for wheat in wheats():
         tree = ast.parse(wheat.source)
         try:
@@ -84,8 +100,13 @@ def _mutants(cause_id: str) -> tuple[type, ...]:
             continue
         namespace: dict = {}
         exec(compile(ast.fix_missing_locations(tree), f"<{cause_id}>", "exec"), namespace)  # noqa: S102 - ours
-        classes.append(namespace["Value"])
-    return tuple(classes)
+        modules.append(types.SimpleNamespace(**namespace))
+    return tuple(modules)
+
+
+def _mutants(cause_id: str) -> tuple[type, ...]:
+    """The Value classes of the wheats with the cause's mutation."""
+    return tuple(module.Value for module in _mutant_modules(cause_id))
 
 
 def _replay(cls: type, program: Program, seed: bool) -> list | None:
@@ -171,6 +192,24 @@ def _refuted(cause_id: str, answers: dict, seed: bool, close) -> bool:
         if len(wrong) == len(mutants):
             return True
     return False
+
+
+def in_training(ctx, train: Callable[[types.SimpleNamespace], list], losses: list, rtol: float) -> Cause | None:
+    """The cause, among those earlier checks of this grading named, whose replay of the lesson's training
+    loop gives the student's losses at every step (the hypothesis tested on the whole run), if exactly one."""
+    found = []
+    for cause_id in ctx.cache.get("named", []):
+        for module in _mutant_modules(cause_id):
+            try:
+                replayed = train(module)
+            except Exception:  # noqa: BLE001 - a mutant may fail where the student's did not
+                continue
+            if len(replayed) == len(losses) and all(isinstance(a, float) and math.isclose(a, b, rel_tol=rtol,
+                                                                                           abs_tol=1e-12)
+                                                    for a, b in zip(losses, replayed)):
+                found.append(cause_id)
+                break
+    return CAUSES[found[0]] if len(found) == 1 else None
 
 
 def from_error(message: str, program: Program | None = None) -> Cause | None:
