@@ -73,3 +73,24 @@ def test_tanh_without_the_square_is_named_and_every_later_check_points_back(grad
         assert found[later].status == "failed", later
         assert found[later].cause == "tanh_square_missing", found[later].feedback
         assert "Same cause as tanh: tanh's derivative is written 1 - t, without the square." in found[later].feedback
+
+
+ASSIGN_IN = {
+    "__add__": variant(("self.grad += out.grad\n            other.grad += out.grad",
+                        "self.grad = out.grad\n            other.grad = out.grad")),
+    "__mul__": variant(("self.grad += other.data * out.grad", "self.grad = other.data * out.grad"),
+                       ("other.grad += self.data * out.grad", "other.grad = self.data * out.grad")),
+}
+
+
+def test_equals_for_plus_equals_costs_the_same_in_add_and_in_mul(grade_source):
+    """`=` for `+=` is one misconception: in __mul__ it fails the same checks, for the same points, as in
+    __add__; topo_order (which probes reuse only through operations that accumulate) is not charged."""
+    graded = {method: grade_source(source, _engine_checks()) for method, source in ASSIGN_IN.items()}
+    failing = {method: {c.id for c in result.checks if c.status != "passed"} for method, result in graded.items()}
+    assert failing["__add__"] == failing["__mul__"], failing
+    assert "topo_order" not in failing["__mul__"]
+    assert graded["__add__"].score == graded["__mul__"].score
+    for method, result in graded.items():
+        accumulate = next(c for c in result.checks if c.id == "accumulate")
+        assert f"in {method}'s backward, `=` replaces" in accumulate.feedback

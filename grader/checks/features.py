@@ -53,6 +53,8 @@ class Features:
     """backward() changes no gradient at all, even with the output seeded."""
     equal_data_merged: bool = False
     """Two different nodes holding equal numbers are treated as one (equality or hash by data)."""
+    reused_by: tuple[str, ...] = ()
+    """The operations of + and * through which a leaf used twice (a + a, a * a) gets both contributions."""
 
     def trusted(self, *ops: str) -> tuple[str, ...]:
         """Those of ops that work wherever they appear in an expression."""
@@ -103,7 +105,8 @@ def preflight(ctx: Context) -> Features:
     chain_op = "add" if add else "mul" if mul else None
     equal_merged = add and mul and ok(mul_in) and not ok(EQUAL_DATA)
     common = dict(working=tuple(working), broken=broken, seed_missing=seed_missing, backward_inert=inert,
-                  equal_data_merged=equal_merged)
+                  equal_data_merged=equal_merged,
+                  reused_by=tuple(op for op in ("add", "mul") if ok(LEAVES[:1] + ((op, 0, 0),))))
     if chain_op is None:
         return Features(add, mul, None, False, False, False, False, **common)
     depth = ok(chain(chain_op))

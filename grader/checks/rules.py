@@ -234,7 +234,11 @@ def topo_order(ctx: Context) -> Outcome:
     if not ops:
         return _not_judged("neither + nor * gives correct gradients on two leaves yet (see the add and mul checks), "
                            "and the order of backward() is probed with them")
-    shape = Shape(ops=ops, max_ops=6, reuse_leaves=f.reuse, share_nodes=f.reuse, require_depth=2)
+    reuse = f.reuse
+    if reuse:  # a value used twice only through operations that accumulate: `=` for `+=` is accumulate's alone
+        ops, reuse = (tuple(op for op in ops if op in f.reused_by), True) if set(ops) & set(f.reused_by) \
+            else (ops, False)
+    shape = Shape(ops=ops, max_ops=6, reuse_leaves=reuse, share_nodes=reuse, require_depth=2)
     return _run_search(ctx, "topo_order", shape, _probe(ctx))
 
 
