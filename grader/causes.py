@@ -40,7 +40,8 @@ _REFLECTED = {"__radd__": "2 + a, and sum() which starts from 0", "__rmul__": "2
 
 CAUSES: dict[str, Cause] = {cause.id: cause for cause in (
     Cause("missing_seed", "backward() never sets the output's gradient to 1 before walking the graph (the lesson's "
-          "self.grad = 1.0), so every gradient stays 0", method="backward"),
+          "self.grad = 1.0)", "set it inside backward(), so that loss.backward() works on its own: without it every "
+          "gradient stays 0, or backward() stops and asks for it", method="backward"),
     Cause("backward_inert", "backward() changes no gradient at all, even with the output's set to 1",
           "does something in __init__ (an attribute named backward?) hide the method, or does it never call the "
           "nodes' _backward?", "backward"),

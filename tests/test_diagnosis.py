@@ -94,3 +94,28 @@ def test_equals_for_plus_equals_costs_the_same_in_add_and_in_mul(grade_source):
     for method, result in graded.items():
         accumulate = next(c for c in result.checks if c.id == "accumulate")
         assert f"in {method}'s backward, `=` replaces" in accumulate.feedback
+
+
+SEED_BY_HAND = variant(
+    ("        self.grad = 0.0\n", "        self.grad = None\n"),
+    ("        self.grad = 1.0\n        for node in reversed(topo):",
+     "        if self.grad is None:\n"
+     "            raise ValueError('Missing grad value: set the output grad to 1.0 first')\n"
+     "        for node in topo:\n"
+     "            if node is not self and node.grad is None:\n"
+     "                node.grad = 0.0\n"
+     "        for node in reversed(topo):"))
+NO_SEED = variant(("        self.grad = 1.0\n        for node in reversed(topo):", "        for node in reversed(topo):"))
+
+
+def test_a_backward_that_asks_for_the_seed_is_charged_as_a_missing_seed(grade_source):
+    """backward() that raises unless the output's grad is set by hand (the lesson's first half): the rule
+    checks seed the output themselves, as for a backward() that leaves every gradient at 0, and the missing
+    seed is charged once, to the lesson's full runs, exactly as for that one."""
+    by_hand = grade_source(SEED_BY_HAND, _engine_checks())
+    zeros = grade_source(NO_SEED, _engine_checks())
+    failing = {c.id: c for c in by_hand.checks if c.status != "passed"}
+    assert set(failing) == {c.id for c in zeros.checks if c.status != "passed"}, failing
+    assert set(failing) == {"hand_examples", "gradcheck", "training"}
+    assert all(c.cause == "missing_seed" for c in failing.values()), failing
+    assert by_hand.score == zeros.score

@@ -7,9 +7,9 @@ checks, one batch of fixed probes finds out:
 
 - which operations exist and compute the right value on their own (the op inventory: a
   missing `tanh` fails `forward` and `tanh`, and nothing that merely uses tanh);
-- whether backward() seeds the output's gradient with 1 (if not, the rule checks seed it
-  themselves, and the missing seed is charged to the lesson's full runs: hand_examples,
-  gradcheck, training);
+- whether backward() seeds the output's gradient with 1, or raises unless it is set by hand
+  (if not, the rule checks seed it themselves, and the missing seed is charged to the
+  lesson's full runs: hand_examples, gradcheck, training);
 - whether backward() runs any rule at all, whether two different nodes holding equal
   numbers are told apart, whether nesting, a value used twice, and shared nodes work.
 
@@ -82,6 +82,10 @@ def preflight(ctx: Context) -> Features:
                                          for p in (chain(op), LEAVES[:1] + ((op, 0, 0),), diamond(op))]
     unseeded = ctx.student.run_many([add2, mul2], every=True)
     seed_missing = _seed_missing(unseeded)
+    if not seed_missing and unseeded and all(o is not None and o.error for o in unseeded):
+        # backward() raises unless the output's grad is set by hand (the lesson's first half: grad = None and
+        # "Missing grad value"): the missing seed again, if seeding it by hand is all it takes.
+        seed_missing = any(o is not None and o.ok for o in ctx.student.run_many([add2, mul2], seed=True, every=True))
     probes = list(dict.fromkeys(singles + structural))
     answers = dict(zip(probes, ctx.student.run_many(probes, seed=seed_missing, every=True)))
     verdicts = compare_many(ctx, probes, answers=answers)
