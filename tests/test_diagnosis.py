@@ -119,3 +119,61 @@ def test_a_backward_that_asks_for_the_seed_is_charged_as_a_missing_seed(grade_so
     assert set(failing) == {"hand_examples", "gradcheck", "training"}
     assert all(c.cause == "missing_seed" for c in failing.values()), failing
     assert by_hand.score == zeros.score
+
+
+CATCHING_TESTS = '''
+import math
+
+from micrograd_mine import Neuron, Value
+
+
+def test_relu_blocks_negative_inputs():
+    a = Value(-2.0)
+    a.relu().backward()
+    assert a.grad == 0.0
+
+
+def test_add_and_sub():
+    a, b = Value(2.0), Value(-3.0)
+    c = a + b
+    c.backward()
+    assert (c.data, a.grad, b.grad) == (-1.0, 1.0, 1.0)
+    a, b = Value(2.0), Value(-3.0)
+    d = a - b
+    d.backward()
+    assert (d.data, a.grad, b.grad) == (5.0, 1.0, -1.0)
+    a = Value(2.0)
+    (a + a).backward()
+    assert a.grad == 2.0
+
+
+def test_mul_pow_tanh_with_reuse():
+    a, b = Value(2.0), Value(-3.0)
+    c = (a * b + a ** 2).tanh() * a
+    c.backward()
+    t = math.tanh(-2.0)
+    assert abs(c.data - 2 * t) < 1e-9
+    assert abs(b.grad - 4 * (1 - t * t)) < 1e-9
+    assert abs(a.grad - (t + 2 * (1 - t * t))) < 1e-9
+
+
+def test_numbers_on_the_left_and_the_neuron():
+    a = Value(2.0)
+    assert ((1 + a).data, (2 * a).data, (1 - a).data) == (3.0, 4.0, -1.0)
+    assert len(Neuron(3).parameters()) == 4
+'''
+
+
+def test_a_test_that_catches_the_students_own_bug_costs_nothing(grade_source, micrograd, tmp_path):
+    """A correct test failing on the student's buggy engine (relu leaking gradient) is a good test: it
+    passes on every correct engine, so student_tests does not charge the bug the relu check charges, and
+    says why."""
+    (tmp_path / "test_micrograd.py").write_text(CATCHING_TESTS)
+    found = {c.id: c for c in grade_source(RELU_LEAKS, micrograd).checks}
+    assert found["relu"].status == "failed"
+    assert found["wheat"].status == "passed" and found["sabotage"].score == found["sabotage"].max_score
+    student = found["student_tests"]
+    assert student.score == student.max_score, student.feedback
+    assert "test_relu_blocks_negative_inputs" in student.feedback
+    assert "catches a bug in your own engine is a good test" in student.feedback
+    assert student.artifacts["catching_own_bug"] == ["test_relu_blocks_negative_inputs"]
