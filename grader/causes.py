@@ -25,6 +25,9 @@ class Cause:
     """Said after the words and a colon: the right rule, or what follows from the misconception."""
     method: str | None = None
     """The method (or class) of the student's file most likely at fault, for the report's code."""
+    beside: tuple[str, ...] = ()
+    """The methods to show instead when the student's file has no `method` (a reflected operator left
+    out is written beside, and with, the operator it reflects)."""
 
     @property
     def sentence(self) -> str:
@@ -34,9 +37,10 @@ class Cause:
 
 _ACCUMULATED = {rule: RULES[rule][0] for rule in UPDATED}
 """The rules whose backward a student may write with = for += (the cause's id, then the method)."""
-_REFLECTED = {"__radd__": "2 + a, and sum() which starts from 0", "__rmul__": "2 * a", "__rsub__": "1 - a",
-              "__rtruediv__": "1 / a"}
-"""The reflected operators a student may leave out, each with an expression that needs it."""
+_REFLECTED = {"__radd__": ("2 + a, and sum() which starts from 0", ("__add__",)), "__rmul__": ("2 * a", ("__mul__",)),
+              "__rsub__": ("1 - a", ("__sub__", "__neg__")), "__rtruediv__": ("1 / a", ("__truediv__", "__pow__"))}
+"""The reflected operators a student may leave out, each with an expression that needs it and the methods
+it is written with."""
 
 CAUSES: dict[str, Cause] = {cause.id: cause for cause in (
     Cause("missing_seed", "backward() never sets the output's gradient to 1 before walking the graph (the lesson's "
@@ -51,7 +55,8 @@ CAUSES: dict[str, Cause] = {cause.id: cause for cause in (
     Cause("children_not_tuple", "a node's children are written (self), which is just self in parentheses",
           "a one-element tuple needs a comma, (self,)"),
     *(Cause(f"missing_{name}", f"Value has no {name}", f"with a plain number on the left ({example}) Python calls "
-            f"{name}, so define it and wrap the number in a Value", name) for name, example in _REFLECTED.items()),
+            f"{name}, so define it and wrap the number in a Value", name, beside)
+      for name, (example, beside) in _REFLECTED.items()),
     *(Cause(f"assign_in_{rule}", f"in {method}'s backward, `=` replaces the gradient instead of adding to it, so a "
             "value used more than once keeps only one path's gradient", "use += (a value used twice receives "
             "gradient from both paths)", method) for rule, method in _ACCUMULATED.items()),

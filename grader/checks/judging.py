@@ -110,7 +110,13 @@ def error_verdict(program: Program, observed: Observation, names=None, doing="ru
         return Verdict(program, "error", f"{err.message or 'not written yet'} (needed for {doing})",
                        names=tuple(names or ()), backward=backward, not_written=True)
     return Verdict(program, "error", f"{doing} raised {err.type}: {err.message}",
-                   traceback=err.traceback, names=tuple(names or ()), backward=backward)
+                   traceback=_frames(err.traceback), names=tuple(names or ()), backward=backward)
+
+
+def _frames(traceback: str) -> str:
+    """The traceback, or nothing when it holds no line of the student's code: its last line alone would
+    repeat the exception the feedback has just named."""
+    return traceback if any(line.lstrip().startswith("File ") for line in traceback.splitlines()) else ""
 
 
 def error_message(observed: Observation, doing: str) -> str:
