@@ -177,3 +177,16 @@ def test_a_test_that_catches_the_students_own_bug_costs_nothing(grade_source, mi
     assert "test_relu_blocks_negative_inputs" in student.feedback
     assert "catches a bug in your own engine is a good test" in student.feedback
     assert student.artifacts["catching_own_bug"] == ["test_relu_blocks_negative_inputs"]
+
+
+def test_forward_reports_every_wrong_operation_once(grade_source):
+    """A missing relu and a reversed __rsub__ (1 - a gives a - 1): forward reports both, each once, on its
+    own smallest case, not only the first."""
+    source = variant(("        return (-self) + other\n", "        return self - other\n"),
+                     ("    def relu(self):", "    def _relu(self):"))
+    forward = checks(grade_source, source)["forward"]
+    assert forward.status == "failed"
+    lines = forward.feedback.splitlines()
+    assert lines[0].startswith("2 operations compute a wrong value or raise"), forward.feedback
+    assert sum("a.relu()" in line for line in lines) == 1 and "no attribute 'relu'" in forward.feedback
+    assert sum(" - a with a = " in line for line in lines) == 1, forward.feedback

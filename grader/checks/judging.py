@@ -67,6 +67,8 @@ class Verdict:
             feedback = self.what if self.not_written else f"{lead}{self.what}"
             if self.traceback:
                 feedback += f"\n{self.traceback.rstrip()}"
+            elif not feedback.endswith((".", ")", "!", "?")):
+                feedback += "."
             return Outcome("error", feedback, self.counterexample(), self._artifacts(), cause=cause)
         unstable = (" The same expression gave the right answer on another try, so the order your backward() "
                     "visits nodes in changes from run to run: children kept in a set are visited in an order "
