@@ -11,7 +11,7 @@ import functools
 
 import pytest
 
-from conftest import BASE_ENGINE
+from conftest import BASE_ENGINE, HERE
 from grader import catalog
 from grader.checks.suite import SUITE_CHECKS
 
@@ -190,3 +190,21 @@ def test_forward_reports_every_wrong_operation_once(grade_source):
     assert lines[0].startswith("2 operations compute a wrong value or raise"), forward.feedback
     assert sum("a.relu()" in line for line in lines) == 1 and "no attribute 'relu'" in forward.feedback
     assert sum(" - a with a = " in line for line in lines) == 1, forward.feedback
+
+
+TANH_SELF = ("        out = Value(t, (self,), 'tanh')", "        out = Value(t, (self), 'tanh')")
+
+
+@pytest.mark.parametrize("engine", ["list_iterative", "tuple_children_stack"])
+def test_self_not_a_tuple_is_named_by_every_check_it_fails(grade_source, engine):
+    """`(self)` for `(self,)` as tanh's children, whether the engine fails when building the node (a tuple()
+    of it) or only when backward() walks it (children stored as given): every check failing from it names
+    that cause (the neuron's too), and none blames the order of backward()."""
+    source = (HERE / "corpus" / "engines" / f"{engine}.py").read_text() if engine != "list_iterative" else BASE
+    old = next(line for line in source.splitlines() if "Value(t, (self,)" in line)
+    found = checks(grade_source, source.replace(old, old.replace("(self,)", "(self)"), 1))
+    failing = {c.id: c for c in found.values() if c.status in ("failed", "error") and c.max_score}
+    assert "tanh" in failing, failing
+    for check in failing.values():
+        assert check.cause == "children_not_tuple", (check.id, check.feedback)
+        assert "leaves up" not in check.feedback

@@ -39,8 +39,8 @@ def neuron(ctx: Context) -> Outcome:
     if isinstance(got, dict) and not {"count", "values"} <= got.keys():
         got = Observation(error=UNREADABLE)
     if isinstance(got, Observation):
-        return Outcome("error", error_message(got, "running Neuron(3), n.parameters() and n([1.0, 2.0, -3.0])"),
-                       Counterexample(code, {}, {}))
+        message = error_message(got, "running Neuron(3), n.parameters() and n([1.0, 2.0, -3.0])")
+        return _with_cause(Outcome("error", message, Counterexample(code, {}, {})), diagnose.from_error(message))
     nin = case["nin"]
     if got["count"] != nin + 1:
         why = " It looks like your neuron has no bias b." if got["count"] == nin else ""
