@@ -2,8 +2,12 @@
 
 When the student's engine disagrees with the reference on the smallest case, each known
 misconception is played on the grader's own correct engines (the wheats, in this
-process: trusted code), one mutation at a time; the first whose numbers match the
-student's exactly is named, with the method most likely at fault. Causes found another
+process: trusted code), one mutation at a time; each whose numbers match the student's
+exactly is a hypothesis, tested on more than that case (cases.DISCRIMINATING, asked of the
+student's engine once per grading): one whose replay is wrong where the student's engine
+is right is dropped, and a cause is named, with the method most likely at fault, only
+when exactly one remains. `training` tests the causes named so far by replaying the
+lesson's loop with each mistake. Causes found another
 way (the preflight's missing seed, an inert backward(), values merged by equality, a
 `(self)` that is not a tuple, a missing reflected operator) are named here too, so that
 every check that fails from one cause can say so once. What each cause's words are is
