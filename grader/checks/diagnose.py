@@ -23,6 +23,7 @@ import types
 from collections.abc import Callable
 
 from grader.causes import CAUSES, Cause
+from grader.errors import CheckTimeout
 from grader.checks.cases import DISCRIMINATING
 from grader.checks.context import reference_run
 from grader.programs import Program, ancestors
@@ -156,7 +157,10 @@ def diagnosed(ctx, program: Program, grads: list, seed: bool = False) -> Cause |
     named. Each cause named is remembered (ctx.cache["named"]) for checks that can only test a named one."""
     found = fitting(program, grads, seed)
     if found:
-        answers = _answers(ctx, ctx.features.seed_missing or seed)
+        try:
+            answers = _answers(ctx, ctx.features.seed_missing or seed)
+        except CheckTimeout:  # no time left to test the hypotheses: name none rather than guess
+            return None
         found = [cause_id for cause_id in found if not _refuted(cause_id, answers, ctx.features.seed_missing or seed,
                                                                 ctx.close)]
     if len(found) != 1:
