@@ -61,6 +61,16 @@ def test_a_zero_base_special_case_is_not_named_k_x_to_the_k(grade_source):
     assert "k * x ** (k - 1)" in pow_.feedback
 
 
+def test_of_two_causes_that_fit_the_one_reproducing_more_is_named(grade_source):
+    """Addition halving the gradient: gradcheck's smallest case, a + a, fits both `=` for `+=` in __add__
+    and the halving; neither is refuted where the engine is right (it never is, with +), but only the
+    halving also gives the engine's numbers for a + b, so it is the one named, as add names it."""
+    found = checks(grade_source, (HERE / "zoo" / "buggy" / "add_half.py").read_text())
+    assert found["add"].cause == "add_half"
+    assert found["gradcheck"].cause == "add_half", found["gradcheck"].feedback
+    assert "Same cause as add" in found["gradcheck"].feedback
+
+
 def test_tanh_without_the_square_is_named_and_every_later_check_points_back(grade_source):
     """tanh's backward as (1 - t) * out.grad: the square is what is missing (the student already uses the
     output), and hand_examples, gradcheck and training, whose replay on correct engines with the same

@@ -152,17 +152,22 @@ def diagnosed(ctx, program: Program, grads: list, seed: bool = False) -> Cause |
     """The misconception behind these gradients, tested on more than the smallest case: every cause
     whose replay fits the smallest case is a hypothesis, and one whose replay is wrong on a program of
     cases.DISCRIMINATING where the student's engine is right is dropped (a zero base special-cased in
-    pow fits `k * x**k` at x = 0, and not at x = 2 with k = 1, where the student's engine is right). A
-    cause is named only when exactly one remains; two that still fit are not told apart, so neither is
-    named. Each cause named is remembered (ctx.cache["named"]) for checks that can only test a named one."""
+    pow fits `k * x**k` at x = 0, and not at x = 2 with k = 1, where the student's engine is right). Of
+    several that remain, one whose replay gives the student's wrong numbers on every program another's
+    does, and on more, is the one (addition halving the gradient and `=` for `+=` in __add__ both give
+    a + a's; only the first gives a + b's). A cause is named only when exactly one remains; two that
+    still fit are not told apart, so neither is named. Each cause named is remembered
+    (ctx.cache["named"]) for checks that can only test a named one."""
     found = fitting(program, grads, seed)
     if found:
+        seeded = ctx.features.seed_missing or seed
         try:
-            answers = _answers(ctx, ctx.features.seed_missing or seed)
+            answers = _answers(ctx, seeded)
         except CheckTimeout:  # no time left to test the hypotheses: name none rather than guess
             return None
-        found = [cause_id for cause_id in found if not _refuted(cause_id, answers, ctx.features.seed_missing or seed,
-                                                                ctx.close)]
+        found = [cause_id for cause_id in found if not _refuted(cause_id, answers, seeded, ctx.close)]
+        if len(found) > 1:
+            found = _dominant(found, answers, seeded, ctx.close)
     if len(found) != 1:
         return None
     named = ctx.cache.setdefault("named", [])
@@ -180,6 +185,23 @@ def _answers(ctx, seed: bool) -> dict:
                 and all(NEEDS.get(ins[0], ins[0]) in ctx.assignment.ops for ins in p if ins[0] != "leaf")]
         ctx.cache[key] = dict(zip(todo, ctx.student.run_many(todo, seed=seed, every=True)))
     return ctx.cache[key]
+
+
+def _dominant(found: list[str], answers: dict, seed: bool, close) -> list[str]:
+    """The one cause whose replay reproduces the student's wrong answers on a strict superset of the
+    programs every other's does, or all of them when there is no such one."""
+    wrong = {}
+    for program, got in answers.items():
+        expected = reference_run(program)
+        if got is not None and got.ok and not all(close(expected.grad[i], got.grad[i]) for i in ancestors(program)):
+            wrong[program] = got
+    reproduced = {cause_id: {program for program, got in wrong.items()
+                             if any((sim := _replay(cls, program, seed)) is not None
+                                    and all(_same(got.grad[i], sim[i]) for i in ancestors(program))
+                                    for cls in _mutants(cause_id))}
+                  for cause_id in found}
+    best = [c for c in found if all(c == o or reproduced[o] < reproduced[c] for o in found)]
+    return best if len(best) == 1 else found
 
 
 def _refuted(cause_id: str, answers: dict, seed: bool, close) -> bool:
