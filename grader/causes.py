@@ -60,6 +60,10 @@ CAUSES: dict[str, Cause] = {cause.id: cause for cause in (
     *(Cause(f"assign_in_{rule}", f"in {method}'s backward, `=` replaces the gradient instead of adding to it, so a "
             "value used more than once keeps only one path's gradient", "use += (a value used twice receives "
             "gradient from both paths)", method) for rule, method in _ACCUMULATED.items()),
+    *(Cause(f"detached_{rule}", f"no gradient flows through {method}: its output is not linked to its input"
+            f"{'s' if rule in ('add', 'mul') else ''}", "build the output with its inputs as children ((self, other), or "
+            "(self,) with the comma) and give it a _backward that adds to their grad", method)
+      for rule, method in _ACCUMULATED.items()),
     Cause("add_half", "addition passes 0.5 * out.grad to each input", "+ passes the incoming gradient unchanged",
           "__add__"),
     Cause("mul_own_data", "multiplication gives each input its OWN data times out.grad",

@@ -28,15 +28,40 @@ from grader.checks.cases import DISCRIMINATING
 from grader.checks.context import reference_run
 from grader.programs import Program, ancestors
 from grader.sabotage import all_operators, wheats
-from grader.sabotage.mutate import NotApplicable, replace, rule_updates
+from grader.sabotage.mutate import NotApplicable, method, replace, rule_updates, value_class
 from grader.sandbox.inside import probes
-from grader.sandbox.inside.ops import NEEDS, REFLECTED, UPDATED
+from grader.sandbox.inside.ops import NEEDS, REFLECTED, RULES, UPDATED
 
 
 def _assign_in(rule: str) -> Callable[[ast.Module], None]:
     def mutate(tree: ast.Module) -> None:
         for update in rule_updates(tree, rule):
             replace(tree, update, ast.Assign([update.target], update.value))
+    return mutate
+
+
+def _detached(rule: str) -> Callable[[ast.Module], None]:
+    """The rule's backward passes nothing back (as when its output has no children)."""
+    def mutate(tree: ast.Module) -> None:
+        for update in rule_updates(tree, rule):
+            update.value = ast.Constant(0.0)
+    return mutate
+
+
+def _children_dropped(rule: str) -> Callable[[ast.Module], None]:
+    """The rule's output built with no children, as `(self)` for `(self,)` gives in an engine that keeps
+    only a tuple of children: its _backward runs, but backward() never reaches the input beyond it."""
+    def mutate(tree: ast.Module) -> None:
+        found = method(value_class(tree), RULES[rule][0])
+        calls = [node for node in ast.walk(found) if isinstance(node, ast.Call)] if found else []
+        count = 0
+        for call in calls:
+            for arg in [*call.args, *(k.value for k in call.keywords)]:
+                if isinstance(arg, ast.Tuple) and len(arg.elts) == 1:
+                    arg.elts = []
+                    count += 1
+        if not count:
+            raise NotApplicable(f"no one-element tuple of children in {rule}")
     return mutate
 
 
@@ -79,6 +104,9 @@ def _operator(op_id: str) -> Callable[[ast.Module], None]:
     return all_operators()[op_id].rewrite
 
 
+UNARY_RULES = tuple(rule for rule in UPDATED if rule not in ("add", "mul"))
+"""The rules whose output has one child, (self,)."""
+
 # (cause id, mutation): the misconceptions that reproduce by mutating a correct engine, in the order tried.
 SIMULATED = [
     *[(f"assign_in_{rule}", _assign_in(rule)) for rule in UPDATED],
@@ -86,6 +114,8 @@ SIMULATED = [
                                                "tanh_grad_from_input", "relu_negative_grad")],
     ("tanh_square_missing", _tanh_square_missing),
     ("relu_flipped", _relu_flipped),
+    *[(f"detached_{rule}", _detached(rule)) for rule in UPDATED],
+    *[("children_not_tuple", _children_dropped(rule)) for rule in UNARY_RULES],
     ("topo_not_reversed", _operator("topo_not_reversed")),
     ("visited_dropped", _visited_dropped),
     ("sub_as_add", _operator("sub_as_add")),
@@ -95,9 +125,8 @@ SIMULATED = [
 @functools.cache
 def _mutant_modules(cause_id: str) -> tuple[types.SimpleNamespace, ...]:
     """The wheats with the cause's mutation (those it applies to), each as a module: Value, Neuron..."""
-    mutation = next(fn for cid, fn in SIMULATED if cid == cause_id)
     modules = []
-    for wheat in wheats():
+    for mutation, wheat in ((fn, wheat) for cid, fn in SIMULATED if cid == cause_id for wheat in wheats()):
         tree = ast.parse(wheat.source)
         try:
             mutation(tree)
@@ -132,7 +161,7 @@ def fitting(program: Program, grads: list, seed: bool = False) -> list[str]:
     if not nodes:
         return []
     found = []
-    for cause_id, _ in SIMULATED:
+    for cause_id in dict.fromkeys(cause_id for cause_id, _ in SIMULATED):
         for cls in _mutants(cause_id):
             sim = _replay(cls, program, seed)
             if sim is not None and all(_same(grads[i], sim[i]) for i in nodes):
