@@ -25,7 +25,7 @@ from collections.abc import Callable
 from grader.causes import CAUSES, Cause
 from grader.errors import CheckTimeout
 from grader.checks.cases import DISCRIMINATING
-from grader.checks.context import reference_run
+from grader.checks.context import Context, reference_run
 from grader.programs import Program, ancestors
 from grader.sabotage import all_operators, wheats
 from grader.sabotage.mutate import NotApplicable, method, replace, rule_updates, value_class
@@ -170,14 +170,7 @@ def fitting(program: Program, grads: list, seed: bool = False) -> list[str]:
     return found
 
 
-def simulated(program: Program, grads: list, seed: bool = False) -> Cause | None:
-    """The first misconception whose mutant of a correct engine gives exactly these gradients (the smallest
-    case alone: see diagnosed for the hypothesis tested further)."""
-    found = fitting(program, grads, seed)
-    return CAUSES[found[0]] if found else None
-
-
-def diagnosed(ctx, program: Program, grads: list, seed: bool = False) -> Cause | None:
+def diagnosed(ctx: Context, program: Program, grads: list, seed: bool = False) -> Cause | None:
     """The misconception behind these gradients, tested on more than the smallest case: every cause
     whose replay fits the smallest case is a hypothesis, and one whose replay is wrong on a program of
     cases.DISCRIMINATING where the student's engine is right is dropped (a zero base special-cased in
@@ -205,7 +198,7 @@ def diagnosed(ctx, program: Program, grads: list, seed: bool = False) -> Cause |
     return CAUSES[found[0]]
 
 
-def _answers(ctx, seed: bool) -> dict:
+def _answers(ctx: Context, seed: bool) -> dict:
     """The student's engine on the discriminating programs, asked once per grading (one request)."""
     key = f"discriminating:{seed}"
     if key not in ctx.cache:
@@ -253,7 +246,7 @@ def _refuted(cause_id: str, answers: dict, seed: bool, close) -> bool:
     return False
 
 
-def in_training(ctx, train: Callable[[types.SimpleNamespace], list], losses: list, rtol: float) -> Cause | None:
+def in_training(ctx: Context, train: Callable[[types.SimpleNamespace], list], losses: list, rtol: float) -> Cause | None:
     """The cause, among those earlier checks of this grading named, whose replay of the lesson's training
     loop gives the student's losses at every step (the hypothesis tested on the whole run), if exactly one."""
     found = []

@@ -79,16 +79,14 @@ class Verdict:
     def _artifacts(self) -> dict[str, Any]:
         return {"graph": self.graph} if self.graph else {}
 
-    def explained(self, ctx: Context | None = None, seed: bool = False) -> Verdict:
-        """The verdict with its misconception, if one is recognised (tested beyond this case, with ctx)."""
+    def explained(self, ctx: Context, seed: bool = False) -> Verdict:
+        """The verdict with its misconception, if one is recognised (a hypothesis tested beyond this case)."""
         if self.cause is not None:
             return self
         if self.status == "error":
             return replace(self, cause=diagnose.from_error(self.what, self.program))
         if self.got_grad:
-            grads = list(self.got_grad)
-            return replace(self, cause=diagnose.diagnosed(ctx, self.program, grads, seed) if ctx is not None
-                           else diagnose.simulated(self.program, grads, seed))
+            return replace(self, cause=diagnose.diagnosed(ctx, self.program, list(self.got_grad), seed))
         return self
 
 
