@@ -25,6 +25,9 @@ class Cause:
     """Said after the words and a colon: the right rule, or what follows from the misconception."""
     method: str | None = None
     """The method (or class) of the student's file most likely at fault, for the report's code."""
+    beside: tuple[str, ...] = ()
+    """The methods to show instead when the student's file has no `method` (a reflected operator left
+    out is written beside, and with, the operator it reflects)."""
 
     @property
     def sentence(self) -> str:
@@ -34,13 +37,15 @@ class Cause:
 
 _ACCUMULATED = {rule: RULES[rule][0] for rule in UPDATED}
 """The rules whose backward a student may write with = for += (the cause's id, then the method)."""
-_REFLECTED = {"__radd__": "2 + a, and sum() which starts from 0", "__rmul__": "2 * a", "__rsub__": "1 - a",
-              "__rtruediv__": "1 / a"}
-"""The reflected operators a student may leave out, each with an expression that needs it."""
+_REFLECTED = {"__radd__": ("2 + a, and sum() which starts from 0", ("__add__",)), "__rmul__": ("2 * a", ("__mul__",)),
+              "__rsub__": ("1 - a", ("__sub__", "__neg__")), "__rtruediv__": ("1 / a", ("__truediv__", "__pow__"))}
+"""The reflected operators a student may leave out, each with an expression that needs it and the methods
+it is written with."""
 
 CAUSES: dict[str, Cause] = {cause.id: cause for cause in (
     Cause("missing_seed", "backward() never sets the output's gradient to 1 before walking the graph (the lesson's "
-          "self.grad = 1.0), so every gradient stays 0", method="backward"),
+          "self.grad = 1.0)", "set it inside backward(), so that loss.backward() works on its own: without it every "
+          "gradient stays 0, or backward() stops and asks for it", method="backward"),
     Cause("backward_inert", "backward() changes no gradient at all, even with the output's set to 1",
           "does something in __init__ (an attribute named backward?) hide the method, or does it never call the "
           "nodes' _backward?", "backward"),
@@ -50,10 +55,15 @@ CAUSES: dict[str, Cause] = {cause.id: cause for cause in (
     Cause("children_not_tuple", "a node's children are written (self), which is just self in parentheses",
           "a one-element tuple needs a comma, (self,)"),
     *(Cause(f"missing_{name}", f"Value has no {name}", f"with a plain number on the left ({example}) Python calls "
-            f"{name}, so define it and wrap the number in a Value", name) for name, example in _REFLECTED.items()),
+            f"{name}, so define it and wrap the number in a Value", name, beside)
+      for name, (example, beside) in _REFLECTED.items()),
     *(Cause(f"assign_in_{rule}", f"in {method}'s backward, `=` replaces the gradient instead of adding to it, so a "
             "value used more than once keeps only one path's gradient", "use += (a value used twice receives "
             "gradient from both paths)", method) for rule, method in _ACCUMULATED.items()),
+    *(Cause(f"detached_{rule}", f"no gradient flows through {method}: its output is not linked to its input"
+            f"{'s' if rule in ('add', 'mul') else ''}", "build the output with its inputs as children ((self, other), or "
+            "(self,) with the comma) and give it a _backward that adds to their grad", method)
+      for rule, method in _ACCUMULATED.items()),
     Cause("add_half", "addition passes 0.5 * out.grad to each input", "+ passes the incoming gradient unchanged",
           "__add__"),
     Cause("mul_own_data", "multiplication gives each input its OWN data times out.grad",
@@ -62,6 +72,8 @@ CAUSES: dict[str, Cause] = {cause.id: cause for cause in (
           "gradient is 1)", method="__mul__"),
     Cause("pow_off_by_one", "x ** k is given the derivative k * x**k", "it is k * x**(k-1)", "__pow__"),
     Cause("tanh_grad_from_input", "tanh's derivative is taken on its input, 1 - x**2",
+          "it is 1 - t**2 on its output t", "tanh"),
+    Cause("tanh_square_missing", "tanh's derivative is written 1 - t, without the square",
           "it is 1 - t**2 on its output t", "tanh"),
     Cause("relu_negative_grad", "relu passes the gradient where its input is negative", "it must pass 0 there",
           "relu"),

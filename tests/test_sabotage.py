@@ -86,9 +86,10 @@ def test_collection_error_is_reported(graded):
 
 
 def test_buggy_engine_with_good_tests(graded):
-    """Are a buggy student's good tests run on the swapped engines: failing on their own engine only?"""
+    """Are a buggy student's good tests run on the swapped engines: failing on their own engine only, which
+    costs nothing in student_tests (a test that catches your own bug is a good test: issue 19)?"""
     checks = graded("good", engine=ZOO / "buggy" / "add_half.py")
-    assert checks["student_tests"].status == "failed"
+    assert checks["student_tests"].status == "passed" and checks["student_tests"].artifacts["catching_own_bug"]
     assert checks["wheat"].status == "passed" and checks["sabotage"].status == "passed"
 
 

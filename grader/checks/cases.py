@@ -7,6 +7,8 @@ another's private names.
 
 from __future__ import annotations
 
+from grader.sandbox.inside.ops import BINARY, UNARY
+
 LEAVES = (("leaf", 2.0), ("leaf", -3.0), ("leaf", 0.5), ("leaf", 1.5))
 
 # One program per operation, on leaves with distinct values: it must build, compute the
@@ -56,3 +58,23 @@ HAND_EXAMPLES = (
         {"a": 6.0, "b": -4.0},
     ),
 )
+
+
+def _discriminating() -> tuple:
+    """Programs on which a hypothesis (a misconception replayed on correct engines) is tested beyond the
+    smallest case: every operation alone at several points (x ** 1 at 2, tanh and relu on either side of 0),
+    an incoming gradient other than 1, nesting, a value used twice through each operation, shared nodes,
+    equal numbers on different nodes and the lesson's hand examples. A cause whose replay is wrong on one
+    of them where the student's engine is right is not the student's."""
+    found = list(SINGLE.values()) + [EQUAL_DATA, LEAVES[:3] + (("mul", 0, 1), ("mul", 3, 2))]
+    found += [(("leaf", x), ("pow", 0, k)) for x, k in ((2.0, 1), (-1.5, 3), (0.5, -1), (3.0, 0.5))]
+    found += [(("leaf", x), (op, 0)) for op in UNARY for x in (-0.8, 1.2)]
+    found += [chain(op) for op in ("add", "mul")] + [diamond(op) for op in ("add", "mul")]
+    found += [(("leaf", 1.5), (op, 0, 0)) for op in BINARY]
+    for ins in (("pow", 0, 2), ("tanh", 0), ("relu", 0), ("exp", 0), ("neg", 0)):
+        found += [(("leaf", 0.7), ins, ("add", 1, 0)), (("leaf", -0.7), ins, ("leaf", -2.0), ("mul", 1, 2))]
+    found += [program for _, _, program, _ in HAND_EXAMPLES]
+    return tuple(dict.fromkeys(found))
+
+
+DISCRIMINATING = _discriminating()

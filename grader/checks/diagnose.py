@@ -2,8 +2,12 @@
 
 When the student's engine disagrees with the reference on the smallest case, each known
 misconception is played on the grader's own correct engines (the wheats, in this
-process: trusted code), one mutation at a time; the first whose numbers match the
-student's exactly is named, with the method most likely at fault. Causes found another
+process: trusted code), one mutation at a time; each whose numbers match the student's
+exactly is a hypothesis, tested on more than that case (cases.DISCRIMINATING, asked of the
+student's engine once per grading): one whose replay is wrong where the student's engine
+is right is dropped, and a cause is named, with the method most likely at fault, only
+when exactly one remains. `training` tests the causes named so far by replaying the
+lesson's loop with each mistake. Causes found another
 way (the preflight's missing seed, an inert backward(), values merged by equality, a
 `(self)` that is not a tuple, a missing reflected operator) are named here too, so that
 every check that fails from one cause can say so once. What each cause's words are is
@@ -15,20 +19,49 @@ from __future__ import annotations
 import ast
 import functools
 import math
+import types
 from collections.abc import Callable
 
 from grader.causes import CAUSES, Cause
+from grader.errors import CheckTimeout
+from grader.checks.cases import DISCRIMINATING
+from grader.checks.context import Context, reference_run
 from grader.programs import Program, ancestors
 from grader.sabotage import all_operators, wheats
-from grader.sabotage.mutate import NotApplicable, replace, rule_updates
+from grader.sabotage.mutate import NotApplicable, method, replace, rule_updates, value_class
 from grader.sandbox.inside import probes
-from grader.sandbox.inside.ops import REFLECTED, UPDATED
+from grader.sandbox.inside.ops import NEEDS, REFLECTED, RULES, UPDATED
 
 
 def _assign_in(rule: str) -> Callable[[ast.Module], None]:
     def mutate(tree: ast.Module) -> None:
         for update in rule_updates(tree, rule):
             replace(tree, update, ast.Assign([update.target], update.value))
+    return mutate
+
+
+def _detached(rule: str) -> Callable[[ast.Module], None]:
+    """The rule's backward passes nothing back (as when its output has no children)."""
+    def mutate(tree: ast.Module) -> None:
+        for update in rule_updates(tree, rule):
+            update.value = ast.Constant(0.0)
+    return mutate
+
+
+def _children_dropped(rule: str) -> Callable[[ast.Module], None]:
+    """The rule's output built with no children, as `(self)` for `(self,)` gives in an engine that keeps
+    only a tuple of children: its _backward runs, but backward() never reaches the input beyond it."""
+    def mutate(tree: ast.Module) -> None:
+        found = method(value_class(tree), RULES[rule][0])
+        calls = [node for node in ast.walk(found) if isinstance(node, ast.Call)] if found else []
+        count = 0
+        for call in calls:
+            for arg in [*call.args, *(k.value for k in call.keywords)]:
+                if isinstance(arg, ast.Tuple) and len(arg.elts) == 1:
+                    arg.elts = []
+                    count += 1
+        if not count:
+            raise NotApplicable(f"no one-element tuple of children in {rule}")
     return mutate
 
 
@@ -41,6 +74,20 @@ def _relu_flipped(tree: ast.Module) -> None:
                 count += 1
     if not count:
         raise NotApplicable("no > in relu's backward")
+
+
+def _tanh_square_missing(tree: ast.Module) -> None:
+    """1 - t**2 (or 1 - t*t) in tanh's backward written 1 - t."""
+    count = 0
+    for update in rule_updates(tree, "tanh"):
+        for node in ast.walk(update.value):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and isinstance(node.left, ast.Constant) \
+                    and node.left.value == 1 and isinstance(node.right, ast.BinOp) \
+                    and isinstance(node.right.op, (ast.Pow, ast.Mult)):
+                node.right = node.right.left
+                count += 1
+    if not count:
+        raise NotApplicable("no 1 - t**2 in tanh's backward")
 
 
 def _visited_dropped(tree: ast.Module) -> None:
@@ -57,12 +104,18 @@ def _operator(op_id: str) -> Callable[[ast.Module], None]:
     return all_operators()[op_id].rewrite
 
 
+UNARY_RULES = tuple(rule for rule in UPDATED if rule not in ("add", "mul"))
+"""The rules whose output has one child, (self,)."""
+
 # (cause id, mutation): the misconceptions that reproduce by mutating a correct engine, in the order tried.
 SIMULATED = [
     *[(f"assign_in_{rule}", _assign_in(rule)) for rule in UPDATED],
     *[(op_id, _operator(op_id)) for op_id in ("add_half", "mul_own_data", "mul_missing_outgrad", "pow_off_by_one",
                                                "tanh_grad_from_input", "relu_negative_grad")],
+    ("tanh_square_missing", _tanh_square_missing),
     ("relu_flipped", _relu_flipped),
+    *[(f"detached_{rule}", _detached(rule)) for rule in UPDATED],
+    *[("children_not_tuple", _children_dropped(rule)) for rule in UNARY_RULES],
     ("topo_not_reversed", _operator("topo_not_reversed")),
     ("visited_dropped", _visited_dropped),
     ("sub_as_add", _operator("sub_as_add")),
@@ -70,11 +123,10 @@ SIMULATED = [
 
 
 @functools.cache
-def _mutants(cause_id: str) -> tuple[type, ...]:
-    """The Value classes of the wheats with the cause's mutation (those it applies to)."""
-    mutation = next(fn for cid, fn in SIMULATED if cid == cause_id)
-    classes = []
-    for wheat in wheats():
+def _mutant_modules(cause_id: str) -> tuple[types.SimpleNamespace, ...]:
+    """The wheats with the cause's mutation (those it applies to), each as a module: Value, Neuron..."""
+    modules = []
+    for mutation, wheat in ((fn, wheat) for cid, fn in SIMULATED if cid == cause_id for wheat in wheats()):
         tree = ast.parse(wheat.source)
         try:
             mutation(tree)
@@ -82,26 +134,134 @@ def _mutants(cause_id: str) -> tuple[type, ...]:
             continue
         namespace: dict = {}
         exec(compile(ast.fix_missing_locations(tree), f"<{cause_id}>", "exec"), namespace)  # noqa: S102 - ours
-        classes.append(namespace["Value"])
-    return tuple(classes)
+        modules.append(types.SimpleNamespace(**namespace))
+    return tuple(modules)
 
 
-def simulated(program: Program, grads: list, seed: bool = False) -> Cause | None:
-    """The first misconception whose mutant of a correct engine gives exactly these gradients."""
+def _mutants(cause_id: str) -> tuple[type, ...]:
+    """The Value classes of the wheats with the cause's mutation."""
+    return tuple(module.Value for module in _mutant_modules(cause_id))
+
+
+def _replay(cls: type, program: Program, seed: bool) -> list | None:
+    """A mutant's gradients on a program, or None where it raises (it says nothing there)."""
+    try:
+        return probes.evaluate(program, cls, True, None, seed)["grad"]
+    except Exception:  # noqa: BLE001 - a mutant may raise where the student's did not
+        return None
+
+
+def _same(a, b) -> bool:
+    return isinstance(a, float) and isinstance(b, float) and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def fitting(program: Program, grads: list, seed: bool = False) -> list[str]:
+    """The misconceptions whose mutant of a correct engine gives exactly these gradients, in the order tried."""
     nodes = [i for i in ancestors(program) if grads[i] is not None]  # a gradcheck knows only the leaves'
     if not nodes:
-        return None
-    for cause_id, _ in SIMULATED:
+        return []
+    found = []
+    for cause_id in dict.fromkeys(cause_id for cause_id, _ in SIMULATED):
         for cls in _mutants(cause_id):
+            sim = _replay(cls, program, seed)
+            if sim is not None and all(_same(grads[i], sim[i]) for i in nodes):
+                found.append(cause_id)
+                break
+    return found
+
+
+def diagnosed(ctx: Context, program: Program, grads: list, seed: bool = False) -> Cause | None:
+    """The misconception behind these gradients, tested on more than the smallest case: every cause
+    whose replay fits the smallest case is a hypothesis, and one whose replay is wrong on a program of
+    cases.DISCRIMINATING where the student's engine is right is dropped (a zero base special-cased in
+    pow fits `k * x**k` at x = 0, and not at x = 2 with k = 1, where the student's engine is right). Of
+    several that remain, one whose replay gives the student's wrong numbers on every program another's
+    does, and on more, is the one (addition halving the gradient and `=` for `+=` in __add__ both give
+    a + a's; only the first gives a + b's). A cause is named only when exactly one remains; two that
+    still fit are not told apart, so neither is named. Each cause named is remembered
+    (ctx.cache["named"]) for checks that can only test a named one."""
+    found = fitting(program, grads, seed)
+    if found:
+        seeded = ctx.features.seed_missing or seed
+        try:
+            answers = _answers(ctx, seeded)
+        except CheckTimeout:  # no time left to test the hypotheses: name none rather than guess
+            return None
+        found = [cause_id for cause_id in found if not _refuted(cause_id, answers, seeded, ctx.close)]
+        if len(found) > 1:
+            found = _dominant(found, answers, seeded, ctx.close)
+    if len(found) != 1:
+        return None
+    named = ctx.cache.setdefault("named", [])
+    if found[0] not in named:
+        named.append(found[0])
+    return CAUSES[found[0]]
+
+
+def _answers(ctx: Context, seed: bool) -> dict:
+    """The student's engine on the discriminating programs, asked once per grading (one request)."""
+    key = f"discriminating:{seed}"
+    if key not in ctx.cache:
+        todo = [p for p in DISCRIMINATING if reference_run(p) is not None
+                and not any(ins[0] == "relu" and reference_run(p).data[ins[1]] == 0.0 for ins in p)
+                and all(NEEDS.get(ins[0], ins[0]) in ctx.assignment.ops for ins in p if ins[0] != "leaf")]
+        ctx.cache[key] = dict(zip(todo, ctx.student.run_many(todo, seed=seed, every=True)))
+    return ctx.cache[key]
+
+
+def _dominant(found: list[str], answers: dict, seed: bool, close) -> list[str]:
+    """The one cause whose replay reproduces the student's wrong answers on a strict superset of the
+    programs every other's does, or all of them when there is no such one."""
+    wrong = {}
+    for program, got in answers.items():
+        expected = reference_run(program)
+        if got is not None and got.ok and not all(close(expected.grad[i], got.grad[i]) for i in ancestors(program)):
+            wrong[program] = got
+    reproduced = {cause_id: {program for program, got in wrong.items()
+                             if any((sim := _replay(cls, program, seed)) is not None
+                                    and all(_same(got.grad[i], sim[i]) for i in ancestors(program))
+                                    for cls in _mutants(cause_id))}
+                  for cause_id in found}
+    best = [c for c in found if all(c == o or reproduced[o] < reproduced[c] for o in found)]
+    return best if len(best) == 1 else found
+
+
+def _refuted(cause_id: str, answers: dict, seed: bool, close) -> bool:
+    """Is every replay of the cause wrong on some program where the student's engine is right?"""
+    mutants = _mutants(cause_id)
+    wrong = set()
+    for program, got in answers.items():
+        if got is None or not got.ok:
+            continue
+        expected = reference_run(program)
+        nodes = ancestors(program)
+        if not all(close(expected.grad[i], got.grad[i]) and close(expected.data[i], got.data[i]) for i in nodes):
+            continue  # the student's engine is wrong here too: no evidence either way
+        for k, cls in enumerate(mutants):
+            sim = _replay(cls, program, seed)
+            if sim is not None and not all(close(expected.grad[i], sim[i]) for i in nodes):
+                wrong.add(k)
+        if len(wrong) == len(mutants):
+            return True
+    return False
+
+
+def in_training(ctx: Context, train: Callable[[types.SimpleNamespace], list], losses: list, rtol: float) -> Cause | None:
+    """The cause, among those earlier checks of this grading named, whose replay of the lesson's training
+    loop gives the student's losses at every step (the hypothesis tested on the whole run), if exactly one."""
+    found = []
+    for cause_id in ctx.cache.get("named", []):
+        for module in _mutant_modules(cause_id):
             try:
-                result = probes.evaluate(program, cls, True, None, seed)
-            except Exception:  # noqa: BLE001 - a mutant may raise where the student's did not
+                replayed = train(module)
+            except Exception:  # noqa: BLE001 - a mutant may fail where the student's did not
                 continue
-            sim = result["grad"]
-            if all(isinstance(grads[i], float) and isinstance(sim[i], float)
-                   and math.isclose(grads[i], sim[i], rel_tol=1e-9, abs_tol=1e-12) for i in nodes):
-                return CAUSES[cause_id]
-    return None
+            if len(replayed) == len(losses) and all(isinstance(a, float) and math.isclose(a, b, rel_tol=rtol,
+                                                                                           abs_tol=1e-12)
+                                                    for a, b in zip(losses, replayed)):
+                found.append(cause_id)
+                break
+    return CAUSES[found[0]] if len(found) == 1 else None
 
 
 def from_error(message: str, program: Program | None = None) -> Cause | None:

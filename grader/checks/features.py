@@ -7,9 +7,9 @@ checks, one batch of fixed probes finds out:
 
 - which operations exist and compute the right value on their own (the op inventory: a
   missing `tanh` fails `forward` and `tanh`, and nothing that merely uses tanh);
-- whether backward() seeds the output's gradient with 1 (if not, the rule checks seed it
-  themselves, and the missing seed is charged to the lesson's full runs: hand_examples,
-  gradcheck, training);
+- whether backward() seeds the output's gradient with 1, or raises unless it is set by hand
+  (if not, the rule checks seed it themselves, and the missing seed is charged to the
+  lesson's full runs: hand_examples, gradcheck, training);
 - whether backward() runs any rule at all, whether two different nodes holding equal
   numbers are told apart, whether nesting, a value used twice, and shared nodes work;
 - whether backward() ends at all: when `a + b` runs out of time, a lone Value (no rule to
@@ -58,6 +58,8 @@ class Features:
     """Two different nodes holding equal numbers are treated as one (equality or hash by data)."""
     backward_hangs: str = ""
     """backward() never ended on the smallest expressions: the code that shows it, else empty."""
+    reused_by: tuple[str, ...] = ()
+    """The operations of + and * through which a leaf used twice (a + a, a * a) gets both contributions."""
 
     def trusted(self, *ops: str) -> tuple[str, ...]:
         """Those of ops that work wherever they appear in an expression."""
@@ -88,6 +90,10 @@ def preflight(ctx: Context) -> Features:
     if hangs:  # nothing else is worth asking: every probe would wait out its time limit
         return Features(False, False, None, False, False, False, False, backward_hangs=hangs)
     seed_missing = _seed_missing(unseeded)
+    if not seed_missing and unseeded and all(o is not None and o.error for o in unseeded):
+        # backward() raises unless the output's grad is set by hand (the lesson's first half: grad = None and
+        # "Missing grad value"): the missing seed again, if seeding it by hand is all it takes.
+        seed_missing = any(o is not None and o.ok for o in ctx.student.run_many([add2, mul2], seed=True, every=True))
     probes = list(dict.fromkeys(singles + structural))
     answers = dict(zip(probes, ctx.student.run_many(probes, seed=seed_missing, every=True)))
     verdicts = compare_many(ctx, probes, answers=answers)
@@ -111,7 +117,8 @@ def preflight(ctx: Context) -> Features:
     chain_op = "add" if add else "mul" if mul else None
     equal_merged = add and mul and ok(mul_in) and not ok(EQUAL_DATA)
     common = dict(working=tuple(working), broken=broken, seed_missing=seed_missing, backward_inert=inert,
-                  equal_data_merged=equal_merged)
+                  equal_data_merged=equal_merged,
+                  reused_by=tuple(op for op in ("add", "mul") if ok(LEAVES[:1] + ((op, 0, 0),))))
     if chain_op is None:
         return Features(add, mul, None, False, False, False, False, **common)
     depth = ok(chain(chain_op))

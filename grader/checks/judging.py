@@ -67,6 +67,8 @@ class Verdict:
             feedback = self.what if self.not_written else f"{lead}{self.what}"
             if self.traceback:
                 feedback += f"\n{self.traceback.rstrip()}"
+            elif not feedback.endswith((".", ")", "!", "?")):
+                feedback += "."
             return Outcome("error", feedback, self.counterexample(), self._artifacts(), cause=cause)
         unstable = (" The same expression gave the right answer on another try, so the order your backward() "
                     "visits nodes in changes from run to run: children kept in a set are visited in an order "
@@ -77,14 +79,14 @@ class Verdict:
     def _artifacts(self) -> dict[str, Any]:
         return {"graph": self.graph} if self.graph else {}
 
-    def explained(self, seed: bool = False) -> Verdict:
-        """The verdict with its misconception, if one is recognised."""
+    def explained(self, ctx: Context, seed: bool = False) -> Verdict:
+        """The verdict with its misconception, if one is recognised (a hypothesis tested beyond this case)."""
         if self.cause is not None:
             return self
         if self.status == "error":
             return replace(self, cause=diagnose.from_error(self.what, self.program))
         if self.got_grad:
-            return replace(self, cause=diagnose.simulated(self.program, list(self.got_grad), seed))
+            return replace(self, cause=diagnose.diagnosed(ctx, self.program, list(self.got_grad), seed))
         return self
 
 
@@ -108,7 +110,13 @@ def error_verdict(program: Program, observed: Observation, names=None, doing="ru
         return Verdict(program, "error", f"{err.message or 'not written yet'} (needed for {doing})",
                        names=tuple(names or ()), backward=backward, not_written=True)
     return Verdict(program, "error", f"{doing} raised {err.type}: {err.message}",
-                   traceback=err.traceback, names=tuple(names or ()), backward=backward)
+                   traceback=_frames(err.traceback), names=tuple(names or ()), backward=backward)
+
+
+def _frames(traceback: str) -> str:
+    """The traceback, or nothing when it holds no line of the student's code: its last line alone would
+    repeat the exception the feedback has just named."""
+    return traceback if any(line.lstrip().startswith("File ") for line in traceback.splitlines()) else ""
 
 
 def error_message(observed: Observation, doing: str) -> str:

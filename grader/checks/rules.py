@@ -10,10 +10,10 @@ from grader.checks.context import Context
 from grader.causes import CAUSES
 from grader.checks.features import basic_cause
 from grader.checks.gradcheck import judge_gradcheck, judge_gradcheck_many
-from grader.checks.judging import Probe, Verdict, compare, compare_many, search
+from grader.checks.judging import Probe, Verdict, compare, compare_many, judged, search
 from grader.checks.registry import check
 from grader.checks.strategies import Shape, forward_ops, single_operations
-from grader.programs import Program
+from grader.programs import Program, default_names, expression
 from grader.result import Outcome
 from grader.sandbox.inside.ops import BINARY, METHODS, RULE_CHECK, WORDS
 
@@ -53,7 +53,7 @@ def _run_search(ctx: Context, check_id: str, shape: Shape, probe: Probe = Probe(
                          lambda many: compare_many(ctx, many, probe))
     if verdict is None:
         return Outcome("passed", "Matches the reference engine on every expression tried.")
-    verdict = verdict.explained(probe.seed)
+    verdict = verdict.explained(ctx, probe.seed)
     return verdict.outcome(HINTS[check_id] + (ctx.features.limits() if note else ""), "On the smallest failing case, ")
 
 
@@ -133,12 +133,44 @@ def sound(ctx: Context) -> tuple[str, ...]:
 def forward(ctx: Context) -> Outcome:
     ops = forward_ops(ctx.assignment.ops)
     sweep = list(single_operations(ops))
-    verdicts = compare_many(ctx, sweep, Probe("data"))
+    todo = [program for program in sweep if judged(program, "data")]
+    verdicts = compare_many(ctx, sweep, Probe("data"), dict(zip(todo, ctx.student.run_many(todo, False, every=True))))
+    first: dict[str, Verdict] = {}  # each operation's smallest failing case (the sweep goes simplest first)
     for program in sweep:
-        verdict = verdicts.get(program, None) if program in verdicts else compare(ctx, program, Probe("data"))
+        verdict = verdicts.get(program)
+        if verdict is not None and verdict.failure is not None:  # the process failed: nothing after it is known
+            return verdict.outcome(HINTS["forward"], "On the smallest failing case, ")
         if verdict is not None:
-            return verdict.explained().outcome(HINTS["forward"], "On the smallest failing case, ")
+            first.setdefault(program[-1][0], verdict.explained(ctx))
+    if first:
+        return _every_operation(list(first.values()))
     return _run_search(ctx, "forward", Shape(ops=ops, max_ops=4, reuse_leaves=True, share_nodes=True), Probe("data"))
+
+
+def _every_operation(found: list[Verdict]) -> Outcome:
+    """forward's outcome when operations are wrong: every one of them, each once, on its smallest case (one
+    line for those that raise the same error); the first one's case is the counterexample, and the first
+    recognised cause is the outcome's (the others' are said on their own line)."""
+    if len(found) == 1 or all(v.not_written for v in found):  # the starter kit: its first method to write
+        return found[0].outcome(HINTS["forward"], "On the smallest failing case, ")
+    cause = next((v.cause for v in found if v.cause), None)
+    cases: dict[str, list[str]] = {}
+    said: dict[str, Verdict] = {}
+    for verdict in found:
+        names = list(verdict.names or default_names(verdict.program))
+        values = ", ".join(f"{names[i]} = {ins[1]!r}" for i, ins in enumerate(verdict.program) if ins[0] == "leaf")
+        key = "not written" if verdict.not_written else verdict.what if verdict.status == "error" else \
+            verdict.program[-1][0]
+        cases.setdefault(key, []).append(f"{expression(verdict.program[-1], names)} with {values}")
+        said.setdefault(key, verdict)
+    lines = [f"  {'; '.join(cases[key])}: {'not written yet' if verdict.not_written else verdict.what}"
+             + (f". Likely cause: {verdict.cause.sentence}" if verdict.cause and verdict.cause != cause else "")
+             for key, verdict in said.items()]
+    head = found[0].outcome(HINTS["forward"])
+    feedback = (f"{len(found)} operations compute a wrong value or raise; each on its smallest case:\n"
+                + "\n".join(lines) + ("" if cause else f"\n{HINTS['forward']}"))
+    return replace(head, status="failed" if any(v.status == "failed" for v in found) else "error", feedback=feedback,
+                   cause=cause.id if cause else None)
 
 
 @check("add", "+ passes the incoming gradient unchanged to both inputs", backward=True)
@@ -234,7 +266,11 @@ def topo_order(ctx: Context) -> Outcome:
     if not ops:
         return _not_judged("neither + nor * gives correct gradients on two leaves yet (see the add and mul checks), "
                            "and the order of backward() is probed with them")
-    shape = Shape(ops=ops, max_ops=6, reuse_leaves=f.reuse, share_nodes=f.reuse, require_depth=2)
+    reuse = f.reuse
+    if reuse:  # a value used twice only through operations that accumulate: `=` for `+=` is accumulate's alone
+        ops, reuse = (tuple(op for op in ops if op in f.reused_by), True) if set(ops) & set(f.reused_by) \
+            else (ops, False)
+    shape = Shape(ops=ops, max_ops=6, reuse_leaves=reuse, share_nodes=reuse, require_depth=2)
     return _run_search(ctx, "topo_order", shape, _probe(ctx))
 
 
@@ -253,5 +289,5 @@ def gradcheck(ctx: Context) -> Outcome:
                          lambda many: judge_gradcheck_many(ctx, many))
     if verdict is None:
         return Outcome("passed", "Analytic and numerical gradients agree on every expression tried.")
-    verdict = replace(verdict, cause=basic_cause(f)) if basic_cause(f) else verdict.explained()
+    verdict = replace(verdict, cause=basic_cause(f)) if basic_cause(f) else verdict.explained(ctx)
     return verdict.outcome(HINTS["gradcheck"], "On the smallest failing case, ")

@@ -180,17 +180,41 @@ def student_tests(ctx: Context) -> Outcome:
         return broken
     failing = {n: t for n, t in run.tests.items() if t["outcome"] == "failed"}
     skipped = [n for n, t in run.tests.items() if t["outcome"] == "skipped"]
+    given = given_tests(ctx.tests_source)  # the starter kit's worked example is not the student's catch
+    catching = catching_own_bug(found, {n: t for n, t in failing.items() if n not in given})
+    failing = {n: t for n, t in failing.items() if n not in catching}
     passed = len(run.tests) - len(failing) - len(skipped)
     artifacts = {"tests": run.tests}
+    if catching:
+        artifacts["catching_own_bug"] = sorted(catching)[:LISTED_ARTIFACT]
+    caught = {name: f"  {shown_name(name)}: {own_quote(t['message']) or 'failed'}" for name, t in catching.items()}
+    these = "This test fails on your engine and passes" if len(catching) == 1 else \
+        f"These {len(catching)} tests fail on your engine and pass"
+    good = (f"\n{these} on every correct engine: a test that catches a bug in your own engine is a good test, and "
+            "costs nothing here (the engine checks charge the bug). Fix the engine, not the test:\n"
+            + "\n".join(listed(caught))) if catching else ""
     if not failing and not skipped:
-        outcome = Outcome("passed", f"Your {_tests(len(run.tests))} {_pass(len(run.tests))} on your engine.",
-                          artifacts=artifacts)
+        said = (f"Each of your {_tests(len(run.tests))} passes on your engine, or fails there only by catching a bug "
+                f"in it.{good}") if catching else f"Your {_tests(len(run.tests))} {_pass(len(run.tests))} on your engine."
+        outcome = Outcome("passed", said, artifacts=artifacts)
     else:
         lines = {name: f"  {shown_name(name)}: {own_quote(t['message']) or 'failed'}" for name, t in failing.items()}
         lines |= {name: f"  {shown_name(name)}: skipped (not written yet?)" for name in skipped}
-        outcome = Outcome("failed", f"{passed} of your {_tests(len(run.tests))} pass on your own engine:\n"
-                          + "\n".join(listed(lines)), artifacts=artifacts, fraction=passed / len(run.tests))
+        opening = (f"{passed} of your {_tests(len(run.tests))} pass, or fail only by catching a bug in your "
+                   "engine; these do not:" if catching else
+                   f"{passed} of your {_tests(len(run.tests))} pass on your own engine:")
+        outcome = Outcome("failed", f"{opening}\n" + "\n".join(listed(lines)) + good, artifacts=artifacts,
+                          fraction=passed / len(run.tests))
     return outcome if found.stopped else _capped(ctx, found, "student_tests", outcome)
+
+
+def catching_own_bug(found: Suite, failing: dict[str, dict]) -> dict[str, dict]:
+    """The tests failing on the student's engine that pass on every correct engine (none when the suite
+    did not run on them all): they catch a bug of the student's engine, which its own check charges."""
+    if found.stopped or not found.wheats or any(not run.ok or run.collection_errors for run in found.wheats.values()):
+        return {}
+    return {name: t for name, t in failing.items()
+            if all(run.tests.get(name, {}).get("outcome") == "passed" for run in found.wheats.values())}
 
 
 def invalid_tests(found: Suite) -> dict[str, tuple[str, str]]:

@@ -39,8 +39,8 @@ def neuron(ctx: Context) -> Outcome:
     if isinstance(got, dict) and not {"count", "values"} <= got.keys():
         got = Observation(error=UNREADABLE)
     if isinstance(got, Observation):
-        return Outcome("error", error_message(got, "running Neuron(3), n.parameters() and n([1.0, 2.0, -3.0])"),
-                       Counterexample(code, {}, {}))
+        message = error_message(got, "running Neuron(3), n.parameters() and n([1.0, 2.0, -3.0])")
+        return _with_cause(Outcome("error", message, Counterexample(code, {}, {})), diagnose.from_error(message))
     nin = case["nin"]
     if got["count"] != nin + 1:
         why = " It looks like your neuron has no bias b." if got["count"] == nin else ""
@@ -93,7 +93,8 @@ def training(ctx: Context) -> Outcome:
                           timeout=max(ctx.deadline_left(), 1.0))
     if isinstance(got, Observation):
         message = error_message(got, "running the training loop")
-        return _with_cause(Outcome("error", message, Counterexample(code, {}, {})), diagnose.from_error(message))
+        return _with_cause(Outcome("error", message, Counterexample(code, {}, {})),
+                           diagnose.from_error(message) or basic_cause(ctx.features))
     initial, losses, grads = got.get("initial", []), got.get("losses", []), got.get("grads", [])
     if len(initial) == len(start) - 1 and spec.model == "Neuron":
         start = start[:-1] + [0.0]  # a neuron without a bias: compare with the lesson's neuron, bias held at 0
@@ -138,7 +139,8 @@ def training(ctx: Context) -> Outcome:
             Counterexample(code, {f"loss at step {diverged}": expected[diverged]},
                            {f"loss at step {diverged}": shown(bad)}),
             artifacts,
-        ), basic_cause(ctx.features))
+        ), basic_cause(ctx.features) or diagnose.in_training(
+            ctx, lambda module: probes.train(module, **args, initial=start)["losses"], losses, spec.rtol))
     if still:
         return Outcome("failed", f"Your losses match the reference's, but your engine reports no gradient.{no_grads}",
                        Counterexample(code, {}, {}), artifacts)

@@ -18,7 +18,8 @@ from typing import Any
 from grader.causes import CAUSES
 from grader.result import Result
 
-FAMILIES = {"assign_in_": "`=` for `+=` in a backward: a value used twice keeps only one path's gradient"}
+FAMILIES = {"assign_in_": "`=` for `+=` in a backward: a value used twice keeps only one path's gradient",
+            "detached_": "an operation built without its inputs as children: nothing flows back through it"}
 """Causes counted as one misconception, by id prefix, with the family's words."""
 
 

@@ -62,8 +62,9 @@ def student_report(result: Result, source: str | None = None, title: str = "", l
         if not hidden and check.status in ("failed", "error"):
             graph = check.artifacts.get("graph")
             view["graph_svg"] = graph_svg(graph) if graph else None
-            suspect = CAUSES[check.cause].method if check.cause in CAUSES else None
-            view["source_html"] = suspect_source(source, check.id, suspect) if source else None
+            cause = CAUSES.get(check.cause) if check.cause else None
+            view["source_html"] = suspect_source(source, check.id, cause.method if cause else None,
+                                                 cause.beside if cause else ()) if source else None
         if not hidden and check.id == "training" and check.artifacts.get("student_loss"):
             view["curve_svg"] = curve_svg(check.artifacts)
         checks.append(view)
@@ -108,16 +109,21 @@ def write(path: Path, html: str) -> Path:
     return path
 
 
-def suspect_source(source: str, check_id: str, suspect: str | None = None) -> Markup | None:
-    """The student's own code for the method most likely at fault, highlighted: the one the recognised
-    cause names (suspect) if the student's file has it, else those the check is about."""
+def suspect_source(source: str, check_id: str, suspect: str | None = None, beside: tuple[str, ...] = ()) \
+        -> Markup | None:
+    """The student's own code for the method most likely at fault, highlighted, in the file's line order:
+    the one the recognised cause names (suspect) if the student's file has it, else the methods the cause
+    says it is written beside (a missing __radd__: __add__), else those the check is about."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
         return None
+    defined = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
     wanted = SUSPECTS.get(check_id, [])
-    if suspect and any(isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == suspect for n in ast.walk(tree)):
+    if suspect and suspect in defined:
         wanted = [suspect]
+    elif suspect and set(beside) & defined:
+        wanted = list(beside)
     found = {}
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in wanted and node.name not in found:
@@ -126,13 +132,11 @@ def suspect_source(source: str, check_id: str, suspect: str | None = None) -> Ma
         return None
     lines = source.splitlines()
     blocks = []
-    for name in wanted:
-        if name in found:
-            node = found[name]
-            start = min([node.lineno] + [d.lineno for d in node.decorator_list])
-            code = "\n".join(lines[start - 1:node.end_lineno])
-            formatter = HtmlFormatter(noclasses=True, linenos="inline", linenostart=start, style="default")
-            blocks.append(highlight(code, PythonLexer(), formatter))
+    for node in sorted(found.values(), key=lambda node: node.lineno):
+        start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+        code = "\n".join(lines[start - 1:node.end_lineno])
+        formatter = HtmlFormatter(noclasses=True, linenos="inline", linenostart=start, style="default")
+        blocks.append(highlight(code, PythonLexer(), formatter))
     return Markup("".join(blocks))
 
 
