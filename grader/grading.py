@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
-from grader import __version__, fileio, notebooks, secret
+from grader import __version__, feedback, fileio, notebooks, secret
 from grader.causes import CAUSES, said_in
 from grader.checks import REGISTRY
 from grader.checks.context import Context
@@ -327,7 +327,8 @@ def _check_result(spec: CheckSpec, title: str, outcome: Outcome, duration: float
 
 
 def _result(submission, digest, assignment, status, error, checks, started, execution=None, notes=()) -> Result:
-    return Result(
+    """The result, its every text fit to leave the machine (grader/feedback.py: the one place that says how)."""
+    return feedback.cleaned(Result(
         submission=submission.name,
         sha256=digest,
         assignment=assignment.id,
@@ -340,4 +341,4 @@ def _result(submission, digest, assignment, status, error, checks, started, exec
         checks=checks,
         notebook=execution.to_dict() if execution else None,
         notes=tuple(notes),
-    )
+    ))

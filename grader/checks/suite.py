@@ -24,7 +24,8 @@ from grader.checks.context import Context
 from grader.checks.registry import check
 from grader.checks.suite_runs import (  # noqa: F401 - Run, _caught and _counted_mutants are used by tests
     Catches, Run, Suite, _caught, _counted_mutants, catches, read_run)
-from grader.checks.suite_text import elsewhere, given_tests, listed, own_quote, own_test_names, shown_name
+from grader.checks.suite_text import (collection_message, elsewhere, given_tests, listed, own_quote, own_test_names,
+                                      shown_name)
 from grader.files import MODULE_FILE, TESTS_FILE
 from grader.lanes import RunReply, SuiteJob
 from grader.protocol import Code
@@ -84,6 +85,8 @@ def _collect(ctx: Context) -> Suite | Outcome:
                   student.collection_errors, student.error, student.timeout, student.duration)
     if student.timeout or not student.ok:
         return Suite(student, {}, {}, {}, stopped=f"your tests did not complete on your own engine ({student.error})")
+    if student.collection_errors:
+        return Suite(student, {}, {}, {}, stopped="your test file does not load on your own engine (see student_tests)")
     student = Run(student.ok, student.tests, student.collection_errors, student.error, student.timeout,
                   student.duration, read_run(outcome.own, None).probes)
     allowed = set(student.tests)
@@ -112,12 +115,13 @@ def _suite_beyond_student(ctx: Context, engines: str) -> Suite | Outcome:
     return found
 
 
-def _broken_run(run: Run, on: str, own: bool = True) -> Outcome | None:
+def _broken_run(run: Run, on: str, own: bool = True, packages: tuple[str, ...] = ()) -> Outcome | None:
     """An outcome for a run that never got to report its tests (timeout, crash, collection error).
     Of a run on another engine (own False) nothing the run wrote is quoted."""
     if run.collection_errors:
         if own:
-            return Outcome("error", f"Your test file could not be collected {on}:\n{run.collection_errors[0].strip()}")
+            return Outcome("error", f"Your test file could not be loaded {on}:\n"
+                           f"{collection_message(run.collection_errors[0], packages)}")
         return Outcome("error", f"Your test file could not be collected {on}, though it is on your own engine: its "
                        "top-level code depends on something only your engine has (a name, an attribute, its source). "
                        "What pytest said there is not shown, as for every engine other than yours.")
@@ -176,7 +180,7 @@ def student_tests(ctx: Context) -> Outcome:
     if isinstance(found, Outcome):
         return found
     run = found.student
-    if broken := _broken_run(run, "on your engine"):
+    if broken := _broken_run(run, "on your engine", packages=ctx.assignment.packages):
         return broken
     failing = {n: t for n, t in run.tests.items() if t["outcome"] == "failed"}
     skipped = [n for n, t in run.tests.items() if t["outcome"] == "skipped"]

@@ -14,8 +14,10 @@ import ast
 import builtins
 import functools
 import re
+import textwrap
 
-from grader.files import TESTS_FILE, template_files
+from grader.files import MODULE, MODULE_FILE, TESTS_FILE, template_files
+from grader.sandbox.inside.standins import UNAVAILABLE
 
 QUOTE_CHARS = 160
 """The first line of a test's message on the student's own engine is quoted up to this length."""
@@ -95,3 +97,42 @@ def given_tests(source: str) -> set[str]:
     """The student's tests that are the starter kit's, unchanged (the worked example, the stubs):
     they count for nothing in wheat and sabotage, where only the student's own tests earn."""
     return {name for name, body in _bodies(source).items() if body in _template_bodies()}
+
+
+_FRAME = re.compile(r'^(?P<file>\S+?):(?P<line>\d+): in |File "(?P<pyfile>[^"]+)", line (?P<pyline>\d+)')
+_ERROR = re.compile(r"^(?:[\w.]+\.)?(?P<type>[A-Z]\w*(?:Error|Exception|Exit|Interrupt))(?::|$)")
+_MISSING = re.compile(r"No module named '(?P<name>[\w.]+)'")
+WITHOUT_LIBRARIES = ("Test your engine without it: against numbers you know (worked out by hand, like the "
+                     "lesson's examples), and against central differences of your own forward pass, "
+                     "(f(x + h) - f(x - h)) / (2 * h) with a small h (your numerical_grad).")
+
+
+def collection_message(text: str, packages: tuple[str, ...] = ()) -> str:
+    """What stopped the student's test file from loading, in a few lines: their file and line, the error (with
+    a syntax error's line and caret), and for a package missing where tests are graded, what to do instead.
+    pytest's report of it (its own frames, importlib's, the machine's folders) is not shown."""
+    lines = text.splitlines()
+    said = [line[4:] if line.startswith("E   ") else line[1:].strip() for line in lines if line.startswith("E")]
+    where = None
+    for line in lines:
+        frame = _FRAME.search(line)
+        if frame and frame.group("file" if frame.group("file") else "pyfile").rsplit("/", 1)[-1] in \
+                (TESTS_FILE, MODULE_FILE):
+            name = (frame.group("file") or frame.group("pyfile")).rsplit("/", 1)[-1]
+            where = f"{name}, line {frame.group('line') or frame.group('pyline')}"
+    errors = [i for i, line in enumerate(said) if _ERROR.match(line.strip())]
+    if not errors:
+        head = next((line.strip() for line in said if line.strip()), "") or (lines[-1].strip() if lines else "")
+        return f"{where}: {head}" if where else head
+    error = said[errors[-1]].strip()
+    shown = [f"{where}: {error}" if where else error]
+    if error.startswith(("SyntaxError", "IndentationError", "TabError")):
+        code = [line for line in said[:errors[-1]] if line.strip() and not _FRAME.search(line)][:2]
+        shown += textwrap.indent(textwrap.dedent("\n".join(code)), "    ").splitlines()
+    missing = _MISSING.search(error)
+    root = missing.group("name").split(".")[0] if missing else None
+    if root and root != MODULE and root not in packages:
+        shown.append(f"{root} is not available where your tests are graded"
+                     + (f". {WITHOUT_LIBRARIES}" if root in UNAVAILABLE else
+                        ": use only the standard library, pytest and your own module."))
+    return "\n".join(shown)

@@ -7,6 +7,11 @@ instead of failing the whole file: anything can be looked up on it, called, or u
 `with`, and nothing happens; the moment a result of it is used as a number, a truth value,
 a sequence or a string of text, it raises StandInError saying which package and which use.
 The grader is told which packages were stood in for, and says so to the student.
+
+The autograd libraries (UNAVAILABLE: torch...) are another matter: the grading machine may have
+one installed (the grader's own tests use torch) while Gradescope's has none, and a grade must not
+depend on where it is computed. So unless the assignment lists it in `packages`, importing one
+fails everywhere, as a plain ModuleNotFoundError the grader explains to the student.
 """
 
 from __future__ import annotations
@@ -113,7 +118,27 @@ class _StandInModule(types.ModuleType):
         return StandIn(f"{self.__name__}.{name}")
 
 
+UNAVAILABLE = ("torch", "tensorflow", "jax")
+"""Autograd libraries student code never gets unless the assignment's packages name them."""
+
+
+class _Unavailable(importlib.abc.MetaPathFinder):
+    """First on sys.meta_path: the UNAVAILABLE packages the assignment does not allow are not found."""
+
+    def __init__(self, names: set[str]):
+        self.names = names
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname.split(".")[0] in self.names:
+            raise ModuleNotFoundError(f"No module named {fullname!r}", name=fullname)
+        return None
+
+
 def install(names: list[str]) -> None:
-    """Stand in for these top-level packages wherever the real ones cannot be imported."""
+    """Stand in for these top-level packages wherever the real ones cannot be imported, and make the
+    autograd libraries they do not name unavailable."""
+    blocked = set(UNAVAILABLE) - set(names)
+    if blocked:
+        sys.meta_path.insert(0, _Unavailable(blocked))
     if names:
         sys.meta_path.append(_Finder(set(names)))

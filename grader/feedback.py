@@ -1,0 +1,138 @@
+"""What the grader says about a submission, made fit to leave the grading machine: safe and short.
+
+Every result `grade()` returns passes through `cleaned` once, so the terminal, the JSON, the HTML
+report, Gradescope's results.json and a batch's gradebook and class page all show the same text:
+
+- no path of the grading machine: the grader's install, the Python install and virtual
+  environment (sys.prefix, sys.base_prefix, the sandbox's Python), the home folder, the sandbox's
+  folders inside (/tmp/run, /sandbox, /opt/grader) and outside (grader-sandbox-*), any
+  site-packages; a file of the student's is named by its name alone;
+- no frame of pytest, importlib or any library in a traceback: only the student's own lines and
+  the error stay;
+- numbers with six significant digits in the grader's sentences (`0.678498`, not
+  `0.6784976436143842`); code keeps its exact numbers, which it needs to reproduce a case;
+- no card over CARD_LINES lines: a check's feedback is cut at FEEDBACK_LINES and its smallest
+  case at CODE_LINES (saying how much was left out), every line at LINE_CHARS characters, so a
+  terminal section, an HTML card or a results.json entry stays under the cap whatever the
+  student's code printed or the search found.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+from grader.errors import host_prefixes
+from grader.files import MODULE_FILE, TESTS_FILE
+from grader.result import CheckResult, Counterexample, Result, SubmissionError
+
+CARD_LINES = 40
+"""The most lines one check's card takes anywhere: its heading, feedback, smallest case and numbers."""
+FEEDBACK_LINES = 20
+CODE_LINES = 16
+LINE_CHARS = 300
+NOTE_LINES = 12
+DIGITS = 6
+
+SANDBOX_FOLDERS = ("/tmp/run/", "/opt/grader/", "/sandbox/")
+"""The sandbox's own folders, as student code sees them (grader/sandbox/isolation.py)."""
+_FRAME = re.compile(r'^(\s*)File "(?P<py>[^"]*)", line \d+|^(?P<pt>\S+?):\d+: in \S|^\s*<frozen [^>]+>:\d+: in ')
+_LIBRARY_PATH = re.compile(r"(?:/[^\s'\"():,]+)*/(?:site-packages|dist-packages|lib/python3\.\d+)/")
+_SANDBOX_ROOT = re.compile(re.escape(tempfile.gettempdir().rstrip("/")) + r"/grader-(?:sandbox|task)-[^/\s'\"]+/"
+                           r"(?:[^/\s'\"]+/)*")
+_LONG_FLOAT = re.compile(r"(?<![\w.])-?\d+\.\d{7,}(?:e[+-]?\d+)?(?![\w.])")
+
+
+def machine_paths() -> list[tuple[str, str]]:
+    """Folders of this machine no feedback may show, longest first, each with what stands in for it."""
+    found = set(host_prefixes()) | {(os.path.realpath(sys.prefix), "<python>"),
+                                    (os.path.realpath(sys.base_prefix), "<python>")}
+    sandbox_python = os.environ.get("GRADER_SANDBOX_PYTHON")
+    if sandbox_python:
+        prefix = Path(sandbox_python).parent.parent
+        found |= {(str(prefix), "<python>"), (str(prefix.resolve()), "<python>")}
+    found |= {(folder, "") for folder in SANDBOX_FOLDERS}
+    return sorted((p for p in found if p[0] not in ("", "/")), key=lambda p: -len(p[0]))
+
+
+def without_paths(text: str, paths: list[tuple[str, str]] | None = None) -> str:
+    """The text with every folder of the machine taken out (a student's file keeps its name)."""
+    text = _SANDBOX_ROOT.sub("", text)
+    for prefix, replacement in paths if paths is not None else machine_paths():
+        text = text.replace(prefix, replacement)
+    return _LIBRARY_PATH.sub("", text)
+
+
+def without_library_frames(text: str) -> str:
+    """A traceback (Python's or pytest's) with only the frames in the student's own files: a frame of
+    pytest, importlib or any other library goes, with the source lines printed under it."""
+    if "line " not in text and ": in " not in text:
+        return text
+    kept, dropping = [], None
+    for line in text.splitlines():
+        frame = _FRAME.match(line)
+        if frame:
+            where = frame.group("py") or frame.group("pt") or ""
+            indent = len(line) - len(line.lstrip())
+            dropping = None if os.path.basename(where) in (MODULE_FILE, TESTS_FILE) or \
+                where.startswith(("<cell", "<ipython-input")) else indent
+            if dropping is None:
+                kept.append(line)
+            continue
+        if dropping is not None and line.strip() and (len(line) - len(line.lstrip()) > dropping or
+                                                      line.strip() in ("???", "^" * len(line.strip()))):
+            continue
+        dropping = None
+        kept.append(line)
+    return "\n".join(kept)
+
+
+def short_numbers(text: str) -> str:
+    """Every float written with more than DIGITS significant digits, written with DIGITS."""
+    return _LONG_FLOAT.sub(lambda m: f"{float(m.group()):.{DIGITS}g}", text)
+
+
+def capped(text: str, most: int, what: str = "lines") -> str:
+    """At most `most` lines of at most LINE_CHARS characters, the last saying how many were left out."""
+    lines = [line if len(line) <= LINE_CHARS else line[:LINE_CHARS - 3] + "..." for line in text.splitlines()]
+    if len(lines) > most:
+        lines = lines[:most - 1] + [f"... ({len(lines) - most + 1} more {what} not shown)"]
+    return "\n".join(lines)
+
+
+def said(text: str, paths: list[tuple[str, str]] | None = None, most: int = FEEDBACK_LINES) -> str:
+    """A sentence of the grader's (with the student's words quoted in it), fit to show."""
+    return capped(short_numbers(without_library_frames(without_paths(text, paths))), most)
+
+
+def _data(value, paths):
+    if isinstance(value, str):
+        return capped(without_paths(value, paths), FEEDBACK_LINES)
+    if isinstance(value, dict):
+        return {k: _data(v, paths) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_data(v, paths) for v in value)
+    return value
+
+
+def _check(check: CheckResult, paths) -> CheckResult:
+    example = check.counterexample
+    if example is not None:
+        code = without_paths(example.code, paths)
+        code = capped(code, CODE_LINES, "lines of the case") if len(code.splitlines()) > CODE_LINES else code
+        example = Counterexample(code, _data(example.expected, paths), _data(example.got, paths))
+    return replace(check, feedback=said(check.feedback, paths), counterexample=example,
+                   artifacts=_data(check.artifacts, paths))
+
+
+def cleaned(result: Result) -> Result:
+    """The result with every text in it fit to leave the machine (the module's docstring says how)."""
+    paths = machine_paths()
+    error = result.error and SubmissionError(result.error.kind, said(result.error.message, paths))
+    return replace(result, error=error, checks=tuple(_check(c, paths) for c in result.checks),
+                   notebook=_data(result.notebook, paths) if result.notebook is not None else None,
+                   notes=tuple(said(n, paths, NOTE_LINES) for n in result.notes))
