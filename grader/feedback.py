@@ -32,8 +32,10 @@ from grader.result import CheckResult, Counterexample, Result, SubmissionError
 
 CARD_LINES = 40
 """The most lines one check's card takes anywhere: its heading, feedback, smallest case and numbers."""
-FEEDBACK_LINES = 20
-CODE_LINES = 16
+CODE_LINES = 20
+"""A smallest case longer than this is cut (none the checks make is: a repeated structure is a loop)."""
+FEEDBACK_LINES = CARD_LINES - 4
+"""A card is its heading, the feedback, then for a smallest case a line before it and two of numbers after."""
 LINE_CHARS = 300
 NOTE_LINES = 12
 DIGITS = 6
@@ -109,6 +111,17 @@ def said(text: str, paths: list[tuple[str, str]] | None = None, most: int = FEED
     return capped(short_numbers(without_library_frames(without_paths(text, paths))), most)
 
 
+def without_hidden(text: str, hidden: set[str]) -> str:
+    """A visible check's feedback with no mention of the hidden checks (a student must not learn what they
+    test): '(see <hidden>)' goes, and a hidden id leaves a list of checks ('(add, mul, <hidden>...)')."""
+    for check_id in sorted(hidden):
+        name = re.escape(check_id)
+        text = re.sub(rf" ?\(see (?:the )?{name}(?: check)?\)", "", text)
+        text = re.sub(rf"\bsee (?:the )?{name}\b(?: check)?", "see the checks above", text)
+        text = re.sub(rf"(?<=\(){name}, |, {name}\b(?=[,.)])", "", text)
+    return text
+
+
 def _data(value, paths):
     if isinstance(value, str):
         return capped(without_paths(value, paths), FEEDBACK_LINES)
@@ -125,7 +138,8 @@ def _check(check: CheckResult, paths) -> CheckResult:
         code = without_paths(example.code, paths)
         code = capped(code, CODE_LINES, "lines of the case") if len(code.splitlines()) > CODE_LINES else code
         example = Counterexample(code, _data(example.expected, paths), _data(example.got, paths))
-    return replace(check, feedback=said(check.feedback, paths), counterexample=example,
+    most = FEEDBACK_LINES - (len(example.code.splitlines()) + 1 if example is not None else -3)
+    return replace(check, feedback=said(check.feedback, paths, most), counterexample=example,
                    artifacts=_data(check.artifacts, paths))
 
 

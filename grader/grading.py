@@ -218,6 +218,7 @@ def run_checks(ctx: Context, specs: list[CheckSpec], on_check: OnCheck | None = 
     limits = ctx.assignment.limits
     out_of_time = f"Not run: the submission used up its time limit of {limits.submission_s:g} s"
     ran: dict[str, tuple[Outcome, float]] = {}
+    hidden = {c.id for c in ctx.assignment.checks if c.visibility == "hidden"}
     hung: list[str] = []  # the checks skipped because backward() never ends, the first explaining why
     order = sorted(specs, key=lambda c: c.id in SUITE_CHECKS)
     for spec in order:
@@ -241,9 +242,9 @@ def run_checks(ctx: Context, specs: list[CheckSpec], on_check: OnCheck | None = 
             outcome = replace(outcome, artifacts={**outcome.artifacts, "timing": True})
         ran[spec.id] = (outcome, time.monotonic() - t0)
         if on_check is not None:
-            on_check(_check_result(spec, check.title, *ran[spec.id], {}), len(ran), len(order))
-    first: dict[str, str] = {}
-    return [_check_result(spec, REGISTRY[spec.id].title, *ran[spec.id], first) for spec in specs]
+            on_check(_check_result(spec, check.title, *ran[spec.id], {}, hidden), len(ran), len(order))
+    first: dict[tuple[str, bool], str] = {}
+    return [_check_result(spec, REGISTRY[spec.id].title, *ran[spec.id], first, hidden) for spec in specs]
 
 
 def _backward_hangs(ctx: Context) -> str:
@@ -305,12 +306,19 @@ def score(outcome: Outcome, points: float) -> float:
 
 
 def _check_result(spec: CheckSpec, title: str, outcome: Outcome, duration: float,
-                  first: dict[str, str]) -> CheckResult:
+                  first: dict[tuple[str, bool], str], hidden: set[str] = frozenset()) -> CheckResult:
     """The check's result, its feedback saying the outcome's cause: when several checks fail from one
     recognised cause, the first explains it and the others say 'same cause as <first>' (keeping what they
-    saw and their smallest case). first holds each cause's first check so far, and learns this one's."""
+    saw and their smallest case). first holds each cause's first check so far (and first visible one), and
+    learns this one's. A visible check never names a hidden one: its first is the first visible check."""
     cause = outcome.cause if outcome.status in ("failed", "error") and outcome.cause in CAUSES else None
-    earlier = first.setdefault(cause, spec.id) if cause else None
+    visible = spec.visibility != "hidden"
+    earlier = None
+    if cause:
+        earlier = first.setdefault((cause, False), spec.id)
+        if visible:
+            earlier = first.setdefault((cause, True), spec.id)
+    text = said_in(outcome.feedback, cause, earlier if earlier != spec.id else None)
     return CheckResult(
         id=spec.id,
         title=title,
@@ -318,7 +326,7 @@ def _check_result(spec: CheckSpec, title: str, outcome: Outcome, duration: float
         score=score(outcome, spec.points),
         max_score=spec.points,
         visibility=spec.visibility,
-        feedback=said_in(outcome.feedback, cause, earlier if earlier != spec.id else None),
+        feedback=feedback.without_hidden(text, hidden) if visible else text,
         counterexample=outcome.counterexample,
         artifacts=outcome.artifacts,
         duration_s=round(duration, 3),
