@@ -11,7 +11,7 @@ from grader import protocol
 from grader.checks.context import Context, reference_run
 from grader.protocol import Observation, a_number
 from grader.checks.features import basic_cause
-from grader.checks.judging import Verdict, error_message, error_verdict, graph_of, shown
+from grader.checks.judging import Verdict, error_message, error_verdict, graph_of, not_written, shown
 from grader.checks.registry import check
 from grader.result import Counterexample, Outcome
 from grader.sandbox.inside import probes
@@ -133,7 +133,8 @@ def numerical_grad(ctx: Context) -> Outcome:
         code = ("import math\n" if "math." in source else "") + f"f = {source}\nprint({call})"
         if isinstance(got, Observation):
             return Outcome("error", error_message(got, f"with f = {source}, {call}"),
-                           Counterexample(code, {"numerical_grad": expected}, {"numerical_grad": "an exception"}))
+                           Counterexample(code, {"numerical_grad": expected}, {"numerical_grad": "an exception"}),
+                           not_written(got))
         value = got.get("value")
         tolerance = 1e-9 if h is not None else 1e-6
         if not (isinstance(value, float) and math.isclose(value, expected, rel_tol=tolerance, abs_tol=tolerance)):

@@ -69,7 +69,8 @@ class Verdict:
                 feedback += f"\n{self.traceback.rstrip()}"
             elif not feedback.endswith((".", ")", "!", "?")):
                 feedback += "."
-            return Outcome("error", feedback, self.counterexample(), self._artifacts(), cause=cause)
+            written = {"not_written": self.what.split(" (needed for ")[0]} if self.not_written else {}
+            return Outcome("error", feedback, self.counterexample(), self._artifacts() | written, cause=cause)
         unstable = (" The same expression gave the right answer on another try, so the order your backward() "
                     "visits nodes in changes from run to run: children kept in a set are visited in an order "
                     "that follows memory addresses.") if self.unstable else ""
@@ -117,6 +118,15 @@ def _frames(traceback: str) -> str:
     """The traceback, or nothing when it holds no line of the student's code: its last line alone would
     repeat the exception the feedback has just named."""
     return traceback if any(line.lstrip().startswith("File ") for line in traceback.splitlines()) else ""
+
+
+def not_written(observed: Observation) -> dict[str, str]:
+    """An error outcome's artifacts when the student's code raised NotImplementedError (a starter kit method
+    still to write, which the terminal groups by method): {"not_written": its message}."""
+    err = observed.error or {}
+    if err.get("type") != "NotImplementedError":
+        return {}
+    return {"not_written": str(err.get("message") or "not written yet").splitlines()[0][:80]}
 
 
 def error_message(observed: Observation, doing: str) -> str:

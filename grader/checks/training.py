@@ -16,7 +16,7 @@ from grader import protocol
 from grader.checks.context import Context
 from grader.protocol import UNREADABLE, Observation, a_bool, a_name, a_number, an_int, list_of
 from grader.checks.features import basic_cause
-from grader.checks.judging import error_message, shown
+from grader.checks.judging import error_message, not_written, shown
 from grader.checks.registry import check
 from grader.result import Counterexample, Outcome
 from grader.sandbox.inside import probes
@@ -40,7 +40,8 @@ def neuron(ctx: Context) -> Outcome:
         got = Observation(error=UNREADABLE)
     if isinstance(got, Observation):
         message = error_message(got, "running Neuron(3), n.parameters() and n([1.0, 2.0, -3.0])")
-        return _with_cause(Outcome("error", message, Counterexample(code, {}, {})), diagnose.from_error(message))
+        return _with_cause(Outcome("error", message, Counterexample(code, {}, {}), not_written(got)),
+                           diagnose.from_error(message))
     nin = case["nin"]
     if got["count"] != nin + 1:
         why = " It looks like your neuron has no bias b." if got["count"] == nin else ""
@@ -93,7 +94,7 @@ def training(ctx: Context) -> Outcome:
                           timeout=max(ctx.deadline_left(), 1.0))
     if isinstance(got, Observation):
         message = error_message(got, "running the training loop")
-        return _with_cause(Outcome("error", message, Counterexample(code, {}, {})),
+        return _with_cause(Outcome("error", message, Counterexample(code, {}, {}), not_written(got)),
                            diagnose.from_error(message) or basic_cause(ctx.features))
     initial, losses, grads = got.get("initial", []), got.get("losses", []), got.get("grads", [])
     if len(initial) == len(start) - 1 and spec.model == "Neuron":

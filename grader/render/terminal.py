@@ -37,7 +37,8 @@ def render(result: Result, assignment: Assignment) -> str:
         head = f"{MARK[c.status]:<5} {c.id:<{id_width}} {points:>7}  "
         first = _line(c.feedback.splitlines()[0]) if c.feedback else ""
         lines.append(head + textwrap.shorten(first, max(width - len(head), 20), placeholder=" ..."))
-    failing = [c for c in result.checks if c.status in ("failed", "error")]
+    failing = [c for c in result.checks if c.status in ("failed", "error") and not c.artifacts.get("not_written")]
+    lines += _not_written(result)
     for c in failing:
         lines += ["", f"--- {c.id}: {c.title} ({MARK[c.status]})", _block(c.feedback, "  ")]
         if c.counterexample:
@@ -51,6 +52,26 @@ def render(result: Result, assignment: Assignment) -> str:
         lines.append(f"{len(hidden)} hidden check(s) worth {sum(c.points for c in hidden):g} points run only when "
                      "your instructor grades.")
     return printable("\n".join(lines))  # the grader's own words hold no control character: this changes nothing
+
+
+def _not_written(result: Result) -> list[str]:
+    """One section for every check that stopped at a starter-kit method still raising NotImplementedError:
+    each method once, with the checks waiting for it, and where to start (a first run is a few lines, not a
+    card per check)."""
+    waiting: dict[str, list[str]] = {}
+    for c in result.checks:
+        if c.status in ("failed", "error") and c.artifacts.get("not_written"):
+            waiting.setdefault(str(c.artifacts["not_written"]), []).append(c.id)
+    if not waiting:
+        return []
+    names = {message: message.split(" is not written yet")[0] for message in waiting}
+    first = names[next(iter(waiting))]
+    nothing = not any(c.status == "passed" and c.max_score > 0 for c in result.checks)
+    lines = ["", "--- Not written yet (the starter kit's methods that still raise NotImplementedError)"]
+    lines += [f"  {_line(names[m])}: needed by {', '.join(ids)}" for m, ids in waiting.items()]
+    lines.append(f"  {'Nothing is implemented yet: start' if nothing else 'Next, carry on'} with {_line(first)}, then run "
+                 "grader check again; each check shows its smallest failing case once it can run.")
+    return lines
 
 
 def _line(text: str) -> str:
