@@ -124,6 +124,12 @@ def _seed(read: Submitted, assignment: Assignment, options: Options) -> str:
     return secret.seed(_key(assignment, options), b"plan", read.source, (read.tests or "").encode())
 
 
+def _shape(read: Submitted) -> str:
+    """What decides which engine each sabotage is made from: the submission's digest keyed with nothing, so
+    the same files meet the same sabotages, and get the same score, wherever they are graded (sabotage.plan)."""
+    return secret.seed(b"shape", read.source, (read.tests or "").encode())
+
+
 @contextlib.contextmanager
 def open_lanes(read: Submitted, assignment: Assignment, options: Options, specs: list[CheckSpec]):
     """Step 2: the engine lane, and the suite lane when the tests are graded (its sandboxes warm up while
@@ -142,7 +148,7 @@ def open_lanes(read: Submitted, assignment: Assignment, options: Options, specs:
                 suite = SuiteLane(code, limits, options.isolation, options.suite_sandboxes, shared, engine.pause)
                 key = _key(assignment, options)
                 suite.start(suite_job(assignment, code, read.tests, _seed(read, assignment, options),
-                                      secret.seed(key, b"pool"), own_block(_student_text(code))))
+                                      secret.seed(key, b"pool"), own_block(_student_text(code)), _shape(read)))
             yield engine, suite
     finally:
         if suite is not None:

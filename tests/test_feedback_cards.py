@@ -58,3 +58,43 @@ def test_hidden_mentions_leave_a_visible_sentence():
         "Not judged: x. The first check above that fails (add, mul, tanh...) names the rule to fix; see the checks "
         "above.")
     assert feedback.without_hidden(text, set()) == text
+
+
+LOUD = ONE_BUG.replace("    def __mul__(self, other):\n",
+                       "    def __mul__(self, other):\n        raise ValueError('\\n'.join(f'line {i} of 500' for i in range(500)))\n", 1)
+
+
+def test_no_card_is_over_the_cap_wherever_it_is_shown(grade_source, engine_checks):
+    """An engine whose * raises a 500-line message: is every check's card, in the terminal, the result JSON and
+    results.json, at most 40 lines, saying how much was left out?"""
+    assert LOUD != ONE_BUG
+    result = grade_source(LOUD, engine_checks)
+    assert any("more lines not shown" in c.feedback for c in result.checks)
+    for check in result.checks:
+        code = check.counterexample.code.splitlines() if check.counterexample else []
+        assert len(check.feedback.splitlines()) + len(code) + 4 <= feedback.CARD_LINES, check.id
+    for section in render(result, engine_checks).split("\n--- ")[1:]:
+        lines = section.split("\n\nScore:")[0].rstrip("\n").splitlines()
+        assert len(lines) <= feedback.CARD_LINES, section
+    for test in results(result)["tests"]:
+        assert len(test["output"].splitlines()) <= feedback.CARD_LINES, test["output"]
+    assert len(json.dumps(result.to_dict())) < 60_000
+
+
+def test_the_same_files_get_the_same_score_whatever_secret_grades_them(tmp_path, micrograd):
+    """A student's machine, a batch and the Gradescope export each key the engines with their own secret. Does
+    an engine with a bug, and tests that catch only some sabotages, get the same score and the same sabotages
+    counted under two secrets? (Which mutants were made from the student's own engine followed the secret, and
+    those can fail to count: 53.3 with '7 of 8' locally, 52.8 with '5 of 6' on Gradescope.)"""
+    from conftest import HERE, ZOO
+    from grader.grading import Options
+
+    assignment = dataclasses.replace(micrograd, checks=tuple(c for c in micrograd.checks if c.id in (
+        "forward", "student_tests", "wheat", "sabotage")))
+    (tmp_path / "micrograd_mine.py").write_text((ZOO / "buggy" / "mul_own_data.py").read_text())
+    (tmp_path / "test_micrograd.py").write_text((HERE / "fixtures" / "suites" / "weak.py").read_text())
+    graded = [grade(tmp_path / "micrograd_mine.py", assignment, Options(engine_key=key)) for key in (b"one", b"three")]
+    sabotage = [next(c for c in r.checks if c.id == "sabotage") for r in graded]
+    assert graded[0].score == graded[1].score, [r.score for r in graded]
+    assert sabotage[0].feedback.splitlines()[0] == sabotage[1].feedback.splitlines()[0], [s.feedback for s in sabotage]
+    assert sabotage[0].artifacts["left_out"] == sabotage[1].artifacts["left_out"]

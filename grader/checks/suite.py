@@ -53,15 +53,17 @@ def equivalence_probes() -> list:
     return [[list(ins) for ins in program] for program in found]
 
 
-def suite_job(assignment, code: Code, tests: str, seed: str, pool: str, own: str | None = None) -> SuiteJob:
+def suite_job(assignment, code: Code, tests: str, seed: str, pool: str, own: str | None = None,
+              shape: str | None = None) -> SuiteJob:
     """What the suite lane runs: the student's tests on their own engine, then on every engine of this
-    grading's plan (own: the student's engine as a block, for mutants of it)."""
+    grading's plan (own: the student's engine as a block, for mutants of it; shape: what decides which
+    engine each mutant is made from, the same wherever the files are graded: sabotage.plan)."""
     limit = assignment.limits.tests_s
 
     def per_run(own_run: RunReply) -> float:
         return min(limit, max(MIN_RUN_S, SLOWDOWN * own_run.duration))
 
-    engines = plan(assignment.sabotages, seed, pool, own)
+    engines = plan(assignment.sabotages, seed, pool, own, shape)
     return SuiteJob(code, tests, tuple(engines), limit, per_run, FIXTURES, tuple(equivalence_probes()), engines.notes)
 
 
