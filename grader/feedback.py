@@ -122,6 +122,20 @@ def without_hidden(text: str, hidden: set[str]) -> str:
     return text
 
 
+def summary(text: str) -> str:
+    """A feedback's first line as a one-line summary (a table's cell, the terminal's row): a line that leads
+    into a list ('0 of your 5 tests pass on your own engine:', '... Not caught:') ends as a sentence instead,
+    never with a dangling colon."""
+    first = (text or "").strip().splitlines()[0].strip() if (text or "").strip() else ""
+    if not first.endswith(":"):
+        return first
+    first = first[:-1].rstrip()
+    head, dot, last = first.rpartition(". ")
+    if dot and len(last.split()) <= 3:  # 'Not caught', 'Still failing': the list's own heading goes with it
+        first = head
+    return first if first.endswith((".", "!", "?")) else first + "."
+
+
 def _data(value, paths):
     if isinstance(value, str):
         return capped(without_paths(value, paths), FEEDBACK_LINES)

@@ -79,10 +79,10 @@ def test_check_says_what_is_wrong_with_the_tests_and_names_no_machine_path(stude
     texts = {"terminal": done.stdout + done.stderr, **outputs(tmp_path)}
     assert not {name: leaks(text) for name, text in texts.items() if leaks(text)}
     own = next(c for c in json.loads((tmp_path / "r.json").read_text())["checks"] if c["id"] == "student_tests")
-    assert own["status"] == "error" and len(own["feedback"].splitlines()) <= 8, own["feedback"]
+    assert own["status"] in ("error", "failed") and len(own["feedback"].splitlines()) <= 8, own["feedback"]
     if who == "alice":
         assert "test_micrograd.py, line 4" in own["feedback"] and "SyntaxError" in own["feedback"], own["feedback"]
-    else:
+    else:  # torch is a stand-in wherever tests are graded, even where it is installed (as here)
         assert "torch is not available where your tests are graded" in own["feedback"], own["feedback"]
         assert "numerical_grad" in own["feedback"] or "central difference" in own["feedback"], own["feedback"]
 

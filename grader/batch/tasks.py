@@ -44,6 +44,8 @@ from grader.sandbox.trial import require_started
 from grader.spec import Assignment
 
 OUTPUTS = STUDENT_OUTPUTS
+CLASS_PAGE = "../../index.html"
+"""The class page, from a student's report (DIR/students/<id>/report.html, DIR/index.html)."""
 STAGING = "<staging>"
 """What stands for a grading process's private folder in every text a student sees."""
 
@@ -200,7 +202,8 @@ def render(task: Task, result: Result) -> dict[str, str]:
     return {
         RESULT_FILE: json.dumps(result.to_dict(), indent=2),
         GRADESCOPE_FILE: json.dumps(results(result), indent=2),
-        REPORT_FILE: html.student_report(result, python_source, task.assignment.title, late_view(task.late, result)),
+        REPORT_FILE: html.student_report(result, python_source, task.assignment.title, late_view(task.late, result),
+                                         student=task.student, class_page=CLASS_PAGE),
     }
 
 

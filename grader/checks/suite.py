@@ -24,8 +24,8 @@ from grader.checks.context import Context
 from grader.checks.registry import check
 from grader.checks.suite_runs import (  # noqa: F401 - Run, _caught and _counted_mutants are used by tests
     Catches, Run, Suite, _caught, _counted_mutants, catches, read_run)
-from grader.checks.suite_text import (collection_message, elsewhere, given_tests, listed, own_quote, own_test_names,
-                                      shown_name)
+from grader.checks.suite_text import (collection_message, elsewhere, given_tests, library_advice, listed, own_quote,
+                                      own_test_names, shown_name)
 from grader.files import MODULE_FILE, TESTS_FILE
 from grader.lanes import RunReply, SuiteJob
 from grader.protocol import Code
@@ -209,7 +209,9 @@ def student_tests(ctx: Context) -> Outcome:
         opening = (f"{passed} of your {_tests(len(run.tests))} pass, or fail only by catching a bug in your "
                    "engine; these do not:" if catching else
                    f"{passed} of your {_tests(len(run.tests))} pass on your own engine:")
-        outcome = Outcome("failed", f"{opening}\n" + "\n".join(listed(lines)) + good, artifacts=artifacts,
+        advice = library_advice([t["message"] for t in failing.values()])
+        outcome = Outcome("failed", f"{opening}\n" + "\n".join(listed(lines)) + good
+                          + (f"\n{advice}" if advice else ""), artifacts=artifacts,
                           fraction=passed / len(run.tests))
     return outcome if found.stopped else _capped(ctx, found, "student_tests", outcome)
 

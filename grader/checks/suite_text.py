@@ -136,3 +136,17 @@ def collection_message(text: str, packages: tuple[str, ...] = ()) -> str:
                      + (f". {WITHOUT_LIBRARIES}" if root in UNAVAILABLE else
                         ": use only the standard library, pytest and your own module."))
     return "\n".join(shown)
+
+
+_STOOD_IN = re.compile(r"StandInError: (?P<name>\w+) is not installed|<stand-in for (?P<shown>\w+)\b")
+
+
+def library_advice(messages: list[str]) -> str | None:
+    """When a test failed by using an autograd library (a stand-in where tests are graded), the sentence saying
+    it is not there and how to test without it; else None."""
+    for message in messages:
+        found = _STOOD_IN.search(message)
+        name = found and (found.group("name") or found.group("shown"))
+        if name in UNAVAILABLE:
+            return f"{name} is not available where your tests are graded. {WITHOUT_LIBRARIES}"
+    return None

@@ -20,6 +20,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
 from grader.causes import CAUSES
+from grader.feedback import summary
 from grader.result import Result
 
 ENV = jinja2.Environment(
@@ -29,6 +30,7 @@ ENV = jinja2.Environment(
     lstrip_blocks=True,
 )
 ENV.filters["points"] = lambda x: f"{round(x, 2):g}"
+ENV.filters["number"] = lambda x: f"{x:.6g}" if isinstance(x, float) else x  # six significant digits, as everywhere
 
 # The part of a student's file most likely at fault when a check fails and no recognised cause
 # names a method (grader/causes.py): names of Value methods, or of top-level functions and classes.
@@ -52,13 +54,15 @@ SUSPECTS = {
 STATUS_TEXT = {"passed": "✓ PASS", "failed": "✗ FAIL", "error": "⚠ ERROR", "skipped": "– SKIP"}
 
 
-def student_report(result: Result, source: str | None = None, title: str = "", late: dict | None = None) -> str:
+def student_report(result: Result, source: str | None = None, title: str = "", late: dict | None = None,
+                   student: str | None = None, class_page: str | None = None) -> str:
     """The report a student reads: score, rubric, and for each failed check what went wrong; `late` (text,
-    penalty, final) says how late it was and what the late policy took."""
+    penalty, final) says how late it was and what the late policy took. In a batch, it is headed by the
+    student's id (not the file name the LMS gave), with a late badge, and links back to the class page."""
     checks = []
     for check in result.checks:
         hidden = check.visibility == "hidden"
-        view = dict(asdict(check), hidden=hidden, status_text=STATUS_TEXT[check.status])
+        view = dict(asdict(check), hidden=hidden, status_text=STATUS_TEXT[check.status], summary=summary(check.feedback))
         if not hidden and check.status in ("failed", "error"):
             graph = check.artifacts.get("graph")
             view["graph_svg"] = graph_svg(graph) if graph else None
@@ -69,7 +73,7 @@ def student_report(result: Result, source: str | None = None, title: str = "", l
             view["curve_svg"] = curve_svg(check.artifacts)
         checks.append(view)
     return ENV.get_template("student.html.j2").render(result=result, checks=checks, title=title or result.assignment,
-                                                      late=late)
+                                                      late=late, student=student, class_page=class_page)
 
 
 def class_report(data: dict[str, Any], sources: dict[str, str] | None = None) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import shutil
 import textwrap
 
+from grader.feedback import summary
 from grader.result import Result
 from grader.spec import Assignment
 from grader.text import printable
@@ -35,7 +36,7 @@ def render(result: Result, assignment: Assignment) -> str:
     for c in result.checks:
         points = f"{round(c.score, 2):g}/{c.max_score:g}"
         head = f"{MARK[c.status]:<5} {c.id:<{id_width}} {points:>7}  "
-        first = _line(c.feedback.splitlines()[0]) if c.feedback else ""
+        first = _line(summary(c.feedback))
         lines.append(head + textwrap.shorten(first, max(width - len(head), 20), placeholder=" ..."))
     failing = [c for c in result.checks if c.status in ("failed", "error") and not c.artifacts.get("not_written")]
     lines += _not_written(result)

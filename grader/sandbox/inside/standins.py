@@ -8,10 +8,11 @@ instead of failing the whole file: anything can be looked up on it, called, or u
 a sequence or a string of text, it raises StandInError saying which package and which use.
 The grader is told which packages were stood in for, and says so to the student.
 
-The autograd libraries (UNAVAILABLE: torch...) are another matter: the grading machine may have
-one installed (the grader's own tests use torch) while Gradescope's has none, and a grade must not
-depend on where it is computed. So unless the assignment lists it in `packages`, importing one
-fails everywhere, as a plain ModuleNotFoundError the grader explains to the student.
+The autograd libraries (UNAVAILABLE: torch...) are stood in for even where they are installed: the
+grading machine may have one (the grader's own tests use torch) while Gradescope's has none, and a
+grade must not depend on where it is computed. So unless the assignment lists one in `packages`,
+importing it gives the stand-in everywhere, and a test that uses it fails with a StandInError the
+grader explains to the student (how to test without it).
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ class StandIn:
 
 
 class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Last on sys.meta_path: consulted only for what no real finder found."""
+    """Last on sys.meta_path: consulted only for what no real finder found (first, for UNAVAILABLE)."""
 
     def __init__(self, names: set[str]):
         self.names = names
@@ -119,26 +120,14 @@ class _StandInModule(types.ModuleType):
 
 
 UNAVAILABLE = ("torch", "tensorflow", "jax")
-"""Autograd libraries student code never gets unless the assignment's packages name them."""
-
-
-class _Unavailable(importlib.abc.MetaPathFinder):
-    """First on sys.meta_path: the UNAVAILABLE packages the assignment does not allow are not found."""
-
-    def __init__(self, names: set[str]):
-        self.names = names
-
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname.split(".")[0] in self.names:
-            raise ModuleNotFoundError(f"No module named {fullname!r}", name=fullname)
-        return None
+"""Autograd libraries student code gets only as stand-ins, unless the assignment's packages name them."""
 
 
 def install(names: list[str]) -> None:
-    """Stand in for these top-level packages wherever the real ones cannot be imported, and make the
-    autograd libraries they do not name unavailable."""
+    """Stand in for these top-level packages wherever the real ones cannot be imported, and for the autograd
+    libraries they do not name everywhere."""
     blocked = set(UNAVAILABLE) - set(names)
     if blocked:
-        sys.meta_path.insert(0, _Unavailable(blocked))
+        sys.meta_path.insert(0, _Finder(blocked))  # first: before the real one, if it is installed
     if names:
         sys.meta_path.append(_Finder(set(names)))
