@@ -122,6 +122,16 @@ def without_hidden(text: str, hidden: set[str]) -> str:
     return text
 
 
+def numbers(*values) -> tuple[str, ...]:
+    """Numbers as feedback shows them: DIGITS significant digits, or as many more as it takes for numbers
+    that differ to look different (an expected 12.01 and a wrong 12.0100001); anything else as it is."""
+    floats = [v for v in values if isinstance(v, float)]
+    digits = DIGITS
+    while digits < 17 and len({f"{v:.{digits}g}" for v in floats}) < len(set(floats)):
+        digits += 1
+    return tuple(f"{v:.{digits}g}" if isinstance(v, float) else str(v) for v in values)
+
+
 def summary(text: str) -> str:
     """A feedback's first line as a one-line summary (a table's cell, the terminal's row): a line that leads
     into a list ('0 of your 5 tests pass on your own engine:', '... Not caught:') ends as a sentence instead,

@@ -98,3 +98,35 @@ def test_the_same_files_get_the_same_score_whatever_secret_grades_them(tmp_path,
     assert graded[0].score == graded[1].score, [r.score for r in graded]
     assert sabotage[0].feedback.splitlines()[0] == sabotage[1].feedback.splitlines()[0], [s.feedback for s in sabotage]
     assert sabotage[0].artifacts["left_out"] == sabotage[1].artifacts["left_out"]
+
+
+def significant(text: str) -> list[str]:
+    """Decimal numbers in a text written with more than six significant digits."""
+    found = re.findall(r"(?<![\w.])-?\d+\.\d+(?:e[+-]?\d+)?", text)
+    return [n for n in found if len(n.lstrip("-").split("e")[0].replace(".", "").lstrip("0")) > 6]
+
+
+def test_numbers_have_six_significant_digits_wherever_feedback_shows_them(tmp_path, engine_checks):
+    """tanh's derivative taken on its input, and numerical_grad as a forward difference: do the sentences, the
+    terminal's expected/got lines and the HTML report write 0.669542 and 12.61, never 0.6695418003129112 or
+    12.61000000000001 (code to paste keeps its exact numbers)?"""
+    from conftest import ZOO
+    from grader.render import html
+
+    assignment = dataclasses.replace(engine_checks, checks=tuple(c for c in engine_checks.checks if c.id in (
+        "tanh", "hand_examples", "numerical_grad", "neuron")))
+    failed = set()
+    for name in ("tanh_grad_from_input.py", "numgrad_forward_difference.py"):
+        source = (ZOO / "buggy" / name).read_text()
+        path = tmp_path / name
+        path.write_text(source)
+        result = grade(path, assignment)
+        failed |= {c.id for c in result.checks if c.status == "failed"}
+        assert not {c.id: significant(c.feedback) for c in result.checks if significant(c.feedback)}
+        terminal = "\n".join(line for line in render(result, assignment).splitlines() if not line.startswith("    "))
+        assert not significant(terminal), significant(terminal)
+        page = html.student_report(result, source, "micrograd").split("<main>", 1)[1]
+        page = re.sub(r"<pre id=\"code-.*?</pre>", "", page, flags=re.S)  # the code to paste
+        page = re.sub(r"<div class=\"source\">.*?</div>\s*(?=</section>)", "", page, flags=re.S)  # the student's code
+        assert not significant(re.sub(r"<[^>]+>", " ", page)), significant(page)
+    assert {"tanh", "hand_examples", "numerical_grad"} <= failed, failed

@@ -17,6 +17,7 @@ from grader.causes import Cause
 from grader.checks.context import CheckTimeout, Context, reference_run
 from grader.protocol import Observation
 from grader.errors import WorkerFailure
+from grader.feedback import numbers
 from grader.sandbox.inside import probes
 from grader.programs import Program, ancestors, default_names, inputs, op_label, to_code
 from grader.result import Counterexample, Outcome
@@ -123,10 +124,10 @@ def _frames(traceback: str) -> str:
 def not_written(observed: Observation) -> dict[str, str]:
     """An error outcome's artifacts when the student's code raised NotImplementedError (a starter kit method
     still to write, which the terminal groups by method): {"not_written": its message}."""
-    err = observed.error or {}
-    if err.get("type") != "NotImplementedError":
+    err = observed.error
+    if err is None or err.type != "NotImplementedError":
         return {}
-    return {"not_written": str(err.get("message") or "not written yet").splitlines()[0][:80]}
+    return {"not_written": ((err.message or "not written yet").splitlines() or [""])[0][:80]}
 
 
 def error_message(observed: Observation, doing: str) -> str:
@@ -205,8 +206,8 @@ def compare(
     return Verdict(
         program,
         "failed",
-        f"{names[first]}{suffix} should be {_fmt(getattr(expected, quantity)[first])} "
-        f"but your engine gives {_fmt(shown(getattr(got, quantity)[first]))}",
+        "{}{} should be {} but your engine gives {}".format(
+            names[first], suffix, *numbers(getattr(expected, quantity)[first], shown(getattr(got, quantity)[first]))),
         {names[i] + suffix: getattr(expected, quantity)[i] for i in shown_nodes},
         {names[i] + suffix: shown(getattr(got, quantity)[i]) for i in shown_nodes},
         names=tuple(names),
@@ -226,10 +227,6 @@ def graph_of(program: Program, names, expected: Observation, got: Observation) -
             node.update(grad=shown(got.grad[i]), expected_grad=expected.grad[i])
         nodes.append(node)
     return {"nodes": nodes}
-
-
-def _fmt(x: Any) -> str:
-    return f"{x:.6g}" if isinstance(x, float) else str(x)
 
 
 def _at_relu_kink(program: Program, expected: Observation) -> bool:

@@ -18,6 +18,7 @@ from grader.protocol import UNREADABLE, Observation, a_bool, a_name, a_number, a
 from grader.checks.features import basic_cause
 from grader.checks.judging import error_message, not_written, shown
 from grader.checks.registry import check
+from grader.feedback import numbers
 from grader.result import Counterexample, Outcome
 from grader.sandbox.inside import probes
 from grader.spec import Training
@@ -59,8 +60,9 @@ def neuron(ctx: Context) -> Outcome:
     expected = math.tanh(act)
     if not ctx.close(expected, got.get("output")):
         return Outcome("failed", f"with weights [0.5, -1.0, 0.25], bias 0.1 and x = [1.0, 2.0, -3.0], the neuron "
-                       f"should give tanh(w . x + b) = tanh({act:g}) = {expected:.6g}, but gives "
-                       f"{shown(got.get('output'))}.{_diagnose(got.get('output'), act)}",
+                       "should give tanh(w . x + b) = tanh({}) = {}, but gives {}.".format(
+                           numbers(act)[0], *numbers(expected, shown(got.get("output"))))
+                       + _diagnose(got.get("output"), act),
                        Counterexample(code, {"out.data": expected}, {"out.data": shown(got.get("output"))}))
     return Outcome("passed", "Neuron(nin) computes tanh(w . x + b) with its nin weights and its bias.")
 

@@ -20,7 +20,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
 from grader.causes import CAUSES
-from grader.feedback import summary
+from grader.feedback import numbers, summary
 from grader.result import Result
 
 ENV = jinja2.Environment(
@@ -30,7 +30,7 @@ ENV = jinja2.Environment(
     lstrip_blocks=True,
 )
 ENV.filters["points"] = lambda x: f"{round(x, 2):g}"
-ENV.filters["number"] = lambda x: f"{x:.6g}" if isinstance(x, float) else x  # six significant digits, as everywhere
+ENV.filters["number"] = lambda x, other=None: numbers(x, other)[0] if isinstance(x, float) else x  # as everywhere
 
 # The part of a student's file most likely at fault when a check fails and no recognised cause
 # names a method (grader/causes.py): names of Value methods, or of top-level functions and classes.
@@ -144,8 +144,8 @@ def suspect_source(source: str, check_id: str, suspect: str | None = None, besid
     return Markup("".join(blocks))
 
 
-def _fmt(x: Any) -> str:
-    return f"{x:.4g}" if isinstance(x, float) else str(x)
+def _fmt(x: Any, other: Any = None) -> str:
+    return numbers(x, other)[0]
 
 
 def graph_svg(graph: dict[str, Any]) -> Markup:
@@ -159,7 +159,7 @@ def graph_svg(graph: dict[str, Any]) -> Markup:
     columns: dict[int, list[int]] = {}
     for n in nodes:
         columns.setdefault(level[n["id"]], []).append(n["id"])
-    box_w, box_h, gap_x, gap_y, op_r = 190, 62, 90, 26, 17
+    box_w, box_h, gap_x, gap_y, op_r = 250, 62, 90, 26, 17
     pos = {}
     for col, ids in columns.items():
         for row, node_id in enumerate(ids):
@@ -173,8 +173,10 @@ def graph_svg(graph: dict[str, Any]) -> Markup:
         wrong_grad = "grad" in n and not _same(n["grad"], n["expected_grad"])
         grad_line = ""
         if "grad" in n:
-            grad_line = f"grad {_fmt(n['grad'])}" + (f"  ✗ expected {_fmt(n['expected_grad'])}" if wrong_grad else "")
-        data_line = f"data {_fmt(n['data'])}" + (f"  ✗ expected {_fmt(n['expected_data'])}" if wrong_data else "")
+            grad_line = f"grad {_fmt(n['grad'], n['expected_grad'])}" + (
+                f"  ✗ expected {_fmt(n['expected_grad'], n['grad'])}" if wrong_grad else "")
+        data_line = f"data {_fmt(n['data'], n['expected_data'])}" + (
+            f"  ✗ expected {_fmt(n['expected_data'], n['data'])}" if wrong_data else "")
         cx, cy = x - gap_x / 2, y + box_h / 2
         sources = [i for i in n["inputs"] if i in by_id]
         edges = []

@@ -12,7 +12,7 @@ from __future__ import annotations
 import shutil
 import textwrap
 
-from grader.feedback import summary
+from grader.feedback import numbers, summary
 from grader.result import Result
 from grader.spec import Assignment
 from grader.text import printable
@@ -45,8 +45,8 @@ def render(result: Result, assignment: Assignment) -> str:
         if c.counterexample:
             lines += ["  Paste under your Value class to reproduce:", _block(c.counterexample.code, "    ")]
             if c.counterexample.expected:
-                lines += [f"  expected: {_pairs(c.counterexample.expected)}",
-                          f"  got:      {_pairs(c.counterexample.got)}"]
+                lines += [f"  expected: {_pairs(c.counterexample.expected, c.counterexample.got)}",
+                          f"  got:      {_pairs(c.counterexample.got, c.counterexample.expected)}"]
     hidden = [c for c in assignment.checks if c.visibility == "hidden" and c.id not in {x.id for x in result.checks}]
     lines += ["", f"Score: {round(result.score, 2):g} / {result.max_score:g}   ({result.duration_s:.1f} s)"]
     if hidden:
@@ -85,6 +85,6 @@ def _block(text: str, prefix: str) -> str:
     return textwrap.indent(printable(str(text)), prefix)
 
 
-def _pairs(values: dict) -> str:
-    return ", ".join(f"{_line(k)} = {v:.6g}" if isinstance(v, float) else f"{_line(k)} = {_line(v)}"
-                     for k, v in values.items())
+def _pairs(values: dict, other: dict) -> str:
+    """name = value, ..., each number with six significant digits (more where it and the other's differ)."""
+    return ", ".join(f"{_line(k)} = {_line(numbers(v, other.get(k))[0])}" for k, v in values.items())
