@@ -130,3 +130,67 @@ def test_numbers_have_six_significant_digits_wherever_feedback_shows_them(tmp_pa
         page = re.sub(r"<div class=\"source\">.*?</div>\s*(?=</section>)", "", page, flags=re.S)  # the student's code
         assert not significant(re.sub(r"<[^>]+>", " ", page)), significant(page)
     assert {"tanh", "hand_examples", "numerical_grad"} <= failed, failed
+
+
+HELPERS = '''
+
+    def copy(self):
+        return Value(self.data)
+
+    def log(self):
+        return Value(math.log(self.data), (self,), 'log')
+
+    def __eq__(self, other):
+        return isinstance(other, Value) and abs(self.data - other.data) < 1e-9
+
+    __hash__ = object.__hash__
+'''
+HELPER_TESTS = '''import math
+from micrograd_mine import Value
+
+
+def test_copy_keeps_data():
+    a = Value(2.0)
+    assert a.copy().data == 2.0
+
+
+def test_log_grad():
+    a = Value(2.0)
+    b = a.log()
+    b.backward()
+    assert math.isclose(a.grad, 0.5)
+
+
+def test_mul_by_equality():
+    a = Value(2.0)
+    assert a * 3 == Value(6.0)
+
+
+def test_add_grad():
+    a, b = Value(2.0), Value(-3.0)
+    (a + b).backward()
+    assert a.grad == 1.0 and b.grad == 1.0
+'''
+
+
+def test_a_test_using_the_authors_own_helpers_is_told_which_and_the_interface(tmp_path, micrograd):
+    """Tests that call Value.copy(), .log() or compare Values with an __eq__ of the author's own reject every
+    correct engine: does wheat name, for each, what it uses that the interface has not, and list the interface
+    every engine has? (The test that uses only the interface is not named.)"""
+    from conftest import BASE_ENGINE as ENGINE
+
+    source = ENGINE.read_text()
+    source = source.replace("    def __repr__(self):", HELPERS.strip("\n") + "\n\n    def __repr__(self):", 1)
+    (tmp_path / "micrograd_mine.py").write_text(source)
+    (tmp_path / "test_micrograd.py").write_text(HELPER_TESTS)
+    assignment = dataclasses.replace(micrograd, checks=tuple(c for c in micrograd.checks if c.id in (
+        "student_tests", "wheat")))
+    wheat = next(c for c in grade(tmp_path / "micrograd_mine.py", assignment).checks if c.id == "wheat")
+    assert wheat.status == "failed", wheat.feedback
+    lines = {line.split(" rejects")[0].strip(): line for line in wheat.feedback.splitlines() if " rejects " in line}
+    assert set(lines) == {"test_copy_keeps_data", "test_log_grad", "test_mul_by_equality"}, wheat.feedback
+    assert "it uses .copy, which your Value has but the assignment's interface does not" in lines["test_copy_keeps_data"]
+    assert "it uses .log," in lines["test_log_grad"]
+    assert "== (your Value's __eq__)" in lines["test_mul_by_equality"]
+    assert "Every engine has only: Value(data) with .backward(), .data," in wheat.feedback, wheat.feedback
+    assert ".copy" not in wheat.feedback.split("Every engine has only:")[1]

@@ -24,8 +24,8 @@ from grader.checks.context import Context
 from grader.checks.registry import check
 from grader.checks.suite_runs import (  # noqa: F401 - Run, _caught and _counted_mutants are used by tests
     Catches, Run, Suite, _caught, _counted_mutants, catches, read_run)
-from grader.checks.suite_text import (collection_message, elsewhere, given_tests, library_advice, listed, own_quote,
-                                      own_test_names, shown_name)
+from grader.checks.suite_text import (collection_message, elsewhere, given_tests, interface_words, library_advice,
+                                      listed, outside_interface, own_quote, own_test_names, shown_name)
 from grader.files import MODULE_FILE, TESTS_FILE
 from grader.lanes import RunReply, SuiteJob
 from grader.protocol import Code
@@ -257,17 +257,29 @@ def wheat(ctx: Context) -> Outcome:
         return _capped(ctx, found, "wheat", Outcome(
             "passed", f"Your {_tests(total)} {_pass(total)} on {len(found.wheats)} correct engines written in "
             "different styles.", artifacts=artifacts))
+    outside = outside_interface(ctx.tests_source, _engine_source(ctx), invalid)
     lines = {name: f"  {shown_name(name)} rejects a correct engine ({WHEATS[w]}): {said}"
-             for name, (w, said) in invalid.items()}
+             + (f"; it uses {', '.join(outside[name])}, which your Value has but the assignment's interface does not"
+                if name in outside else "") for name, (w, said) in invalid.items()}
+    interface_note = (f"\nEvery engine has only: {interface_words()}. Test with those alone (compare .data, "
+                      "within a tolerance, rather than Values with ==)." if outside else "")
     return _capped(ctx, found, "wheat", Outcome(
         "failed",
         f"{len(invalid)} of your {total} tests reject a correct engine, so they are left out when counting sabotages "
         "caught:\n" + "\n".join(listed(lines)) + "\nA test should check behaviour (values and gradients, within a "
         "tolerance), not one implementation's details (private names, source code, the exact last digit of a float). "
         "Only how a test failed is shown for engines other than yours, never its message: run it on your own "
-        "engine to see that.",
+        "engine to see that." + interface_note,
         artifacts=artifacts, fraction=1 - len(invalid) / total,
     ))
+
+
+def _engine_source(ctx: Context) -> str:
+    """The student's engine as text: their file, or a notebook's cells."""
+    code = ctx.student.lane.code
+    if code.kind == "notebook":
+        return "\n\n".join(source for _, source in code.cells)
+    return code.files.get(MODULE_FILE, b"").decode("utf-8", "replace")
 
 
 LISTED_ARTIFACT = 10
