@@ -9,8 +9,9 @@ report, Gradescope's results.json and a batch's gradebook and class page all sho
   site-packages; a file of the student's is named by its name alone;
 - no frame of pytest, importlib or any library in a traceback: only the student's own lines and
   the error stay;
-- numbers with six significant digits in the grader's sentences (`0.678498`, not
-  `0.6784976436143842`); code keeps its exact numbers, which it needs to reproduce a case;
+- numbers with six significant digits (`0.678498`, not `0.6784976436143842`), more only where
+  an expected and a wrong number would otherwise look the same: `numbers()`, which every check
+  and renderer writes them with (a student's own text, and code to paste, keep theirs);
 - no card over CARD_LINES lines: a check's feedback is cut at FEEDBACK_LINES and its smallest
   case at CODE_LINES (saying how much was left out), every line at LINE_CHARS characters, so a
   terminal section, an HTML card or a results.json entry stays under the cap whatever the
@@ -46,7 +47,6 @@ _FRAME = re.compile(r'^(\s*)File "(?P<py>[^"]*)", line \d+|^(?P<pt>\S+?):\d+: in
 _LIBRARY_PATH = re.compile(r"(?:/[^\s'\"():,]+)*/(?:site-packages|dist-packages|lib/python3\.\d+)/")
 _SANDBOX_ROOT = re.compile(re.escape(tempfile.gettempdir().rstrip("/")) + r"/grader-(?:sandbox|task)-[^/\s'\"]+/"
                            r"(?:[^/\s'\"]+/)*")
-_LONG_FLOAT = re.compile(r"(?<![\w.])-?\d+\.\d{7,}(?:e[+-]?\d+)?(?![\w.])")
 
 
 def machine_paths() -> list[tuple[str, str]]:
@@ -93,11 +93,6 @@ def without_library_frames(text: str) -> str:
     return "\n".join(kept)
 
 
-def short_numbers(text: str) -> str:
-    """Every float written with more than DIGITS significant digits, written with DIGITS."""
-    return _LONG_FLOAT.sub(lambda m: f"{float(m.group()):.{DIGITS}g}", text)
-
-
 def capped(text: str, most: int, what: str = "lines") -> str:
     """At most `most` lines of at most LINE_CHARS characters, the last saying how many were left out."""
     lines = [line if len(line) <= LINE_CHARS else line[:LINE_CHARS - 3] + "..." for line in text.splitlines()]
@@ -108,7 +103,7 @@ def capped(text: str, most: int, what: str = "lines") -> str:
 
 def said(text: str, paths: list[tuple[str, str]] | None = None, most: int = FEEDBACK_LINES) -> str:
     """A sentence of the grader's (with the student's words quoted in it), fit to show."""
-    return capped(short_numbers(without_library_frames(without_paths(text, paths))), most)
+    return capped(without_library_frames(without_paths(text, paths)), most)
 
 
 def without_hidden(text: str, hidden: set[str]) -> str:
