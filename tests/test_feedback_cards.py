@@ -61,7 +61,8 @@ def test_hidden_mentions_leave_a_visible_sentence():
 
 
 LOUD = ONE_BUG.replace("    def __mul__(self, other):\n",
-                       "    def __mul__(self, other):\n        raise ValueError('\\n'.join(f'line {i} of 500' for i in range(500)))\n", 1)
+                       "    def __mul__(self, other):\n        raise ValueError('\\n'.join(f'line {i} of 500' for i in range(500)))\n"
+                       + "        # a long method\n" * 80, 1)
 
 
 def test_no_card_is_over_the_cap_wherever_it_is_shown(grade_source, engine_checks):
@@ -79,6 +80,15 @@ def test_no_card_is_over_the_cap_wherever_it_is_shown(grade_source, engine_check
     for test in results(result)["tests"]:
         assert len(test["output"].splitlines()) <= feedback.CARD_LINES, test["output"]
     assert len(json.dumps(result.to_dict())) < 60_000
+    from grader.render import html
+
+    page = html.student_report(result, LOUD, "micrograd")
+    for card in re.findall(r'<section class="card [^"]*" id="check-(\w+)">(.*?)</section>', page, re.S):
+        source = re.findall(r'<div class="source">(.*?)</div>\s*$', card[1], re.S)
+        text = re.sub(r"<[^>]+>", "", source[0]) if source else ""
+        shown = [line for line in text.splitlines() if re.match(r"\s*\d+ ", line)]  # numbered code lines
+        assert len(shown) <= feedback.CARD_LINES, (card[0], len(shown))
+    assert "more lines of __mul__" in page
 
 
 def test_the_same_files_get_the_same_score_whatever_secret_grades_them(tmp_path, micrograd):

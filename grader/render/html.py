@@ -20,7 +20,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
 from grader.causes import CAUSES
-from grader.feedback import numbers, summary
+from grader.feedback import CARD_LINES, numbers, summary
 from grader.result import Result
 
 ENV = jinja2.Environment(
@@ -136,11 +136,17 @@ def suspect_source(source: str, check_id: str, suspect: str | None = None, besid
         return None
     lines = source.splitlines()
     blocks = []
+    room = CARD_LINES  # a card stays under the cap: the methods' first lines, and how much is left out
     for node in sorted(found.values(), key=lambda node: node.lineno):
+        if room <= 1:
+            break
         start = min([node.lineno] + [d.lineno for d in node.decorator_list])
-        code = "\n".join(lines[start - 1:node.end_lineno])
+        shown = lines[start - 1:node.end_lineno]
+        if len(shown) > room:
+            shown = shown[:room - 1] + [f"# ... {len(shown) - room + 1} more lines of {node.name}"]
+        room -= len(shown)
         formatter = HtmlFormatter(noclasses=True, linenos="inline", linenostart=start, style="default")
-        blocks.append(highlight(code, PythonLexer(), formatter))
+        blocks.append(highlight("\n".join(shown), PythonLexer(), formatter))
     return Markup("".join(blocks))
 
 
