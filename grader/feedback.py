@@ -41,6 +41,9 @@ LINE_CHARS = 300
 NOTE_LINES = 12
 DIGITS = 6
 
+OWN_CODE = ("grader/", "reference/")
+"""The grader's own files, as a traceback names them once the install's folder is taken out: an internal
+error keeps their frames, for the instructor to report."""
 SANDBOX_FOLDERS = ("/tmp/run/", "/opt/grader/", "/sandbox/")
 """The sandbox's own folders, as student code sees them (grader/sandbox/isolation.py)."""
 _FRAME = re.compile(r'^(\s*)File "(?P<py>[^"]*)", line \d+|^(?P<pt>\S+?):\d+: in \S|^\s*<frozen [^>]+>:\d+: in ')
@@ -70,8 +73,9 @@ def without_paths(text: str, paths: list[tuple[str, str]] | None = None) -> str:
 
 
 def without_library_frames(text: str) -> str:
-    """A traceback (Python's or pytest's) with only the frames in the student's own files: a frame of
-    pytest, importlib or any other library goes, with the source lines printed under it."""
+    """A traceback (Python's or pytest's) with only the frames in the student's own files (and the grader's,
+    for an internal error): a frame of pytest, importlib or any other library goes, with the source lines
+    printed under it."""
     if "line " not in text and ": in " not in text:
         return text
     kept, dropping = [], None
@@ -81,7 +85,7 @@ def without_library_frames(text: str) -> str:
             where = frame.group("py") or frame.group("pt") or ""
             indent = len(line) - len(line.lstrip())
             dropping = None if os.path.basename(where) in (MODULE_FILE, TESTS_FILE) or \
-                where.startswith(("<cell", "<ipython-input")) else indent
+                where.startswith(("<cell", "<ipython-input", *OWN_CODE)) else indent
             if dropping is None:
                 kept.append(line)
             continue

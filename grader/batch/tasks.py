@@ -31,7 +31,7 @@ import traceback
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from grader import __version__
+from grader import __version__, feedback
 from grader.errors import BadResult, IsolationError, SandboxError, without_host_paths
 from grader.files import GRADESCOPE_FILE, REPORT_FILE, RESULT_FILE, STUDENT_OUTPUTS
 from grader.gradescope.results import results
@@ -174,9 +174,10 @@ def _grade_in_private_folder(task: Task, iso: Isolation, started: float) -> Resu
         except Exception:  # noqa: BLE001 - one bad submission never stops a batch
             data = crash_result(task.name, task.assignment.id, started,
                                 f"the grader failed on this submission:\n{traceback.format_exc()}").to_dict()
-        return Result.from_dict(without_host_paths(data, [(str(p) + os.sep, "") for p in (folder, folder.resolve())]
-                                  + [(str(p), ".") for p in (folder, folder.resolve())]
-                                  + [(str(p), STAGING) for p in (Path(tmp), Path(tmp).resolve())]))
+        return feedback.cleaned(Result.from_dict(without_host_paths(
+            data, [(str(p) + os.sep, "") for p in (folder, folder.resolve())]
+            + [(str(p), ".") for p in (folder, folder.resolve())]
+            + [(str(p), STAGING) for p in (Path(tmp), Path(tmp).resolve())])))
 
 
 def timed_out(result: Result | None) -> bool:
