@@ -33,7 +33,8 @@ def hidden(assignment, *ids):
 def test_a_visible_card_never_names_a_hidden_check(tmp_path, engine_checks):
     """With accumulate hidden, an engine with `=` for `+=` in __mul__ fails it; do the visible cards that fail
     too (topo_order, gradcheck, training) say their cause in their own words, never 'same cause as accumulate'
-    nor any other mention of it, in the student's result, its terminal table and its results.json?"""
+    nor any other mention of it, in the student's result, its terminal table and its results.json, and exactly
+    what a --public-only run, where the hidden check never runs, says?"""
     path = tmp_path / "micrograd_mine.py"
     path.write_text(mul_assigns(ONE_BUG))
     assignment = hidden(engine_checks, "accumulate")
@@ -48,6 +49,11 @@ def test_a_visible_card_never_names_a_hidden_check(tmp_path, engine_checks):
     assert not [s for s in sections if "accumulate" in s and not s.startswith("accumulate:")], text
     shown = [t for t in results(result)["tests"] if t["visibility"] == "visible"]
     assert not [t["output"] for t in shown if "accumulate" in t["output"]]
+    # What a visible card says does not depend on the hidden checks at all: it is what a --public-only run says.
+    from grader.grading import Options
+
+    public = {c.id: c.feedback for c in grade(path, assignment, Options(public_only=True)).checks}
+    assert {c.id: c.feedback for c in result.checks if c.visibility == "visible"} == public
 
 
 def test_hidden_mentions_leave_a_visible_sentence():
