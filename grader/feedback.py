@@ -23,7 +23,6 @@ from __future__ import annotations
 import os
 import re
 import sys
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -48,8 +47,9 @@ SANDBOX_FOLDERS = ("/tmp/run/", "/opt/grader/", "/sandbox/")
 """The sandbox's own folders, as student code sees them (grader/sandbox/isolation.py)."""
 _FRAME = re.compile(r'^(\s*)File "(?P<py>[^"]*)", line \d+|^(?P<pt>\S+?):\d+: in \S|^\s*<frozen [^>]+>:\d+: in ')
 _LIBRARY_PATH = re.compile(r"(?:/[^\s'\"():,]+)*/(?:site-packages|dist-packages|lib/python3\.\d+)/")
-_SANDBOX_ROOT = re.compile(re.escape(tempfile.gettempdir().rstrip("/")) + r"/grader-(?:sandbox|task)-[^/\s'\"]+/"
-                           r"(?:[^/\s'\"]+/)*")
+_SANDBOX_ROOT = re.compile(r"(?:/[^/\s'\"]+)*/grader-(?:sandbox|task)-[^/\s'\"]+/(?:[^/\s'\"]+/)*")
+"""A path through a sandbox's folder on the host (wherever GRADER_SANDBOX_ROOT puts it) or a batch's staging
+folder, up to the file's name."""
 
 
 def machine_paths() -> list[tuple[str, str]]:

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, ZOO
+from test_adversarial import SANDBOX_PYTHON, private_install, run  # noqa: F401 - fixtures: the command line with bubblewrap and without
 
 ENGINE = (ZOO / "correct" / "kahn.py").read_text()
 SYNTAX = "from micrograd_mine import Value\n\n\ndef test_add(:\n    assert Value(1.0).data == 1.0\n"
@@ -33,7 +34,8 @@ def machine_paths() -> list[str]:
     checkout, the sandbox's folders inside and outside, pytest's and importlib's frames."""
     found = {sys.prefix, sys.base_prefix, os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix),
              str(ROOT), os.path.realpath(ROOT), "/tmp/run", "/opt/grader", "/sandbox/", "grader-sandbox-",
-             "grader-task-", "site-packages", "_pytest", "importlib"}
+             "grader-task-", "site-packages", "_pytest", "importlib", "/run/micrograd-grader", "private-grader",
+             str(SANDBOX_PYTHON.parent.parent)}
     return sorted(p for p in found if p not in ("", "/"))
 
 
@@ -70,12 +72,13 @@ def students(tmp_path_factory) -> Path:
 
 
 @pytest.mark.parametrize("who", ["alice", "bob"])
-def test_check_says_what_is_wrong_with_the_tests_and_names_no_machine_path(students, tmp_path, who):
+def test_check_says_what_is_wrong_with_the_tests_and_names_no_machine_path(students, tmp_path, who, run):
     """A test file with a syntax error, or one that imports torch: does `grader check` say so in a few lines
     (the file, the line, the error; for torch, that it is not there and how to test without it), in the
-    terminal, the JSON and the HTML, with no path of the machine and no frame of pytest?"""
+    terminal, the JSON and the HTML, with no path of the machine and no frame of pytest, with bubblewrap and
+    without (where the sandbox's folders are the host's)?"""
     folder = students / who
-    done = grader("check", "--json", str(tmp_path / "r.json"), "--html", str(tmp_path / "r.html"), "--assignment",
+    done, _ = run("check", "--json", str(tmp_path / "r.json"), "--html", str(tmp_path / "r.html"), "--assignment",
                   str(students.parent / "quick"), cwd=folder)
     assert done.returncode == 1, done.stderr[-2000:]
     texts = {"terminal": done.stdout + done.stderr, **outputs(tmp_path)}
