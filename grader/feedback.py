@@ -38,6 +38,8 @@ FEEDBACK_LINES = CARD_LINES - 4
 """A card is its heading, the feedback, then for a smallest case a line before it and two of numbers after."""
 LINE_CHARS = 300
 NOTE_LINES = 12
+PROBLEMS = 12
+"""A notebook's cells that did not run cleanly, listed (the rest counted), so that section stays under the cap."""
 DIGITS = 6
 
 OWN_CODE = ("grader/", "reference/")
@@ -166,10 +168,21 @@ def _check(check: CheckResult, paths) -> CheckResult:
                    artifacts=_data(check.artifacts, paths))
 
 
+def _notebook(notebook: dict, paths) -> dict:
+    """A notebook's report with at most PROBLEMS problems of at most two lines each, then how many more."""
+    data = _data(notebook, paths)
+    problems = data.get("problems")
+    if isinstance(problems, list):
+        shown = [capped(str(p), 2) for p in problems[:PROBLEMS]]
+        more = len(problems) - len(shown)
+        data["problems"] = shown + ([f"...and {more} more cells that did not run cleanly."] if more > 0 else [])
+    return data
+
+
 def cleaned(result: Result) -> Result:
     """The result with every text in it fit to leave the machine (the module's docstring says how)."""
     paths = machine_paths()
     error = result.error and SubmissionError(result.error.kind, said(result.error.message, paths))
     return replace(result, error=error, checks=tuple(_check(c, paths) for c in result.checks),
-                   notebook=_data(result.notebook, paths) if result.notebook is not None else None,
+                   notebook=_notebook(result.notebook, paths) if result.notebook is not None else None,
                    notes=tuple(said(n, paths, NOTE_LINES) for n in result.notes))

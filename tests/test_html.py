@@ -291,12 +291,13 @@ def test_a_batch_report_names_the_student_marks_late_and_links_back(browser, cla
 
 def test_a_notebooks_cell_errors_are_in_its_report(open_page, micrograd, tmp_path):
     """A notebook with a cell that raises: does the HTML report say which cell and what it raised, as the
-    terminal and result.json do?"""
+    terminal and result.json do (the first 12 cells that did not run cleanly, then how many more)?"""
     import nbformat
 
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [nbformat.v4.new_code_cell((ZOO / "correct" / "kahn.py").read_text()),
                       nbformat.v4.new_code_cell("print(undefined_name)")]
+    notebook.cells += [nbformat.v4.new_code_cell(f"raise ValueError('cell {i}')") for i in range(20)]
     path = tmp_path / "micrograd.ipynb"
     nbformat.write(notebook, path)
     forward_only = dataclasses.replace(micrograd, checks=tuple(c for c in micrograd.checks if c.id == "forward"))
@@ -305,3 +306,4 @@ def test_a_notebooks_cell_errors_are_in_its_report(open_page, micrograd, tmp_pat
     page = open_page(html.student_report(result, None, "micrograd"), "student-notebook")
     shown = page.locator("#notebook").inner_text()
     assert "cell 2" in shown and "NameError" in shown, shown
+    assert len(result.notebook["problems"]) == 13 and "...and 9 more cells" in shown, result.notebook["problems"]
