@@ -147,6 +147,18 @@ def summary(text: str) -> str:
     return first if first.endswith((".", "!", "?")) else first + "."
 
 
+def not_written(result: Result) -> tuple[dict[str, list[str]], str | None, bool]:
+    """The checks the student's code stopped by raising NotImplementedError (starter-kit methods still to write),
+    grouped by the method's name (from its message, 'Value.__add__ is not written yet'); the first method to
+    write; and whether nothing works yet (no check with points passed). Every report shows them as one section."""
+    waiting: dict[str, list[str]] = {}
+    for c in result.checks:
+        if c.status in ("failed", "error") and c.artifacts.get("not_written"):
+            waiting.setdefault(str(c.artifacts["not_written"]).split(" is not written yet")[0], []).append(c.id)
+    nothing = not any(c.status == "passed" and c.max_score > 0 for c in result.checks)
+    return waiting, next(iter(waiting), None), nothing
+
+
 def _data(value, paths):
     if isinstance(value, str):
         return capped(without_paths(value, paths), FEEDBACK_LINES)

@@ -307,3 +307,20 @@ def test_a_notebooks_cell_errors_are_in_its_report(open_page, micrograd, tmp_pat
     shown = page.locator("#notebook").inner_text()
     assert "cell 2" in shown and "NameError" in shown, shown
     assert len(result.notebook["problems"]) == 13 and "...and 9 more cells" in shown, result.notebook["problems"]
+
+
+def test_the_unfilled_kit_has_one_card_for_what_is_not_written(open_page, micrograd, tmp_path):
+    """The starter kit, unfilled: does the report show one card naming each method still to write with the
+    checks waiting for it, and where to start, instead of a card per check?"""
+    from grader.checks.suite import SUITE_CHECKS
+    from grader.files import MODULE_FILE, template_files
+
+    (tmp_path / MODULE_FILE).write_text(template_files()[MODULE_FILE])
+    result = grade(tmp_path / MODULE_FILE, micrograd.without(SUITE_CHECKS))
+    page = open_page(html.student_report(result, None, "micrograd"), "student-kit")
+    card = page.locator("#not-written").inner_text()
+    assert "Value.__add__: needed by forward, add, deep_graph" in card, card
+    assert "Nothing is implemented yet: start with Value.__add__" in card, card
+    assert page.locator("#check-add").count() == 0 and page.locator("section.card").count() == 1
+    page.locator("#row-mul a").click()
+    assert page.evaluate("location.hash") == "#not-written"

@@ -20,7 +20,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
 from grader.causes import CAUSES
-from grader.feedback import CARD_LINES, numbers, summary
+from grader.feedback import CARD_LINES, not_written, numbers, summary
 from grader.result import Result
 
 ENV = jinja2.Environment(
@@ -72,8 +72,10 @@ def student_report(result: Result, source: str | None = None, title: str = "", l
         if not hidden and check.id == "training" and check.artifacts.get("student_loss"):
             view["curve_svg"] = curve_svg(check.artifacts)
         checks.append(view)
+    waiting, first, nothing = not_written(result)
     return ENV.get_template("student.html.j2").render(result=result, checks=checks, title=title or result.assignment,
-                                                      late=late, student=student, class_page=class_page)
+                                                      late=late, student=student, class_page=class_page,
+                                                      waiting=waiting, first=first, nothing=nothing)
 
 
 def class_report(data: dict[str, Any], sources: dict[str, str] | None = None) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import shutil
 import textwrap
 
-from grader.feedback import numbers, summary
+from grader.feedback import not_written, numbers, summary
 from grader.result import Result
 from grader.spec import Assignment
 from grader.text import printable
@@ -59,17 +59,11 @@ def _not_written(result: Result) -> list[str]:
     """One section for every check that stopped at a starter-kit method still raising NotImplementedError:
     each method once, with the checks waiting for it, and where to start (a first run is a few lines, not a
     card per check)."""
-    waiting: dict[str, list[str]] = {}
-    for c in result.checks:
-        if c.status in ("failed", "error") and c.artifacts.get("not_written"):
-            waiting.setdefault(str(c.artifacts["not_written"]), []).append(c.id)
+    waiting, first, nothing = not_written(result)
     if not waiting:
         return []
-    names = {message: message.split(" is not written yet")[0] for message in waiting}
-    first = names[next(iter(waiting))]
-    nothing = not any(c.status == "passed" and c.max_score > 0 for c in result.checks)
     lines = ["", "--- Not written yet (the starter kit's methods that still raise NotImplementedError)"]
-    lines += [f"  {_line(names[m])}: needed by {', '.join(ids)}" for m, ids in waiting.items()]
+    lines += [f"  {_line(name)}: needed by {', '.join(ids)}" for name, ids in waiting.items()]
     lines.append(f"  {'Nothing is implemented yet: start' if nothing else 'Next, carry on'} with {_line(first)}, then run "
                  "grader check again; each check shows its smallest failing case once it can run.")
     return lines
