@@ -103,24 +103,55 @@ def test_batch_outputs_name_no_machine_path(students, tmp_path):
     assert not {name: leaks(text) for name, text in texts.items() if leaks(text)}
 
 
-def test_gradescope_results_name_no_machine_path(students, tmp_path):
-    """Does the exported autograder's results.json, run as Gradescope runs it, leave out the machine's paths
-    (the autograder's own folder included) and pytest's frames?"""
-    done = grader("export", "gradescope", "--out", str(tmp_path / "autograder.zip"), "--assignment",
-                  str(students.parent / "quick"), cwd=tmp_path)
+def gradescope(assignment: Path, submission: Path, tmp_path: Path) -> str:
+    """results.json of the exported autograder run as Gradescope runs it, on a copy of a student's folder."""
+    done = grader("export", "gradescope", "--out", str(tmp_path / "autograder.zip"), "--assignment", str(assignment),
+                  cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     root = tmp_path / "autograder"
     with zipfile.ZipFile(tmp_path / "autograder.zip") as zf:
         zf.extractall(root)
     (root / "submission").mkdir()
     for name in ("micrograd_mine.py", "test_micrograd.py"):
-        (root / "submission" / name).write_text((students / "bob" / name).read_text())
+        (root / "submission" / name).write_text((submission / name).read_text())
     env = dict(os.environ, AUTOGRADER_ROOT=str(root), GRADER_PYTHON=sys.executable, PYTHONPATH=str(root / "source"),
                XDG_CACHE_HOME=str(tmp_path / "cache"))
     graded = subprocess.run(["bash", str(root / "run_autograder")], capture_output=True, text=True, env=env,
                             timeout=600)
     assert graded.returncode == 0, graded.stderr[-3000:]
-    raw = (root / "results" / "results.json").read_text()
+    return (root / "results" / "results.json").read_text()
+
+
+def test_gradescope_results_name_no_machine_path(students, tmp_path):
+    """Does the exported autograder's results.json, run as Gradescope runs it, leave out the machine's paths
+    (the autograder's own folder included) and pytest's frames?"""
+    root = tmp_path / "autograder"
+    raw = gradescope(students.parent / "quick", students / "bob", tmp_path)
     assert not leaks(raw) and str(root) not in raw, raw[:3000]
     own = next(t for t in json.loads(raw)["tests"] if t["name"].startswith("student_tests"))
     assert "torch is not available where your tests are graded" in own["output"], own["output"]
+
+
+def test_grader_check_and_gradescope_give_the_same_files_the_same_score(students, tmp_path):
+    """An engine with a bug and tests that catch some sabotages, some of which fail on the student's own engine
+    (so mutants of it cannot count): do a student's `grader check` (the user's own secret) and the exported
+    autograder (the export's secret) give the same score and count the same sabotages? They gave 53.3
+    ('7 of 8') and 52.8 ('5 of 6')."""
+    folder = tmp_path / "carol"
+    folder.mkdir()
+    (folder / "micrograd_mine.py").write_text((ZOO / "buggy" / "mul_own_data.py").read_text())
+    (folder / "test_micrograd.py").write_text((ROOT / "tests" / "fixtures" / "suites" / "weak.py").read_text())
+    quick = tmp_path / "quick"
+    text = (students.parent / "quick" / "assignment.toml").read_text()
+    quick.mkdir()
+    (quick / "assignment.toml").write_text(text.replace('sabotages = ["add_half", "mul_own_data"]', 'sabotages = '
+                                           '["add_half", "sub_as_add", "pow_off_by_one", "relu_negative_grad", '
+                                           '"tanh_grad_from_input", "radd_missing"]'))
+    done = grader("check", "--json", str(tmp_path / "local.json"), "--assignment", str(quick), cwd=folder,
+                  env=dict(os.environ, XDG_CONFIG_HOME=str(tmp_path / "config")))
+    assert done.returncode == 1, done.stderr[-2000:]
+    local = json.loads((tmp_path / "local.json").read_text())
+    remote = json.loads(gradescope(quick, folder, tmp_path))
+    assert local["score"] == remote["score"], (local["score"], remote["score"])
+    said = next(c["feedback"] for c in local["checks"] if c["id"] == "sabotage").splitlines()[0]
+    assert said in next(t["output"] for t in remote["tests"] if t["name"].startswith("sabotage:")), said
