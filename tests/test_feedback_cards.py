@@ -210,3 +210,12 @@ def test_a_test_using_the_authors_own_helpers_is_told_which_and_the_interface(tm
     assert "== (your Value's __eq__)" in lines["test_mul_by_equality"]
     assert "Every engine has only: Value(data) with .backward(), .data," in wheat.feedback, wheat.feedback
     assert ".copy" not in wheat.feedback.split("Every engine has only:")[1]
+
+
+def test_an_engine_importing_torch_is_graded_the_same_wherever_torch_is(grade_source, engine_checks):
+    """torch is installed here and not on Gradescope: is an engine that imports it (without using it) graded,
+    with torch a stand-in and a note saying so, rather than graded here and an import error there?"""
+    forward = dataclasses.replace(engine_checks, checks=tuple(c for c in engine_checks.checks if c.id == "forward"))
+    result = grade_source("import torch\n" + ONE_BUG, forward)
+    assert result.status == "graded" and result.score == result.max_score, result.error
+    assert any("imports torch, which is not available where it is graded" in n for n in result.notes), result.notes

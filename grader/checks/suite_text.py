@@ -138,7 +138,7 @@ def collection_message(text: str, packages: tuple[str, ...] = ()) -> str:
     return "\n".join(shown)
 
 
-_STOOD_IN = re.compile(r"StandInError: (?P<name>\w+) is not installed|<stand-in for (?P<shown>\w+)\b")
+_STOOD_IN = re.compile(r"StandInError: (?P<name>\w+) is not (?:installed|available)|<stand-in for (?P<shown>\w+)\b")
 
 
 def library_advice(messages: list[str]) -> str | None:

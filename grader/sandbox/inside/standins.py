@@ -62,11 +62,12 @@ class StandIn:
         return False
 
     def __repr__(self) -> str:
-        return f"<stand-in for {self._path}: {self._path.split('.')[0]} is not installed where this is graded>"
+        root = self._path.split(".")[0]
+        return f"<stand-in for {self._path}: {root} {_absent(root)} where this is graded>"
 
     def _refuse(self, *args, **kwargs):
         root = self._path.split(".")[0]
-        raise StandInError(f"{root} is not installed where your code is graded, and your code used {self._path}; "
+        raise StandInError(f"{root} {_absent(root)} where your code is graded, and your code used {self._path}; "
                            f"grading code must not depend on {root} (or ask your instructor to offer it)")
 
     def __str__(self) -> str:
@@ -78,6 +79,11 @@ class StandIn:
     __float__ = __int__ = __index__ = __bool__ = __len__ = __iter__ = _refuse
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _refuse
     __pow__ = __rpow__ = __neg__ = __abs__ = __lt__ = __le__ = __gt__ = __ge__ = __matmul__ = _refuse
+
+
+def _absent(root: str) -> str:
+    """Why there is no such package: an autograd library never is there; any other is not installed."""
+    return "is not available" if root in UNAVAILABLE else "is not installed"
 
 
 class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
