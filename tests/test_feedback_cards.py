@@ -97,25 +97,6 @@ def test_no_card_is_over_the_cap_wherever_it_is_shown(grade_source, engine_check
     assert "more lines of __mul__" in page
 
 
-def test_the_same_files_get_the_same_score_whatever_secret_grades_them(tmp_path, micrograd):
-    """A student's machine, a batch and the Gradescope export each key the engines with their own secret. Does
-    an engine with a bug, and tests that catch only some sabotages, get the same score and the same sabotages
-    counted under two secrets? (Which mutants were made from the student's own engine followed the secret, and
-    those can fail to count: 53.3 with '7 of 8' locally, 52.8 with '5 of 6' on Gradescope.)"""
-    from conftest import HERE, ZOO
-    from grader.grading import Options
-
-    assignment = dataclasses.replace(micrograd, checks=tuple(c for c in micrograd.checks if c.id in (
-        "forward", "student_tests", "wheat", "sabotage")))
-    (tmp_path / "micrograd_mine.py").write_text((ZOO / "buggy" / "mul_own_data.py").read_text())
-    (tmp_path / "test_micrograd.py").write_text((HERE / "fixtures" / "suites" / "weak.py").read_text())
-    graded = [grade(tmp_path / "micrograd_mine.py", assignment, Options(engine_key=key)) for key in (b"one", b"three")]
-    sabotage = [next(c for c in r.checks if c.id == "sabotage") for r in graded]
-    assert graded[0].score == graded[1].score, [r.score for r in graded]
-    assert sabotage[0].feedback.splitlines()[0] == sabotage[1].feedback.splitlines()[0], [s.feedback for s in sabotage]
-    assert sabotage[0].artifacts["left_out"] == sabotage[1].artifacts["left_out"]
-
-
 def significant(text: str) -> list[str]:
     """Decimal numbers in a text written with more than six significant digits."""
     found = re.findall(r"(?<![\w.])-?\d+\.\d+(?:e[+-]?\d+)?", text)
@@ -199,7 +180,7 @@ def test_a_test_using_the_authors_own_helpers_is_told_which_and_the_interface(tm
     source = source.replace("    def __repr__(self):", HELPERS.strip("\n") + "\n\n    def __repr__(self):", 1)
     (tmp_path / "micrograd_mine.py").write_text(source)
     (tmp_path / "test_micrograd.py").write_text(HELPER_TESTS)
-    assignment = dataclasses.replace(micrograd, checks=tuple(c for c in micrograd.checks if c.id in (
+    assignment = dataclasses.replace(micrograd, sabotages=(), checks=tuple(c for c in micrograd.checks if c.id in (
         "student_tests", "wheat")))
     wheat = next(c for c in grade(tmp_path / "micrograd_mine.py", assignment).checks if c.id == "wheat")
     assert wheat.status == "failed", wheat.feedback

@@ -77,6 +77,8 @@ def test_check_says_what_is_wrong_with_the_tests_and_names_no_machine_path(stude
     (the file, the line, the error; for torch, that it is not there and how to test without it), in the
     terminal, the JSON and the HTML, with no path of the machine and no frame of pytest, with bubblewrap and
     without (where the sandbox's folders are the host's)?"""
+    if who == "bob" and run.mode == "no-bwrap":
+        pytest.skip("torch's stand-in is the same in both modes; the paths are alice's test")
     folder = students / who
     done, _ = run("check", "--json", str(tmp_path / "r.json"), "--html", str(tmp_path / "r.html"), "--assignment",
                   str(students.parent / "quick"), cwd=folder)
