@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
-from grader import __version__, fileio, notebooks, secret
+from grader import __version__, feedback, fileio, notebooks, secret
 from grader.causes import CAUSES, said_in
 from grader.checks import REGISTRY
 from grader.checks.context import Context
@@ -124,6 +124,12 @@ def _seed(read: Submitted, assignment: Assignment, options: Options) -> str:
     return secret.seed(_key(assignment, options), b"plan", read.source, (read.tests or "").encode())
 
 
+def _shape(read: Submitted) -> str:
+    """What decides which engine each sabotage is made from: the submission's digest keyed with nothing, so
+    the same files meet the same sabotages, and get the same score, wherever they are graded (sabotage.plan)."""
+    return secret.seed(b"shape", read.source, (read.tests or "").encode())
+
+
 @contextlib.contextmanager
 def open_lanes(read: Submitted, assignment: Assignment, options: Options, specs: list[CheckSpec]):
     """Step 2: the engine lane, and the suite lane when the tests are graded (its sandboxes warm up while
@@ -142,7 +148,7 @@ def open_lanes(read: Submitted, assignment: Assignment, options: Options, specs:
                 suite = SuiteLane(code, limits, options.isolation, options.suite_sandboxes, shared, engine.pause)
                 key = _key(assignment, options)
                 suite.start(suite_job(assignment, code, read.tests, _seed(read, assignment, options),
-                                      secret.seed(key, b"pool"), own_block(_student_text(code))))
+                                      secret.seed(key, b"pool"), own_block(_student_text(code)), _shape(read)))
             yield engine, suite
     finally:
         if suite is not None:
@@ -218,6 +224,7 @@ def run_checks(ctx: Context, specs: list[CheckSpec], on_check: OnCheck | None = 
     limits = ctx.assignment.limits
     out_of_time = f"Not run: the submission used up its time limit of {limits.submission_s:g} s"
     ran: dict[str, tuple[Outcome, float]] = {}
+    hidden = {c.id for c in ctx.assignment.checks if c.visibility == "hidden"}
     hung: list[str] = []  # the checks skipped because backward() never ends, the first explaining why
     order = sorted(specs, key=lambda c: c.id in SUITE_CHECKS)
     for spec in order:
@@ -241,9 +248,9 @@ def run_checks(ctx: Context, specs: list[CheckSpec], on_check: OnCheck | None = 
             outcome = replace(outcome, artifacts={**outcome.artifacts, "timing": True})
         ran[spec.id] = (outcome, time.monotonic() - t0)
         if on_check is not None:
-            on_check(_check_result(spec, check.title, *ran[spec.id], {}), len(ran), len(order))
-    first: dict[str, str] = {}
-    return [_check_result(spec, REGISTRY[spec.id].title, *ran[spec.id], first) for spec in specs]
+            on_check(_check_result(spec, check.title, *ran[spec.id], {}, hidden), len(ran), len(order))
+    first: dict[tuple[str, bool], str] = {}
+    return [_check_result(spec, REGISTRY[spec.id].title, *ran[spec.id], first, hidden) for spec in specs]
 
 
 def _backward_hangs(ctx: Context) -> str:
@@ -305,12 +312,19 @@ def score(outcome: Outcome, points: float) -> float:
 
 
 def _check_result(spec: CheckSpec, title: str, outcome: Outcome, duration: float,
-                  first: dict[str, str]) -> CheckResult:
+                  first: dict[tuple[str, bool], str], hidden: set[str] = frozenset()) -> CheckResult:
     """The check's result, its feedback saying the outcome's cause: when several checks fail from one
     recognised cause, the first explains it and the others say 'same cause as <first>' (keeping what they
-    saw and their smallest case). first holds each cause's first check so far, and learns this one's."""
+    saw and their smallest case). first holds each cause's first check so far (and first visible one), and
+    learns this one's. A visible check never names a hidden one: its first is the first visible check."""
     cause = outcome.cause if outcome.status in ("failed", "error") and outcome.cause in CAUSES else None
-    earlier = first.setdefault(cause, spec.id) if cause else None
+    visible = spec.visibility != "hidden"
+    earlier = None
+    if cause:
+        earlier = first.setdefault((cause, False), spec.id)
+        if visible:
+            earlier = first.setdefault((cause, True), spec.id)
+    text = said_in(outcome.feedback, cause, earlier if earlier != spec.id else None)
     return CheckResult(
         id=spec.id,
         title=title,
@@ -318,7 +332,7 @@ def _check_result(spec: CheckSpec, title: str, outcome: Outcome, duration: float
         score=score(outcome, spec.points),
         max_score=spec.points,
         visibility=spec.visibility,
-        feedback=said_in(outcome.feedback, cause, earlier if earlier != spec.id else None),
+        feedback=feedback.without_hidden(text, hidden) if visible else text,
         counterexample=outcome.counterexample,
         artifacts=outcome.artifacts,
         duration_s=round(duration, 3),
@@ -327,7 +341,8 @@ def _check_result(spec: CheckSpec, title: str, outcome: Outcome, duration: float
 
 
 def _result(submission, digest, assignment, status, error, checks, started, execution=None, notes=()) -> Result:
-    return Result(
+    """The result, its every text fit to leave the machine (grader/feedback.py: the one place that says how)."""
+    return feedback.cleaned(Result(
         submission=submission.name,
         sha256=digest,
         assignment=assignment.id,
@@ -340,4 +355,4 @@ def _result(submission, digest, assignment, status, error, checks, started, exec
         checks=checks,
         notebook=execution.to_dict() if execution else None,
         notes=tuple(notes),
-    )
+    ))

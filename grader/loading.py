@@ -13,6 +13,7 @@ from grader.checks.context import did_you_mean
 from grader.errors import OutOfTime, Rejected, WorkerFailure
 from grader.lanes import EngineLane
 from grader.protocol import Code, Loaded
+from grader.sandbox.inside.standins import UNAVAILABLE
 from grader.spec import Assignment
 
 def load(engine: EngineLane, code: Code, assignment: Assignment, filename: str, ends: float):
@@ -83,8 +84,9 @@ def _out_of_time(code: Code, filename: str, limit: str, progress: notebooks.Prog
 
 def _notes(claim: Loaded, code: Code) -> tuple[str, ...]:
     """What the student should know: packages their code imports that stood in for the real ones."""
-    used = [n for n in claim.stand_ins if n in code.stand_ins]
-    return tuple(f"Your code imports {name}, which is not installed where it is graded: a stand-in was imported "
+    used = [n for n in claim.stand_ins if n in code.stand_ins or n in UNAVAILABLE]
+    return tuple(f"Your code imports {name}, which {'is not available' if name in UNAVAILABLE else 'is not installed'} "
+                 "where it is graded: a stand-in was imported "
                  f"instead, so the rest of your file could be graded; anything that uses {name} raises an error."
                  for name in dict.fromkeys(used))
 

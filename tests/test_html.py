@@ -163,7 +163,8 @@ def test_student_text_is_escaped(open_page, micrograd, tmp_path):
 
 @pytest.fixture(scope="module")
 def class_out(tmp_path_factory):
-    """A real batch over five students: correct, buggy, a syntax error, a copy, one importing torch."""
+    """A real batch over five students: correct, buggy (handed in late, as Canvas names it), a syntax error, a
+    copy, one importing torch."""
     import subprocess
     import sys
 
@@ -173,7 +174,7 @@ def class_out(tmp_path_factory):
     correct = (ZOO / "correct" / "kahn.py").read_text()
     (inputs / "ada.py").write_text(correct)
     (inputs / "ben.py").write_text(correct)  # identical to ada's
-    (inputs / "cy.py").write_text((ZOO / "buggy" / "assign_not_accumulate.py").read_text())
+    (inputs / "cy_late_1234_5678_micrograd_mine.py").write_text((ZOO / "buggy" / "assign_not_accumulate.py").read_text())
     (inputs / "dee.py").write_text((BAD / "syntax_error.py").read_text())
     (inputs / "eve.py").write_text("import torch  # noqa\n" + (ZOO / "buggy" / "relu_negative_grad.py").read_text())
     quick = root / "quick"
@@ -243,3 +244,83 @@ def test_a_stand_in_package_is_noted(open_page, micrograd, tmp_path):
     page = open_page(html.student_report(result, engine.read_text(), "micrograd"), "student-stand-in")
     note = page.locator("#note-1")
     assert note.is_visible() and "graphviz" in note.inner_text() and "stand-in" in note.inner_text()
+
+
+def test_phone_width_cuts_nothing_off(open_page, tanh_result, class_out):
+    """At a phone's width (390 px), does every element of the student's report and the class page fit, the
+    rubric's summary column, code, tables and pictures included, with no box needing a sideways scroll?"""
+    result, source = tanh_result
+    pages = {"student-phone-all": html.student_report(result, source, "micrograd"),
+             "class-phone": (class_out / "index.html").read_text()}
+    for name, text in pages.items():
+        page = open_page(text, name, width=390)
+        wide = page.evaluate("""[...document.querySelectorAll('body *')].filter(e => {
+            const r = e.getBoundingClientRect();
+            return r.width > 0 && r.left >= -1 && r.right > 392;
+        }).map(e => e.tagName + '#' + e.id + '.' + e.className)""")
+        assert wide == [], (name, wide[:10])
+        scrolled = page.evaluate("""[...document.querySelectorAll('body *')].filter(e =>
+            e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX !== 'visible'
+        ).map(e => e.tagName + '#' + e.id + '.' + e.className)""")
+        assert scrolled == [], (name, scrolled[:10])
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390 + 1
+    summary = page_summaries(open_page(pages["student-phone-all"], "student-summaries"))
+    assert summary and not [s for s in summary if s.rstrip().endswith(":")], summary
+
+
+def page_summaries(page) -> list[str]:
+    return page.locator("#rubric tbody td:last-child").evaluate_all("cells => cells.map(c => c.innerText)")
+
+
+def test_a_batch_report_names_the_student_marks_late_and_links_back(browser, class_out):
+    """Is a student's report in a batch titled and headed by the student's id, not the name the LMS gave the
+    file, marked late when the LMS says so, and linked back to the class page?"""
+    page = browser.new_page()
+    page.goto((class_out / "students" / "cy" / "report.html").as_uri())
+    assert page.title().startswith("cy:"), page.title()
+    assert page.locator("#student").inner_text().startswith("cy")
+    assert page.locator("#late-badge").is_visible() and page.locator("#late-badge").inner_text() == "late"
+    assert "cy_late_1234_5678_micrograd_mine.py" in page.locator("#submission").inner_text()
+    page.locator("#class-link").click()
+    page.wait_for_load_state("load")
+    assert page.url.endswith("/out/index.html") and "5 students" in page.locator("#counts").inner_text()
+    page.goto((class_out / "students" / "ada" / "report.html").as_uri())
+    assert page.locator("#late-badge").count() == 0 and page.title().startswith("ada:")
+    page.close()
+
+
+def test_a_notebooks_cell_errors_are_in_its_report(open_page, micrograd, tmp_path):
+    """A notebook with a cell that raises: does the HTML report say which cell and what it raised, as the
+    terminal and result.json do (the first 12 cells that did not run cleanly, then how many more)?"""
+    import nbformat
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell((ZOO / "correct" / "kahn.py").read_text()),
+                      nbformat.v4.new_code_cell("print(undefined_name)")]
+    notebook.cells += [nbformat.v4.new_code_cell(f"raise ValueError('cell {i}')") for i in range(20)]
+    path = tmp_path / "micrograd.ipynb"
+    nbformat.write(notebook, path)
+    forward_only = dataclasses.replace(micrograd, checks=tuple(c for c in micrograd.checks if c.id == "forward"))
+    result = grade(path, forward_only)
+    assert any("NameError" in p for p in result.notebook["problems"]), result.notebook
+    page = open_page(html.student_report(result, None, "micrograd"), "student-notebook")
+    shown = page.locator("#notebook").inner_text()
+    assert "cell 2" in shown and "NameError" in shown, shown
+    assert len(result.notebook["problems"]) == 13 and "...and 9 more cells" in shown, result.notebook["problems"]
+
+
+def test_the_unfilled_kit_has_one_card_for_what_is_not_written(open_page, micrograd, tmp_path):
+    """The starter kit, unfilled: does the report show one card naming each method still to write with the
+    checks waiting for it, and where to start, instead of a card per check?"""
+    from grader.checks.suite import SUITE_CHECKS
+    from grader.files import MODULE_FILE, template_files
+
+    (tmp_path / MODULE_FILE).write_text(template_files()[MODULE_FILE])
+    result = grade(tmp_path / MODULE_FILE, micrograd.without(SUITE_CHECKS))
+    page = open_page(html.student_report(result, None, "micrograd"), "student-kit")
+    card = page.locator("#not-written").inner_text()
+    assert "Value.__add__: needed by forward, add, deep_graph" in card, card
+    assert "Nothing is implemented yet: start with Value.__add__" in card, card
+    assert page.locator("#check-add").count() == 0 and page.locator("section.card").count() == 1
+    page.locator("#row-mul a").click()
+    assert page.evaluate("location.hash") == "#not-written"

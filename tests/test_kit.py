@@ -52,13 +52,17 @@ def test_unfilled_kit_grades_to_zero_with_a_friendly_line_per_check(kit, name, m
 
 
 def test_the_first_check_of_the_kit_is_short(tmp_path):
-    """Does a student's first `grader check` of the unfilled kit fit on a few screens? deep_graph's smallest
-    case is its three-line loop, never the 10,000-node chain unrolled (it printed 10,130 lines)."""
+    """Does a student's first `grader check` of the unfilled kit fit on one screen (under 60 lines), saying
+    where to start? Each method still to write is named once with the checks waiting for it, not a card per
+    check (it printed 135 lines); deep_graph's smallest case is its three-line loop, never the 10,000-node
+    chain unrolled (it printed 10,130 lines)."""
     kit = tmp_path / "mine"
     assert grader("template", str(kit)).returncode == 0
     run = grader("check", "--public-only", "--json", "first.json", cwd=kit)
     assert run.returncode == 1, run.stderr
-    assert len(run.stdout.splitlines()) < 300, len(run.stdout.splitlines())
+    assert len(run.stdout.splitlines()) < 60, run.stdout
+    assert "Nothing is implemented yet: start with Value.__add__" in run.stdout, run.stdout
+    assert "  Value.__add__: needed by forward, add, deep_graph" in run.stdout, run.stdout
     deep = next(c for c in json.loads((kit / "first.json").read_text())["checks"] if c["id"] == "deep_graph")
     assert deep["status"] == "error" and len(deep["counterexample"]["code"].splitlines()) <= 4, deep["counterexample"]
 

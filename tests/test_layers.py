@@ -17,7 +17,8 @@ The layers, top to bottom:
 - insight (beside): insight/, what a class got wrong and which submissions look alike, from
   results and code as data; it sits above the model only, and nothing below entry uses it.
 - model: what the layers above share: spec, result, programs, files, causes (the misconceptions),
-  errors, text, fileio, secret, and the grader package itself (its version).
+  errors, text, feedback (a result made fit to leave the machine), fileio, secret, and the grader
+  package itself (its version).
 - sandbox (beside): sandbox/ on the host; it knows errors and nothing else of the model.
 - inside: sandbox/inside/, the code copied into the sandbox: stdlib only, and the one home
   of what both sides must agree on (the op table, the student's file names, the frames).
@@ -37,8 +38,7 @@ LAYERS = {
     "render": ("grader.render",),
     "insight": ("grader.insight",),
     "model": ("grader.spec", "grader.result", "grader.programs", "grader.protocol", "grader.files", "grader.causes",
-              "grader.errors",
-              "grader.text", "grader.fileio", "grader.secret", "grader"),
+              "grader.errors", "grader.text", "grader.fileio", "grader.secret", "grader.feedback", "grader"),
     "sandbox": ("grader.sandbox",),
     "inside": ("grader.sandbox.inside",),
 }

@@ -26,6 +26,7 @@ def test_selftest_passes_and_prints_the_matrices():
         assert "[X]" in rows[engine.id] or "[E]" in rows[engine.id], rows[engine.id]
     assert {w.id for w in wheats()} <= set(rows) and "reference" in rows
     assert "OK: every correct engine passes" in run.stdout
+    assert "OK: every catch hint's test passes on every correct engine and catches every mutant" in run.stdout
 
 
 def test_selftest_flags_a_mutant_that_is_really_correct(tmp_path: Path):
@@ -37,3 +38,40 @@ def test_selftest_flags_a_mutant_that_is_really_correct(tmp_path: Path):
     found = problems([Engine(wheat.id, wheat.source), fake], results)
     assert any("not caught by add" in p for p in found)
     assert any("equivalent to a correct engine" in p for p in found)
+
+
+LOSS_FALLS = '''import random
+random.seed(0)
+model = Neuron(2)
+xs = [[1.0, -1.0], [2.0, 0.5], [-1.0, 0.5], [0.0, 1.5]]
+ys = [1.0, 1.0, -1.0, -1.0]
+losses = []
+for _ in range(50):
+    loss = sum((model(x) - y) ** 2 for x, y in zip(xs, ys))
+    for p in model.parameters():
+        p.grad = 0.0
+    loss.backward()
+    for p in model.parameters():
+        p.data -= 0.1 * p.grad
+    losses.append(loss.data)
+assert losses[-1] < losses[0]'''
+
+
+def test_every_catch_hint_is_run_and_an_unproven_one_is_flagged(monkeypatch):
+    """Is each hint's test run on the correct engines and the mutants, and would selftest flag the old
+    neuron_no_bias hint, "train a neuron and assert the loss falls", which a neuron without a bias passes?"""
+    from dataclasses import replace
+
+    from grader.commands import hints
+    from grader.sabotage.mutate import REGISTRY
+
+    task = catalog.load("micrograd").without(SUITE_CHECKS)
+    bases, mutants = engines(task.sabotages)
+    ours = [m for m in mutants if m.id.startswith("neuron_no_bias@")]
+    assert ours
+    proven = hints.prove(bases, ours, ("neuron_no_bias",))
+    assert hints.problems(bases, ours, proven, ("neuron_no_bias",)) == []
+    monkeypatch.setitem(REGISTRY, "neuron_no_bias", replace(REGISTRY["neuron_no_bias"], proof=LOSS_FALLS,
+                                                            catch="train a neuron and assert the loss falls"))
+    unproven = hints.problems(bases, ours, hints.prove(bases, ours, ("neuron_no_bias",)), ("neuron_no_bias",))
+    assert len(unproven) == len(ours) and all("does not catch neuron_no_bias@" in p for p in unproven), unproven

@@ -31,7 +31,7 @@ import traceback
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from grader import __version__
+from grader import __version__, feedback
 from grader.errors import BadResult, IsolationError, SandboxError, without_host_paths
 from grader.files import GRADESCOPE_FILE, REPORT_FILE, RESULT_FILE, STUDENT_OUTPUTS
 from grader.gradescope.results import results
@@ -44,6 +44,8 @@ from grader.sandbox.trial import require_started
 from grader.spec import Assignment
 
 OUTPUTS = STUDENT_OUTPUTS
+CLASS_PAGE = "../../index.html"
+"""The class page, from a student's report (DIR/students/<id>/report.html, DIR/index.html)."""
 STAGING = "<staging>"
 """What stands for a grading process's private folder in every text a student sees."""
 
@@ -172,9 +174,10 @@ def _grade_in_private_folder(task: Task, iso: Isolation, started: float) -> Resu
         except Exception:  # noqa: BLE001 - one bad submission never stops a batch
             data = crash_result(task.name, task.assignment.id, started,
                                 f"the grader failed on this submission:\n{traceback.format_exc()}").to_dict()
-        return Result.from_dict(without_host_paths(data, [(str(p) + os.sep, "") for p in (folder, folder.resolve())]
-                                  + [(str(p), ".") for p in (folder, folder.resolve())]
-                                  + [(str(p), STAGING) for p in (Path(tmp), Path(tmp).resolve())]))
+        return feedback.cleaned(Result.from_dict(without_host_paths(
+            data, [(str(p) + os.sep, "") for p in (folder, folder.resolve())]
+            + [(str(p), ".") for p in (folder, folder.resolve())]
+            + [(str(p), STAGING) for p in (Path(tmp), Path(tmp).resolve())])))
 
 
 def timed_out(result: Result | None) -> bool:
@@ -200,7 +203,8 @@ def render(task: Task, result: Result) -> dict[str, str]:
     return {
         RESULT_FILE: json.dumps(result.to_dict(), indent=2),
         GRADESCOPE_FILE: json.dumps(results(result), indent=2),
-        REPORT_FILE: html.student_report(result, python_source, task.assignment.title, late_view(task.late, result)),
+        REPORT_FILE: html.student_report(result, python_source, task.assignment.title, late_view(task.late, result),
+                                         student=task.student, class_page=CLASS_PAGE),
     }
 
 

@@ -11,8 +11,9 @@ from grader import protocol
 from grader.checks.context import Context, reference_run
 from grader.protocol import Observation, a_number
 from grader.checks.features import basic_cause
-from grader.checks.judging import Verdict, error_message, error_verdict, graph_of, shown
+from grader.checks.judging import Verdict, error_message, error_verdict, graph_of, not_written, shown
 from grader.checks.registry import check
+from grader.feedback import numbers
 from grader.result import Counterexample, Outcome
 from grader.sandbox.inside import probes
 from grader.sandbox.inside.ops import NEEDS, WORDS
@@ -52,8 +53,8 @@ def hand_examples(ctx: Context) -> Outcome:
             expected_run = reference_run(program)
             verdict = Verdict(
                 program, "failed",
-                f"in {title}, {first}.grad should be {expected[first]:g} (derived by hand in the lesson) but your "
-                f"engine gives {shown(got.grad[index[first]])}",
+                "in {}, {}.grad should be {} (derived by hand in the lesson) but your engine gives {}".format(
+                    title, first, *numbers(expected[first], shown(got.grad[index[first]]))),
                 {f"{n}.grad": x for n, x in expected.items()},
                 {f"{n}.grad": shown(got.grad[index[n]]) for n in expected},
                 names=tuple(names),
@@ -133,13 +134,15 @@ def numerical_grad(ctx: Context) -> Outcome:
         code = ("import math\n" if "math." in source else "") + f"f = {source}\nprint({call})"
         if isinstance(got, Observation):
             return Outcome("error", error_message(got, f"with f = {source}, {call}"),
-                           Counterexample(code, {"numerical_grad": expected}, {"numerical_grad": "an exception"}))
+                           Counterexample(code, {"numerical_grad": expected}, {"numerical_grad": "an exception"}),
+                           not_written(got))
         value = got.get("value")
         tolerance = 1e-9 if h is not None else 1e-6
         if not (isinstance(value, float) and math.isclose(value, expected, rel_tol=tolerance, abs_tol=tolerance)):
             return Outcome(
                 "failed",
-                f"with f = {source}, {call} should be {expected:.10g} but gives {shown(value)}. Use the central "
+                "with f = {}, {} should be {} but gives {}. Use the central ".format(
+                    source, call, *numbers(expected, shown(value))) +
                 "difference (f(x + h) - f(x - h)) / (2 * h): it is far more accurate than the forward "
                 "difference (f(x + h) - f(x)) / h.",
                 Counterexample(code, {"numerical_grad": expected}, {"numerical_grad": shown(value)}),

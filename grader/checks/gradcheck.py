@@ -9,6 +9,7 @@ import math
 from grader.checks.context import Context, reference_run
 from grader.protocol import Observation
 from grader.checks.judging import Verdict, error_verdict, shown
+from grader.feedback import numbers
 from grader.programs import Program, default_names
 
 H = 1e-5
@@ -50,7 +51,8 @@ def _verdict(ctx: Context, program: Program, reply: dict | Observation) -> Verdi
     if not ctx.close(expected.data[-1], reply["output"]):
         return Verdict(
             program, "failed",
-            f"the output {out}.data should be {expected.data[-1]:.6g} but your engine gives {shown(reply['output'])}; "
+            "the output {}.data should be {} but your engine gives {}; ".format(out, *numbers(expected.data[-1],
+                                                                                  shown(reply["output"]))) +
             "gradients can only be checked on a correct forward pass (see forward)",
             expected={f"{out}.data": expected.data[-1]}, got={f"{out}.data": shown(reply["output"])}, names=tuple(names),
             backward=False,

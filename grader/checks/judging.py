@@ -17,6 +17,7 @@ from grader.causes import Cause
 from grader.checks.context import CheckTimeout, Context, reference_run
 from grader.protocol import Observation
 from grader.errors import WorkerFailure
+from grader.feedback import numbers
 from grader.sandbox.inside import probes
 from grader.programs import Program, ancestors, default_names, inputs, op_label, to_code
 from grader.result import Counterexample, Outcome
@@ -69,7 +70,8 @@ class Verdict:
                 feedback += f"\n{self.traceback.rstrip()}"
             elif not feedback.endswith((".", ")", "!", "?")):
                 feedback += "."
-            return Outcome("error", feedback, self.counterexample(), self._artifacts(), cause=cause)
+            written = {"not_written": self.what.split(" (needed for ")[0]} if self.not_written else {}
+            return Outcome("error", feedback, self.counterexample(), self._artifacts() | written, cause=cause)
         unstable = (" The same expression gave the right answer on another try, so the order your backward() "
                     "visits nodes in changes from run to run: children kept in a set are visited in an order "
                     "that follows memory addresses.") if self.unstable else ""
@@ -117,6 +119,15 @@ def _frames(traceback: str) -> str:
     """The traceback, or nothing when it holds no line of the student's code: its last line alone would
     repeat the exception the feedback has just named."""
     return traceback if any(line.lstrip().startswith("File ") for line in traceback.splitlines()) else ""
+
+
+def not_written(observed: Observation) -> dict[str, str]:
+    """An error outcome's artifacts when the student's code raised NotImplementedError (a starter kit method
+    still to write, which the terminal groups by method): {"not_written": its message}."""
+    err = observed.error
+    if err is None or err.type != "NotImplementedError":
+        return {}
+    return {"not_written": ((err.message or "not written yet").splitlines() or [""])[0][:80]}
 
 
 def error_message(observed: Observation, doing: str) -> str:
@@ -195,8 +206,8 @@ def compare(
     return Verdict(
         program,
         "failed",
-        f"{names[first]}{suffix} should be {_fmt(getattr(expected, quantity)[first])} "
-        f"but your engine gives {_fmt(shown(getattr(got, quantity)[first]))}",
+        "{}{} should be {} but your engine gives {}".format(
+            names[first], suffix, *numbers(getattr(expected, quantity)[first], shown(getattr(got, quantity)[first]))),
         {names[i] + suffix: getattr(expected, quantity)[i] for i in shown_nodes},
         {names[i] + suffix: shown(getattr(got, quantity)[i]) for i in shown_nodes},
         names=tuple(names),
@@ -216,10 +227,6 @@ def graph_of(program: Program, names, expected: Observation, got: Observation) -
             node.update(grad=shown(got.grad[i]), expected_grad=expected.grad[i])
         nodes.append(node)
     return {"nodes": nodes}
-
-
-def _fmt(x: Any) -> str:
-    return f"{x:.6g}" if isinstance(x, float) else str(x)
 
 
 def _at_relu_kink(program: Program, expected: Observation) -> bool:

@@ -24,7 +24,8 @@ from grader.checks.context import Context
 from grader.checks.registry import check
 from grader.checks.suite_runs import (  # noqa: F401 - Run, _caught and _counted_mutants are used by tests
     Catches, Run, Suite, _caught, _counted_mutants, catches, read_run)
-from grader.checks.suite_text import elsewhere, given_tests, listed, own_quote, own_test_names, shown_name
+from grader.checks.suite_text import (collection_message, elsewhere, given_tests, interface_words, library_advice,
+                                      listed, outside_interface, own_quote, own_test_names, shown_name)
 from grader.files import MODULE_FILE, TESTS_FILE
 from grader.lanes import RunReply, SuiteJob
 from grader.protocol import Code
@@ -52,15 +53,17 @@ def equivalence_probes() -> list:
     return [[list(ins) for ins in program] for program in found]
 
 
-def suite_job(assignment, code: Code, tests: str, seed: str, pool: str, own: str | None = None) -> SuiteJob:
+def suite_job(assignment, code: Code, tests: str, seed: str, pool: str, own: str | None = None,
+              shape: str | None = None) -> SuiteJob:
     """What the suite lane runs: the student's tests on their own engine, then on every engine of this
-    grading's plan (own: the student's engine as a block, for mutants of it)."""
+    grading's plan (own: the student's engine as a block, for mutants of it; shape: what decides which
+    engine each mutant is made from, the same wherever the files are graded: sabotage.plan)."""
     limit = assignment.limits.tests_s
 
     def per_run(own_run: RunReply) -> float:
         return min(limit, max(MIN_RUN_S, SLOWDOWN * own_run.duration))
 
-    engines = plan(assignment.sabotages, seed, pool, own)
+    engines = plan(assignment.sabotages, seed, pool, own, shape)
     return SuiteJob(code, tests, tuple(engines), limit, per_run, FIXTURES, tuple(equivalence_probes()), engines.notes)
 
 
@@ -84,6 +87,8 @@ def _collect(ctx: Context) -> Suite | Outcome:
                   student.collection_errors, student.error, student.timeout, student.duration)
     if student.timeout or not student.ok:
         return Suite(student, {}, {}, {}, stopped=f"your tests did not complete on your own engine ({student.error})")
+    if student.collection_errors:
+        return Suite(student, {}, {}, {}, stopped="your test file does not load on your own engine (see student_tests)")
     student = Run(student.ok, student.tests, student.collection_errors, student.error, student.timeout,
                   student.duration, read_run(outcome.own, None).probes)
     allowed = set(student.tests)
@@ -112,12 +117,13 @@ def _suite_beyond_student(ctx: Context, engines: str) -> Suite | Outcome:
     return found
 
 
-def _broken_run(run: Run, on: str, own: bool = True) -> Outcome | None:
+def _broken_run(run: Run, on: str, own: bool = True, packages: tuple[str, ...] = ()) -> Outcome | None:
     """An outcome for a run that never got to report its tests (timeout, crash, collection error).
     Of a run on another engine (own False) nothing the run wrote is quoted."""
     if run.collection_errors:
         if own:
-            return Outcome("error", f"Your test file could not be collected {on}:\n{run.collection_errors[0].strip()}")
+            return Outcome("error", f"Your test file could not be loaded {on}:\n"
+                           f"{collection_message(run.collection_errors[0], packages)}")
         return Outcome("error", f"Your test file could not be collected {on}, though it is on your own engine: its "
                        "top-level code depends on something only your engine has (a name, an attribute, its source). "
                        "What pytest said there is not shown, as for every engine other than yours.")
@@ -176,7 +182,7 @@ def student_tests(ctx: Context) -> Outcome:
     if isinstance(found, Outcome):
         return found
     run = found.student
-    if broken := _broken_run(run, "on your engine"):
+    if broken := _broken_run(run, "on your engine", packages=ctx.assignment.packages):
         return broken
     failing = {n: t for n, t in run.tests.items() if t["outcome"] == "failed"}
     skipped = [n for n, t in run.tests.items() if t["outcome"] == "skipped"]
@@ -203,7 +209,9 @@ def student_tests(ctx: Context) -> Outcome:
         opening = (f"{passed} of your {_tests(len(run.tests))} pass, or fail only by catching a bug in your "
                    "engine; these do not:" if catching else
                    f"{passed} of your {_tests(len(run.tests))} pass on your own engine:")
-        outcome = Outcome("failed", f"{opening}\n" + "\n".join(listed(lines)) + good, artifacts=artifacts,
+        advice = library_advice([t["message"] for t in failing.values()])
+        outcome = Outcome("failed", f"{opening}\n" + "\n".join(listed(lines)) + good
+                          + (f"\n{advice}" if advice else ""), artifacts=artifacts,
                           fraction=passed / len(run.tests))
     return outcome if found.stopped else _capped(ctx, found, "student_tests", outcome)
 
@@ -249,17 +257,29 @@ def wheat(ctx: Context) -> Outcome:
         return _capped(ctx, found, "wheat", Outcome(
             "passed", f"Your {_tests(total)} {_pass(total)} on {len(found.wheats)} correct engines written in "
             "different styles.", artifacts=artifacts))
+    outside = outside_interface(ctx.tests_source, _engine_source(ctx), invalid)
     lines = {name: f"  {shown_name(name)} rejects a correct engine ({WHEATS[w]}): {said}"
-             for name, (w, said) in invalid.items()}
+             + (f"; it uses {', '.join(outside[name])}, which your Value has but the assignment's interface does not"
+                if name in outside else "") for name, (w, said) in invalid.items()}
+    interface_note = (f"\nEvery engine has only: {interface_words()}. Test with those alone (compare .data, "
+                      "within a tolerance, rather than Values with ==)." if outside else "")
     return _capped(ctx, found, "wheat", Outcome(
         "failed",
         f"{len(invalid)} of your {total} tests reject a correct engine, so they are left out when counting sabotages "
         "caught:\n" + "\n".join(listed(lines)) + "\nA test should check behaviour (values and gradients, within a "
         "tolerance), not one implementation's details (private names, source code, the exact last digit of a float). "
         "Only how a test failed is shown for engines other than yours, never its message: run it on your own "
-        "engine to see that.",
+        "engine to see that." + interface_note,
         artifacts=artifacts, fraction=1 - len(invalid) / total,
     ))
+
+
+def _engine_source(ctx: Context) -> str:
+    """The student's engine as text: their file, or a notebook's cells."""
+    code = ctx.student.lane.code
+    if code.kind == "notebook":
+        return "\n\n".join(source for _, source in code.cells)
+    return code.files.get(MODULE_FILE, b"").decode("utf-8", "replace")
 
 
 LISTED_ARTIFACT = 10

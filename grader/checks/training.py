@@ -16,8 +16,9 @@ from grader import protocol
 from grader.checks.context import Context
 from grader.protocol import UNREADABLE, Observation, a_bool, a_name, a_number, an_int, list_of
 from grader.checks.features import basic_cause
-from grader.checks.judging import error_message, shown
+from grader.checks.judging import error_message, not_written, shown
 from grader.checks.registry import check
+from grader.feedback import numbers
 from grader.result import Counterexample, Outcome
 from grader.sandbox.inside import probes
 from grader.spec import Training
@@ -40,7 +41,8 @@ def neuron(ctx: Context) -> Outcome:
         got = Observation(error=UNREADABLE)
     if isinstance(got, Observation):
         message = error_message(got, "running Neuron(3), n.parameters() and n([1.0, 2.0, -3.0])")
-        return _with_cause(Outcome("error", message, Counterexample(code, {}, {})), diagnose.from_error(message))
+        return _with_cause(Outcome("error", message, Counterexample(code, {}, {}), not_written(got)),
+                           diagnose.from_error(message))
     nin = case["nin"]
     if got["count"] != nin + 1:
         why = " It looks like your neuron has no bias b." if got["count"] == nin else ""
@@ -58,8 +60,9 @@ def neuron(ctx: Context) -> Outcome:
     expected = math.tanh(act)
     if not ctx.close(expected, got.get("output")):
         return Outcome("failed", f"with weights [0.5, -1.0, 0.25], bias 0.1 and x = [1.0, 2.0, -3.0], the neuron "
-                       f"should give tanh(w . x + b) = tanh({act:g}) = {expected:.6g}, but gives "
-                       f"{shown(got.get('output'))}.{_diagnose(got.get('output'), act)}",
+                       "should give tanh(w . x + b) = tanh({}) = {}, but gives {}.".format(
+                           numbers(act)[0], *numbers(expected, shown(got.get("output"))))
+                       + _diagnose(got.get("output"), act),
                        Counterexample(code, {"out.data": expected}, {"out.data": shown(got.get("output"))}))
     return Outcome("passed", "Neuron(nin) computes tanh(w . x + b) with its nin weights and its bias.")
 
@@ -93,7 +96,7 @@ def training(ctx: Context) -> Outcome:
                           timeout=max(ctx.deadline_left(), 1.0))
     if isinstance(got, Observation):
         message = error_message(got, "running the training loop")
-        return _with_cause(Outcome("error", message, Counterexample(code, {}, {})),
+        return _with_cause(Outcome("error", message, Counterexample(code, {}, {}), not_written(got)),
                            diagnose.from_error(message) or basic_cause(ctx.features))
     initial, losses, grads = got.get("initial", []), got.get("losses", []), got.get("grads", [])
     if len(initial) == len(start) - 1 and spec.model == "Neuron":

@@ -3,6 +3,8 @@
 Prints which operators each wheat and the reference admit, then grades every engine and
 every mutant with the engine checks: each unmutated engine must pass, and each mutant
 must be caught by the check named for its operator (and so differ from a correct engine).
+Last, every operator's catch hint is run as the test it describes (hints.py): it must pass
+on every correct engine and catch every mutant of its operator.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 import reference
 from grader import catalog, spec
 from grader.checks.suite import SUITE_CHECKS
+from grader.commands import hints
 from grader.errors import ExitCode, NotApplicable
 from grader.files import MODULE_FILE
 from grader.grading import grade
@@ -74,7 +77,12 @@ def main(*, assignment: str) -> int:
         results = list(pool.map(functools.partial(_grade, tmp=Path(tmp), task=task), bases + mutants))
     print(admission(bases, task.sabotages))
     print(render(bases + mutants, results, [c.id for c in task.checks]))
-    return ExitCode.OK if problems(bases + mutants, results) == [] else ExitCode.FAILED
+    outcomes = hints.prove(bases, mutants, task.sabotages)
+    unproven = hints.problems(bases, mutants, outcomes, task.sabotages)
+    print("\n" + hints.render(mutants, outcomes, task.sabotages))
+    print("\n".join(f"PROBLEM: {p}" for p in unproven) or
+          "OK: every catch hint's test passes on every correct engine and catches every mutant of its operator.")
+    return ExitCode.OK if problems(bases + mutants, results) == [] and not unproven else ExitCode.FAILED
 
 
 def _grade(engine: Engine, tmp: Path, task: spec.Assignment) -> Result:

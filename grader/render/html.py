@@ -20,6 +20,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
 from grader.causes import CAUSES
+from grader.feedback import CARD_LINES, not_written, numbers, summary
 from grader.result import Result
 
 ENV = jinja2.Environment(
@@ -29,6 +30,7 @@ ENV = jinja2.Environment(
     lstrip_blocks=True,
 )
 ENV.filters["points"] = lambda x: f"{round(x, 2):g}"
+ENV.filters["number"] = lambda x, other=None: numbers(x, other)[0] if isinstance(x, float) else x  # as everywhere
 
 # The part of a student's file most likely at fault when a check fails and no recognised cause
 # names a method (grader/causes.py): names of Value methods, or of top-level functions and classes.
@@ -52,13 +54,15 @@ SUSPECTS = {
 STATUS_TEXT = {"passed": "✓ PASS", "failed": "✗ FAIL", "error": "⚠ ERROR", "skipped": "– SKIP"}
 
 
-def student_report(result: Result, source: str | None = None, title: str = "", late: dict | None = None) -> str:
+def student_report(result: Result, source: str | None = None, title: str = "", late: dict | None = None,
+                   student: str | None = None, class_page: str | None = None) -> str:
     """The report a student reads: score, rubric, and for each failed check what went wrong; `late` (text,
-    penalty, final) says how late it was and what the late policy took."""
+    penalty, final) says how late it was and what the late policy took. In a batch, it is headed by the
+    student's id (not the file name the LMS gave), with a late badge, and links back to the class page."""
     checks = []
     for check in result.checks:
         hidden = check.visibility == "hidden"
-        view = dict(asdict(check), hidden=hidden, status_text=STATUS_TEXT[check.status])
+        view = dict(asdict(check), hidden=hidden, status_text=STATUS_TEXT[check.status], summary=summary(check.feedback))
         if not hidden and check.status in ("failed", "error"):
             graph = check.artifacts.get("graph")
             view["graph_svg"] = graph_svg(graph) if graph else None
@@ -68,8 +72,10 @@ def student_report(result: Result, source: str | None = None, title: str = "", l
         if not hidden and check.id == "training" and check.artifacts.get("student_loss"):
             view["curve_svg"] = curve_svg(check.artifacts)
         checks.append(view)
+    waiting, first, nothing = not_written(result)
     return ENV.get_template("student.html.j2").render(result=result, checks=checks, title=title or result.assignment,
-                                                      late=late)
+                                                      late=late, student=student, class_page=class_page,
+                                                      waiting=waiting, first=first, nothing=nothing)
 
 
 def class_report(data: dict[str, Any], sources: dict[str, str] | None = None) -> str:
@@ -132,16 +138,22 @@ def suspect_source(source: str, check_id: str, suspect: str | None = None, besid
         return None
     lines = source.splitlines()
     blocks = []
+    room = CARD_LINES  # a card stays under the cap: the methods' first lines, and how much is left out
     for node in sorted(found.values(), key=lambda node: node.lineno):
+        if room <= 1:
+            break
         start = min([node.lineno] + [d.lineno for d in node.decorator_list])
-        code = "\n".join(lines[start - 1:node.end_lineno])
+        shown = lines[start - 1:node.end_lineno]
+        if len(shown) > room:
+            shown = shown[:room - 1] + [f"# ... {len(shown) - room + 1} more lines of {node.name}"]
+        room -= len(shown)
         formatter = HtmlFormatter(noclasses=True, linenos="inline", linenostart=start, style="default")
-        blocks.append(highlight(code, PythonLexer(), formatter))
+        blocks.append(highlight("\n".join(shown), PythonLexer(), formatter))
     return Markup("".join(blocks))
 
 
-def _fmt(x: Any) -> str:
-    return f"{x:.4g}" if isinstance(x, float) else str(x)
+def _fmt(x: Any, other: Any = None) -> str:
+    return numbers(x, other)[0]
 
 
 def graph_svg(graph: dict[str, Any]) -> Markup:
@@ -155,7 +167,7 @@ def graph_svg(graph: dict[str, Any]) -> Markup:
     columns: dict[int, list[int]] = {}
     for n in nodes:
         columns.setdefault(level[n["id"]], []).append(n["id"])
-    box_w, box_h, gap_x, gap_y, op_r = 190, 62, 90, 26, 17
+    box_w, box_h, gap_x, gap_y, op_r = 250, 62, 90, 26, 17
     pos = {}
     for col, ids in columns.items():
         for row, node_id in enumerate(ids):
@@ -169,8 +181,10 @@ def graph_svg(graph: dict[str, Any]) -> Markup:
         wrong_grad = "grad" in n and not _same(n["grad"], n["expected_grad"])
         grad_line = ""
         if "grad" in n:
-            grad_line = f"grad {_fmt(n['grad'])}" + (f"  ✗ expected {_fmt(n['expected_grad'])}" if wrong_grad else "")
-        data_line = f"data {_fmt(n['data'])}" + (f"  ✗ expected {_fmt(n['expected_data'])}" if wrong_data else "")
+            grad_line = f"grad {_fmt(n['grad'], n['expected_grad'])}" + (
+                f"  ✗ expected {_fmt(n['expected_grad'], n['grad'])}" if wrong_grad else "")
+        data_line = f"data {_fmt(n['data'], n['expected_data'])}" + (
+            f"  ✗ expected {_fmt(n['expected_data'], n['data'])}" if wrong_data else "")
         cx, cy = x - gap_x / 2, y + box_h / 2
         sources = [i for i in n["inputs"] if i in by_id]
         edges = []

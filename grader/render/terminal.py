@@ -12,6 +12,7 @@ from __future__ import annotations
 import shutil
 import textwrap
 
+from grader.feedback import not_written, numbers, summary
 from grader.result import Result
 from grader.spec import Assignment
 from grader.text import printable
@@ -35,22 +36,37 @@ def render(result: Result, assignment: Assignment) -> str:
     for c in result.checks:
         points = f"{round(c.score, 2):g}/{c.max_score:g}"
         head = f"{MARK[c.status]:<5} {c.id:<{id_width}} {points:>7}  "
-        first = _line(c.feedback.splitlines()[0]) if c.feedback else ""
+        first = _line(summary(c.feedback))
         lines.append(head + textwrap.shorten(first, max(width - len(head), 20), placeholder=" ..."))
-    failing = [c for c in result.checks if c.status in ("failed", "error")]
+    failing = [c for c in result.checks if c.status in ("failed", "error") and not c.artifacts.get("not_written")]
+    lines += _not_written(result)
     for c in failing:
         lines += ["", f"--- {c.id}: {c.title} ({MARK[c.status]})", _block(c.feedback, "  ")]
         if c.counterexample:
             lines += ["  Paste under your Value class to reproduce:", _block(c.counterexample.code, "    ")]
             if c.counterexample.expected:
-                lines += [f"  expected: {_pairs(c.counterexample.expected)}",
-                          f"  got:      {_pairs(c.counterexample.got)}"]
+                lines += [f"  expected: {_pairs(c.counterexample.expected, c.counterexample.got)}",
+                          f"  got:      {_pairs(c.counterexample.got, c.counterexample.expected)}"]
     hidden = [c for c in assignment.checks if c.visibility == "hidden" and c.id not in {x.id for x in result.checks}]
     lines += ["", f"Score: {round(result.score, 2):g} / {result.max_score:g}   ({result.duration_s:.1f} s)"]
     if hidden:
         lines.append(f"{len(hidden)} hidden check(s) worth {sum(c.points for c in hidden):g} points run only when "
                      "your instructor grades.")
     return printable("\n".join(lines))  # the grader's own words hold no control character: this changes nothing
+
+
+def _not_written(result: Result) -> list[str]:
+    """One section for every check that stopped at a starter-kit method still raising NotImplementedError:
+    each method once, with the checks waiting for it, and where to start (a first run is a few lines, not a
+    card per check)."""
+    waiting, first, nothing = not_written(result)
+    if not waiting:
+        return []
+    lines = ["", "--- Not written yet (the starter kit's methods that still raise NotImplementedError)"]
+    lines += [f"  {_line(name)}: needed by {', '.join(ids)}" for name, ids in waiting.items()]
+    lines.append(f"  {'Nothing is implemented yet: start' if nothing else 'Next, carry on'} with {_line(first)}, then run "
+                 "grader check again; each check shows its smallest failing case once it can run.")
+    return lines
 
 
 def _line(text: str) -> str:
@@ -63,6 +79,6 @@ def _block(text: str, prefix: str) -> str:
     return textwrap.indent(printable(str(text)), prefix)
 
 
-def _pairs(values: dict) -> str:
-    return ", ".join(f"{_line(k)} = {v:.6g}" if isinstance(v, float) else f"{_line(k)} = {_line(v)}"
-                     for k, v in values.items())
+def _pairs(values: dict, other: dict) -> str:
+    """name = value, ..., each number with six significant digits (more where it and the other's differ)."""
+    return ", ".join(f"{_line(k)} = {_line(numbers(v, other.get(k))[0])}" for k, v in values.items())

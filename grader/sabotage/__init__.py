@@ -137,19 +137,23 @@ def own_block(source: str) -> str | None:
     return ast.unparse(ast.Module(body=kept, type_ignores=[])) + "\n"
 
 
-def plan(operator_ids: tuple[str, ...], seed: str, pool: str, own: str | None = None) -> Plan:
+def plan(operator_ids: tuple[str, ...], seed: str, pool: str, own: str | None = None, shape: str | None = None) -> Plan:
     """Every wheat, and one mutant per operator, rewritten and shuffled for this grading. A mutant is
     made from a wheat it applies to or, about one time in two where it applies, from the student's own
     engine (own, from own_block), which then also runs unmutated, rewritten (the decoy). seed (this
     grading's) and pool (the rewrites' salt, the same for every grading) are keyed with the grader's
-    secret (grader/secret.py), so a student cannot compute their engines. An engine of the student's
-    larger than OWN_BUDGET is not mutated (every mutant is then a wheat's), and a note says so."""
+    secret (grader/secret.py), so a student cannot compute their engines' code. Which mutants are made
+    from which engine follows shape (the submission's digest, keyed with nothing; seed when not given):
+    the same files then meet the same sabotages, and get the same score, on a student's machine, in a
+    batch and on Gradescope, whatever secret each keeps (a mutant of the student's engine may not count,
+    so which ones there are changes how many count). An engine of the student's larger than OWN_BUDGET is
+    not mutated (every mutant is then a wheat's), and a note says so."""
     notes = ()
     if own is not None and len(own) > OWN_BUDGET:
         notes = (f"Your engine's code is {len(own) // 1000} KB, over the {OWN_BUDGET // 1000} KB of code the "
                  "grader mutates, so every sabotaged engine was made from a correct engine instead of yours.",)
         own = None
-    rng = random.Random(hashlib.sha256(f"plan:{seed}".encode()).hexdigest())
+    rng = random.Random(hashlib.sha256(f"plan:{shape or seed}".encode()).hexdigest())
     key = hashlib.sha256(f"variants:{seed}".encode()).hexdigest()
 
     def variant(engine_id: str, source: str, names: tuple[str, ...]) -> str:

@@ -37,6 +37,10 @@ class Operator:
     """The kind of test that would catch it, for the student whose tests missed it."""
     rewrite: Callable[[ast.Module], None]
     """Changes the tree in place; raises NotApplicable when there is nothing to change."""
+    proof: str
+    """The body of the test `catch` describes, using only what every engine has (Value, Neuron, numerical_grad
+    and math): `grader selftest` runs it on every correct engine, where it must pass, and on every mutant of the
+    operator, where it must fail. A hint is given only once proven."""
     replaces: tuple[str, ...] = ("Value",)
     """The classes the operator changes. One that changes more than Value is never applied to the student's
     own engine (a run of theirs swaps in their Value only); a wheat's run swaps in its Value and Neuron."""
@@ -57,13 +61,14 @@ class Operator:
 REGISTRY: dict[str, Operator] = {}
 
 
-def operator(id: str, *, cause: str, check: str, catch: str, replaces: tuple[str, ...] = ("Value",)):
-    """Register a rewrite function as an operator planting the misconception `cause` (a grader/causes.py id)."""
+def operator(id: str, *, cause: str, check: str, catch: str, proof: str, replaces: tuple[str, ...] = ("Value",)):
+    """Register a rewrite function as an operator planting the misconception `cause` (a grader/causes.py id),
+    with the hint `catch` and the test that proves it (`proof`, a test's body)."""
 
     def register(fn: Callable[[ast.Module], None]) -> Callable[[ast.Module], None]:
         if id in REGISTRY:
             raise ValueError(f"operator {id!r} is registered twice")
-        REGISTRY[id] = Operator(id, check, CAUSES[cause], catch, fn, replaces)
+        REGISTRY[id] = Operator(id, check, CAUSES[cause], catch, fn, proof, replaces)
         return fn
 
     return register

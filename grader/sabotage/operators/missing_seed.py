@@ -4,7 +4,10 @@ from grader.sabotage.mutate import changed, method, operator, replace, value_cla
 
 
 @operator("missing_seed", cause="missing_seed", check="hand_examples",
-          catch="call backward() on any expression and assert some gradient is not 0")
+          catch="call backward() on any expression and assert some gradient is not 0",
+          proof=("a = Value(2.0)\n"
+                 "(a * 3.0).backward()\n"
+                 "assert a.grad != 0"))
 def missing_seed(tree: ast.Module) -> None:
     backward = method(value_class(tree), "backward")
     count = 0

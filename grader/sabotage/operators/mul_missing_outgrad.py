@@ -4,8 +4,10 @@ from grader.sabotage.mutate import changed, operator, rule_updates
 
 
 @operator("mul_missing_outgrad", cause="mul_missing_outgrad", check="mul",
-          catch="put a * b inside a larger expression, e.g. (a * b) * c, and check a's gradient (by hand or with "
-                "numerical_grad)")
+          catch="put a * b inside a larger expression, (a * b) * c, and assert a's gradient is b * c",
+          proof=("a, b, c = Value(2.0), Value(3.0), Value(4.0)\n"
+                 "((a * b) * c).backward()\n"
+                 "assert math.isclose(a.grad, 12.0)"))
 def mul_missing_outgrad(tree: ast.Module) -> None:
     incoming = {"grad"} | _names_bound_to_grad(tree)
     count = 0

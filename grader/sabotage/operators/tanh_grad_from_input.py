@@ -4,8 +4,11 @@ from grader.sabotage.mutate import changed, operator, rule_updates
 
 
 @operator("tanh_grad_from_input", cause="tanh_grad_from_input", check="tanh",
-          catch="check tanh's gradient at a point other than 0 against numerical_grad, or the lesson's tanh neuron "
-                "example")
+          catch="check tanh's gradient at a point other than 0 against numerical_grad of its forward pass",
+          proof=("a = Value(0.5)\n"
+                 "a.tanh().backward()\n"
+                 "expected = numerical_grad(lambda x: Value(x).tanh().data, 0.5)\n"
+                 "assert math.isclose(a.grad, expected, rel_tol=1e-4)"))
 def tanh_grad_from_input(tree: ast.Module) -> None:
     count = 0
     for update in rule_updates(tree, "tanh"):

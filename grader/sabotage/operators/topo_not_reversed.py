@@ -4,7 +4,12 @@ from grader.sabotage.mutate import changed, method, operator, replace, value_cla
 
 
 @operator("topo_not_reversed", cause="topo_not_reversed", check="topo_order",
-          catch="backpropagate through an expression two or more operations deep, like the lesson's L = (a*b + c)*f")
+          catch="backpropagate through an expression two or more operations deep, like the lesson's L = "
+                "(a*b + c)*f, and assert the leaves' gradients",
+          proof=("a, b, c, f = Value(2.0), Value(-3.0), Value(10.0), Value(-2.0)\n"
+                 "L = (a * b + c) * f\n"
+                 "L.backward()\n"
+                 "assert math.isclose(a.grad, 6.0) and math.isclose(b.grad, -4.0) and math.isclose(c.grad, -2.0)"))
 def topo_not_reversed(tree: ast.Module) -> None:
     backward = method(value_class(tree), "backward")
     count = 0

@@ -7,6 +7,12 @@ instead of failing the whole file: anything can be looked up on it, called, or u
 `with`, and nothing happens; the moment a result of it is used as a number, a truth value,
 a sequence or a string of text, it raises StandInError saying which package and which use.
 The grader is told which packages were stood in for, and says so to the student.
+
+The autograd libraries (UNAVAILABLE: torch...) are stood in for even where they are installed: the
+grading machine may have one (the grader's own tests use torch) while Gradescope's has none, and a
+grade must not depend on where it is computed. So unless the assignment lists one in `packages`,
+importing it gives the stand-in everywhere, and a test that uses it fails with a StandInError the
+grader explains to the student (how to test without it).
 """
 
 from __future__ import annotations
@@ -56,11 +62,12 @@ class StandIn:
         return False
 
     def __repr__(self) -> str:
-        return f"<stand-in for {self._path}: {self._path.split('.')[0]} is not installed where this is graded>"
+        root = self._path.split(".")[0]
+        return f"<stand-in for {self._path}: {root} {_absent(root)} where this is graded>"
 
     def _refuse(self, *args, **kwargs):
         root = self._path.split(".")[0]
-        raise StandInError(f"{root} is not installed where your code is graded, and your code used {self._path}; "
+        raise StandInError(f"{root} {_absent(root)} where your code is graded, and your code used {self._path}; "
                            f"grading code must not depend on {root} (or ask your instructor to offer it)")
 
     def __str__(self) -> str:
@@ -74,8 +81,13 @@ class StandIn:
     __pow__ = __rpow__ = __neg__ = __abs__ = __lt__ = __le__ = __gt__ = __ge__ = __matmul__ = _refuse
 
 
+def _absent(root: str) -> str:
+    """Why there is no such package: an autograd library never is there; any other is not installed."""
+    return "is not available" if root in UNAVAILABLE else "is not installed"
+
+
 class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Last on sys.meta_path: consulted only for what no real finder found."""
+    """Last on sys.meta_path: consulted only for what no real finder found (first, for UNAVAILABLE)."""
 
     def __init__(self, names: set[str]):
         self.names = names
@@ -113,7 +125,15 @@ class _StandInModule(types.ModuleType):
         return StandIn(f"{self.__name__}.{name}")
 
 
+UNAVAILABLE = ("torch", "tensorflow", "jax")
+"""Autograd libraries student code gets only as stand-ins, unless the assignment's packages name them."""
+
+
 def install(names: list[str]) -> None:
-    """Stand in for these top-level packages wherever the real ones cannot be imported."""
+    """Stand in for these top-level packages wherever the real ones cannot be imported, and for the autograd
+    libraries they do not name everywhere."""
+    blocked = set(UNAVAILABLE) - set(names)
+    if blocked:
+        sys.meta_path.insert(0, _Finder(blocked))  # first: before the real one, if it is installed
     if names:
         sys.meta_path.append(_Finder(set(names)))

@@ -1,0 +1,200 @@
+"""What the grader says about a submission, made fit to leave the grading machine: safe and short.
+
+Every result `grade()` returns passes through `cleaned` once, so the terminal, the JSON, the HTML
+report, Gradescope's results.json and a batch's gradebook and class page all show the same text:
+
+- no path of the grading machine: the grader's install, the Python install and virtual
+  environment (sys.prefix, sys.base_prefix, the sandbox's Python), the home folder, the sandbox's
+  folders inside (/tmp/run, /sandbox, /opt/grader) and outside (grader-sandbox-*), any
+  site-packages; a file of the student's is named by its name alone;
+- no frame of pytest, importlib or any library in a traceback: only the student's own lines and
+  the error stay;
+- numbers with six significant digits (`0.678498`, not `0.6784976436143842`), more only where
+  an expected and a wrong number would otherwise look the same: `numbers()`, which every check
+  and renderer writes them with (a student's own text, and code to paste, keep theirs);
+- no card over CARD_LINES lines: a check's feedback is cut at FEEDBACK_LINES and its smallest
+  case at CODE_LINES (saying how much was left out), every line at LINE_CHARS characters, so a
+  terminal section, an HTML card or a results.json entry stays under the cap whatever the
+  student's code printed or the search found.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from grader.errors import host_prefixes
+from grader.files import MODULE_FILE, TESTS_FILE
+from grader.result import CheckResult, Counterexample, Result, SubmissionError
+
+CARD_LINES = 40
+"""The most lines one check's card takes anywhere: its heading, feedback, smallest case and numbers."""
+CODE_LINES = 20
+"""A smallest case longer than this is cut (none the checks make is: a repeated structure is a loop)."""
+FEEDBACK_LINES = CARD_LINES - 4
+"""A card is its heading, the feedback, then for a smallest case a line before it and two of numbers after."""
+LINE_CHARS = 300
+NOTE_LINES = 12
+PROBLEMS = 12
+"""A notebook's cells that did not run cleanly, listed (the rest counted), so that section stays under the cap."""
+DIGITS = 6
+
+OWN_CODE = ("grader/", "reference/")
+"""The grader's own files, as a traceback names them once the install's folder is taken out: an internal
+error keeps their frames, for the instructor to report."""
+SANDBOX_FOLDERS = ("/tmp/run/", "/opt/grader/", "/sandbox/")
+"""The sandbox's own folders, as student code sees them (grader/sandbox/isolation.py)."""
+_FRAME = re.compile(r'^(\s*)File "(?P<py>[^"]*)", line \d+|^(?P<pt>\S+?):\d+: in \S|^\s*<frozen [^>]+>:\d+: in ')
+_LIBRARY_PATH = re.compile(r"(?:/[^\s'\"():,]+)*/(?:site-packages|dist-packages|lib/python3\.\d+)/")
+_SANDBOX_ROOT = re.compile(r"(?:/[^/\s'\"]+)*/grader-(?:sandbox|task)-[^/\s'\"]+/(?:[^/\s'\"]+/)*")
+"""A path through a sandbox's folder on the host (wherever GRADER_SANDBOX_ROOT puts it) or a batch's staging
+folder, up to the file's name."""
+
+
+def machine_paths() -> list[tuple[str, str]]:
+    """Folders of this machine no feedback may show, longest first, each with what stands in for it."""
+    found = set(host_prefixes()) | {(os.path.realpath(sys.prefix), "<python>"),
+                                    (os.path.realpath(sys.base_prefix), "<python>")}
+    sandbox_python = os.environ.get("GRADER_SANDBOX_PYTHON")
+    if sandbox_python:
+        prefix = Path(sandbox_python).parent.parent
+        found |= {(str(prefix), "<python>"), (str(prefix.resolve()), "<python>")}
+    found |= {(folder, "") for folder in SANDBOX_FOLDERS}
+    return sorted((p for p in found if p[0] not in ("", "/")), key=lambda p: -len(p[0]))
+
+
+def without_paths(text: str, paths: list[tuple[str, str]] | None = None) -> str:
+    """The text with every folder of the machine taken out (a student's file keeps its name)."""
+    text = _SANDBOX_ROOT.sub("", text)
+    for prefix, replacement in paths if paths is not None else machine_paths():
+        text = text.replace(prefix, replacement)
+    return _LIBRARY_PATH.sub("", text)
+
+
+def without_library_frames(text: str) -> str:
+    """A traceback (Python's or pytest's) with only the frames in the student's own files (and the grader's,
+    for an internal error): a frame of pytest, importlib or any other library goes, with the source lines
+    printed under it."""
+    if "line " not in text and ": in " not in text:
+        return text
+    kept, dropping = [], None
+    for line in text.splitlines():
+        frame = _FRAME.match(line)
+        if frame:
+            where = frame.group("py") or frame.group("pt") or ""
+            indent = len(line) - len(line.lstrip())
+            dropping = None if os.path.basename(where) in (MODULE_FILE, TESTS_FILE) or \
+                where.startswith(("<cell", "<ipython-input", *OWN_CODE)) else indent
+            if dropping is None:
+                kept.append(line)
+            continue
+        if dropping is not None and line.strip() and (len(line) - len(line.lstrip()) > dropping or
+                                                      line.strip() in ("???", "^" * len(line.strip()))):
+            continue
+        dropping = None
+        kept.append(line)
+    return "\n".join(kept)
+
+
+def capped(text: str, most: int, what: str = "lines") -> str:
+    """At most `most` lines of at most LINE_CHARS characters, the last saying how many were left out."""
+    lines = [line if len(line) <= LINE_CHARS else line[:LINE_CHARS - 3] + "..." for line in text.splitlines()]
+    if len(lines) > most:
+        lines = lines[:most - 1] + [f"... ({len(lines) - most + 1} more {what} not shown)"]
+    return "\n".join(lines)
+
+
+def said(text: str, paths: list[tuple[str, str]] | None = None, most: int = FEEDBACK_LINES) -> str:
+    """A sentence of the grader's (with the student's words quoted in it), fit to show."""
+    return capped(without_library_frames(without_paths(text, paths)), most)
+
+
+def without_hidden(text: str, hidden: set[str]) -> str:
+    """A visible check's feedback with no mention of the hidden checks (a student must not learn what they
+    test): '(see <hidden>)' goes, and a hidden id leaves a list of checks ('(add, mul, <hidden>...)')."""
+    for check_id in sorted(hidden):
+        name = re.escape(check_id)
+        text = re.sub(rf" ?\(see (?:the )?{name}(?: check)?\)", "", text)
+        text = re.sub(rf"\bsee (?:the )?{name}\b(?: check)?", "see the checks above", text)
+        text = re.sub(rf"(?<=\(){name}, |, {name}\b(?=[,.)])", "", text)
+    return text
+
+
+def numbers(*values) -> tuple[str, ...]:
+    """Numbers as feedback shows them: DIGITS significant digits, or as many more as it takes for numbers
+    that differ to look different (an expected 12.01 and a wrong 12.0100001); anything else as it is."""
+    floats = [v for v in values if isinstance(v, float)]
+    digits = DIGITS
+    while digits < 17 and len({f"{v:.{digits}g}" for v in floats}) < len(set(floats)):
+        digits += 1
+    return tuple(f"{v:.{digits}g}" if isinstance(v, float) else str(v) for v in values)
+
+
+def summary(text: str) -> str:
+    """A feedback's first line as a one-line summary (a table's cell, the terminal's row): a line that leads
+    into a list ('0 of your 5 tests pass on your own engine:', '... Not caught:') ends as a sentence instead,
+    never with a dangling colon."""
+    first = (text or "").strip().splitlines()[0].strip() if (text or "").strip() else ""
+    if not first.endswith(":"):
+        return first
+    first = first[:-1].rstrip()
+    head, dot, last = first.rpartition(". ")
+    if dot and len(last.split()) <= 3:  # 'Not caught', 'Still failing': the list's own heading goes with it
+        first = head
+    return first if first.endswith((".", "!", "?")) else first + "."
+
+
+def not_written(result: Result) -> tuple[dict[str, list[str]], str | None, bool]:
+    """The checks the student's code stopped by raising NotImplementedError (starter-kit methods still to write),
+    grouped by the method's name (from its message, 'Value.__add__ is not written yet'); the first method to
+    write; and whether nothing works yet (no check with points passed). Every report shows them as one section."""
+    waiting: dict[str, list[str]] = {}
+    for c in result.checks:
+        if c.status in ("failed", "error") and c.artifacts.get("not_written"):
+            waiting.setdefault(str(c.artifacts["not_written"]).split(" is not written yet")[0], []).append(c.id)
+    nothing = not any(c.status == "passed" and c.max_score > 0 for c in result.checks)
+    return waiting, next(iter(waiting), None), nothing
+
+
+def _data(value, paths):
+    if isinstance(value, str):
+        return capped(without_paths(value, paths), FEEDBACK_LINES)
+    if isinstance(value, dict):
+        return {k: _data(v, paths) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_data(v, paths) for v in value)
+    return value
+
+
+def _check(check: CheckResult, paths) -> CheckResult:
+    example = check.counterexample
+    if example is not None:
+        code = without_paths(example.code, paths)
+        code = capped(code, CODE_LINES, "lines of the case") if len(code.splitlines()) > CODE_LINES else code
+        example = Counterexample(code, _data(example.expected, paths), _data(example.got, paths))
+    most = FEEDBACK_LINES - (len(example.code.splitlines()) + 1 if example is not None else -3)
+    return replace(check, feedback=said(check.feedback, paths, most), counterexample=example,
+                   artifacts=_data(check.artifacts, paths))
+
+
+def _notebook(notebook: dict, paths) -> dict:
+    """A notebook's report with at most PROBLEMS problems of at most two lines each, then how many more."""
+    data = _data(notebook, paths)
+    problems = data.get("problems")
+    if isinstance(problems, list):
+        shown = [capped(str(p), 2) for p in problems[:PROBLEMS]]
+        more = len(problems) - len(shown)
+        data["problems"] = shown + ([f"...and {more} more cells that did not run cleanly."] if more > 0 else [])
+    return data
+
+
+def cleaned(result: Result) -> Result:
+    """The result with every text in it fit to leave the machine (the module's docstring says how)."""
+    paths = machine_paths()
+    error = result.error and SubmissionError(result.error.kind, said(result.error.message, paths))
+    return replace(result, error=error, checks=tuple(_check(c, paths) for c in result.checks),
+                   notebook=_notebook(result.notebook, paths) if result.notebook is not None else None,
+                   notes=tuple(said(n, paths, NOTE_LINES) for n in result.notes))
