@@ -90,3 +90,5 @@ def test_a_batch_without_a_terminal_prints_a_line_per_student_and_names_the_slow
                for line in lines), lines
     assert re.search(r"^slowest: \w+ \(\d+\.\d s\), \w+ \(\d+\.\d s\), \w+ \(\d+\.\d s\)$", run.stdout, re.M)
     assert "could not be graded: broken (syntax_error)" in run.stdout
+    said = [line for line in run.stderr.splitlines() if line.startswith(("grader: warning", "grader: note"))]
+    assert len(said) == len(set(said)), f"each warning is said once for the whole batch, not once per process: {said}"

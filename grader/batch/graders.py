@@ -115,6 +115,9 @@ class Graders:
 def _serve(worker_pid: int) -> None:
     """The grading process: tasks in on stdin, JSON answers out on stdout, until stdin closes."""
     from grader.batch import tasks
+    from grader.sandbox import isolation
+
+    isolation.said_elsewhere = True  # the instructor's process warned once, for the whole batch
 
     def watch():
         while os.getppid() == worker_pid:

@@ -208,10 +208,13 @@ def sandbox_argv(iso: Isolation, code_dir: Path, work_dir: Path, disk_mb: int) -
 
 
 _warned: set[str] = set()
+said_elsewhere = False
+"""Set in a batch's grading processes: the instructor's own process has said each of these already (its
+trial sandbox, grader/sandbox/trial.py, is the same machine's), so they are not said once per process."""
 
 
 def warn_once(message: str, kind: str = "warning") -> None:
-    if message not in _warned:
+    if message not in _warned and not said_elsewhere:
         _warned.add(message)
         print(f"grader: {kind}: {message}", file=sys.stderr)
 
