@@ -76,7 +76,8 @@ def run_early(lane: SuiteLane, sandboxes: list[Sandbox]) -> bool:
     if lane._cancelled:
         return True
     left_out = lane._skip
-    if not state.get("timeout") or left_out - demo:
+    if not state.get("timeout") or left_out - demo:  # the usual way, not trying the needed cells again
+        lane.job = dataclasses.replace(lane.job, needed=None)
         return False
     full = state.get("whole") if second is not None and not left_out else \
         lane._run(sandboxes[0], None, lane.job.first_run_s, left_out)
@@ -85,7 +86,7 @@ def run_early(lane: SuiteLane, sandboxes: list[Sandbox]) -> bool:
         lane.outcome.runs = _ordered(lane, done)
         return True
     if not same_run(full.reply, needed_only.reply):
-        lane.job = dataclasses.replace(lane.job, needed=None)  # the usual way, not trying the needed cells again
+        lane.job = dataclasses.replace(lane.job, needed=None)
         return False
     lane.outcome.runs = _ordered(lane, done)
     lane.outcome.run_once = tuple(sorted(i + 1 for i in demo - left_out))
