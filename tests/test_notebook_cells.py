@@ -6,6 +6,7 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from conftest import BASE_ENGINE, statuses, with_limits
+from grader.checks.suite import SUITE_CHECKS
 from grader.grading import grade
 
 ENGINE = BASE_ENGINE.read_text()
@@ -36,7 +37,8 @@ def test_a_slow_demo_cell_runs_once_and_every_suite_check_is_judged(tmp_path, mi
     cells ran once."""
     demo = "import time\nlosses = []\nfor step in range(5):\n    time.sleep(0.5)\n    losses.append(step)"
     path = write_notebook(tmp_path / "lesson.ipynb", ENGINE, demo, "%timeit -n 1 -r 1 Value(1.0) + 2", TESTS)
-    result = grade(path, with_limits(micrograd, submission_s=30.0))
+    suite_only = micrograd.without(tuple(c.id for c in micrograd.checks if c.id not in SUITE_CHECKS))
+    result = grade(path, with_limits(suite_only, submission_s=30.0))
     found = statuses(result)
     assert result.status == "graded", result.error
     assert found["student_tests"] == "passed" and found["wheat"] == "passed", result.checks[-3:]
@@ -161,3 +163,16 @@ def test_grader_check_of_a_slow_notebook_shows_which_cell_runs(tmp_path):
     assert all(run.returncode in (0, 1) for run in runs.values()), said
     assert "running your notebook: cell 3 (code cell 2 of 3)" in said["slow.ipynb"], said
     assert "running your notebook" not in said["quick.ipynb"], said
+
+
+def test_a_demo_cell_the_reading_misses_sends_every_run_through_the_whole_notebook(tmp_path, micrograd):
+    """A demo cell that changes the engine through a function call (which no reading of the cells follows):
+    the run on the needed cells alone does not give what the whole notebook gives, so every run takes the
+    whole notebook, as before, and the student's tests are judged on the notebook as it runs."""
+    patch = "def disable_add():\n    Value.__add__ = lambda self, other: Value(0.0)"
+    path = write_notebook(tmp_path / "lesson.ipynb", ENGINE, patch, "disable_add()", TESTS)
+    task = micrograd.without(tuple(c.id for c in micrograd.checks if c.id not in ("student_tests", "wheat")))
+    result = grade(path, task)
+    student = next(c for c in result.checks if c.id == "student_tests")
+    assert student.status == "failed" and "run_once" not in student.artifacts, (student.feedback, student.artifacts)
+    assert "test_add_grad" in student.feedback and "test_mul_grad" not in student.feedback.split("pass on")[1]
