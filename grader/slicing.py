@@ -38,6 +38,10 @@ class CellNames:
     changes: frozenset[str]
     uses: frozenset[str]
     opaque: bool
+    imported: frozenset[str] = frozenset()
+    """Of binds, the names the cell binds by importing only."""
+    top_uses: frozenset[str] = frozenset()
+    """Of uses, those the cell's own statements read as it runs (not only its functions, when called)."""
 
 
 def _transform(source: str) -> str:
@@ -54,12 +58,15 @@ def read_cell(source: str) -> CellNames:
         table = symtable.symtable(code, "<cell>", "exec")
     except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError):
         return CellNames(frozenset(), frozenset(), frozenset(), True)
-    binds, uses, declared = set(), set(), set()
+    binds, uses, declared, imported = set(), set(), set(), set()
     for symbol in table.get_symbols():
         if symbol.is_assigned() or symbol.is_imported() or symbol.is_namespace():
             binds.add(symbol.get_name())
+        if symbol.is_imported() and not symbol.is_assigned() and not symbol.is_namespace():
+            imported.add(symbol.get_name())
         if symbol.is_referenced():
             uses.add(symbol.get_name())
+    top_uses = frozenset(uses)
     stack = list(table.get_children())
     while stack:
         child = stack.pop()
@@ -90,7 +97,7 @@ def read_cell(source: str) -> CellNames:
                 opaque = opaque or nested.opaque
     opaque = opaque or bool(uses & OPAQUE_CALLS)
     return CellNames(frozenset(binds | {f"global:{n}" for n in declared}), frozenset(changes), frozenset(uses),
-                     opaque)
+                     opaque, frozenset(imported), top_uses)
 
 
 def _top_level(tree: ast.AST):
@@ -154,20 +161,43 @@ def needed(cells: tuple[tuple[int, str], ...], tests: str | None, seeds: tuple[s
         for name in names.binds:
             if own and not name.startswith("global:"):
                 calls.setdefault(name, set()).update(own)
-    imported = {n for index, source in cells for n in _imports(source)}
+    imports = {index: _imports(source) for index, source in cells}
+    modules = {n for found in imports.values() for n in found}
     chosen: set[int] = set()
-    grew = True
-    while grew:
-        grew = False
-        for index, names in read.items():
-            if index in chosen:
-                continue
-            binds = set(names.binds) | {g for f in names.uses for g in calls.get(f, ())}
-            if names.opaque or binds & wanted or (names.changes - imported) & wanted:
-                chosen.add(index)
-                wanted |= names.uses | {g for f in names.uses for g in calls.get(f, ())}
-                grew = True
-    return frozenset(chosen)
+
+    def choose(index: int) -> None:
+        chosen.add(index)
+        wanted.update(read[index].uses | {g for f in read[index].uses for g in calls.get(f, ())})
+
+    while True:
+        grew = True
+        while grew:  # cells that define, or change, a wanted name
+            grew = False
+            for index, names in read.items():
+                binds = (set(names.binds) - names.imported) | {g for f in names.uses for g in calls.get(f, ())}
+                if index not in chosen and (names.opaque or binds & wanted or (names.changes - modules) & wanted):
+                    choose(index)
+                    grew = True
+        # then cells that import a wanted name that no chosen cell imports alike in time for it (a demo cell's
+        # `import random` is not needed when the engine's cell has it too)
+        extra = False
+        for index in sorted(read, reverse=True):  # the last import of a name first: the earlier ones may repeat it
+            if index not in chosen and any(n in wanted and not _imported_alike(index, n, chosen, imports, read)
+                                           for n in read[index].imported):
+                choose(index)
+                extra = True
+        if not extra:
+            return frozenset(chosen)
+
+
+def _imported_alike(index: int, name: str, chosen: set[int], imports: dict, read: dict) -> bool:
+    """Does a chosen cell import name as the cell at index does, before it, or after it with no chosen cell in
+    between reading name as it runs?"""
+    how = imports[index].get(name)
+    alike = sorted(i for i in chosen if how is not None and imports[i].get(name) == how)
+    if any(i < index for i in alike):
+        return True
+    return bool(alike) and not any(index < i < alike[0] and name in read[i].top_uses for i in chosen)
 
 
 def defined_again(cells: tuple[tuple[int, str], ...], names: tuple[str, ...], ran: frozenset[int] = frozenset()
@@ -182,18 +212,20 @@ def defined_again(cells: tuple[tuple[int, str], ...], names: tuple[str, ...], ra
             if len(found) > 1 and any(i not in ran for i in found)}
 
 
-def _imports(source: str) -> set[str]:
-    """Names a cell binds by importing (modules, whose calls are not counted as changing them)."""
+def _imports(source: str) -> dict[str, str]:
+    """Names a cell binds by importing, and what each is (modules, whose calls are not counted as changing
+    them, and two cells importing one alike bind it alike)."""
     try:
         tree = ast.parse(_transform(source))
     except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError):
-        return set()
-    found = set()
+        return {}
+    found = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            found |= {(a.asname or a.name).split(".")[0] for a in node.names}
+            found |= {a.asname or a.name.split(".")[0]: a.name if a.asname else a.name.split(".")[0]
+                      for a in node.names}
         elif isinstance(node, ast.ImportFrom):
-            found |= {a.asname or a.name for a in node.names}
+            found |= {a.asname or a.name: f"{'.' * node.level}{node.module}:{a.name}" for a in node.names}
     return found
 
 

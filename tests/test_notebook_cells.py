@@ -176,3 +176,22 @@ def test_a_demo_cell_the_reading_misses_sends_every_run_through_the_whole_notebo
     student = next(c for c in result.checks if c.id == "student_tests")
     assert student.status == "failed" and "run_once" not in student.artifacts, (student.feedback, student.artifacts)
     assert "test_add_grad" in student.feedback and "test_mul_grad" not in student.feedback.split("pass on")[1]
+
+
+def test_the_cells_the_tests_need():
+    """Which cells the runs on other engines take: those defining, changing or importing what the tests use
+    (and what those cells use, even a later cell's method patch), never a demo that only uses them; an import
+    a later needed cell repeats is not needed unless a cell between reads the name as it runs."""
+    from grader import slicing
+
+    cells = ((0, "import math\nimport random\nimport numpy as np\n%matplotlib inline"),
+             (1, "class Value:\n    def tanh(self):\n        return math.tanh(self.data)"),
+             (2, "def numerical_grad(f, x, h=1e-6):\n    return (f(x + h) - f(x - h)) / (2 * h)"),
+             (3, "random.seed(0)\nlosses = []\nfor k in range(100):\n    losses.append(Value(k))\nplt.plot(losses)"),
+             (4, "%timeit Value(1.0)"), (5, "!pip list"), (6, "Value.__radd__ = lambda self, other: self"),
+             (7, "import math\n\ndef close(a, b):\n    return math.isclose(a, b)"),
+             (8, "def test_grad():\n    assert close(numerical_grad(lambda x: x * x, 1.0), 2.0)\n\ntest_grad()"))
+    assert slicing.needed(cells, None, ("Value",)) == {1, 2, 6, 7, 8}
+    early = ((0, "import math"), (1, "PI = math.pi\nclass Value:\n    pass"), (2, "import math"))
+    assert slicing.needed(early, None, ("Value",)) == {0, 1, 2}
+    assert slicing.needed(cells, "from micrograd_mine import losses\n", ("Value",)) >= {0, 3}
