@@ -61,7 +61,9 @@ class Execution:
                 "problems": self.problems()}
 
     def left_out(self) -> frozenset[int]:
-        """Indices (from 0) of the cells a rerun leaves out: those that timed out, killed the kernel or never ran."""
+        """Indices (from 0) of the cells the runs of the tests leave out: those that timed out, killed the kernel
+        or never ran (each would cost its time limit again in every run; the engine lane's own run again after a
+        kill keeps the cells that timed out, as a kernel keeps what they did)."""
         return frozenset(c.number - 1 for c in self.cells if c.status in ("timeout", "killed", "not_run"))
 
 
