@@ -195,3 +195,15 @@ def test_the_cells_the_tests_need():
     early = ((0, "import math"), (1, "PI = math.pi\nclass Value:\n    pass"), (2, "import math"))
     assert slicing.needed(early, None, ("Value",)) == {0, 1, 2}
     assert slicing.needed(cells, "from micrograd_mine import losses\n", ("Value",)) >= {0, 3}
+
+
+def test_a_needed_cell_cut_off_by_its_time_limit_is_not_waited_for_in_every_run(tmp_path, micrograd):
+    """The engine's own cell runs a loop past its 2 s limit after defining Value: the runs of the tests leave it
+    out, as the engine lane's run shows, rather than each run waiting 2 s for it again (17 runs would use up the
+    15 s limit, and wheat and sabotage would be skipped)."""
+    path = write_notebook(tmp_path / "lesson.ipynb", ENGINE + "\nimport time\nwhile True:\n    time.sleep(0.01)",
+                          "print('demo')", TESTS)
+    suite_only = micrograd.without(tuple(c.id for c in micrograd.checks if c.id not in SUITE_CHECKS))
+    result = grade(path, with_limits(suite_only, submission_s=15.0, cell_s=2.0))
+    found = statuses(result)
+    assert found["wheat"] != "skipped" and found["sabotage"] != "skipped", result.checks
