@@ -61,6 +61,9 @@ class Options:
     one_sandbox: bool = False
     """Grade in one sandbox, the engine checks and then the tests in turn (a batch's way: every core is
     already busy with a submission, so one sandbox's start is saved rather than a core spent)."""
+    progress: Callable[[int, int, int], None] | None = None
+    """Told each notebook cell as it starts: its number, its place among the code cells, how many there are
+    (a student's `grader check` shows it when the notebook is slow)."""
     engine_key: bytes | None = None
     """The secret the grading's engines are keyed with (default: this machine's, grader/secret.py); a batch
     passes the instructor's, so a submission gets the same engines on whichever machine grades it."""
@@ -91,8 +94,8 @@ def grade(submission: Path, assignment: Assignment, options: Options = Options()
     read, execution, notes = None, None, ()
     try:
         read = read_submission(submission, assignment, options)
-        with open_lanes(read, assignment, options, specs) as (engine, suite):
-            symbols, execution, notes = load(engine, read.code, assignment, submission.name, ends)
+        with open_lanes(read, assignment, options, specs, ends) as (engine, suite):
+            symbols, execution, notes = load(engine, read.code, assignment, submission.name, ends, options.progress)
             if suite is not None:
                 suite.go(execution.left_out() if execution else frozenset(), assignment.limits.cell_s, ends)
             ctx = Context(assignment, engine, symbols, suite, read.tests_source, _seed(read, assignment, options),
@@ -131,10 +134,12 @@ def _shape(read: Submitted) -> str:
 
 
 @contextlib.contextmanager
-def open_lanes(read: Submitted, assignment: Assignment, options: Options, specs: list[CheckSpec]):
+def open_lanes(read: Submitted, assignment: Assignment, options: Options, specs: list[CheckSpec],
+               ends: float | None = None):
     """Step 2: the engine lane, and the suite lane when the tests are graded (its sandboxes warm up while
     this thread writes the plan of engines). With one_sandbox (a batch), both share one sandbox in turn.
-    Everything is closed on the way out, whatever happened."""
+    Everything is closed on the way out, whatever happened. ends: the grading's deadline, which the runs
+    of a notebook's tests that start before it is loaded keep to."""
     limits = SandboxLimits(request_s=assignment.limits.request_s, memory_mb=assignment.limits.memory_mb,
                            cpu_s=int(assignment.limits.submission_s) + 5)
     code, suite = read.code, None
@@ -148,7 +153,8 @@ def open_lanes(read: Submitted, assignment: Assignment, options: Options, specs:
                 suite = SuiteLane(code, limits, options.isolation, options.suite_sandboxes, shared, engine.pause)
                 key = _key(assignment, options)
                 suite.start(suite_job(assignment, code, read.tests, _seed(read, assignment, options),
-                                      secret.seed(key, b"pool"), own_block(_student_text(code)), _shape(read)))
+                                      secret.seed(key, b"pool"), own_block(_student_text(code)), _shape(read)),
+                            ends)
             yield engine, suite
     finally:
         if suite is not None:

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from grader import protocol
+from grader import notebook_suite, protocol
 from grader.errors import WorkerFailure
 from grader.protocol import Code
 from grader.sabotage import EngineRun
@@ -115,6 +115,9 @@ class SuiteOutcome:
     cut: bool = False
     """The grading's time ran out before every run was done; the runs not done are left out (not
     counted as hangs: the engine did not make them slow, the time was up)."""
+    run_once: tuple[int, ...] = ()
+    """Of a notebook, the cells (numbered from 1) the runs on other engines left out: demo cells the tests
+    do not need, run once (grader/slicing.py)."""
 
 
 @dataclass(frozen=True)
@@ -134,6 +137,11 @@ class SuiteJob:
     """Programs every run reports its engine's numbers on, before the tests (mutants' equivalence)."""
     notes: tuple[str, ...] = ()
     """What the plan left out and why (for the student)."""
+    needed: frozenset[int] | None = None
+    """Of a notebook, the cells its tests need: the runs on other engines run only those once a run on the
+    student's own engine shows them to give what the whole notebook gives (grader/notebook_suite.py)."""
+    cell_s: float = 30.0
+    """Of a notebook, each cell's time limit."""
 
 
 class SuiteLane:
@@ -171,8 +179,11 @@ class SuiteLane:
         self._until: float | None = None
         self._thread = threading.Thread(target=self._main, daemon=True)
 
-    def start(self, job: SuiteJob) -> None:
+    def start(self, job: SuiteJob, until: float | None = None) -> None:
+        """Hand the lane its job. until: the grading's deadline, for the runs of a notebook's tests that start
+        before go(), while the engine lane runs the notebook."""
         self.job = job
+        self._cell_timeout, self._until = job.cell_s, until
         self._thread.start()
 
     def go(self, skip: frozenset[int] = frozenset(), cell_timeout: float = 30.0, until: float | None = None) -> None:
@@ -221,6 +232,8 @@ class SuiteLane:
                 self._go.wait()
                 self.outcome.error = f"the sandbox for your tests could not start ({exc})"
                 return
+            if notebook_suite.run_early(self, self.sandboxes):
+                return
             self._go.wait()
             if self._cancelled:
                 return
@@ -238,6 +251,7 @@ class SuiteLane:
         if own is None or own.failure is not None or protocol.raised(own.reply) is not None:
             return
         timeout = job.per_run(own)
+        timeout = notebook_suite.only_needed(self, sandboxes[0], own, timeout)
         shares = [job.plan[i::len(sandboxes)] for i in range(len(sandboxes))]
         done: list[list[RunReply]] = [[] for _ in sandboxes]
         helpers = [threading.Thread(target=self._run_all, args=(sandboxes[i], shares[i], timeout, done[i]))
@@ -260,14 +274,17 @@ class SuiteLane:
                 return
             into.append(run)
 
-    def _run(self, sandbox: Sandbox, engine: EngineRun | None, timeout: float) -> RunReply | None:
-        """One run of the suite, or None when the grading's time ran out before it could end."""
+    def _run(self, sandbox: Sandbox, engine: EngineRun | None, timeout: float,
+             skip: frozenset[int] | None = None) -> RunReply | None:
+        """One run of the suite (a notebook without the cells in skip, by default those go() left out), or None
+        when the grading's time ran out before it could end."""
         started = time.monotonic()
         if self._until is not None and started >= self._until:
             self.outcome.cut = True
             return None
         job = self.job
-        message = protocol.suite(job.code.request(self._skip, self._cell_timeout), job.tests,
+        skip = self._skip if skip is None else skip
+        message = protocol.suite(job.code.request(skip, self._cell_timeout), job.tests,
                                  engine.block if engine else None, list(job.fixtures), list(job.probes))
         try:
             unit = sandbox.unit("suite")

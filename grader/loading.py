@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import time
 
-from grader import notebooks, protocol
+from grader import notebooks, protocol, slicing
 from grader.checks.context import did_you_mean
 from grader.errors import OutOfTime, Rejected, WorkerFailure
 from grader.lanes import EngineLane
@@ -16,12 +16,16 @@ from grader.protocol import Code, Loaded
 from grader.sandbox.inside.standins import UNAVAILABLE
 from grader.spec import Assignment
 
-def load(engine: EngineLane, code: Code, assignment: Assignment, filename: str, ends: float):
+LESSON_NAMES = ("Value", "Neuron", "Layer", "MLP", "numerical_grad")
+"""The lesson's names the checks read: a later cell defining one again is named in a note."""
+
+
+def load(engine: EngineLane, code: Code, assignment: Assignment, filename: str, ends: float, progress=None):
     """Load the student's code (running a notebook) before the grading's deadline, ends; the names it
-    defines, and the notebook's report."""
+    defines, and the notebook's report. progress: told each notebook cell as it starts (notebooks.Progress)."""
     limits = assignment.limits
     if code.kind == "notebook":
-        return _load_notebook(engine, code, assignment, filename, ends)
+        return _load_notebook(engine, code, assignment, filename, ends, progress)
     try:
         reply = engine.load(code.request(), limits.request_s, ends)
     except WorkerFailure as failure:
@@ -33,7 +37,8 @@ def load(engine: EngineLane, code: Code, assignment: Assignment, filename: str, 
     return _symbols(claim, assignment, filename, None, engine.sandbox.python), None, _notes(claim, code)
 
 
-def _load_notebook(engine: EngineLane, code: Code, assignment: Assignment, filename: str, ends: float):
+def _load_notebook(engine: EngineLane, code: Code, assignment: Assignment, filename: str, ends: float,
+                   tell=None):
     """Run the notebook within its budget (cell_s for each cell, two more, and a minute), capped by what
     is left of the submission's time limit; a notebook still running when that runs out is an error,
     its report naming the cell cut off."""
@@ -43,7 +48,7 @@ def _load_notebook(engine: EngineLane, code: Code, assignment: Assignment, filen
     until = min(time.monotonic() + budget, ends)
     limit = f"the submission's time limit of {limits.submission_s:g} s" if until == ends else \
         f"the notebook's time limit of {budget:g} s ({cell_s:g} s for each cell, and a minute)"
-    progress = notebooks.Progress()
+    progress = notebooks.Progress(code.cells, tell)
     try:
         claim = protocol.loaded(engine.load(code.request(frozenset(), cell_s), budget, until, progress, gap))
         execution = notebooks.execution(code.cells, progress.ended if claim.cells is None else claim.cells)
@@ -57,13 +62,25 @@ def _load_notebook(engine: EngineLane, code: Code, assignment: Assignment, filen
         execution = notebooks.execution(code.cells, progress.ended, killer, f"your code {failure.message}",
                                         interrupted)
         try:
-            claim = protocol.loaded(engine.load(code.request(execution.left_out(), cell_s), budget, until, None, gap))
+            # the cells before it again, as a kernel restarted would: those that timed out too, since a kernel
+            # keeps what such a cell did before it was interrupted (tests/test_notebook_kernel.py)
+            rerun = frozenset(i for i, _ in code.cells if i >= killer)
+            claim = protocol.loaded(engine.load(code.request(rerun, cell_s), budget, until, None, gap))
         except OutOfTime:
             raise _out_of_time(code, filename, limit, progress, execution) from None
         except WorkerFailure as again:
             raise Rejected("crash", f"running {filename} again without cell {killer + 1}: your notebook "
                            f"{again.message}") from None
-    return _symbols(claim, assignment, filename, execution), execution, _notes(claim, code)
+    return _symbols(claim, assignment, filename, execution), execution, _notes(claim, code) + _again(code, assignment,
+                                                                                                   execution)
+
+
+def _again(code: Code, assignment: Assignment, execution: notebooks.Execution) -> tuple[str, ...]:
+    """A note for each of the lesson's names a later cell defines again: the one graded is the last."""
+    names = tuple(dict.fromkeys(assignment.required_symbols + LESSON_NAMES))
+    again = slicing.defined_again(code.cells, names, execution.left_out() if execution else frozenset())
+    return tuple(f"cell {index + 1} defines `{name}` again; the {'engine' if name == 'Value' else f'`{name}`'} "
+                 "graded is that one." for name, index in sorted(again.items(), key=lambda item: (item[1], item[0])))
 
 
 def _out_of_time(code: Code, filename: str, limit: str, progress: notebooks.Progress, before=None) -> Rejected:

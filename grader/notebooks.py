@@ -61,7 +61,9 @@ class Execution:
                 "problems": self.problems()}
 
     def left_out(self) -> frozenset[int]:
-        """Indices (from 0) of the cells a rerun leaves out: those that timed out, killed the kernel or never ran."""
+        """Indices (from 0) of the cells the runs of the tests leave out: those that timed out, killed the kernel
+        or never ran (each would cost its time limit again in every run; the engine lane's own run again after a
+        kill keeps the cells that timed out, as a kernel keeps what they did)."""
         return frozenset(c.number - 1 for c in self.cells if c.status in ("timeout", "killed", "not_run"))
 
 
@@ -88,16 +90,21 @@ def code_cells(nb: nbformat.NotebookNode) -> tuple[tuple[int, str], ...]:
 class Progress:
     """Follows a notebook run from the sandbox's events: which cell started, how each ended."""
 
-    def __init__(self):
+    def __init__(self, cells: tuple[tuple[int, str], ...] = (), tell=None):
         self.started: int | None = None
         self.ended: dict[int, dict] = {}
+        self.order = {index: k for k, (index, _) in enumerate(cells)}
+        self.tell = tell
+        """Told (cell number, code cell's place from 1, code cells) as each of the notebook's cells starts."""
 
     def __call__(self, event: dict) -> None:
         cell = event.get("cell")
-        if not isinstance(cell, int):
+        if not isinstance(cell, int) or isinstance(cell, bool):
             return
         if event.get("phase") == "start":
             self.started = cell
+            if self.tell is not None and cell in self.order:  # a claim: only cells the notebook has
+                self.tell(cell + 1, self.order[cell] + 1, len(self.order))
         elif isinstance(event.get("status"), str):
             self.ended[cell] = event
             self.started = None
@@ -112,6 +119,7 @@ def execution(cells: tuple[tuple[int, str], ...], said: dict[int, dict], killed_
     (out_of_time says why), as a timeout with that reason; every cell after it, as not run.
     """
     reports = []
+    exited = next((i for i, entry in said.items() if entry.get("exit") is True), None)
     for index, _ in cells:
         number = index + 1
         if killed_at is not None and index == killed_at:
@@ -121,11 +129,16 @@ def execution(cells: tuple[tuple[int, str], ...], said: dict[int, dict], killed_
             reports.append(CellReport(number, "not_run"))
             continue
         entry = said.get(index, {"status": "ok"})
+        if exited is not None and index > exited:
+            reports.append(CellReport(number, "not_run"))
+            continue
         status = entry.get("status") if entry.get("status") in ("ok", "error", "timeout") else "ok"
         error = f"{entry.get('ename', '')}: {entry.get('evalue', '')}".strip(": ")[:500] if status == "error" else ""
         error = error if isinstance(error, str) else ""
         reports.append(CellReport(number, status, error))
     died = None if killed_at is None or interrupted or out_of_time else why
+    if exited is not None and killed_at is None:
+        died = f"cell {exited + 1} called exit(), which shuts the kernel down"
     return Execution(tuple(reports), died, out_of_time)
 
 

@@ -11,14 +11,15 @@ The layers, top to bottom:
 - grading: one submission graded: grading, loading (the student's code loaded), notebooks
   (a notebook turned into code), catalog (an assignment checked against the registries).
 - checks: checks/ and sabotage/ (the engines a suite runs against), and lanes (the
-  sandboxes a grading's checks talk to: checks/suite starts one).
+  sandboxes a grading's checks talk to: checks/suite starts one) with notebook_suite (how the
+  suite lane runs a notebook's tests with its demo cells run once).
 - render (beside): render/, which turns a result into text and HTML; it sits above the
   model only, and nothing below entry uses it.
 - insight (beside): insight/, what a class got wrong and which submissions look alike, from
   results and code as data; it sits above the model only, and nothing below entry uses it.
 - model: what the layers above share: spec, result, programs, files, causes (the misconceptions),
-  errors, text, feedback (a result made fit to leave the machine), fileio, secret, and the grader
-  package itself (its version).
+  errors, text, feedback (a result made fit to leave the machine), fileio, secret, slicing (the cells a
+  notebook's tests need), and the grader package itself (its version).
 - sandbox (beside): sandbox/ on the host; it knows errors and nothing else of the model.
 - inside: sandbox/inside/, the code copied into the sandbox: stdlib only, and the one home
   of what both sides must agree on (the op table, the student's file names, the frames).
@@ -34,11 +35,12 @@ ROOT = Path(__file__).resolve().parent.parent / "grader"
 LAYERS = {
     "entry": ("grader.cli", "grader.commands", "grader.batch", "grader.gradescope", "grader.lms"),
     "grading": ("grader.grading", "grader.loading", "grader.notebooks", "grader.catalog"),
-    "checks": ("grader.checks", "grader.sabotage", "grader.lanes"),
+    "checks": ("grader.checks", "grader.sabotage", "grader.lanes", "grader.notebook_suite"),
     "render": ("grader.render",),
     "insight": ("grader.insight",),
     "model": ("grader.spec", "grader.result", "grader.programs", "grader.protocol", "grader.files", "grader.causes",
-              "grader.errors", "grader.text", "grader.fileio", "grader.secret", "grader.feedback", "grader"),
+              "grader.errors", "grader.text", "grader.fileio", "grader.secret", "grader.feedback", "grader.slicing",
+              "grader"),
     "sandbox": ("grader.sandbox",),
     "inside": ("grader.sandbox.inside",),
 }

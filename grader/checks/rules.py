@@ -280,7 +280,7 @@ def gradcheck(ctx: Context) -> Outcome:
     ops = tuple(op for op in ctx.assignment.ops if op in f.working)
     if not ops:
         return _not_judged("no operation works on its own yet (see forward)")
-    shape = Shape(ops=ops, max_ops=5, reuse_leaves=True, share_nodes=True, wrap=True)
+    shape = Shape(ops=ops, max_ops=5, reuse_leaves=True, share_nodes=True, wrap="mul" in ops)
     sweep = reuse_sweep(ctx, ops)
     first = judge_gradcheck_many(ctx, sweep) if sweep else {}
     verdict = next((first[p] for p in sweep if first.get(p) is not None), None)

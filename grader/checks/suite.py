@@ -19,6 +19,7 @@ grader's words (suite_text.py), never what a test wrote.
 
 from __future__ import annotations
 
+from grader import slicing
 from grader.checks.cases import EQUAL_DATA, HAND_EXAMPLES, LEAVES, SINGLE, chain, diamond
 from grader.checks.context import Context
 from grader.checks.registry import check
@@ -64,7 +65,10 @@ def suite_job(assignment, code: Code, tests: str, seed: str, pool: str, own: str
         return min(limit, max(MIN_RUN_S, SLOWDOWN * own_run.duration))
 
     engines = plan(assignment.sabotages, seed, pool, own, shape)
-    return SuiteJob(code, tests, tuple(engines), limit, per_run, FIXTURES, tuple(equivalence_probes()), engines.notes)
+    needed = slicing.needed(code.cells, tests, FIXTURES + tuple(assignment.required_symbols)) \
+        if code.kind == "notebook" else None
+    return SuiteJob(code, tests, tuple(engines), limit, per_run, FIXTURES, tuple(equivalence_probes()), engines.notes,
+                    needed, assignment.limits.cell_s)
 
 
 def suite(ctx: Context) -> Suite | Outcome:
@@ -199,6 +203,9 @@ def student_tests(ctx: Context) -> Outcome:
     good = (f"\n{these} on every correct engine: a test that catches a bug in your own engine is a good test, and "
             "costs nothing here (the engine checks charge the bug). Fix the engine, not the test:\n"
             + "\n".join(listed(caught))) if catching else ""
+    once = ctx.suite_lane.result().run_once
+    if once:
+        artifacts["run_once"] = list(once)
     if not failing and not skipped:
         said = (f"Each of your {_tests(len(run.tests))} passes on your engine, or fails there only by catching a bug "
                 f"in it.{good}") if catching else f"Your {_tests(len(run.tests))} {_pass(len(run.tests))} on your engine."
@@ -213,7 +220,16 @@ def student_tests(ctx: Context) -> Outcome:
         outcome = Outcome("failed", f"{opening}\n" + "\n".join(listed(lines)) + good
                           + (f"\n{advice}" if advice else ""), artifacts=artifacts,
                           fraction=passed / len(run.tests))
+    if once:
+        outcome = Outcome(outcome.status, f"{outcome.feedback}\n{_once(once)}", outcome.counterexample,
+                          outcome.artifacts, outcome.fraction)
     return outcome if found.stopped else _capped(ctx, found, "student_tests", outcome)
+
+
+def _once(cells: tuple[int, ...]) -> str:
+    named = ", ".join(str(n) for n in cells[:20]) + (f" and {len(cells) - 20} more" if len(cells) > 20 else "")
+    return (f"Cell{'s' if len(cells) != 1 else ''} {named} of your notebook, which your tests do not need, ran once; "
+            "on every other engine your tests ran after the cells they need.")
 
 
 def catching_own_bug(found: Suite, failing: dict[str, dict]) -> dict[str, dict]:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import TextIO
 
@@ -55,9 +57,13 @@ def main(*, submission: Path, assignment: str, tests: Path | None = None, json_p
     task = catalog.load(assignment)
     iso = require_started("check")
     lanes = 2 if (os.cpu_count() or 1) >= 2 else 1
-    progress = Progress(sys.stderr)
-    result = grade(submission, task, Options(public_only=public_only, tests=tests, isolation=iso,
-                                             suite_sandboxes=lanes, on_check=progress.done)).redacted()
+    progress, cells = Progress(sys.stderr), CellProgress(sys.stderr)
+    try:
+        result = grade(submission, task, Options(public_only=public_only, tests=tests, isolation=iso,
+                                                 suite_sandboxes=lanes, on_check=progress.done,
+                                                 progress=cells)).redacted()
+    finally:
+        cells.done()
     progress.clear()
     table = sys.stderr if to_stdout else sys.stdout  # --json -: stdout holds the JSON alone
     _say(render(result, task), table)
@@ -123,3 +129,54 @@ def _say(text: str, stream: TextIO) -> None:
         print(text, file=stream, flush=True)
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+
+
+class CellProgress:
+    """`cell N (code cell K of M)` on stderr while a notebook's cells run, once it has run for a few seconds (a
+    quick notebook shows nothing); on a terminal, one line rewritten in place each second, cleared when the
+    notebook has run (the checks' progress then takes the line)."""
+
+    AFTER_S = 3.0
+
+    def __init__(self, stream: TextIO):
+        self.stream = stream
+        self.live = stream.isatty()
+        self.started: float | None = None
+        self.current: tuple[int, int, int] | None = None
+        self.shown = ""
+        self.stop = threading.Event()
+        self.ticker: threading.Thread | None = None
+
+    def __call__(self, number: int, place: int, count: int) -> None:
+        self.current = (number, place, count)
+        if self.ticker is None:
+            self.started = time.monotonic()
+            self.ticker = threading.Thread(target=self._tick, daemon=True)
+            self.ticker.start()
+        if place == count:  # the last cell: the notebook's run ends with it
+            self.stop.set()
+
+    def _tick(self) -> None:
+        while not self.stop.wait(self.AFTER_S if not self.shown else 1.0):
+            number, place, count = self.current
+            line = f"running your notebook: cell {number} (code cell {place} of {count}), " \
+                   f"{time.monotonic() - self.started:.0f} s so far"
+            if self.live:
+                self._write(f"\r\x1b[K{line}")
+            elif line.split(",")[0] != self.shown.split(",")[0]:
+                self._write(f"{line}\n")
+            self.shown = line
+
+    def done(self) -> None:
+        self.stop.set()
+        if self.ticker is not None:
+            self.ticker.join()
+        if self.shown and self.live:
+            self._write("\r\x1b[K")
+
+    def _write(self, text: str) -> None:
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except (BrokenPipeError, ValueError):  # nobody reads stderr any more: grading goes on
+            pass

@@ -1,9 +1,12 @@
 """Run a notebook's code cells as Restart & Run All would, with IPython's own shell (the
-shell a Jupyter kernel runs cells with), in the unit's process.
+shell a Jupyter kernel runs cells with, and the way the kernel calls it: run_cell, history
+stored), in the unit's process. tests/test_notebook_kernel.py holds it to a real kernel run
+through nbclient, cell by cell.
 
 The cells run in order in one namespace, registered as the module micrograd_mine. A
 cell that raises is recorded and the next one runs; a cell past its time limit is
 interrupted with KeyboardInterrupt, as a Jupyter interrupt does; input() fails at once;
+exit() shuts the kernel down after its cell, so no later cell runs;
 magics and shell escapes work as in IPython. A cell that kills the process is told
 apart by the grader, which hears "cell N starts" and then nothing.
 """
@@ -41,7 +44,9 @@ def _shell():
     config.HistoryManager.enabled = False
     config.InteractiveShell.colors = "nocolor"
     config.InteractiveShell.autocall = 0
-    return InteractiveShell.instance(config=config, user_module=types.ModuleType(MODULE))
+    shell = InteractiveShell.instance(config=config, user_module=types.ModuleType(MODULE))
+    shell.ask_exit = lambda: setattr(shell, "exit_now", True)  # exit() and quit(): the kernel shuts down after the cell
+    return shell
 
 
 class CellTimeout(KeyboardInterrupt):
@@ -67,14 +72,14 @@ def run(cells: list[list], skip: list[int], cell_timeout: float, emit) -> tuple[
         raise CellTimeout(f"the cell ran past {cell_timeout:g} s and was interrupted")
 
     signal.signal(signal.SIGALRM, interrupt)
-    for index, source in cells:
+    for count, (index, source) in enumerate(cells, start=1):
         if index in skip:
             statuses.append({"index": index, "status": "skipped"})
             continue
         emit(cell=index, phase="start")
         signal.setitimer(signal.ITIMER_REAL, cell_timeout)
         try:
-            error = _run_cell(shell, source)
+            error = _run_cell(shell, source, count)
         except CellTimeout as exc:  # raised between the cell's steps rather than in its code
             error = exc
         finally:
@@ -84,28 +89,24 @@ def run(cells: list[list], skip: list[int], cell_timeout: float, emit) -> tuple[
         else:
             status = "timeout" if isinstance(error, CellTimeout) else "error"
             entry = {"index": index, "status": status, "ename": type(error).__name__, "evalue": _text(error)[:500]}
+        if shell.exit_now:  # exit() or quit(): a kernel shuts down once the cell is done, so no later cell runs
+            entry["exit"] = True
         statuses.append(entry)
         emit(cell=index, **{k: v for k, v in entry.items() if k != "index"})
+        if shell.exit_now:
+            statuses += [{"index": i, "status": "not_run"} for i, _ in cells[count:]]
+            break
     signal.signal(signal.SIGALRM, signal.SIG_DFL)
     return module, statuses
 
 
-def _run_cell(shell, source: str) -> BaseException | None:
-    """Run one cell as IPython does (its input transforms: magics, shell escapes; its compiler, which
-    keeps a `from __future__` of an earlier cell), without its display machinery; what it raised.
-    A cell IPython alone can run (top-level await) goes through shell.run_cell."""
-    try:
-        code = shell.compile(shell.transform_cell(source), shell.compile.cache(source), "exec")
-    except SyntaxError as exc:
-        if "await" not in source:
-            return exc
-        result = shell.run_cell(source, store_history=False)
-        return result.error_before_exec or result.error_in_exec
-    try:
-        exec(code, shell.user_ns)  # noqa: S102 - the student's own cell, in their own sandboxed process
-    except BaseException as exc:  # noqa: BLE001 - a cell's exception, SystemExit and interrupts included
-        return exc
-    return None
+def _run_cell(shell, source: str, count: int) -> BaseException | None:
+    """Run one cell as a Jupyter kernel does (shell.run_cell, its history stored: `_`, `Out[n]` and `_in`
+    as the kernel has them, with n the cell's place among the code cells, as after Restart & Run All, even
+    when cells before it are left out); what it raised."""
+    shell.execution_count = count
+    result = shell.run_cell(source, store_history=True)
+    return result.error_before_exec or result.error_in_exec
 
 
 def run_engine(module: types.ModuleType, source: str) -> None:

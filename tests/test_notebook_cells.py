@@ -1,0 +1,210 @@
+"""Notebooks as students write them: a demo cell runs once, not once per engine the tests run on."""
+
+from __future__ import annotations
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+from conftest import BASE_ENGINE, statuses, with_limits
+from grader.checks.suite import SUITE_CHECKS
+from grader.grading import grade
+
+ENGINE = BASE_ENGINE.read_text()
+TESTS = '''
+def test_add_grad():
+    a, b = Value(2.0), Value(-3.0)
+    c = a + b
+    c.backward()
+    assert a.grad == 1.0 and b.grad == 1.0
+
+
+def test_mul_grad():
+    a, b = Value(2.0), Value(-3.0)
+    c = a * b
+    c.backward()
+    assert abs(a.grad - b.data) < 1e-9 and abs(b.grad - a.data) < 1e-9
+'''
+
+
+def write_notebook(path, *cells):
+    nbformat.write(new_notebook(cells=[new_markdown_cell("# micrograd")] + [new_code_cell(c) for c in cells]), str(path))
+    return path
+
+
+def test_a_slow_demo_cell_runs_once_and_every_suite_check_is_judged(tmp_path, micrograd):
+    """A demo cell that takes 2.5 s: run again for each of the ~17 engines the tests run on, it would use up
+    a 30 s limit; run once, student_tests, wheat and sabotage are all judged, and the report says which
+    cells ran once."""
+    demo = "import time\nlosses = []\nfor step in range(5):\n    time.sleep(0.5)\n    losses.append(step)"
+    path = write_notebook(tmp_path / "lesson.ipynb", ENGINE, demo, "%timeit -n 1 -r 1 Value(1.0) + 2", TESTS)
+    suite_only = micrograd.without(tuple(c.id for c in micrograd.checks if c.id not in SUITE_CHECKS))
+    result = grade(path, with_limits(suite_only, submission_s=30.0))
+    found = statuses(result)
+    assert result.status == "graded", result.error
+    assert found["student_tests"] == "passed" and found["wheat"] == "passed", result.checks[-3:]
+    assert found["sabotage"] in ("passed", "failed"), result.checks[-1]
+    student = next(c for c in result.checks if c.id == "student_tests")
+    assert student.artifacts["run_once"] == [3, 4], student.artifacts
+
+
+SMALL_VALUE = '''
+import math
+
+
+class Value:
+    """A second, smaller engine an exercise asks for: +, /, exp and log only."""
+
+    def __init__(self, data, _children=()):
+        self.data, self.grad, self._prev = data, 0.0, set(_children)
+        self._backward = lambda: None
+
+    def __add__(self, other):
+        other = other if isinstance(other, Value) else Value(other)
+        out = Value(self.data + other.data, (self, other))
+
+        def _backward():
+            self.grad += out.grad
+            other.grad += out.grad
+        out._backward = _backward
+        return out
+
+    def __truediv__(self, other):
+        other = other if isinstance(other, Value) else Value(other)
+        out = Value(self.data / other.data, (self, other))
+
+        def _backward():
+            self.grad += out.grad / other.data
+            other.grad += -out.grad * self.data / other.data ** 2
+        out._backward = _backward
+        return out
+
+    def exp(self):
+        out = Value(math.exp(self.data), (self,))
+
+        def _backward():
+            self.grad += out.data * out.grad
+        out._backward = _backward
+        return out
+
+    def log(self):
+        out = Value(math.log(self.data), (self,))
+
+        def _backward():
+            self.grad += out.grad / self.data
+        out._backward = _backward
+        return out
+
+    def backward(self):
+        topo, seen, stack = [], set(), [(self, False)]
+        while stack:
+            node, done = stack.pop()
+            if done:
+                topo.append(node)
+            elif node not in seen:
+                seen.add(node)
+                stack.append((node, True))
+                stack.extend((child, False) for child in node._prev)
+        self.grad = 1.0
+        for node in reversed(topo):
+            node._backward()
+'''
+
+
+def test_a_later_cell_defining_value_again_is_named_and_its_engine_graded_on_what_it_can_do(tmp_path, micrograd):
+    """An exercise cell defines a second Value with only +, /, exp and log, another rebinds numerical_grad to a
+    list: the terminal and the result name each cell, and gradcheck builds only from what that engine can do
+    (no `*` to scale the output), so it passes rather than erroring on the missing `*`."""
+    from grader.render import terminal
+
+    path = write_notebook(tmp_path / "lesson.ipynb", ENGINE, "print('demo')", SMALL_VALUE, "numerical_grad = [1, 2, 3]")
+    keep = {"forward", "add", "gradcheck", "numerical_grad"}
+    task = micrograd.without(tuple(c.id for c in micrograd.checks if c.id not in keep))
+    result = grade(path, task)
+    assert result.status == "graded", result.error
+    assert "cell 4 defines `Value` again; the engine graded is that one." in result.notes, result.notes
+    assert "cell 5 defines `numerical_grad` again; the `numerical_grad` graded is that one." in result.notes
+    found = statuses(result)
+    assert found["gradcheck"] == "passed", next(c.feedback for c in result.checks if c.id == "gradcheck")
+    assert found["add"] == "passed" and found["forward"] == "error"
+    shown = terminal.render(result, task)
+    assert "Note: cell 4 defines `Value` again; the engine graded is that one." in shown
+
+
+def test_import_torch_beside_numpy_in_the_first_cell_stands_in_and_the_rest_runs(tmp_path, micrograd):
+    """`import torch` opening a notebook's first cell, with numpy and matplotlib (absent here) and math after it:
+    torch stands in (installed or not, the assignment does not name it), so the cell's other imports run and the
+    engine using math is graded; the notes name each package missing, and a cell using torch says so."""
+    first = "import torch\nimport numpy as np\nimport matplotlib.pyplot as plt\nimport math"
+    path = write_notebook(tmp_path / "lesson.ipynb", first, ENGINE, "x = torch.tensor([2.0]).item() * 2",
+                          "xs = np.linspace(-1, 1, 5)\nplt.plot(xs, xs)")
+    task = micrograd.without(tuple(c.id for c in micrograd.checks if c.id not in ("forward", "tanh")))
+    result = grade(path, task)
+    assert result.status == "graded" and result.score == result.max_score, (result.error, result.checks)
+    assert result.notes[0].startswith("Your code imports torch, which is not available where it is graded")
+    assert [n.split(",")[0] for n in result.notes[1:]] == ["Your code imports numpy", "Your code imports matplotlib"]
+    problems = result.notebook["problems"]
+    assert len(problems) == 1 and problems[0].startswith("cell 4: StandInError: torch is not available"), problems
+
+
+def test_grader_check_of_a_slow_notebook_shows_which_cell_runs(tmp_path):
+    """Does `grader check` of a notebook whose cells take a few seconds say on stderr which cell is running
+    (cell N, code cell K of M), and say nothing of a quick one?"""
+    import os
+    import subprocess
+    import sys
+
+    write_notebook(tmp_path / "slow.ipynb", ENGINE, "import time\ntime.sleep(5)", "x = 1")
+    write_notebook(tmp_path / "quick.ipynb", ENGINE, "x = 1")
+    env = {**os.environ, "PYTHONPATH": str(BASE_ENGINE.parents[3])}
+    runs = {name: subprocess.Popen([sys.executable, "-m", "grader.cli", "check", name, "--public-only"],
+                                   cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+            for name in ("slow.ipynb", "quick.ipynb")}
+    said = {name: run.communicate(timeout=300)[1] for name, run in runs.items()}
+    assert all(run.returncode in (0, 1) for run in runs.values()), said
+    assert "running your notebook: cell 3 (code cell 2 of 3)" in said["slow.ipynb"], said
+    assert "running your notebook" not in said["quick.ipynb"], said
+
+
+def test_a_demo_cell_the_reading_misses_sends_every_run_through_the_whole_notebook(tmp_path, micrograd):
+    """A demo cell that changes the engine through a function call (which no reading of the cells follows):
+    the run on the needed cells alone does not give what the whole notebook gives, so every run takes the
+    whole notebook, as before, and the student's tests are judged on the notebook as it runs."""
+    patch = "def disable_add():\n    Value.__add__ = lambda self, other: Value(0.0)"
+    path = write_notebook(tmp_path / "lesson.ipynb", ENGINE, patch, "disable_add()", TESTS)
+    task = micrograd.without(tuple(c.id for c in micrograd.checks if c.id not in ("student_tests", "wheat")))
+    result = grade(path, task)
+    student = next(c for c in result.checks if c.id == "student_tests")
+    assert "run_once" not in student.artifacts, student.artifacts
+    assert student.artifacts["tests"]["test_add_grad"]["outcome"] == "failed", student.artifacts  # as in the notebook
+    assert student.artifacts["tests"]["test_mul_grad"]["outcome"] == "passed"
+
+
+def test_the_cells_the_tests_need():
+    """Which cells the runs on other engines take: those defining, changing or importing what the tests use
+    (and what those cells use, even a later cell's method patch), never a demo that only uses them; an import
+    a later needed cell repeats is not needed unless a cell between reads the name as it runs."""
+    from grader import slicing
+
+    cells = ((0, "import math\nimport random\nimport numpy as np\n%matplotlib inline"),
+             (1, "class Value:\n    def tanh(self):\n        return math.tanh(self.data)"),
+             (2, "def numerical_grad(f, x, h=1e-6):\n    return (f(x + h) - f(x - h)) / (2 * h)"),
+             (3, "random.seed(0)\nlosses = []\nfor k in range(100):\n    losses.append(Value(k))\nplt.plot(losses)"),
+             (4, "%timeit Value(1.0)"), (5, "!pip list"), (6, "Value.__radd__ = lambda self, other: self"),
+             (7, "import math\n\ndef close(a, b):\n    return math.isclose(a, b)"),
+             (8, "def test_grad():\n    assert close(numerical_grad(lambda x: x * x, 1.0), 2.0)\n\ntest_grad()"))
+    assert slicing.needed(cells, None, ("Value",)) == {1, 2, 6, 7, 8}
+    early = ((0, "import math"), (1, "PI = math.pi\nclass Value:\n    pass"), (2, "import math"))
+    assert slicing.needed(early, None, ("Value",)) == {0, 1, 2}
+    assert slicing.needed(cells, "from micrograd_mine import losses\n", ("Value",)) >= {0, 3}
+
+
+def test_a_needed_cell_cut_off_by_its_time_limit_is_not_waited_for_in_every_run(tmp_path, micrograd):
+    """The engine's own cell runs a loop past its 2 s limit after defining Value: the runs of the tests leave it
+    out, as the engine lane's run shows, rather than each run waiting 2 s for it again (17 runs would use up the
+    15 s limit, and wheat and sabotage would be skipped)."""
+    path = write_notebook(tmp_path / "lesson.ipynb", ENGINE + "\nimport time\nwhile True:\n    time.sleep(0.01)",
+                          "print('demo')", TESTS)
+    suite_only = micrograd.without(tuple(c.id for c in micrograd.checks if c.id not in SUITE_CHECKS))
+    result = grade(path, with_limits(suite_only, submission_s=15.0, cell_s=2.0))
+    found = statuses(result)
+    assert found["wheat"] != "skipped" and found["sabotage"] != "skipped", result.checks
