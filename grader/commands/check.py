@@ -21,12 +21,13 @@ from pathlib import Path
 from typing import TextIO
 
 from grader import catalog, fileio
-from grader.errors import ExitCode, UsageError
+from grader.errors import ExitCode, SandboxError, UsageError
 from grader.files import MODULE_FILE
 from grader.grading import Options, grade
 from grader.render import html
 from grader.render.terminal import MARK, render
 from grader.result import CheckResult
+from grader.sandbox import isolation
 from grader.sandbox.trial import require_started
 from grader.text import printable
 
@@ -55,13 +56,18 @@ def main(*, submission: Path, assignment: str, tests: Path | None = None, json_p
         if path is not None:
             fileio.refuse_links(path, base)  # before grading, not after
     task = catalog.load(assignment)
-    iso = require_started("check")
+    iso = isolation.require("check")
     lanes = 2 if (os.cpu_count() or 1) >= 2 else 1
     progress, cells = Progress(sys.stderr), CellProgress(sys.stderr)
     try:
         result = grade(submission, task, Options(public_only=public_only, tests=tests, isolation=iso,
                                                  suite_sandboxes=lanes, on_check=progress.done,
                                                  progress=cells)).redacted()
+    except SandboxError:
+        # no trial up front (it cost every check a sandbox's start): the grading's own sandbox is the trial,
+        # and when it cannot start, the trial says why and how to fix it (exit 3), as for a batch
+        require_started("check")
+        raise
     finally:
         cells.done()
     progress.clear()
