@@ -133,7 +133,7 @@ def numerical_grad(ctx: Context) -> Outcome:
         call = f"numerical_grad(f, {x!r}" + (f", h={h!r})" if h is not None else ")")
         code = ("import math\n" if "math." in source else "") + f"f = {source}\nprint({call})"
         if isinstance(got, Observation):
-            return Outcome("error", error_message(got, f"with f = {source}, {call}"),
+            return Outcome("error", error_message(got, f"{call} with f = {source}"),
                            Counterexample(code, {"numerical_grad": expected}, {"numerical_grad": "an exception"}),
                            not_written(got))
         value = got.get("value")
