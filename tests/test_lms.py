@@ -303,6 +303,7 @@ def test_a_canvas_class_round_trip(tmp_path):
                           "--assignment", str(tmp_path / "tiny"), "--roster", str(tmp_path / "gradebook.csv")],
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]
+    assert "graded 19 submissions" in run.stdout and "6 on the roster handed in nothing" in run.stdout, run.stdout
     graded = {r["lms_user_id"]: r for r in csv.DictReader(open(out / "grades.csv", newline=""))}
     assert len(graded) == 25 and set(graded) == {uid for _, _, uid in names}
     assert graded["22222"]["student"] == "leejohn_22222" and graded["33333"]["student"] == "leejohn_33333"

@@ -184,9 +184,13 @@ def run_batch(inputs: list[Path], out: Path, assignment: str, jobs: int, force: 
     graded = rows
     rows = everyone(rows, found.missing, class_list, out / STUDENTS, task_spec)
     write_class_outputs(out, task_spec, sorted(rows, key=lambda r: r.student), noted, previous, base)
-    failed = sum(r.result.status == "error" for r in rows)
-    print(f"graded {len(rows)} submissions ({sum(r.skipped for r in rows)} unchanged since the last run, "
-          f"{failed} could not be graded); gradebook: {out / 'grades.csv'}; class summary: {out / 'index.html'}")
+    handed_in = [r for r in rows if r.shown_status != "no_submission"]
+    absent = len(rows) - len(handed_in)
+    failed = sum(r.result.status == "error" for r in handed_in)
+    nothing = f"; {absent} on the roster handed in nothing (0 points, status no_submission)" if absent else ""
+    print(f"graded {len(handed_in)} submissions ({sum(r.skipped for r in rows)} unchanged since the last run, "
+          f"{failed} could not be graded){nothing}; gradebook: {out / 'grades.csv'} ({len(rows)} rows); class "
+          f"summary: {out / 'index.html'}")
     for line in ending(graded, sorted(rows, key=lambda r: r.student)):
         print(line)
     return ExitCode.OK
