@@ -77,7 +77,7 @@ def read_cell(source: str) -> CellNames:
             if symbol.is_declared_global() and symbol.is_assigned():
                 declared.add(symbol.get_name())
     changes, opaque = set(), bool(declared & {"*"})
-    for node in _top_level(tree):
+    for node in scope_nodes(tree):
         if isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
             opaque = True
         elif isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del)):
@@ -100,8 +100,9 @@ def read_cell(source: str) -> CellNames:
                      opaque, frozenset(imported), top_uses)
 
 
-def _top_level(tree: ast.AST):
-    """Every node the cell runs as it runs (not inside a function, a lambda or a class body)."""
+def scope_nodes(tree: ast.AST):
+    """Every node that runs in this scope (a cell, a function's body), not inside a function, a lambda or
+    a class body nested in it."""
     stack = list(ast.iter_child_nodes(tree))
     while stack:
         node = stack.pop()

@@ -101,14 +101,25 @@ def _in_folder(folder: Path) -> Path:
                      f"{found}; give the file's path (grader check {folder / MODULE_FILE})")
 
 
-class Progress:
-    """Each check on stderr as it ends (`[ 3/18] add  PASS 6/6 (0.4 s)`), so a slow engine is never graded
-    in silence: one line per check, or on a terminal one line rewritten in place and cleared before the
-    table. Status and points only: feedback waits for the table."""
+class _Line:
+    """A progress line on stderr: one line per update, or on a terminal one line rewritten in place."""
 
     def __init__(self, stream: TextIO):
         self.stream = stream
         self.live = stream.isatty()
+
+    def _write(self, text: str) -> None:
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except (BrokenPipeError, ValueError):  # nobody reads stderr any more: grading goes on
+            pass
+
+
+class Progress(_Line):
+    """Each check on stderr as it ends (`[ 3/18] add  PASS 6/6 (0.4 s)`), so a slow engine is never graded
+    in silence: one line per check, or on a terminal one line rewritten in place and cleared before the
+    table. Status and points only: feedback waits for the table."""
 
     def done(self, check: CheckResult, count: int, total: int) -> None:
         width = len(str(total))
@@ -120,13 +131,6 @@ class Progress:
         if self.live:
             self._write("\r\x1b[K")
 
-    def _write(self, text: str) -> None:
-        try:
-            self.stream.write(text)
-            self.stream.flush()
-        except (BrokenPipeError, ValueError):  # nobody reads stderr any more: grading goes on
-            pass
-
 
 def _say(text: str, stream: TextIO) -> None:
     """Print a line; if the reader has gone (a pipe into head), the rest of the output goes nowhere and the
@@ -137,7 +141,7 @@ def _say(text: str, stream: TextIO) -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
 
 
-class CellProgress:
+class CellProgress(_Line):
     """`cell N (code cell K of M)` on stderr while a notebook's cells run, once it has run for a few seconds (a
     quick notebook shows nothing); on a terminal, one line rewritten in place each second, cleared when the
     notebook has run (the checks' progress then takes the line)."""
@@ -145,8 +149,7 @@ class CellProgress:
     AFTER_S = 3.0
 
     def __init__(self, stream: TextIO):
-        self.stream = stream
-        self.live = stream.isatty()
+        super().__init__(stream)
         self.started: float | None = None
         self.current: tuple[int, int, int] | None = None
         self.shown = ""
@@ -179,10 +182,3 @@ class CellProgress:
             self.ticker.join()
         if self.shown and self.live:
             self._write("\r\x1b[K")
-
-    def _write(self, text: str) -> None:
-        try:
-            self.stream.write(text)
-            self.stream.flush()
-        except (BrokenPipeError, ValueError):  # nobody reads stderr any more: grading goes on
-            pass

@@ -39,6 +39,7 @@ from grader.sabotage.disguise_methods import attr, copy, grad_target, load, stor
 from grader.sabotage.mutate import RULES, NotApplicable, method, value_class
 from grader.sabotage.rewrite import _all_names, _Names
 from grader.sandbox.inside.ops import UPDATED
+from grader.slicing import scope_nodes
 
 SCOPES = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.NamedExpr, ast.Await,
           ast.Yield, ast.YieldFrom)
@@ -98,7 +99,7 @@ def _branches(tree: ast.Module) -> list[tuple[object, ast.If, ast.expr | None]]:
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         bound, ifs = [], []
-        for node in _own_nodes(fn):
+        for node in scope_nodes(fn):
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
                     and isinstance(node.value, ast.Attribute) and node.value.attr == "grad":
                 bound.append(node)
@@ -110,16 +111,6 @@ def _branches(tree: ast.Module) -> list[tuple[object, ast.If, ast.expr | None]]:
             before = [n for n in bound if n.lineno < node.lineno]
             found.append((label, node, load(before[-1].targets[0].id) if before else None))
     return found
-
-
-def _own_nodes(fn: ast.AST):
-    """The nodes of a function, not those of the functions nested in it."""
-    stack = list(ast.iter_child_nodes(fn))
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            stack.extend(ast.iter_child_nodes(node))
 
 
 def _lists(statements: list[ast.stmt], nested: bool, inside: bool = False) -> list[tuple[list[ast.stmt], bool]]:
