@@ -16,6 +16,7 @@ request outlasts it, and no run of the suite starts after it.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from dataclasses import dataclass, field
@@ -178,6 +179,7 @@ class SuiteLane:
         self._cell_timeout = 30.0
         self._until: float | None = None
         self._thread = threading.Thread(target=self._main, daemon=True)
+        self._lock = threading.Lock()
 
     def start(self, job: SuiteJob, until: float | None = None) -> None:
         """Hand the lane its job. until: the grading's deadline, for the runs of a notebook's tests that start
@@ -274,6 +276,14 @@ class SuiteLane:
                 return
             into.append(run)
 
+    def _keep_transformed(self, reply: dict) -> None:
+        """The cells as a run on the student's own engine transformed them, for the later runs (protocol's
+        transformed() says why that is safe); a lane's threads keep the first they get."""
+        found = protocol.transformed(reply.get("result") if isinstance(reply, dict) else None, self.job.code)
+        with self._lock:
+            if found and not self.job.code.transformed:
+                self.job = dataclasses.replace(self.job, code=dataclasses.replace(self.job.code, transformed=found))
+
     def _run(self, sandbox: Sandbox, engine: EngineRun | None, timeout: float,
              skip: frozenset[int] | None = None) -> RunReply | None:
         """One run of the suite (a notebook without the cells in skip, by default those go() left out), or None
@@ -292,6 +302,8 @@ class SuiteLane:
             return RunReply(engine, failure=failure, duration=time.monotonic() - started)
         try:
             reply = unit.exchange(message, timeout, self._until)
+            if engine is None and not job.code.transformed and job.code.kind == "notebook":
+                self._keep_transformed(reply)
             return RunReply(engine, reply=reply, duration=time.monotonic() - started)
         except OutOfTime as failure:
             if failure.outer:

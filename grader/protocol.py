@@ -33,12 +33,16 @@ class Code:
     """A notebook's code cells: (index among all cells, source)."""
     stand_ins: tuple[str, ...] = ()
     """Packages the assignment allows: where one is not installed, importing it gives a stand-in."""
+    transformed: tuple[tuple[int, str], ...] = ()
+    """Of a notebook, cells as IPython transformed them in the run of the tests on the student's own engine
+    (transformed()): later runs take these rather than tokenize every cell again."""
 
     def request(self, skip: frozenset[int] = frozenset(), cell_timeout: float = 30.0) -> dict:
         """How to load it: the module's file, or the notebook's cells without those in skip."""
         if self.kind == "notebook":
             return {"kind": "notebook", "cells": [list(c) for c in self.cells], "skip": sorted(skip),
-                    "cell_timeout": cell_timeout, "stand_ins": list(self.stand_ins)}
+                    "cell_timeout": cell_timeout, "stand_ins": list(self.stand_ins),
+                    "transformed": [list(c) for c in self.transformed]}
         return {"kind": "py", "file": MODULE_FILE, "stand_ins": list(self.stand_ins)}
 
     @property
@@ -277,6 +281,25 @@ def suite_run(result: Any, allowed: set[str] | None) -> SuiteRun:
     except (KeyError, TypeError, AttributeError) as exc:
         raise ValueError(exc) from None
     return SuiteRun(tests, errors, probes)
+
+
+def transformed(result: Any, code: Code) -> tuple[tuple[int, str], ...]:
+    """The cells of code as a run claims IPython transformed them (a suite reply's result), each kept only if
+    it names one of code's cells and is a text of reasonable length for it; () when there are none.
+
+    A claim taken as code: later runs of the same student's tests, in the same student's sandbox, run these
+    texts for those cells. The run that made them is the one on the student's own engine, which is told
+    nothing but the student's files, the tests and the probes: what it could pass on is nothing secret."""
+    sources = dict(code.cells)
+    claimed = result.get("transformed") if isinstance(result, dict) else None
+    if code.kind != "notebook" or not isinstance(claimed, list):
+        return ()
+    found = {}
+    for entry in claimed[:len(sources)]:
+        if isinstance(entry, list) and len(entry) == 2 and type(entry[0]) is int and entry[0] in sources \
+                and isinstance(entry[1], str) and len(entry[1]) <= 2 * len(sources[entry[0]]) + 4000:
+            found[entry[0]] = entry[1]
+    return tuple(sorted(found.items()))
 
 
 def _probe_entry(entry: Any) -> tuple:

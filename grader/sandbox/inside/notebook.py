@@ -26,14 +26,19 @@ except ImportError:  # on the host (the tests run notebooks' engines through it)
     from grader.sandbox.inside.names import MODULE
 
 SHELL = None
+PRISTINE = None
+"""How the template's shell transforms cells (its transformers), to tell when a student's code changed that."""
+TRANSFORMED: dict[str, str] = {}
+"""Of this process's cells: each multi-line cell's text as the pristine shell transformed it (see run())."""
 ENGINE_LINE = 1_000_000
 """The line every statement of an engine run after the student's code says it is on (see run_engine)."""
 
 
 def warm() -> None:
     """Create the shell in the template (no student code), so each unit starts with it ready."""
-    global SHELL
+    global SHELL, PRISTINE
     SHELL = _shell()
+    PRISTINE = _transformers(SHELL)
 
 
 def _shell():
@@ -60,9 +65,49 @@ def _no_input(prompt=""):
     raise StdinNotImplementedError("input() was called, but no one can answer it when the notebook is graded")
 
 
-def run(cells: list[list], skip: list[int], cell_timeout: float, emit) -> tuple[types.ModuleType, list[dict]]:
-    """Run cells ([index, source] pairs) except those in skip; the module and each cell's status."""
+def _transformers(shell) -> tuple:
+    manager = shell.input_transformer_manager
+    return (type(shell).transform_cell, id(manager), tuple(map(id, manager.cleanup_transforms)),
+            tuple(map(id, manager.line_transforms)), tuple(map(id, manager.token_transformers)),
+            tuple(map(id, shell.input_transformers_post)))
+
+
+def _use_transformed(shell, given: dict[str, str]) -> None:
+    """Each multi-line cell's transformation (the text IPython makes of `%magic`, `!cmd`...) taken from given
+    (what the run on the student's own engine made of the same cell), and recorded in TRANSFORMED, as long as
+    the shell transforms as the template's does; a one-line cell, or any cell once the student's code has
+    changed the shell's transformers, is transformed here as IPython does. A text transformed is the same
+    text whichever process transforms it: this saves each run of the tests its share of IPython's tokenizing.
+    And a cell whose text says neither `await` nor `async` runs without the check for top-level await, which
+    could find none."""
+    transform, should_run_async = shell.transform_cell, shell.should_run_async
+
+    def transform_cell(raw_cell):
+        pristine = _transformers(shell) == PRISTINE and len(raw_cell.splitlines()) > 1
+        if pristine and raw_cell in given:
+            return given[raw_cell]
+        cell = transform(raw_cell)
+        if pristine:
+            TRANSFORMED[raw_cell] = cell
+        return cell
+
+    def run_async(raw_cell, *, transformed_cell=None, preprocessing_exc_tuple=None):
+        if isinstance(transformed_cell, str) and "await" not in transformed_cell and "async" not in transformed_cell:
+            return False
+        return should_run_async(raw_cell, transformed_cell=transformed_cell,
+                                preprocessing_exc_tuple=preprocessing_exc_tuple)
+
+    shell.transform_cell, shell.should_run_async = transform_cell, run_async
+
+
+def run(cells: list[list], skip: list[int], cell_timeout: float, emit,
+        transformed: list[list] | None = None) -> tuple[types.ModuleType, list[dict]]:
+    """Run cells ([index, source] pairs) except those in skip; the module and each cell's status. transformed:
+    [index, text] pairs, cells as the run on the student's own engine transformed them (see _use_transformed)."""
     shell = SHELL or _shell()
+    if PRISTINE is not None:
+        sources = dict((i, s) for i, s in cells)
+        _use_transformed(shell, {sources[i]: text for i, text in transformed or () if i in sources})
     module = shell.user_module
     sys.modules[MODULE] = module
     builtins.input = _no_input
@@ -98,6 +143,11 @@ def run(cells: list[list], skip: list[int], cell_timeout: float, emit) -> tuple[
             break
     signal.signal(signal.SIGALRM, signal.SIG_DFL)
     return module, statuses
+
+
+def transformed(cells: list[list]) -> list[list]:
+    """[index, text] for each of cells this process transformed as the template's shell would."""
+    return [[i, TRANSFORMED[source]] for i, source in cells if source in TRANSFORMED]
 
 
 def _run_cell(shell, source: str, count: int) -> BaseException | None:

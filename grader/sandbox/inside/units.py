@@ -178,7 +178,8 @@ def suite(sock: socket.socket, cfg: dict) -> None:
         import notebook
 
         if code["kind"] == "notebook":
-            module, _ = notebook.run(code["cells"], code["skip"], code["cell_timeout"], lambda **event: None)
+            module, _ = notebook.run(code["cells"], code["skip"], code["cell_timeout"], lambda **event: None,
+                                     code.get("transformed"))
         else:
             with open(os.path.join(cfg["work"], code["file"]), encoding="utf-8") as f:
                 source = f.read()
@@ -197,6 +198,8 @@ def suite(sock: socket.socket, cfg: dict) -> None:
 
     result = suites.run(tests, request.get("fixtures") or [])
     result["probes"] = numbers
+    if code["kind"] == "notebook" and not code.get("transformed"):
+        result["transformed"] = notebook.transformed(code["cells"])
     frames.send(sock, {"seq": request.get("seq"), "ok": True, "result": result})
 
 
