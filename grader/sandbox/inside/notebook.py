@@ -37,6 +37,7 @@ ENGINE_LINE = 1_000_000
 def warm() -> None:
     """Create the shell in the template (no student code), so each unit starts with it ready."""
     global SHELL, PRISTINE
+    import IPython.core.logger  # noqa: F401 - what the first cell run would import, in every unit
     SHELL = _shell()
     PRISTINE = _transformers(SHELL)
 

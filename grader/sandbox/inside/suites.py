@@ -53,6 +53,8 @@ def _args(tests: str) -> list[str]:
 def prepare(run_dir: str) -> None:
     """Parse pytest's arguments and register its plugins now, in the template, once."""
     global PREPARED
+    import faulthandler  # noqa: F401 - what each session imports late (pytest's faulthandler and debugging
+    import pdb  # noqa: F401 - plugins): imported here once, not again in every run
     import pytest  # noqa: F401
     from _pytest.config import _prepareconfig
 
