@@ -71,8 +71,22 @@ def _load_notebook(engine: EngineLane, code: Code, assignment: Assignment, filen
         except WorkerFailure as again:
             raise Rejected("crash", f"running {filename} again without cell {killer + 1}: your notebook "
                            f"{again.message}") from None
-    return _symbols(claim, assignment, filename, execution), execution, _notes(claim, code) + _again(code, assignment,
-                                                                                                   execution)
+    return _symbols(claim, assignment, filename, execution), execution, \
+        _notes(claim, code) + _again(code, assignment, execution) + _timed_once(code, execution)
+
+
+TIMEIT = re.compile(r"^[ \t]*%%?timeit\b", re.MULTILINE)
+
+
+def _timed_once(code: Code, execution: notebooks.Execution | None) -> tuple[str, ...]:
+    """A note naming the cells whose %timeit ran its statement once (grader/sandbox/inside/notebook.py says why)."""
+    unrun = {c.number for c in execution.cells if c.status == "not_run"} if execution else set()
+    cells = [index + 1 for index, source in code.cells if TIMEIT.search(source) and index + 1 not in unrun]
+    if not cells:
+        return ()
+    named = ", ".join(str(n) for n in cells)
+    return (f"%timeit in cell{'s' if len(cells) > 1 else ''} {named} ran its statement once: timings are not graded, "
+            "and how many times IPython repeats a statement depends on the machine it runs on.",)
 
 
 def _again(code: Code, assignment: Assignment, execution: notebooks.Execution) -> tuple[str, ...]:

@@ -208,3 +208,19 @@ def test_a_needed_cell_cut_off_by_its_time_limit_is_not_waited_for_in_every_run(
     result = grade(path, with_limits(suite_only, submission_s=15.0, cell_s=2.0))
     found = statuses(result)
     assert found["wheat"] != "skipped" and found["sabotage"] != "skipped", result.checks
+
+
+def test_timeit_runs_its_statement_once_and_a_note_says_so(tmp_path, micrograd):
+    """A kernel repeats a %timeit statement until 0.2 s have passed, 7 times over: as many runs as the machine is
+    fast, each with its side effects. Graded, it runs once (deterministic, and no seconds spent on timing), and
+    the student is told."""
+    calls = "calls = []\ndef step():\n    calls.append(1)\n    return Value(1.0) + 2"
+    timed = "%timeit step()"
+    counted = "%%timeit -n 100 -r 3\nstep()\nstep()"
+    tests = TESTS + "\n\ndef test_each_timed_statement_ran_once():\n    assert len(calls) == 3\n"
+    path = write_notebook(tmp_path / "timed.ipynb", ENGINE, calls, timed, counted, tests)
+    suite_only = micrograd.without(tuple(c.id for c in micrograd.checks if c.id not in SUITE_CHECKS))
+    result = grade(path, suite_only)
+    assert result.status == "graded", result.error
+    assert statuses(result)["student_tests"] == "passed", result.checks
+    assert any("%timeit in cells 4, 5 ran its statement once" in note for note in result.notes), result.notes
