@@ -16,11 +16,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-
-import nbformat
+from typing import TYPE_CHECKING
 
 from grader.errors import NotebookError
 from grader.files import MODULE
+
+if TYPE_CHECKING:
+    import nbformat
 
 CELL_GRACE_S = 5.0
 """After a cell's interrupt, how long the grader waits before it stops the process itself."""
@@ -70,6 +72,8 @@ class Execution:
 def read(path: Path, source: bytes | None = None) -> nbformat.NotebookNode:
     """The notebook as nbformat 4 (older versions are upgraded); NotebookError if it is not one. `source`:
     the file's bytes, already read (a student's file is read once, through no link: grader/fileio.py)."""
+    import nbformat  # here, not at the top: a .py file's grading never needs it (and it costs 40 ms to import)
+
     try:
         if source is not None:
             return nbformat.reads(source.decode("utf-8"), as_version=4)
