@@ -20,6 +20,7 @@ grader reads, and grow with every needed cell's own free names. Cells are read a
 from __future__ import annotations
 
 import ast
+import functools
 import symtable
 from dataclasses import dataclass
 
@@ -50,8 +51,10 @@ def _transform(source: str) -> str:
     return TransformerManager().transform_cell(source)
 
 
+@functools.lru_cache(maxsize=512)
 def read_cell(source: str) -> CellNames:
-    """What one cell binds, changes at its top level and uses (its free names), and whether it is opaque."""
+    """What one cell binds, changes at its top level and uses (its free names), and whether it is opaque.
+    Cached: a grading reads each cell for the slicer, the redefinitions and the tests' needs."""
     try:
         code = _transform(source)
         tree = ast.parse(code)
