@@ -11,8 +11,11 @@ allows, a sandbox's processes share one cgroup that bounds them together (cgroup
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import json
 import os
+import py_compile
 import select
 import shutil
 import signal
@@ -33,6 +36,21 @@ INSIDE = Path(__file__).with_name("inside")
 STARTUP_S = 60.0
 DEBUG = bool(os.environ.get("GRADER_SANDBOX_DEBUG"))  # the sandbox's stderr stays on the grader's
 CONTROL_MAX = 65536
+
+
+@functools.cache
+def _bytecode() -> dict[str, bytes]:
+    """inside/'s modules compiled once per grader process, as __pycache__ files (their hash checked against the
+    copies beside them): the sandbox's Python, started with -B, writes none, and compiled them at every
+    sandbox's start. A Python of another version looks for its own file name and compiles, as before."""
+    found = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in INSIDE.glob("*.py"):
+            target = Path(tmp) / path.name
+            py_compile.compile(str(path), cfile=str(target), dfile=f"{isolation.CODE_DIR}/{path.name}", doraise=True,
+                               invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
+            found[Path(importlib.util.cache_from_source(path.name)).name] = target.read_bytes()
+    return found
 
 
 def _base(iso: isolation.Isolation) -> str | None:
@@ -87,6 +105,9 @@ class Sandbox:
             folder.mkdir()
         for path in INSIDE.glob("*.py"):
             shutil.copyfile(path, self.code / path.name)
+        (self.code / "__pycache__").mkdir()
+        for name, data in _bytecode().items():
+            (self.code / "__pycache__" / name).write_bytes(data)
         for name, data in files.items():
             (self.work / name).write_bytes(data)
         if self.uid:
@@ -94,9 +115,9 @@ class Sandbox:
             for folder in (self.code, self.work):
                 os.chown(folder, 0, self.uid)
                 folder.chmod(0o750)
-                for item in folder.iterdir():
+                for item in [*folder.iterdir(), *folder.glob("__pycache__/*")]:
                     os.chown(item, 0, self.uid)
-                    item.chmod(0o640)
+                    item.chmod(0o750 if item.is_dir() else 0o640)
             os.chown(self.scratch, self.uid, self.uid)
             self.scratch.chmod(0o700)
 
