@@ -180,6 +180,8 @@ class SuiteLane:
         self._until: float | None = None
         self._thread = threading.Thread(target=self._main, daemon=True)
         self._lock = threading.Lock()
+        self._lean = False
+        """The run on the needed cells alone that stood for the whole notebook was lean: the later ones are."""
 
     def start(self, job: SuiteJob, until: float | None = None) -> None:
         """Hand the lane its job. until: the grading's deadline, for the runs of a notebook's tests that start
@@ -285,16 +287,18 @@ class SuiteLane:
                 self.job = dataclasses.replace(self.job, code=dataclasses.replace(self.job.code, transformed=found))
 
     def _run(self, sandbox: Sandbox, engine: EngineRun | None, timeout: float,
-             skip: frozenset[int] | None = None) -> RunReply | None:
-        """One run of the suite (a notebook without the cells in skip, by default those go() left out), or None
-        when the grading's time ran out before it could end."""
+             skip: frozenset[int] | None = None, lean: bool = False) -> RunReply | None:
+        """One run of the suite (a notebook without the cells in skip, by default those go() left out; lean, as
+        the runs on the needed cells alone are once a lean one stood for the whole notebook: notebook_suite.py),
+        or None when the grading's time ran out before it could end."""
         started = time.monotonic()
         if self._until is not None and started >= self._until:
             self.outcome.cut = True
             return None
         job = self.job
         skip = self._skip if skip is None else skip
-        message = protocol.suite(job.code.request(skip, self._cell_timeout), job.tests,
+        lean = lean or bool(self.outcome.run_once) and self._lean
+        message = protocol.suite(job.code.request(skip, self._cell_timeout, lean), job.tests,
                                  engine.block if engine else None, list(job.fixtures), list(job.probes))
         try:
             unit = sandbox.unit("suite")

@@ -102,17 +102,18 @@ def _ordered(lane: SuiteLane, runs: list[RunReply]) -> list[RunReply]:
 
 def only_needed(lane: SuiteLane, sandbox: Sandbox, own: RunReply, timeout: float) -> float:
     """After the run on the whole notebook (the usual way): run the tests on the student's engine again with
-    only the cells they need; if every test and probe comes out the same, the other runs leave the rest
-    out (each run's limit then follows that run's time)."""
+    only the cells they need, lean (each cell as plain Python, from the whole run's transformation of it:
+    grader/sandbox/inside/notebook.py); if every test and probe comes out the same, the other runs leave the
+    rest out and are lean too (each run's limit then follows that run's time)."""
     if lane.job.needed is None or lane.job.code.kind != "notebook":
         return timeout
     demo = _demo(lane) - lane._skip
     if not demo:
         return timeout
-    again = lane._run(sandbox, None, timeout, lane._skip | demo)
+    again = lane._run(sandbox, None, timeout, lane._skip | demo, lean=True)
     if not _ok(again) or not same_run(own.reply, again.reply):
         return timeout
-    lane._skip = lane._skip | demo
+    lane._skip, lane._lean = lane._skip | demo, True
     lane.outcome.run_once = tuple(sorted(i + 1 for i in demo))
     return lane.job.per_run(again)
 

@@ -37,12 +37,13 @@ class Code:
     """Of a notebook, cells as IPython transformed them in the run of the tests on the student's own engine
     (transformed()): later runs take these rather than tokenize every cell again."""
 
-    def request(self, skip: frozenset[int] = frozenset(), cell_timeout: float = 30.0) -> dict:
-        """How to load it: the module's file, or the notebook's cells without those in skip."""
+    def request(self, skip: frozenset[int] = frozenset(), cell_timeout: float = 30.0, lean: bool = False) -> dict:
+        """How to load it: the module's file, or the notebook's cells without those in skip (lean: each cell
+        transformed runs as plain Python, grader/sandbox/inside/notebook.py's _run_lean)."""
         if self.kind == "notebook":
             return {"kind": "notebook", "cells": [list(c) for c in self.cells], "skip": sorted(skip),
                     "cell_timeout": cell_timeout, "stand_ins": list(self.stand_ins),
-                    "transformed": [list(c) for c in self.transformed]}
+                    "transformed": [list(c) for c in self.transformed], "lean": lean}
         return {"kind": "py", "file": MODULE_FILE, "stand_ins": list(self.stand_ins)}
 
     @property

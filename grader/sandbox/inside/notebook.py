@@ -124,13 +124,16 @@ def _use_transformed(shell, given: dict[str, str]) -> None:
 
 
 def run(cells: list[list], skip: list[int], cell_timeout: float, emit,
-        transformed: list[list] | None = None) -> tuple[types.ModuleType, list[dict]]:
+        transformed: list[list] | None = None, lean: bool = False) -> tuple[types.ModuleType, list[dict]]:
     """Run cells ([index, source] pairs) except those in skip; the module and each cell's status. transformed:
-    [index, text] pairs, cells as the run on the student's own engine transformed them (see _use_transformed)."""
+    [index, text] pairs, cells as the run on the student's own engine transformed them (see _use_transformed).
+    lean: run each cell whose transformation is given as plain Python (see _run_lean)."""
     shell = SHELL or _shell()
+    given = {}
     if PRISTINE is not None:
         sources = dict((i, s) for i, s in cells)
-        _use_transformed(shell, {sources[i]: text for i, text in transformed or () if i in sources})
+        given = {sources[i]: text for i, text in transformed or () if i in sources}
+        _use_transformed(shell, given)
     module = shell.user_module
     sys.modules[MODULE] = module
     builtins.input = _no_input
@@ -147,7 +150,10 @@ def run(cells: list[list], skip: list[int], cell_timeout: float, emit,
         emit(cell=index, phase="start")
         signal.setitimer(signal.ITIMER_REAL, cell_timeout)
         try:
-            error = _run_cell(shell, source, count)
+            if lean and source in given and _transformers(shell) == PRISTINE and not shell.ast_transformers:
+                error = _run_lean(shell, given[source], count)
+            else:
+                error = _run_cell(shell, source, count)
         except CellTimeout as exc:  # raised between the cell's steps rather than in its code
             error = exc
         finally:
@@ -180,6 +186,25 @@ def _run_cell(shell, source: str, count: int) -> BaseException | None:
     shell.execution_count = count
     result = shell.run_cell(source, store_history=True)
     return result.error_before_exec or result.error_in_exec
+
+
+def _run_lean(shell, text: str, count: int) -> BaseException | None:
+    """Run a cell's transformed text as IPython's run_code does (the shell's compiler and its `from __future__`
+    flags, its builtins such as get_ipython and display, the user's namespace, the cell's name in tracebacks
+    and linecache), without the rest of run_cell: no display of the last expression (`_`, `Out`), no history,
+    no pre/post-run events. Only the runs of the tests on the cells they need are lean, and those stand only
+    once the lean run on the student's own engine gives every test and probe what the run on the whole
+    notebook, through run_cell, gives (grader/notebook_suite.py): about half of what a cell costs to run."""
+    try:
+        code = shell.compile(text, shell.compile.cache(text, count), "exec")
+    except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError) as exc:
+        return exc
+    with shell.builtin_trap:
+        try:
+            exec(code, shell.user_global_ns, shell.user_ns)  # noqa: S102 - the student's cell, in their sandbox
+        except BaseException as exc:  # noqa: BLE001 - SystemExit and a cell's interrupt are the cell's outcome
+            return exc
+    return None
 
 
 def run_engine(module: types.ModuleType, source: str) -> None:

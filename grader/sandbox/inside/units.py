@@ -179,7 +179,7 @@ def suite(sock: socket.socket, cfg: dict) -> None:
 
         if code["kind"] == "notebook":
             module, _ = notebook.run(code["cells"], code["skip"], code["cell_timeout"], lambda **event: None,
-                                     code.get("transformed"))
+                                     code.get("transformed"), code.get("lean") is True)
         else:
             with open(os.path.join(cfg["work"], code["file"]), encoding="utf-8") as f:
                 source = f.read()
