@@ -147,7 +147,9 @@ def plan(operator_ids: tuple[str, ...], seed: str, pool: str, own: str | None = 
     the same files then meet the same sabotages, and get the same score, on a student's machine, in a
     batch and on Gradescope, whatever secret each keeps (a mutant of the student's engine may not count,
     so which ones there are changes how many count). An engine of the student's larger than OWN_BUDGET is
-    not mutated (every mutant is then a wheat's), and a note says so."""
+    not mutated (every mutant is then a wheat's), and a note says so. A mutant of the student's engine is
+    disguised and rewritten only once drawn; one their code keeps from being rewritten gives way to a
+    wheat's, drawn as if it had not been."""
     notes = ()
     if own is not None and len(own) > OWN_BUDGET:
         notes = (f"Your engine's code is {len(own) // 1000} KB, over the {OWN_BUDGET // 1000} KB of code the "
@@ -167,11 +169,15 @@ def plan(operator_ids: tuple[str, ...], seed: str, pool: str, own: str | None = 
     for op_id in operator_ids:
         op = all_operators()[op_id]
         mine = _own_mutant(op, own) if decoy is not None and op.replaces == ("Value",) else None
-        mine = _own_variant(mine, f"{seed}:{op_id}:own") if mine is not None else None
         usable = [w.id for w in wheats() if mutant(op_id, w.id) is not None]
-        if mine is not None and (not usable or rng.random() < 0.5):
-            own_mutants.append(EngineRun(f"{op_id}@own", "own", "own", op_id, mine))
-            continue
+        if mine is not None:  # disguised and rewritten only once chosen: half the own side's CPU (issue 20)
+            drawn = rng.getstate()
+            if not usable or rng.random() < 0.5:
+                mine = _own_variant(mine, f"{seed}:{op_id}:own")
+                if mine is not None:
+                    own_mutants.append(EngineRun(f"{op_id}@own", "own", "own", op_id, mine))
+                    continue
+                rng.setstate(drawn)  # as when there is no mutant: a wheat's, drawn as if nothing was
         if not usable:
             continue
         wheat_id = rng.choice(usable)
