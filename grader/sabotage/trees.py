@@ -69,14 +69,16 @@ def statements(tree: ast.AST) -> list[ast.AST]:
     return found
 
 
-def own_statements(fn: ast.AST) -> list[ast.AST]:
+def own_statements(fn: ast.AST, scopes: tuple[type, ...] = (ast.FunctionDef, ast.AsyncFunctionDef)) -> list[ast.AST]:
     """The statements of a function, those of the functions nested in it left out (a nested def itself is
-    in), depth first, the last child first: the order the rewrite's random choices follow."""
+    in), depth first, the last child first: the order the rewrite's random choices follow. With scopes
+    (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef), the statements of slicing.scope_nodes, in its
+    order."""
     found, stack = [], _statements_in(fn)
     while stack:
         node = stack.pop()
         found.append(node)
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        if not isinstance(node, scopes):
             stack += _statements_in(node)
     return found
 
