@@ -32,7 +32,7 @@ def test_a_mutant_that_cannot_be_rewritten_gives_way_to_a_wheats(monkeypatch):
     """Where the student's code defeats the rewrite of one mutant, is the plan the one with no such mutant
     when the plan drew it, and else unchanged?"""
     own = own_block(BASE_ENGINE.read_text())
-    real_variant, real_mutant = sabotage._own_variant, sabotage._own_mutant
+    real_variant, real_mutant = sabotage._own_variant, sabotage._own_mutated
     for i in range(2):
         seed = f"seed-{i}"
         usual = plan(OPERATORS, seed, "pool", own)
@@ -46,8 +46,8 @@ def test_a_mutant_that_cannot_be_rewritten_gives_way_to_a_wheats(monkeypatch):
             monkeypatch.setattr(sabotage, "_own_variant", variant)
             failing = plan(OPERATORS, seed, "pool", own)
             monkeypatch.setattr(sabotage, "_own_variant", real_variant)
-            monkeypatch.setattr(sabotage, "_own_mutant", mutant)
+            monkeypatch.setattr(sabotage, "_own_mutated", mutant)
             without = plan(OPERATORS, seed, "pool", own)
-            monkeypatch.setattr(sabotage, "_own_mutant", real_mutant)
+            monkeypatch.setattr(sabotage, "_own_mutated", real_mutant)
             drawn = any(r.id == f"{op_id}@own" for r in usual)
             assert _ids(failing) == _ids(without if drawn else usual), (seed, op_id)

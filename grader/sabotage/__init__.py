@@ -29,6 +29,7 @@ from grader.sabotage.disguise import disguise
 from grader.sabotage import operators  # noqa: F401 - registers every operator
 from grader.sabotage.mutate import REGISTRY, NotApplicable, Operator
 from grader.sabotage.rewrite import rewrite
+from grader.sabotage.trees import unparse
 
 HERE = Path(__file__).parent
 WHEATS = {
@@ -79,9 +80,17 @@ def all_operators() -> dict[str, Operator]:
 @functools.cache
 def mutant(operator_id: str, wheat_id: str) -> str | None:
     """The wheat with the operator applied, or None where it does not apply."""
+    tree = _mutated(operator_id, wheat_id)
+    return None if tree is None else unparse(tree)[:-1]
+
+
+@functools.cache
+def _mutated(operator_id: str, wheat_id: str) -> ast.Module | None:
+    """mutant()'s tree: whether an operator applies to a wheat, without unparsing the mutants a plan does not
+    run (issue 20)."""
     wheat = next(w for w in wheats() if w.id == wheat_id)
     try:
-        return all_operators()[operator_id].apply(wheat.source)
+        return all_operators()[operator_id].mutated(wheat.source)
     except NotApplicable:
         return None
 
@@ -148,7 +157,7 @@ def plan(operator_ids: tuple[str, ...], seed: str, pool: str, own: str | None = 
     batch and on Gradescope, whatever secret each keeps (a mutant of the student's engine may not count,
     so which ones there are changes how many count). An engine of the student's larger than OWN_BUDGET is
     not mutated (every mutant is then a wheat's), and a note says so. A mutant of the student's engine is
-    disguised and rewritten only once drawn; one their code keeps from being rewritten gives way to a
+    unparsed, disguised and rewritten only once drawn; one their code keeps from being made gives way to a
     wheat's, drawn as if it had not been."""
     notes = ()
     if own is not None and len(own) > OWN_BUDGET:
@@ -168,12 +177,13 @@ def plan(operator_ids: tuple[str, ...], seed: str, pool: str, own: str | None = 
     decoy = _own_variant(own, f"{seed}:decoy") if own is not None else None
     for op_id in operator_ids:
         op = all_operators()[op_id]
-        mine = _own_mutant(op, own) if decoy is not None and op.replaces == ("Value",) else None
-        usable = [w.id for w in wheats() if mutant(op_id, w.id) is not None]
-        if mine is not None:  # disguised and rewritten only once chosen: half the own side's CPU (issue 20)
+        mine = _own_mutated(op, own) if decoy is not None and op.replaces == ("Value",) else None
+        usable = [w.id for w in wheats() if _mutated(op_id, w.id) is not None]
+        if mine is not None:  # unparsed, disguised and rewritten only once drawn (issue 20)
             drawn = rng.getstate()
             if not usable or rng.random() < 0.5:
-                mine = _own_variant(mine, f"{seed}:{op_id}:own")
+                mine = _unparsed(mine)
+                mine = _own_variant(mine, f"{seed}:{op_id}:own") if mine is not None else None
                 if mine is not None:
                     own_mutants.append(EngineRun(f"{op_id}@own", "own", "own", op_id, mine))
                     continue
@@ -193,7 +203,19 @@ def plan(operator_ids: tuple[str, ...], seed: str, pool: str, own: str | None = 
 
 
 def _own_mutant(op: Operator, own: str) -> str | None:
+    tree = _own_mutated(op, own)
+    return None if tree is None else _unparsed(tree)
+
+
+def _own_mutated(op: Operator, own: str) -> ast.Module | None:
     try:
-        return op.apply(own)
+        return op.mutated(own)
     except (NotApplicable, SyntaxError, ValueError, TypeError):
+        return None
+
+
+def _unparsed(tree: ast.Module) -> str | None:
+    try:
+        return unparse(tree)[:-1]
+    except (SyntaxError, ValueError, TypeError):
         return None

@@ -53,9 +53,13 @@ class Operator:
 
     def apply(self, source: str) -> str:
         """The mutant's source (raises NotApplicable)."""
+        return unparse(self.mutated(source))[:-1]
+
+    def mutated(self, source: str) -> ast.Module:
+        """The mutant's tree, not yet unparsed (raises NotApplicable)."""
         tree = ast.parse(source)
         self.rewrite(tree)
-        return unparse(tree)[:-1]
+        return tree
 
 
 REGISTRY: dict[str, Operator] = {}
