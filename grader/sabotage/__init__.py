@@ -40,10 +40,10 @@ WHEATS = {
 SWAPPED = ("Value", "Neuron")
 """What a wheat's run, and each of its mutants', swaps into the student's module."""
 OWN_BUDGET = 20_000
-"""Characters of the student's engine (as own_block gives it) above which no mutant of it is made: mutating,
-disguising and rewriting cost the grader's own process time in proportion to the engine's size, once per
-operator (about 3 s of CPU at the budget for the worst engine bench/bench_plan.py knows; lesson-style
-engines are under 5,000)."""
+"""Characters of the student's engine (as own_block gives it) above which no mutant of it is made: mutating
+(once per operator), disguising and rewriting (once per mutant drawn) cost the grader's own process time in
+proportion to the engine's size (about 0.5 s of CPU for a plan at the budget, for the worst engine
+bench/bench_plan.py knows; lesson-style engines are under 5,000)."""
 
 
 @dataclass(frozen=True)
