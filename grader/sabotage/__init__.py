@@ -29,6 +29,7 @@ from grader.sabotage.disguise import disguise
 from grader.sabotage import operators  # noqa: F401 - registers every operator
 from grader.sabotage.mutate import REGISTRY, NotApplicable, Operator
 from grader.sabotage.rewrite import rewrite
+from grader.sabotage.trees import unparse
 
 HERE = Path(__file__).parent
 WHEATS = {
@@ -39,10 +40,10 @@ WHEATS = {
 SWAPPED = ("Value", "Neuron")
 """What a wheat's run, and each of its mutants', swaps into the student's module."""
 OWN_BUDGET = 20_000
-"""Characters of the student's engine (as own_block gives it) above which no mutant of it is made: mutating,
-disguising and rewriting cost the grader's own process time in proportion to the engine's size, once per
-operator (about 3 s of CPU at the budget for the worst engine bench/bench_plan.py knows; lesson-style
-engines are under 5,000)."""
+"""Characters of the student's engine (as own_block gives it) above which no mutant of it is made: mutating
+(once per operator), disguising and rewriting (once per mutant drawn) cost the grader's own process time in
+proportion to the engine's size (about 0.5 s of CPU for a plan at the budget, for the worst engine
+bench/bench_plan.py knows; lesson-style engines are under 5,000)."""
 
 
 @dataclass(frozen=True)
@@ -79,15 +80,25 @@ def all_operators() -> dict[str, Operator]:
 @functools.cache
 def mutant(operator_id: str, wheat_id: str) -> str | None:
     """The wheat with the operator applied, or None where it does not apply."""
+    tree = _mutated(operator_id, wheat_id)
+    return None if tree is None else unparse(tree)[:-1]
+
+
+@functools.cache
+def _mutated(operator_id: str, wheat_id: str) -> ast.Module | None:
+    """mutant()'s tree: whether an operator applies to a wheat, without unparsing the mutants a plan does not
+    run (issue 20)."""
     wheat = next(w for w in wheats() if w.id == wheat_id)
     try:
-        return all_operators()[operator_id].apply(wheat.source)
+        return all_operators()[operator_id].mutated(wheat.source)
     except NotApplicable:
         return None
 
 
+@functools.lru_cache(maxsize=256)
 def engine_block(source: str, names: tuple[str, ...]) -> str:
-    """The imports and the named classes of an engine's source, to append after a student's code."""
+    """The imports and the named classes of an engine's source, to append after a student's code. Cached: a
+    batch rewrites each wheat and mutant VARIANTS times from one block (issue 20)."""
     tree = ast.parse(source)
     kept = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom)) and not _is_future(n)
             or isinstance(n, ast.ClassDef) and n.name in names]
@@ -147,7 +158,9 @@ def plan(operator_ids: tuple[str, ...], seed: str, pool: str, own: str | None = 
     the same files then meet the same sabotages, and get the same score, on a student's machine, in a
     batch and on Gradescope, whatever secret each keeps (a mutant of the student's engine may not count,
     so which ones there are changes how many count). An engine of the student's larger than OWN_BUDGET is
-    not mutated (every mutant is then a wheat's), and a note says so."""
+    not mutated (every mutant is then a wheat's), and a note says so. A mutant of the student's engine is
+    unparsed, disguised and rewritten only once drawn; one their code keeps from being made gives way to a
+    wheat's, drawn as if it had not been."""
     notes = ()
     if own is not None and len(own) > OWN_BUDGET:
         notes = (f"Your engine's code is {len(own) // 1000} KB, over the {OWN_BUDGET // 1000} KB of code the "
@@ -166,12 +179,17 @@ def plan(operator_ids: tuple[str, ...], seed: str, pool: str, own: str | None = 
     decoy = _own_variant(own, f"{seed}:decoy") if own is not None else None
     for op_id in operator_ids:
         op = all_operators()[op_id]
-        mine = _own_mutant(op, own) if decoy is not None and op.replaces == ("Value",) else None
-        mine = _own_variant(mine, f"{seed}:{op_id}:own") if mine is not None else None
-        usable = [w.id for w in wheats() if mutant(op_id, w.id) is not None]
-        if mine is not None and (not usable or rng.random() < 0.5):
-            own_mutants.append(EngineRun(f"{op_id}@own", "own", "own", op_id, mine))
-            continue
+        mine = _own_mutated(op, own) if decoy is not None and op.replaces == ("Value",) else None
+        usable = [w.id for w in wheats() if _mutated(op_id, w.id) is not None]
+        if mine is not None:  # unparsed, disguised and rewritten only once drawn (issue 20)
+            drawn = rng.getstate()
+            if not usable or rng.random() < 0.5:
+                mine = _unparsed(mine)
+                mine = _own_variant(mine, f"{seed}:{op_id}:own") if mine is not None else None
+                if mine is not None:
+                    own_mutants.append(EngineRun(f"{op_id}@own", "own", "own", op_id, mine))
+                    continue
+                rng.setstate(drawn)  # as when there is no mutant: a wheat's, drawn as if nothing was
         if not usable:
             continue
         wheat_id = rng.choice(usable)
@@ -187,7 +205,19 @@ def plan(operator_ids: tuple[str, ...], seed: str, pool: str, own: str | None = 
 
 
 def _own_mutant(op: Operator, own: str) -> str | None:
+    tree = _own_mutated(op, own)
+    return None if tree is None else _unparsed(tree)
+
+
+def _own_mutated(op: Operator, own: str) -> ast.Module | None:
     try:
-        return op.apply(own)
+        return op.mutated(own)
     except (NotApplicable, SyntaxError, ValueError, TypeError):
+        return None
+
+
+def _unparsed(tree: ast.Module) -> str | None:
+    try:
+        return unparse(tree)[:-1]
+    except (SyntaxError, ValueError, TypeError):
         return None

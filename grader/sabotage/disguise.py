@@ -39,11 +39,12 @@ from grader.sabotage.disguise_methods import attr, copy, grad_target, load, stor
 from grader.sabotage.mutate import RULES, NotApplicable, method, value_class
 from grader.sabotage.rewrite import _all_names, _Names
 from grader.sandbox.inside.ops import UPDATED
-from grader.slicing import scope_nodes
+from grader.sabotage.trees import nodes, own_statements, unparse
 
 SCOPES = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.NamedExpr, ast.Await,
           ast.Yield, ast.YieldFrom)
 """Parts of an update whose reads stay where they are: they may read a name bound there."""
+SCOPE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def disguise(source: str, seed: str) -> str:
@@ -53,10 +54,11 @@ def disguise(source: str, seed: str) -> str:
         cls = value_class(tree)
     except NotApplicable:
         return source
-    rng, names = random.Random(f"disguise:{seed}"), _Names(random.Random(f"names:{seed}"), _all_names(tree))
-    has_data = any(isinstance(node, ast.Attribute) and node.attr == "data" for node in ast.walk(tree))
+    everything = nodes(tree)
+    rng, names = random.Random(f"disguise:{seed}"), _Names(random.Random(f"names:{seed}"), _all_names(everything))
+    has_data = any(isinstance(node, ast.Attribute) and node.attr == "data" for node in everything)
     updates = _Updates(rng, names, has_data)
-    branches = _branches(tree)
+    branches = _branches(everything)
     for rule in UPDATED:
         for statements, incoming, closures_only in _sites(cls, rule, branches):
             for block, inside in _lists(statements, nested=True):
@@ -74,7 +76,7 @@ def disguise(source: str, seed: str) -> str:
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name == "Neuron":
             methods.neuron(node)
-    return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+    return unparse(tree)
 
 
 def _sites(cls: ast.ClassDef, rule: str, branches: list):
@@ -92,14 +94,14 @@ def _sites(cls: ast.ClassDef, rule: str, branches: list):
             yield branch.body, incoming, False
 
 
-def _branches(tree: ast.Module) -> list[tuple[object, ast.If, ast.expr | None]]:
+def _branches(everything: list[ast.AST]) -> list[tuple[object, ast.If, ast.expr | None]]:
     """Each `if x == label:` of every function, with the local that function bound to a `.grad` before it."""
     found = []
-    for fn in ast.walk(tree):
+    for fn in everything:
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         bound, ifs = [], []
-        for node in scope_nodes(fn):
+        for node in own_statements(fn, SCOPE):  # slicing.scope_nodes(fn)'s statements, in its order
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
                     and isinstance(node.value, ast.Attribute) and node.value.attr == "grad":
                 bound.append(node)
@@ -181,7 +183,7 @@ class _Updates:
         reads: dict[str, str] = {}
 
         def local(read: ast.expr) -> ast.Name:
-            key = ast.unparse(read)
+            key = _key(read)
             if key not in reads:
                 reads[key] = self.names.fresh()
             return load(reads[key])
@@ -191,9 +193,26 @@ class _Updates:
             local(ast.Attribute(load(target), "data", ast.Load()))
         if incoming is not None:
             local(incoming)
-        found = [store(name, ast.parse(key, mode="eval").body) for key, name in reads.items()]
+        found = [store(name, _read(key)) for key, name in reads.items()]
         self.rng.shuffle(found)
         return found, value
+
+
+def _key(read: ast.expr) -> str:
+    """ast.unparse(read), without unparsing the usual read (`n.data`, `n.grad`, a local)."""
+    if isinstance(read, ast.Name):
+        return read.id
+    if isinstance(read, ast.Attribute) and isinstance(read.value, ast.Name):
+        return f"{read.value.id}.{read.attr}"
+    return ast.unparse(read)
+
+
+def _read(key: str) -> ast.expr:
+    """ast.parse(key, mode="eval").body, without parsing the usual read."""
+    name, dot, field = key.partition(".")
+    if name.isidentifier() and (not dot or field.isidentifier()):
+        return ast.Attribute(load(name), field, ast.Load()) if dot else load(name)
+    return ast.parse(key, mode="eval").body
 
 
 class _Reads(ast.NodeTransformer):

@@ -22,6 +22,7 @@ import random
 
 from grader.sabotage.mutate import method
 from grader.sabotage.rewrite import _Names
+from grader.sabotage.trees import clone
 
 
 def load(name: str) -> ast.Name:
@@ -37,7 +38,7 @@ def attr(node: ast.expr, name: str) -> ast.Attribute:
 
 
 def copy(node: ast.expr) -> ast.expr:
-    return ast.parse(ast.unparse(node), mode="eval").body
+    return clone(node)
 
 
 def call(fn: ast.expr, *args: ast.expr) -> ast.Call:

@@ -16,13 +16,14 @@ Where a rule lives, in the styles the lesson and its students use:
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from grader.sandbox.inside.ops import RULES  # each rule: its method on Value, the names a dispatch uses
 
 from grader.causes import CAUSES, Cause
 from grader.errors import NotApplicable
+from grader.sabotage.trees import nodes, statements as statements_of, unparse
 
 
 
@@ -52,10 +53,13 @@ class Operator:
 
     def apply(self, source: str) -> str:
         """The mutant's source (raises NotApplicable)."""
+        return unparse(self.mutated(source))[:-1]
+
+    def mutated(self, source: str) -> ast.Module:
+        """The mutant's tree, not yet unparsed (raises NotApplicable)."""
         tree = ast.parse(source)
         self.rewrite(tree)
-        ast.fix_missing_locations(tree)
-        return ast.unparse(tree)
+        return tree
 
 
 REGISTRY: dict[str, Operator] = {}
@@ -94,7 +98,7 @@ def rule_sites(tree: ast.Module, rule: str) -> list[list[ast.stmt]]:
     found = method(value_class(tree), name)
     if found is not None:
         sites.append(found.body)
-    for node in ast.walk(tree):
+    for node in statements_of(tree):  # an If is a statement: ast.walk's order, less expressions
         if isinstance(node, ast.If) and _tests_label(node.test, labels):
             sites.append(node.body)
     return sites
@@ -105,15 +109,10 @@ def _tests_label(test: ast.expr, labels: tuple[str, ...]) -> bool:
             and any(isinstance(side, ast.Constant) and side.value in labels for side in (test.left, *test.comparators)))
 
 
-def walk(statements: list[ast.stmt]) -> Iterator[ast.AST]:
-    for statement in statements:
-        yield from ast.walk(statement)
-
-
 def grad_updates(statements: list[ast.stmt]) -> list[ast.AugAssign]:
     """`x.grad += ...` statements: the chain rule's accumulations."""
-    return [n for n in walk(statements) if isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add)
-            and isinstance(n.target, ast.Attribute) and n.target.attr == "grad"]
+    return [n for statement in statements for n in statements_of(statement) if isinstance(n, ast.AugAssign)
+            and isinstance(n.op, ast.Add) and isinstance(n.target, ast.Attribute) and n.target.attr == "grad"]
 
 
 def rule_updates(tree: ast.Module, rule: str) -> list[ast.AugAssign]:
@@ -132,7 +131,7 @@ def replace(tree: ast.AST, old: ast.AST, new: ast.AST) -> None:
     index = getattr(tree, "_places", None)
     if index is None or not _holds(index.get(id(old)), old):
         index = tree._places = {}
-        for parent in ast.walk(tree):
+        for parent in nodes(tree):  # contexts and operators left out: they hold no node
             _index_children(index, parent)
     place = index.get(id(old))
     if not _holds(place, old):

@@ -18,22 +18,25 @@ import keyword
 import random
 import string
 
+from grader.sabotage.trees import clone, nodes, own_statements, statements, unparse
+
 KEEP = {"self", "cls"} | set(dir(builtins)) | set(keyword.kwlist) | set(keyword.softkwlist)
 
 
 def rewrite(source: str, seed: str) -> str:
     rng = random.Random(seed)
     tree = ast.parse(source)
-    _drop_docstrings(tree)
-    names = _Names(rng, _all_names(tree))
-    _rename_private_attributes(tree, names)
+    everything = nodes(tree)  # walked once: no pass below adds or moves a node another pass looks for
+    _drop_docstrings(everything)
+    names = _Names(rng, _all_names(everything))
+    _rename_private_attributes(everything, names)
     for fn in _top_level_functions(tree):
         _rename_locals(fn, names)
-    for node in ast.walk(tree):
+    for node in everything:
         if isinstance(node, ast.ClassDef):
             _shuffle_methods(node, rng)
     _vary_updates(tree, rng)
-    return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+    return unparse(tree)
 
 
 def _vary_updates(tree: ast.Module, rng: random.Random) -> None:
@@ -42,21 +45,22 @@ def _vary_updates(tree: ast.Module, rng: random.Random) -> None:
     commutative, exactly), a reversed list as `reversed(order)` or `order[::-1]`, a final
     `return e` through a local or not. Each function with chain-rule code gets at least one
     change, so its bytecode differs from the shipped one; any other, one time in two."""
-    for fn in [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]:
-        sites = [(parent, field, i) for parent in (fn, *_own_nodes(fn)) for field in ("body", "orelse", "finalbody")
+    for fn in [n for n in statements(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]:
+        own = own_statements(fn)  # not those of the functions nested in it: they get their own turn
+        sites = [(parent, field, i) for parent in (fn, *own) for field in ("body", "orelse", "finalbody")
                  if isinstance(getattr(parent, field, None), list)
                  for i, node in enumerate(getattr(parent, field)) if _is_update(node)]
-        reversals = [node for node in _own_nodes(fn) if _is_reversal(node)]
+        reversals = [node for node in own if _is_reversal(node)]
         choices = [rng.random() < 0.5 for _ in range(len(sites) + len(reversals))]
         if choices and not any(choices):
             choices[rng.randrange(len(choices))] = True
         for (parent, field, i), rewrite_it in zip(sites, choices):
             node = getattr(parent, field)[i]
-            for product in ast.walk(node.value):
+            for product in nodes(node.value):
                 if isinstance(product, ast.BinOp) and isinstance(product.op, ast.Mult) and rng.random() < 0.5:
                     product.left, product.right = product.right, product.left
             if rewrite_it:
-                load = ast.Attribute(ast.parse(ast.unparse(node.target.value), mode="eval").body, "grad", ast.Load())
+                load = ast.Attribute(clone(node.target.value), "grad", ast.Load())
                 getattr(parent, field)[i] = ast.Assign([node.target], ast.BinOp(load, ast.Add(), node.value))
         for node, rewrite_it in zip(reversals, choices[len(sites):]):
             if rewrite_it:
@@ -66,16 +70,6 @@ def _vary_updates(tree: ast.Module, rng: random.Random) -> None:
                 and rng.random() < 0.5:  # `return e` as `r = e; return r`
             name = ast.Name(f"_r{rng.randrange(10**6)}", ast.Store())
             fn.body[-1:] = [ast.Assign([name], last.value), ast.Return(ast.Name(name.id, ast.Load()))]
-
-
-def _own_nodes(fn: ast.AST):
-    """The nodes of a function, not those of the functions nested in it (they get their own turn)."""
-    stack = list(ast.iter_child_nodes(fn))
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(node))
 
 
 def _is_update(node: ast.AST) -> bool:
@@ -119,9 +113,9 @@ class _Names:
                 return name
 
 
-def _all_names(tree: ast.Module) -> set[str]:
+def _all_names(tree: ast.Module | list[ast.AST]) -> set[str]:
     found = set()
-    for node in ast.walk(tree):
+    for node in tree if isinstance(tree, list) else nodes(tree):
         if isinstance(node, ast.Name):
             found.add(node.id)
         elif isinstance(node, ast.Attribute):
@@ -133,8 +127,8 @@ def _all_names(tree: ast.Module) -> set[str]:
     return found
 
 
-def _drop_docstrings(tree: ast.Module) -> None:
-    for node in ast.walk(tree):
+def _drop_docstrings(everything: list[ast.AST]) -> None:
+    for node in everything:
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             body = node.body
             if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
@@ -156,11 +150,10 @@ def _top_level_functions(tree: ast.Module) -> list[ast.FunctionDef]:
 def _rename_locals(fn: ast.FunctionDef, names: _Names) -> None:
     params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
     params |= {a.arg for a in (fn.args.vararg, fn.args.kwarg) if a is not None}
-    declared_global = {n for node in ast.walk(fn) if isinstance(node, ast.Global) for n in node.names}
+    inside = nodes(fn)
+    declared_global = {n for node in inside if isinstance(node, ast.Global) for n in node.names}
     bound = set()
-    for node in ast.walk(fn):
-        if node is fn:
-            continue
+    for node in inside[1:]:
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             bound.add(node.id)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -170,8 +163,8 @@ def _rename_locals(fn: ast.FunctionDef, names: _Names) -> None:
     mapping = {n: names.fresh() for n in sorted(bound - params - declared_global - KEEP)}
     if not mapping:
         return
-    own_params = {id(a) for a in ast.walk(fn.args)}
-    for node in ast.walk(fn):
+    own_params = {id(a) for a in nodes(fn.args)}
+    for node in inside:
         if isinstance(node, ast.Name) and node.id in mapping:
             node.id = mapping[node.id]
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not fn and node.name in mapping:
@@ -182,10 +175,10 @@ def _rename_locals(fn: ast.FunctionDef, names: _Names) -> None:
             node.names = [mapping.get(n, n) for n in node.names]
 
 
-def _rename_private_attributes(tree: ast.Module, names: _Names) -> None:
+def _rename_private_attributes(everything: list[ast.AST], names: _Names) -> None:
     """Rename `_x` attributes and methods (never dunders) consistently across the engine."""
     private = set()
-    for node in ast.walk(tree):
+    for node in everything:
         if isinstance(node, ast.Attribute) and _private(node.attr):
             private.add(node.attr)
         elif isinstance(node, ast.ClassDef):
@@ -193,7 +186,7 @@ def _rename_private_attributes(tree: ast.Module, names: _Names) -> None:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and _private(item.name):
                     private.add(item.name)
     mapping = {n: names.fresh(private=True) for n in sorted(private)}
-    for node in ast.walk(tree):
+    for node in everything:
         if isinstance(node, ast.Attribute) and node.attr in mapping:
             node.attr = mapping[node.attr]
         elif isinstance(node, ast.ClassDef):

@@ -1,6 +1,7 @@
 import ast
 
 from grader.sabotage.mutate import changed, operator, rule_updates
+from grader.sabotage.trees import clone
 
 
 @operator("mul_own_data", cause="mul_own_data", check="mul",
@@ -14,6 +15,6 @@ def mul_own_data(tree: ast.Module) -> None:
         mine = update.target.value  # the x of `x.grad += ...`
         for node in ast.walk(update.value):
             if isinstance(node, ast.Attribute) and node.attr == "data" and ast.dump(node.value) != ast.dump(mine):
-                node.value = ast.parse(ast.unparse(mine), mode="eval").body
+                node.value = clone(mine)
                 count += 1
     changed(count, "no other input's .data in mul's backward")

@@ -1,6 +1,7 @@
 import ast
 
 from grader.sabotage.mutate import changed, operator, rule_updates
+from grader.sabotage.trees import clone
 
 
 @operator("tanh_grad_from_input", cause="tanh_grad_from_input", check="tanh",
@@ -12,7 +13,7 @@ from grader.sabotage.mutate import changed, operator, rule_updates
 def tanh_grad_from_input(tree: ast.Module) -> None:
     count = 0
     for update in rule_updates(tree, "tanh"):
-        data = ast.Attribute(ast.parse(ast.unparse(update.target.value), mode="eval").body, "data", ast.Load())
+        data = ast.Attribute(clone(update.target.value), "data", ast.Load())
         for node in ast.walk(update.value):
             if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and isinstance(node.left, ast.Constant) \
                     and node.left.value == 1 and isinstance(node.right, ast.BinOp):

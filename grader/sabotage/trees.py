@@ -1,0 +1,108 @@
+"""The syntax-tree walks the mutation, the disguise and the rewrite share, made cheap: every grading
+mutates, disguises and rewrites the student's engine a dozen times in the grader's own process, and
+ast.walk's generators were most of that CPU (issue 20, the grader's CPU per grading).
+
+Each walk gives the nodes in ast.walk's order (or a depth-first one's), less what no pass looks for: the
+leaf nodes of contexts and operators (a pass reads `node.op` or `node.ctx`, never walks to them), and,
+for the walks of statements, every expression (no expression holds a statement). Leaving out
+subtrees keeps the order of the rest, in a breadth-first walk as in a depth-first one.
+"""
+
+from __future__ import annotations
+
+import ast
+
+_NOT_NODES = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "name", "module", "level", "type_comment", "kind",
+                        "conversion", "simple", "is_async", "asname", "tag"})
+"""Fields that never hold a node a pass walks to: strings, numbers, and the leaf nodes of contexts and
+operators."""
+_FIELDS: dict[type, tuple[str, ...]] = {}
+STATEMENTS = (ast.stmt, ast.excepthandler, ast.match_case)
+"""What holds statements, and is held in lists only (an except clause and a case hold a body)."""
+_BLOCKS: dict[type, tuple[str, ...]] = {}
+
+
+def _fields(kind: type) -> tuple[str, ...]:
+    found = _FIELDS.get(kind)
+    if found is None:
+        found = _FIELDS[kind] = tuple(f for f in kind._fields if f not in _NOT_NODES)
+    return found
+
+
+def nodes(tree: ast.AST) -> list[ast.AST]:
+    """Every node of tree, tree first, in ast.walk's (breadth-first) order, less contexts and operators."""
+    found = [tree]
+    append, extend = found.append, found.extend
+    for node in found:
+        for field in _fields(node.__class__):
+            value = getattr(node, field, None)
+            if value.__class__ is list:
+                extend([item for item in value if isinstance(item, ast.AST)])
+            elif isinstance(value, ast.AST):
+                append(value)
+    return found
+
+
+def _blocks(kind: type) -> tuple[str, ...]:
+    found = _BLOCKS.get(kind)
+    if found is None:
+        found = _BLOCKS[kind] = tuple(f for f in ("body", "handlers", "orelse", "finalbody", "cases")
+                                      if f in kind._fields)
+    return found
+
+
+def _statements_in(node: ast.AST) -> list[ast.AST]:
+    """node's statements, except clauses and cases, in the order of its fields."""
+    found = []
+    for field in _blocks(node.__class__):
+        value = getattr(node, field, None)
+        if value.__class__ is list:
+            found += [item for item in value if isinstance(item, STATEMENTS)]
+    return found
+
+
+def statements(tree: ast.AST) -> list[ast.AST]:
+    """Every statement of tree (with its except clauses and cases), tree first, in ast.walk's order."""
+    found = [tree]
+    for node in found:
+        found += _statements_in(node)
+    return found
+
+
+def own_statements(fn: ast.AST, scopes: tuple[type, ...] = (ast.FunctionDef, ast.AsyncFunctionDef)) -> list[ast.AST]:
+    """The statements of a function, those of the functions nested in it left out (a nested def itself is
+    in), depth first, the last child first: the order the rewrite's random choices follow. With scopes
+    (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef), the statements of slicing.scope_nodes, in its
+    order."""
+    found, stack = [], _statements_in(fn)
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        if not isinstance(node, scopes):
+            stack += _statements_in(node)
+    return found
+
+
+def clone(node):
+    """A copy of an expression, as ast.parse(ast.unparse(node)) makes one (positions aside: unparse reads
+    none but a statement's line, which unparse() below fills in)."""
+    if isinstance(node, list):
+        return [clone(item) for item in node]
+    if not isinstance(node, ast.AST) or isinstance(node, (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop,
+                                                          ast.boolop)):
+        return node
+    copied = node.__class__.__new__(node.__class__)
+    for field in node._fields:
+        if hasattr(node, field):
+            setattr(copied, field, clone(getattr(node, field)))
+    return copied
+
+
+def unparse(tree: ast.Module) -> str:
+    """ast.unparse(ast.fix_missing_locations(tree)) + "\\n", without a walk of every node: unparse reads a
+    statement's line only to look it up among the module's `# type: ignore` comments, of which a parsed
+    or built module here has none."""
+    for node in statements(tree):
+        if isinstance(node, ast.stmt) and "lineno" not in node.__dict__:
+            node.lineno = 1
+    return ast.unparse(tree) + "\n"
