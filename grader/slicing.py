@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import functools
 import symtable
+import types
 from dataclasses import dataclass
 
 OPAQUE_CALLS = frozenset({"exec", "eval", "globals", "vars", "locals", "__import__", "open", "compile"})
@@ -45,6 +46,7 @@ class CellNames:
     """Of uses, those the cell's own statements read as it runs (not only its functions, when called)."""
 
 
+@functools.lru_cache(maxsize=512)
 def _transform(source: str) -> str:
     from IPython.core.inputtransformer2 import TransformerManager
 
@@ -216,7 +218,8 @@ def defined_again(cells: tuple[tuple[int, str], ...], names: tuple[str, ...], ra
             if len(found) > 1 and any(i not in ran for i in found)}
 
 
-def _imports(source: str) -> dict[str, str]:
+@functools.lru_cache(maxsize=512)
+def _imports(source: str) -> types.MappingProxyType:
     """Names a cell binds by importing, and what each is (modules, whose calls are not counted as changing
     them, and two cells importing one alike bind it alike)."""
     try:
@@ -230,7 +233,7 @@ def _imports(source: str) -> dict[str, str]:
                       for a in node.names}
         elif isinstance(node, ast.ImportFrom):
             found |= {a.asname or a.name: f"{'.' * node.level}{node.module}:{a.name}" for a in node.names}
-    return found
+    return types.MappingProxyType(found)  # cached: read-only
 
 
 def _names_in(text: str) -> set[str]:
