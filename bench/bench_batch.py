@@ -338,8 +338,8 @@ def main() -> None:
             floors.append(grd.wall / flo.wall)
             mem["nbgrader"].append(nbg)
             mem["grader"] += [grd] + ([one] if one else [])
-        print(f"\nmedian of {args.rounds} round(s): grader/nbgrader {statistics.median(ratios):.2f} (target <= 1.00), "
-              f"grader/floor {statistics.median(floors):.2f}"
+        print(f"\nmedian of {args.rounds} round(s): grader/nbgrader {statistics.median(ratios):.2f} (target <= 0.6), "
+              f"grader/floor {statistics.median(floors):.2f} (target <= 1.2)"
               + (f", grader --jobs 1 / --jobs {args.jobs} {statistics.median(scaling):.2f}" if scaling else ""))
         print(f"peak memory (target <= {RSS_TARGET_MB} MB per grading job): largest process "
               + ", ".join(f"{k} {max(m.largest_mb for m in v):.0f} MB" for k, v in mem.items())
