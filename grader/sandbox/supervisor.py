@@ -75,7 +75,7 @@ class Sandbox:
         self.iso = iso or isolation.detect()
         self.limits = limits
         self.warm = warm
-        self.lease = uids.lease() if self.iso.root and self.iso.drop_uid else None
+        self.lease = uids.lease(shared=self.iso.bwrap is None) if self.iso.root and self.iso.drop_uid else None
         self.uid = self.lease.uid if self.lease else 0
         self.group: cgroups.Group | None = None
         self.exits: dict[int, int] = {}
