@@ -11,6 +11,7 @@ into a success.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import os
 import sys
@@ -115,5 +116,14 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
 
 
+def run() -> None:
+    """The process's entry (the `grader` script, `python -m grader.cli`): main's exit code, with the objects the
+    command made frozen first, so the interpreter's exit does not collect them once more (70 ms of every grader
+    check's wall time); whatever needed closing is closed by then."""
+    code = main()
+    gc.freeze()
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()
