@@ -36,7 +36,8 @@ from grader.loading import load
 from grader.sabotage import own_block
 from grader.result import CheckResult, Outcome, Result, SubmissionError
 from grader.sandbox.isolation import Isolation
-from grader.sandbox.supervisor import SandboxLimits, Sandbox
+from grader.sandbox.prestarted import Prestarted
+from grader.sandbox.supervisor import Sandbox, SandboxLimits
 from grader.spec import Assignment, CheckSpec
 
 OnCheck = Callable[[CheckResult, int, int], None]
@@ -69,6 +70,9 @@ class Options:
     passes the instructor's, so a submission gets the same engines on whichever machine grades it."""
     on_check: OnCheck | None = None
     """Told of each check as it ends (grader check prints it)."""
+    prestarted: Prestarted | None = None
+    """Sandboxes already started, which the lanes take where they match (grader check starts them while it
+    imports the grader: grader/sandbox/prestarted.py)."""
 
 
 @dataclass(frozen=True)
@@ -140,17 +144,18 @@ def open_lanes(read: Submitted, assignment: Assignment, options: Options, specs:
     this thread writes the plan of engines). With one_sandbox (a batch), both share one sandbox in turn.
     Everything is closed on the way out, whatever happened. ends: the grading's deadline, which the runs
     of a notebook's tests that start before it is loaded keep to."""
-    limits = SandboxLimits(request_s=assignment.limits.request_s, memory_mb=assignment.limits.memory_mb,
-                           cpu_s=int(assignment.limits.submission_s) + 5)
+    given = assignment.limits
+    limits = SandboxLimits.for_grading(given.request_s, given.memory_mb, given.submission_s)
     code, suite = read.code, None
     shared = Sandbox(code.files, limits, ("pytest", *code.warm), options.isolation, start=False) \
         if options.one_sandbox else None
     if shared is not None:
         shared.start()
     try:
-        with _closing(shared), EngineLane(code, limits, options.isolation, shared) as engine:
+        with _closing(shared), EngineLane(code, limits, options.isolation, shared, options.prestarted) as engine:
             if read.tests is not None and any(c.id in SUITE_CHECKS for c in specs):
-                suite = SuiteLane(code, limits, options.isolation, options.suite_sandboxes, shared, engine.pause)
+                suite = SuiteLane(code, limits, options.isolation, options.suite_sandboxes, shared, engine.pause,
+                                  options.prestarted)
                 key = _key(assignment, options)
                 suite.start(suite_job(assignment, code, read.tests, _seed(read, assignment, options),
                                       secret.seed(key, b"pool"), own_block(_student_text(code)), _shape(read)),

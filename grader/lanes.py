@@ -27,6 +27,7 @@ from grader.errors import WorkerFailure
 from grader.protocol import Code
 from grader.sabotage import EngineRun
 from grader.sandbox.isolation import Isolation
+from grader.sandbox.prestarted import Prestarted
 from grader.sandbox.supervisor import SandboxLimits, Sandbox
 from grader.sandbox.unit import OutOfTime, Unit
 
@@ -34,14 +35,17 @@ from grader.sandbox.unit import OutOfTime, Unit
 class EngineLane:
     """The student's own engine, behind one sandbox: requests in, claims out."""
 
-    def __init__(self, code: Code, limits: SandboxLimits, iso: Isolation | None = None, shared: Sandbox | None = None):
+    def __init__(self, code: Code, limits: SandboxLimits, iso: Isolation | None = None, shared: Sandbox | None = None,
+                 prestarted: Prestarted | None = None):
         self.code = code
         self.limits = limits
         self.owned = shared is None
         """The lane has a sandbox of its own (else it shares the grading's one with the suite, in turn)."""
         if shared is None:
-            self.sandbox = Sandbox(code.files, limits, code.warm, iso, start=False)
-            self.sandbox.start()  # warms up in its own process until the first load
+            taken = prestarted and prestarted.take(code.files, limits, code.warm, iso)
+            self.sandbox = taken or Sandbox(code.files, limits, code.warm, iso, start=False)
+            if not taken:
+                self.sandbox.start()  # warms up in its own process until the first load
         else:
             self.sandbox = shared
         self.ready = False
@@ -155,7 +159,8 @@ class SuiteLane:
     is loaded."""
 
     def __init__(self, code: Code, limits: SandboxLimits, iso: Isolation | None, sandboxes: int = 1,
-                 shared: Sandbox | None = None, before: Callable[[], None] | None = None):
+                 shared: Sandbox | None = None, before: Callable[[], None] | None = None,
+                 prestarted: Prestarted | None = None):
         self.shared = shared
         """The grading's one sandbox, which the runs use in turn with the engine lane (a batch's way:
         every core already grades a submission), or None for sandboxes of the lane's own."""
@@ -167,8 +172,11 @@ class SuiteLane:
         """Those the runs on other engines are shared among, in parallel (each a uid of its own)."""
         try:
             for _ in range(max(1, sandboxes) if shared is None else 0):
-                self.sandboxes.append(Sandbox(code.files, limits, ("pytest", *code.warm), iso, start=False))
-                self.sandboxes[-1].start()
+                warm = ("pytest", *code.warm)
+                taken = prestarted and prestarted.take(code.files, limits, warm, iso)
+                self.sandboxes.append(taken or Sandbox(code.files, limits, warm, iso, start=False))
+                if not taken:
+                    self.sandboxes[-1].start()
         except Exception as exc:  # noqa: BLE001 - reported as the suite checks' error
             self._close_own()
             self.outcome.error = f"the sandbox for your tests could not start ({exc})"

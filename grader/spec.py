@@ -140,6 +140,18 @@ def available() -> list[str]:
 def load(name_or_path: str | Path, *, checks: Collection[str], operators: Collection[str]) -> Assignment:
     """Load an assignment by id (a folder under assignments/) or by a path to its folder or TOML; checks and
     operators are the ids it may name (grader/catalog.py gives the registries')."""
+    raw, path = _read(name_or_path)
+    return parse(raw, path, checks=checks, operators=operators)
+
+
+def limits(name_or_path: str | Path) -> AssignmentLimits:
+    """An assignment's [limits] alone, read as load() reads them but without the registries (so without importing
+    the checks): what a sandbox started before the grader is imported needs to know (grader check)."""
+    raw, path = _read(name_or_path)
+    return _Where(path).section(raw, "limits", AssignmentLimits)
+
+
+def _read(name_or_path: str | Path) -> tuple[dict[str, Any], Path]:
     path = Path(name_or_path)
     if path.is_dir():
         path = path / "assignment.toml"
@@ -151,7 +163,7 @@ def load(name_or_path: str | Path, *, checks: Collection[str], operators: Collec
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"{path}: not valid TOML: {exc}") from None
-    return parse(raw, path, checks=checks, operators=operators)
+    return raw, path
 
 
 def parse(raw: dict[str, Any], path: Path, *, checks: Collection[str], operators: Collection[str]) -> Assignment:

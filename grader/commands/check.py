@@ -20,16 +20,18 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from grader import catalog, fileio
-from grader.errors import ExitCode, SandboxError, UsageError
-from grader.files import MODULE_FILE
-from grader.grading import Options, grade
-from grader.render import html
-from grader.render.terminal import MARK, render
-from grader.result import CheckResult
+from typing import TYPE_CHECKING
+
+from grader import fileio, spec
+from grader.errors import ExitCode, GraderError, SandboxError, UsageError
+from grader.files import MODULE_FILE, TESTS_FILE
 from grader.sandbox import isolation
-from grader.sandbox.trial import require_started
+from grader.sandbox.limits import SandboxLimits
+from grader.sandbox.prestarted import Prestarted
 from grader.text import printable
+
+if TYPE_CHECKING:
+    from grader.result import CheckResult
 
 
 GRADED = (".py", ".ipynb")
@@ -55,21 +57,29 @@ def main(*, submission: Path, assignment: str, tests: Path | None = None, json_p
     for path, base in outputs:
         if path is not None:
             fileio.refuse_links(path, base)  # before grading, not after
-    task = catalog.load(assignment)
     iso = isolation.require("check")
     lanes = 2 if (os.cpu_count() or 1) >= 2 else 1
-    progress, cells = Progress(sys.stderr), CellProgress(sys.stderr)
-    try:
-        result = grade(submission, task, Options(public_only=public_only, tests=tests, isolation=iso,
-                                                 suite_sandboxes=lanes, on_check=progress.done,
-                                                 progress=cells)).redacted()
-    except SandboxError:
-        # no trial up front (it cost every check a sandbox's start): the grading's own sandbox is the trial,
-        # and when it cannot start, the trial says why and how to fix it (exit 3), as for a batch
-        require_started("check")
-        raise
-    finally:
-        cells.done()
+    with _prestart(submission, assignment, tests, iso, lanes) as prestarted:
+        # the grader's checks import here, while the sandboxes warm up on the other core
+        from grader import catalog
+        from grader.grading import Options, grade
+        from grader.sandbox.trial import require_started
+
+        task = catalog.load(assignment)
+        progress, cells = Progress(sys.stderr), CellProgress(sys.stderr)
+        try:
+            result = grade(submission, task, Options(public_only=public_only, tests=tests, isolation=iso,
+                                                     suite_sandboxes=lanes, on_check=progress.done,
+                                                     progress=cells, prestarted=prestarted)).redacted()
+        except SandboxError:
+            # no trial up front (it cost every check a sandbox's start): the grading's own sandbox is the trial,
+            # and when it cannot start, the trial says why and how to fix it (exit 3), as for a batch
+            require_started("check")
+            raise
+        finally:
+            cells.done()
+    from grader.render import html
+    from grader.render.terminal import render
     progress.clear()
     table = sys.stderr if to_stdout else sys.stdout  # --json -: stdout holds the JSON alone
     _say(render(result, task), table)
@@ -86,6 +96,23 @@ def main(*, submission: Path, assignment: str, tests: Path | None = None, json_p
                         base=base)
     _say(printable(f"Report: {html_path}"), table)
     return ExitCode.OK if result.passed else ExitCode.FAILED
+
+
+def _prestart(submission: Path, assignment: str, tests: Path | None, iso: isolation.Isolation, lanes: int
+              ) -> Prestarted:
+    """The sandboxes the grading will want, started now: the engine's, and the suite's when there are tests to
+    run (a tests file, or a notebook's own test functions). None that cannot start here, and none when the
+    assignment cannot be read: the grading then starts its own, and says what is wrong."""
+    notebook = submission.suffix == ".ipynb"
+    warm = ("ipython",) if notebook else ()
+    try:
+        given = spec.limits(assignment)
+        limits = SandboxLimits.for_grading(given.request_s, given.memory_mb, given.submission_s)
+        has_tests = tests is not None or os.path.lexists(submission.parent / TESTS_FILE) or \
+            notebook and b"def test_" in fileio.read_regular(submission)
+        return Prestarted([(limits, warm)] + [(limits, ("pytest", *warm))] * (lanes if has_tests else 0), iso)
+    except (GraderError, OSError, ValueError):
+        return Prestarted([], iso)
 
 
 def _in_folder(folder: Path) -> Path:
@@ -122,6 +149,8 @@ class Progress(_Line):
     table. Status and points only: feedback waits for the table."""
 
     def done(self, check: CheckResult, count: int, total: int) -> None:
+        from grader.render.terminal import MARK
+
         width = len(str(total))
         line = f"[{count:>{width}}/{total}] {check.id}  {MARK[check.status]} {check.score:g}/{check.max_score:g} " \
                f"({check.duration_s:.1f} s)"

@@ -31,3 +31,9 @@ class SandboxLimits:
     @property
     def sandbox_mb(self) -> int:
         return self.total_mb or self.memory_mb + 512
+
+    @classmethod
+    def for_grading(cls, request_s: float, memory_mb: int, submission_s: float) -> SandboxLimits:
+        """The limits of a grading's sandboxes, from its assignment's [limits]: a process may use the CPU of the
+        whole submission's time, and a little more."""
+        return cls(request_s=request_s, memory_mb=memory_mb, cpu_s=int(submission_s) + 5)

@@ -108,8 +108,6 @@ class Sandbox:
         (self.code / "__pycache__").mkdir()
         for name, data in _bytecode().items():
             (self.code / "__pycache__" / name).write_bytes(data)
-        for name, data in files.items():
-            (self.work / name).write_bytes(data)
         if self.uid:
             self.root.chmod(0o711)
             for folder in (self.code, self.work):
@@ -120,6 +118,16 @@ class Sandbox:
                     item.chmod(0o750 if item.is_dir() else 0o640)
             os.chown(self.scratch, self.uid, self.uid)
             self.scratch.chmod(0o700)
+        self.put(files)
+
+    def put(self, files: dict[str, bytes]) -> None:
+        """Write the submission's files into work/, readable by the sandbox only: before it starts, or after (a
+        sandbox started before its grading knew them: grader/sandbox/prestarted.py), before any unit runs."""
+        for name, data in files.items():
+            (self.work / name).write_bytes(data)
+            if self.uid:
+                os.chown(self.work / name, 0, self.uid)
+                (self.work / name).chmod(0o640)
 
     # -- the template ------------------------------------------------------------------------------
 
