@@ -91,15 +91,14 @@ def _fixtures(names: list[str]):
 
     import pytest
 
+    import types
+
     module = sys.modules.get(MODULE)
-
-    class Fixtures:
-        pass
-
+    plugin = types.ModuleType("grader_fixtures")  # a module, as conftest plugins are: no staticmethod around them
     for name in names:
         def fixture(name=name):
             return getattr(sys.modules.get(MODULE, module), name)
 
         fixture.__name__ = name
-        setattr(Fixtures, name, staticmethod(pytest.fixture(name=name)(fixture)))
-    return Fixtures()
+        setattr(plugin, name, pytest.fixture(name=name)(fixture))
+    return plugin
