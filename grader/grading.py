@@ -27,7 +27,7 @@ from grader.causes import CAUSES, said_in
 from grader.checks import REGISTRY
 from grader.checks.context import Context
 from grader.checks.features import preflight
-from grader.checks.suite import SUITE_CHECKS, suite_job
+from grader.checks.suite import SUITE_CHECKS, suite_job, suite_plan
 from grader.errors import CheckTimeout, NotebookError, Refused, Rejected, WorkerFailure, without_host_paths
 from grader.files import MODULE_FILE, TESTS_FILE
 from grader.lanes import EngineLane, SuiteLane
@@ -157,9 +157,9 @@ def open_lanes(read: Submitted, assignment: Assignment, options: Options, specs:
                 suite = SuiteLane(code, limits, options.isolation, options.suite_sandboxes, shared, engine.pause,
                                   options.prestarted)
                 key = _key(assignment, options)
-                suite.start(suite_job(assignment, code, read.tests, _seed(read, assignment, options),
-                                      secret.seed(key, b"pool"), own_block(_student_text(code)), _shape(read)),
-                            ends)
+                suite.start(suite_job(assignment, code, read.tests), ends)  # its first run needs no plan
+                suite.planned(*suite_plan(assignment, _seed(read, assignment, options), secret.seed(key, b"pool"),
+                                          own_block(_student_text(code)), _shape(read)))
             yield engine, suite
     finally:
         if suite is not None:

@@ -132,7 +132,8 @@ class SuiteJob:
 
     code: Code
     tests: str
-    plan: tuple[EngineRun, ...]
+    plan: tuple[EngineRun, ...] | None
+    """None until SuiteLane.planned() gives it: the run on the student's own engine needs none, and goes first."""
     first_run_s: float
     """The run on the student's own engine."""
     per_run: Callable[[RunReply], float]
@@ -188,6 +189,7 @@ class SuiteLane:
         self._until: float | None = None
         self._thread = threading.Thread(target=self._main, daemon=True)
         self._lock = threading.Lock()
+        self._planned = threading.Event()
         self._lean = False
         """The run on the needed cells alone that stood for the whole notebook was lean: the later ones are."""
 
@@ -196,7 +198,22 @@ class SuiteLane:
         before go(), while the engine lane runs the notebook."""
         self.job = job
         self._cell_timeout, self._until = job.cell_s, until
+        if job.plan is not None:
+            self._planned.set()
         self._thread.start()
+
+    def planned(self, plan: tuple[EngineRun, ...], notes: tuple[str, ...] = ()) -> None:
+        """The engines to run the tests on after the student's own, and what the plan left out and why: written
+        by the grading's thread (Python 3.11's ast is not safe from two threads) while this lane's first run, on
+        the student's own engine, goes on."""
+        with self._lock:
+            self.job = dataclasses.replace(self.job, plan=plan, notes=notes)
+        self._planned.set()
+
+    def _wait_planned(self) -> bool:
+        """Wait for the plan; False when the lane was cancelled instead."""
+        self._planned.wait()
+        return not self._cancelled
 
     def go(self, skip: frozenset[int] = frozenset(), cell_timeout: float = 30.0, until: float | None = None) -> None:
         """Let the runs start (for a notebook, without the cells that timed out or killed the kernel);
@@ -211,6 +228,7 @@ class SuiteLane:
     def cancel(self) -> None:
         self._cancelled = True
         self._go.set()
+        self._planned.set()
         if not self._thread.is_alive() and self.job is None:
             self._close_own()
 
@@ -246,6 +264,9 @@ class SuiteLane:
                 return
             if notebook_suite.run_early(self, self.sandboxes):
                 return
+            if self.shared is None and self.job.code.kind == "py" and "pytest" not in self.sandboxes[0].unavailable:
+                # the student's module needs nothing from the engine lane: their own engine's run goes at once
+                self.outcome.own = self._run(self.sandboxes[0], None, self.job.first_run_s)
             self._go.wait()
             if self._cancelled:
                 return
@@ -258,12 +279,15 @@ class SuiteLane:
         if "pytest" in sandboxes[0].unavailable:
             self.outcome.error = f"pytest cannot be imported in the sandbox ({sandboxes[0].unavailable['pytest']})"
             return
-        own = self._run(sandboxes[0], None, job.first_run_s)
+        own = self.outcome.own or self._run(sandboxes[0], None, job.first_run_s)
         self.outcome.own = own
         if own is None or own.failure is not None or protocol.raised(own.reply) is not None:
             return
         timeout = job.per_run(own)
         timeout = notebook_suite.only_needed(self, sandboxes[0], own, timeout)
+        if not self._wait_planned():
+            return
+        job = self.job
         shares = [job.plan[i::len(sandboxes)] for i in range(len(sandboxes))]
         done: list[list[RunReply]] = [[] for _ in sandboxes]
         helpers = [threading.Thread(target=self._run_all, args=(sandboxes[i], shares[i], timeout, done[i]))

@@ -40,13 +40,17 @@ def run_early(lane: SuiteLane, sandboxes: list[Sandbox]) -> bool:
     demo = _demo(lane)
     if not demo:
         return False
-    engines, lock, done = list(lane.job.plan), threading.Lock(), []
+    lock, done = threading.Lock(), []
     timed = threading.Event()
     state: dict = {}
 
     def drain(sandbox: Sandbox) -> None:
         timed.wait()
-        while state.get("timeout") and not lane._cancelled:
+        if not state.get("timeout") or not lane._wait_planned():
+            return
+        with lock:
+            engines = state.setdefault("engines", list(lane.job.plan))
+        while not lane._cancelled:
             with lock:
                 if not engines:
                     return

@@ -31,7 +31,7 @@ from grader.files import MODULE_FILE, TESTS_FILE
 from grader.lanes import RunReply, SuiteJob
 from grader.protocol import Code
 from grader.result import Outcome
-from grader.sabotage import WHEATS, all_operators, plan
+from grader.sabotage import WHEATS, EngineRun, all_operators, plan
 from grader.sandbox.inside.ops import BINARY
 
 SUITE_CHECKS = ("student_tests", "wheat", "sabotage")
@@ -54,21 +54,27 @@ def equivalence_probes() -> list:
     return [[list(ins) for ins in program] for program in found]
 
 
-def suite_job(assignment, code: Code, tests: str, seed: str, pool: str, own: str | None = None,
-              shape: str | None = None) -> SuiteJob:
-    """What the suite lane runs: the student's tests on their own engine, then on every engine of this
-    grading's plan (own: the student's engine as a block, for mutants of it; shape: what decides which
-    engine each mutant is made from, the same wherever the files are graded: sabotage.plan)."""
+def suite_job(assignment, code: Code, tests: str) -> SuiteJob:
+    """What the suite lane runs: the student's tests on their own engine, then on every engine of this grading's
+    plan, which suite_plan() writes while the first run goes (SuiteLane.planned)."""
     limit = assignment.limits.tests_s
 
     def per_run(own_run: RunReply) -> float:
         return min(limit, max(MIN_RUN_S, SLOWDOWN * own_run.duration))
 
-    engines = plan(assignment.sabotages, seed, pool, own, shape)
     needed = slicing.needed(code.cells, tests, FIXTURES + tuple(assignment.required_symbols)) \
         if code.kind == "notebook" else None
-    return SuiteJob(code, tests, tuple(engines), limit, per_run, FIXTURES, tuple(equivalence_probes()), engines.notes,
-                    needed, assignment.limits.cell_s)
+    return SuiteJob(code, tests, None, limit, per_run, FIXTURES, tuple(equivalence_probes()), (), needed,
+                    assignment.limits.cell_s)
+
+
+def suite_plan(assignment, seed: str, pool: str, own: str | None = None, shape: str | None = None
+               ) -> tuple[tuple[EngineRun, ...], tuple[str, ...]]:
+    """This grading's engines after the student's own, and notes on what the plan left out (own: the student's
+    engine as a block, for mutants of it; shape: what decides which engine each mutant is made from, the same
+    wherever the files are graded: sabotage.plan)."""
+    engines = plan(assignment.sabotages, seed, pool, own, shape)
+    return tuple(engines), engines.notes
 
 
 def suite(ctx: Context) -> Suite | Outcome:

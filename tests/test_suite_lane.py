@@ -1,0 +1,50 @@
+"""The suite lane's first run, on the student's own engine, needs no plan of engines: for a .py file it goes as
+soon as the lane's sandbox is ready, while the grading's thread writes the plan, and the runs on the plan's
+engines wait for it (and a lane cancelled before it comes never waits for ever)."""
+
+from __future__ import annotations
+
+import time
+
+from conftest import BASE_ENGINE
+from grader.files import MODULE_FILE
+from grader.lanes import SuiteJob, SuiteLane
+from grader.protocol import Code
+from grader.sabotage import SWAPPED, EngineRun, engine_block, wheats
+from grader.sandbox.limits import SandboxLimits
+
+TESTS = "from micrograd_mine import Value\n\n\ndef test_add():\n    assert (Value(1.0) + 2).data == 3.0\n"
+
+
+def lane_for() -> SuiteLane:
+    code = Code("py", {MODULE_FILE: BASE_ENGINE.read_bytes()})
+    lane = SuiteLane(code, SandboxLimits(), None)
+    lane.start(SuiteJob(code, TESTS, None, 30.0, lambda own: 30.0), time.monotonic() + 120)
+    return lane
+
+
+def test_the_own_engines_run_goes_before_the_plan_and_the_others_after_it():
+    lane = lane_for()
+    try:
+        deadline = time.monotonic() + 60
+        while lane.outcome.own is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert lane.outcome.own is not None and lane.outcome.runs == []  # no plan yet, no go() yet
+        wheat = wheats()[0]
+        engine = EngineRun(f"wheat:{wheat.id}", "wheat", wheat.id, None, engine_block(wheat.source, SWAPPED))
+        lane.planned((engine,), ("a note",))
+        lane.go()
+        outcome = lane.result()
+    finally:
+        lane.cancel()
+    assert [r.engine.id for r in outcome.runs] == [engine.id] and lane.job.notes == ("a note",)
+    assert outcome.own.failure is None and outcome.runs[0].failure is None
+
+
+def test_a_lane_cancelled_before_its_plan_ends():
+    lane = lane_for()
+    lane.go()
+    lane.cancel()
+    started = time.monotonic()
+    lane._thread.join(60)
+    assert not lane._thread.is_alive() and time.monotonic() - started < 60
