@@ -36,7 +36,7 @@ from grader.loading import load
 from grader.sabotage import own_block
 from grader.result import CheckResult, Outcome, Result, SubmissionError
 from grader.sandbox.isolation import Isolation
-from grader.sandbox.prestarted import Prestarted
+from grader.sandbox.prestarted import Prestarted, layout
 from grader.sandbox.supervisor import Sandbox, SandboxLimits
 from grader.spec import Assignment, CheckSpec
 
@@ -147,15 +147,17 @@ def open_lanes(read: Submitted, assignment: Assignment, options: Options, specs:
     given = assignment.limits
     limits = SandboxLimits.for_grading(given.request_s, given.memory_mb, given.submission_s)
     code, suite = read.code, None
-    shared = Sandbox(code.files, limits, ("pytest", *code.warm), options.isolation, start=False) \
-        if options.one_sandbox else None
+    tested = read.tests is not None and any(c.id in SUITE_CHECKS for c in specs)
+    engine_warm, suites, join = layout(code.kind, tested, options.suite_sandboxes, options.one_sandbox)
+    shared = Sandbox(code.files, limits, engine_warm, options.isolation, start=False) if options.one_sandbox else None
     if shared is not None:
         shared.start()
     try:
-        with _closing(shared), EngineLane(code, limits, options.isolation, shared, options.prestarted) as engine:
-            if read.tests is not None and any(c.id in SUITE_CHECKS for c in specs):
-                suite = SuiteLane(code, limits, options.isolation, options.suite_sandboxes, shared, engine.pause,
-                                  options.prestarted)
+        with _closing(shared), EngineLane(code, limits, options.isolation, shared, options.prestarted,
+                                          engine_warm) as engine:
+            if tested:
+                suite = SuiteLane(code, limits, options.isolation, len(suites), shared, engine.pause,
+                                  options.prestarted, engine.sandbox if join else None)
                 key = _key(assignment, options)
                 suite.start(suite_job(assignment, code, read.tests), ends)  # its first run needs no plan
                 suite.planned(*suite_plan(assignment, _seed(read, assignment, options), secret.seed(key, b"pool"),

@@ -7,8 +7,11 @@
   once per engine of the plan, each run in a fresh process, one after another, with the
   sandbox cleaned in between. It runs beside the engine lane, on the other core.
 
-The lanes never share a process, a uid or a writable folder, so what the engine lane's
-process sees (nothing secret) cannot reach the suite runs, and no run can reach another.
+The lanes never share a process, a uid or a writable folder at once, so what the engine lane's
+process sees (nothing secret) cannot reach the suite runs, and no run can reach another. A
+sandbox passes from the engine lane to the suite only once the engine's process has ended and
+the sandbox is cleaned: a batch's one sandbox, and a .py file's check, whose engine sandbox
+joins the runs once the engine checks are done (grader/sandbox/prestarted.py's layout).
 
 Both lanes work under the grading's deadline (the end of the submission's time limit): no
 request outlasts it, and no run of the suite starts after it.
@@ -36,14 +39,15 @@ class EngineLane:
     """The student's own engine, behind one sandbox: requests in, claims out."""
 
     def __init__(self, code: Code, limits: SandboxLimits, iso: Isolation | None = None, shared: Sandbox | None = None,
-                 prestarted: Prestarted | None = None):
+                 prestarted: Prestarted | None = None, warm: tuple[str, ...] | None = None):
         self.code = code
         self.limits = limits
         self.owned = shared is None
         """The lane has a sandbox of its own (else it shares the grading's one with the suite, in turn)."""
         if shared is None:
-            taken = prestarted and prestarted.take(code.files, limits, code.warm, iso)
-            self.sandbox = taken or Sandbox(code.files, limits, code.warm, iso, start=False)
+            warm = code.warm if warm is None else warm
+            taken = prestarted and prestarted.take(code.files, limits, warm, iso)
+            self.sandbox = taken or Sandbox(code.files, limits, warm, iso, start=False)
             if not taken:
                 self.sandbox.start()  # warms up in its own process until the first load
         else:
@@ -161,12 +165,16 @@ class SuiteLane:
 
     def __init__(self, code: Code, limits: SandboxLimits, iso: Isolation | None, sandboxes: int = 1,
                  shared: Sandbox | None = None, before: Callable[[], None] | None = None,
-                 prestarted: Prestarted | None = None):
+                 prestarted: Prestarted | None = None, late: Sandbox | None = None):
         self.shared = shared
         """The grading's one sandbox, which the runs use in turn with the engine lane (a batch's way:
         every core already grades a submission), or None for sandboxes of the lane's own."""
         self.before = before
-        """With a shared sandbox: what frees it (the engine lane's pause) before the runs start."""
+        """With a shared sandbox, or a late one: what frees it (the engine lane's pause) before runs use it."""
+        self.late = late
+        """The engine lane's own sandbox, which joins the runs on the plan's engines once the engine checks are
+        done (when the suite's result is first asked for, after them): grader check of a .py file."""
+        self._late_go = threading.Event()
         self.job: SuiteJob | None = None
         self.outcome = SuiteOutcome()
         self.sandboxes: list[Sandbox] = [] if shared is None else [shared]
@@ -229,6 +237,7 @@ class SuiteLane:
         self._cancelled = True
         self._go.set()
         self._planned.set()
+        self._late_go.set()
         if not self._thread.is_alive() and self.job is None:
             self._close_own()
 
@@ -240,6 +249,10 @@ class SuiteLane:
                 if self.before is not None:
                     self.before()
                 self._go.set()
+        if self.late is not None and not self._late_go.is_set():
+            if self.before is not None:
+                self.before()
+            self._late_go.set()
         if self._thread.is_alive() or self.job is not None:
             self._thread.join()
         return self.outcome
@@ -288,27 +301,36 @@ class SuiteLane:
         if not self._wait_planned():
             return
         job = self.job
-        shares = [job.plan[i::len(sandboxes)] for i in range(len(sandboxes))]
-        done: list[list[RunReply]] = [[] for _ in sandboxes]
-        helpers = [threading.Thread(target=self._run_all, args=(sandboxes[i], shares[i], timeout, done[i]))
-                   for i in range(1, len(sandboxes))]
+        engines, done = list(job.plan), []
+        helpers = [threading.Thread(target=self._run_all, args=(sandbox, engines, timeout, done))
+                   for sandbox in sandboxes[1:]]
+        if self.late is not None:
+            helpers.append(threading.Thread(target=self._run_all, args=(self.late, engines, timeout, done,
+                                                                        self._late_go)))
         for helper in helpers:
             helper.start()
-        self._run_all(sandboxes[0], shares[0], timeout, done[0])
+        self._run_all(sandboxes[0], engines, timeout, done)
         for helper in helpers:
             helper.join()
         order = {id(engine): i for i, engine in enumerate(job.plan)}
-        self.outcome.runs = sorted((r for share in done for r in share), key=lambda r: order[id(r.engine)])
+        self.outcome.runs = sorted(done, key=lambda r: order[id(r.engine)])
 
-    def _run_all(self, sandbox: Sandbox, engines: list[EngineRun], timeout: float, into: list[RunReply]) -> None:
-        """Run the suite on each engine in turn, in one sandbox (cleaned between runs)."""
-        for engine in engines:
-            if self._cancelled:
-                return
+    def _run_all(self, sandbox: Sandbox, engines: list[EngineRun], timeout: float, into: list[RunReply],
+                 after: threading.Event | None = None) -> None:
+        """Run the suite on the engines each sandbox takes next from engines, in turn, in one sandbox (cleaned
+        between runs); after: what must happen before this sandbox may take any (the late one's release)."""
+        if after is not None:
+            after.wait()
+        while not self._cancelled:
+            with self._lock:
+                if not engines:
+                    return
+                engine = engines.pop(0)
             run = self._run(sandbox, engine, timeout)
             if run is None:
                 return
-            into.append(run)
+            with self._lock:
+                into.append(run)
 
     def _keep_transformed(self, reply: dict) -> None:
         """The cells as a run on the student's own engine transformed them, for the later runs (protocol's

@@ -13,7 +13,7 @@ from conftest import BASE_ENGINE, statuses
 from grader.grading import Options, grade
 from grader.sandbox import isolation
 from grader.sandbox.limits import SandboxLimits
-from grader.sandbox.prestarted import Prestarted
+from grader.sandbox.prestarted import Prestarted, layout
 
 LOAD = {"op": "load", "code": {"kind": "py", "file": "micrograd_mine.py"}}
 GOOD_TESTS = "from micrograd_mine import Value\n\n\ndef test_add():\n    assert (Value(1.0) + 2).data == 3.0\n"
@@ -50,7 +50,9 @@ def test_a_grading_takes_every_matching_sandbox(tmp_path, micrograd):
     given = micrograd.limits
     limits = SandboxLimits.for_grading(given.request_s, given.memory_mb, given.submission_s)
     iso = isolation.detect()
-    with Prestarted([(limits, ()), (limits, ("pytest",)), (limits, ("pytest",))], iso) as pool:
+    engine, suites, join = layout("py", True, 2)
+    assert join and engine == ("pytest",) and suites == [("pytest",)]  # the engine's sandbox joins the suite's
+    with Prestarted([(limits, warm) for warm in (engine, *suites)], iso) as pool:
         result = grade(tmp_path / "micrograd_mine.py", micrograd,
                        Options(isolation=iso, suite_sandboxes=2, prestarted=pool))
         assert pool.free == []
@@ -65,3 +67,10 @@ def test_grader_check_grades_with_its_sandboxes_started_first(tmp_path):
                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert out.returncode in (0, 1), out.stderr
     assert '"status": "graded"' in out.stdout and '"student_tests"' in out.stdout, out.stdout[-2000:]
+
+
+def test_the_layouts_of_a_gradings_sandboxes():
+    assert layout("py", False, 2) == ((), [], False)  # no tests: the engine's alone
+    assert layout("py", True, 1) == ((), [("pytest",)], False)  # one core: no sandbox to spare
+    assert layout("notebook", True, 2) == (("ipython",), [("pytest", "ipython")] * 2, False)  # runs beside the load
+    assert layout("notebook", True, 2, one_sandbox=True) == (("pytest", "ipython"), [], False)  # a batch's one

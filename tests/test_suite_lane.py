@@ -48,3 +48,22 @@ def test_a_lane_cancelled_before_its_plan_ends():
     started = time.monotonic()
     lane._thread.join(60)
     assert not lane._thread.is_alive() and time.monotonic() - started < 60
+
+
+def test_a_late_sandbox_joins_the_runs_once_released():
+    """The engine lane's sandbox, released when the suite's result is first asked for, takes engines from the
+    same list as the suite's own: every engine runs once, on one of the two."""
+    code = Code("py", {MODULE_FILE: BASE_ENGINE.read_bytes()})
+    from grader.sandbox.supervisor import Sandbox
+
+    released = []
+    with Sandbox(code.files, SandboxLimits(), ("pytest",)) as late:
+        lane = SuiteLane(code, SandboxLimits(), None, 1, before=lambda: released.append(True), late=late)
+        engines = tuple(EngineRun(f"wheat:{w.id}", "wheat", w.id, None, engine_block(w.source, SWAPPED))
+                        for w in wheats())
+        lane.start(SuiteJob(code, TESTS, engines, 30.0, lambda own: 30.0), time.monotonic() + 120)
+        lane.go()
+        outcome = lane.result()
+    assert released == [True]
+    assert sorted(r.engine.id for r in outcome.runs) == sorted(e.id for e in engines)
+    assert all(r.failure is None for r in outcome.runs)

@@ -27,7 +27,7 @@ from grader.errors import ExitCode, GraderError, SandboxError, UsageError
 from grader.files import MODULE_FILE, TESTS_FILE
 from grader.sandbox import isolation
 from grader.sandbox.limits import SandboxLimits
-from grader.sandbox.prestarted import Prestarted
+from grader.sandbox.prestarted import Prestarted, layout
 from grader.text import printable
 
 if TYPE_CHECKING:
@@ -104,13 +104,13 @@ def _prestart(submission: Path, assignment: str, tests: Path | None, iso: isolat
     run (a tests file, or a notebook's own test functions). None that cannot start here, and none when the
     assignment cannot be read: the grading then starts its own, and says what is wrong."""
     notebook = submission.suffix == ".ipynb"
-    warm = ("ipython",) if notebook else ()
     try:
         given = spec.limits(assignment)
         limits = SandboxLimits.for_grading(given.request_s, given.memory_mb, given.submission_s)
         has_tests = tests is not None or os.path.lexists(submission.parent / TESTS_FILE) or \
             notebook and b"def test_" in fileio.read_regular(submission)
-        return Prestarted([(limits, warm)] + [(limits, ("pytest", *warm))] * (lanes if has_tests else 0), iso)
+        engine, suites, _ = layout("notebook" if notebook else "py", has_tests, lanes)
+        return Prestarted([(limits, warm) for warm in (engine, *suites)], iso)
     except (GraderError, OSError, ValueError):
         return Prestarted([], iso)
 

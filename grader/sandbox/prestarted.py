@@ -10,6 +10,20 @@ from grader.sandbox.limits import SandboxLimits
 from grader.sandbox.supervisor import Sandbox
 
 
+def layout(kind: str, tests: bool, suite_sandboxes: int, one_sandbox: bool = False
+           ) -> tuple[tuple[str, ...], list[tuple[str, ...]], bool]:
+    """The sandboxes a grading's lanes start, as their warm imports: the engine lane's, the suite lane's own, and
+    whether the engine lane's joins the suite's runs once the engine checks are done (a .py file's check, whose
+    suite has no notebook to run beside the engine lane's: one sandbox's start saved, pytest warmed in the engine
+    lane's instead). With one_sandbox (a batch) the lanes share one, started as the suite's."""
+    warm = ("ipython",) if kind == "notebook" else ()
+    suite = ("pytest", *warm)
+    if one_sandbox:
+        return suite, [], False
+    join = kind == "py" and tests and suite_sandboxes > 1
+    return (suite if join else warm), [suite] * (suite_sandboxes - join if tests else 0), join
+
+
 class Prestarted:
     def __init__(self, wanted: list[tuple[SandboxLimits, tuple[str, ...]]], iso: Isolation):
         """wanted: the limits and warm imports of each sandbox to start."""
