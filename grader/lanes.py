@@ -30,7 +30,7 @@ from grader.errors import WorkerFailure
 from grader.protocol import Code
 from grader.sabotage import EngineRun
 from grader.sandbox.isolation import Isolation
-from grader.sandbox.prestarted import Prestarted
+from grader.sandbox.prestarted import Prestarted, sandbox_for
 from grader.sandbox.supervisor import SandboxLimits, Sandbox
 from grader.sandbox.unit import OutOfTime, Unit
 
@@ -45,11 +45,7 @@ class EngineLane:
         self.owned = shared is None
         """The lane has a sandbox of its own (else it shares the grading's one with the suite, in turn)."""
         if shared is None:
-            warm = code.warm if warm is None else warm
-            taken = prestarted and prestarted.take(code.files, limits, warm, iso)
-            self.sandbox = taken or Sandbox(code.files, limits, warm, iso, start=False)
-            if not taken:
-                self.sandbox.start()  # warms up in its own process until the first load
+            self.sandbox = sandbox_for(prestarted, code.files, limits, code.warm if warm is None else warm, iso)
         else:
             self.sandbox = shared
         self.ready = False
@@ -181,11 +177,7 @@ class SuiteLane:
         """Those the runs on other engines are shared among, in parallel (each a uid of its own)."""
         try:
             for _ in range(max(1, sandboxes) if shared is None else 0):
-                warm = ("pytest", *code.warm)
-                taken = prestarted and prestarted.take(code.files, limits, warm, iso)
-                self.sandboxes.append(taken or Sandbox(code.files, limits, warm, iso, start=False))
-                if not taken:
-                    self.sandboxes[-1].start()
+                self.sandboxes.append(sandbox_for(prestarted, code.files, limits, ("pytest", *code.warm), iso))
         except Exception as exc:  # noqa: BLE001 - reported as the suite checks' error
             self._close_own()
             self.outcome.error = f"the sandbox for your tests could not start ({exc})"

@@ -56,3 +56,14 @@ class Prestarted:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def sandbox_for(prestarted: Prestarted | None, files: dict[str, bytes], limits: SandboxLimits, warm: tuple[str, ...],
+                iso: Isolation | None) -> Sandbox:
+    """A started sandbox for a lane: one of prestarted's that matches, else a new one, starting."""
+    taken = prestarted.take(files, limits, warm, iso) if prestarted is not None else None
+    if taken is not None:
+        return taken
+    sandbox = Sandbox(files, limits, warm, iso, start=False)
+    sandbox.start()  # warms up in its own process while the grading goes on
+    return sandbox
