@@ -18,9 +18,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import TextIO
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from grader import fileio, spec
 from grader.errors import ExitCode, GraderError, SandboxError, UsageError
