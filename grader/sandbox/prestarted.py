@@ -20,8 +20,11 @@ def layout(kind: str, tests: bool, suite_sandboxes: int, one_sandbox: bool = Fal
     suite = ("pytest", *warm)
     if one_sandbox:
         return suite, [], False
-    join = kind == "py" and tests and suite_sandboxes > 1
-    return (suite if join else warm), [suite] * (suite_sandboxes - join if tests else 0), join
+    if not tests:
+        return warm, [], False
+    if kind == "py" and suite_sandboxes > 1:
+        return suite, [suite] * (suite_sandboxes - 1), True
+    return warm, [suite] * suite_sandboxes, False
 
 
 class Prestarted:
