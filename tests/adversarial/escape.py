@@ -50,23 +50,35 @@ def public(path):
         return False
 
 
-for top in [*sys.path, "/opt", "/root", "/home", "/work", "/autograder", "/srv"]:
-    if not top:
+# Breadth first, shallowest folders first, and for at most 1.5 s: the import must end inside the test
+# assignment's 3 s limit even where the sandbox's Python holds big packages (torch's tree has thousands of
+# folders), and a reference or wheat folder is found near the top of a path (site-packages/reference).
+import collections
+import time
+
+deadline = time.monotonic() + 1.5
+queue = collections.deque((top, 0) for top in [*sys.path, "/opt", "/root", "/home", "/work", "/autograder", "/srv"]
+                          if top)
+while queue and time.monotonic() < deadline:
+    folder, depth = queue.popleft()
+    try:
+        with os.scandir(folder) as it:
+            entries = list(it)
+    except OSError:
         continue
-    depth = top.count(os.sep)
-    for folder, dirs, files in os.walk(top):
-        if folder.count(os.sep) - depth >= 4:
-            dirs[:] = []
-        if os.path.basename(folder) in ("reference", "engines"):
-            for name in files:
-                if PUBLIC_OK and public(os.path.join(folder, name)):
-                    continue
-                try:
-                    with open(os.path.join(folder, name)) as f:
-                        if "class Value" in f.read():
-                            ESCAPED.append(f"read {folder}/{name}")
-                except OSError:
-                    pass
+    files = [e.name for e in entries if e.is_file(follow_symlinks=False)]
+    if depth < 4:
+        queue.extend((e.path, depth + 1) for e in entries if e.is_dir(follow_symlinks=False))
+    if os.path.basename(folder) in ("reference", "engines"):
+        for name in files:
+            if PUBLIC_OK and public(os.path.join(folder, name)):
+                continue
+            try:
+                with open(os.path.join(folder, name)) as f:
+                    if "class Value" in f.read():
+                        ESCAPED.append(f"read {folder}/{name}")
+            except OSError:
+                pass
 
 try:
     socket.create_connection(("127.0.0.1", PORT), timeout=2).close()
