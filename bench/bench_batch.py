@@ -101,8 +101,9 @@ def timed(cmd: list[str], log: Path, jobs: int, **popen) -> Measure:
     report = log.with_suffix(".usage.json")
     with open(log, "w") as out:
         machine = busy()
-        proc = subprocess.Popen([sys.executable, "-c", REAPER, str(report)] + cmd, stdout=out,
-                                stderr=subprocess.STDOUT, **popen)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", REAPER, str(report)] + cmd, stdout=out, stderr=subprocess.STDOUT, **popen
+        )
 
         def sample() -> None:
             while not done.wait(0.5):
@@ -126,11 +127,19 @@ def timed(cmd: list[str], log: Path, jobs: int, **popen) -> Measure:
         done.set()
         sampler.join()
     usage = json.loads(report.read_text())
-    return Measure(usage["wall"], jobs, max(largest[0], usage["maxrss_kb"] / 1024), tree_peak[0],
-                   (busy() - machine) / usage["wall"], usage["code"], log)
+    return Measure(
+        usage["wall"],
+        jobs,
+        max(largest[0], usage["maxrss_kb"] / 1024),
+        tree_peak[0],
+        (busy() - machine) / usage["wall"],
+        usage["code"],
+        log,
+    )
 
 
 # ---- nbgrader -------------------------------------------------------------------------
+
 
 def nbgrader_env() -> dict[str, str]:
     """The environment to run nbgrader in, making its virtual environment on first use."""
@@ -138,8 +147,9 @@ def nbgrader_env() -> dict[str, str]:
     if not nbgrader.exists():
         print(f"making {NBGRADER_VENV.relative_to(ROOT)} with nbgrader=={NBGRADER_VERSION} (once)...", flush=True)
         subprocess.run([sys.executable, "-m", "venv", "--clear", str(NBGRADER_VENV)], check=True)
-        subprocess.run([str(NBGRADER_VENV / "bin" / "pip"), "install", "-q", f"nbgrader=={NBGRADER_VERSION}"],
-                       check=True)
+        subprocess.run(
+            [str(NBGRADER_VENV / "bin" / "pip"), "install", "-q", f"nbgrader=={NBGRADER_VERSION}"], check=True
+        )
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
     # nbgrader runs `alembic` from PATH when it opens the gradebook: the venv's bin must come first.
     env["PATH"] = f"{NBGRADER_VENV / 'bin'}{os.pathsep}{env.get('PATH', '')}"
@@ -154,12 +164,18 @@ def build_course(course: Path, class_dir: Path, students: list[classgen.Student]
         "c = get_config()\n"
         f"c.CourseDirectory.root = {str(course)!r}\n"
         "c.CourseDirectory.course_id = 'micrograd-bench'\n"
-        f"c.CourseDirectory.db_url = {'sqlite:///' + str(course / 'gradebook.db')!r}\n")
+        f"c.CourseDirectory.db_url = {'sqlite:///' + str(course / 'gradebook.db')!r}\n"
+    )
     source = course / "source" / ASSIGNMENT
     source.mkdir(parents=True)
     nbformat.write(classgen.source_notebook(), str(source / classgen.NOTEBOOK))
-    subprocess.run([str(NBGRADER_VENV / "bin" / "nbgrader"), "generate_assignment", ASSIGNMENT, "--force"],
-                   cwd=course, env=env, check=True, capture_output=True)
+    subprocess.run(
+        [str(NBGRADER_VENV / "bin" / "nbgrader"), "generate_assignment", ASSIGNMENT, "--force"],
+        cwd=course,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
     if not (course / "release" / ASSIGNMENT / classgen.NOTEBOOK).exists():
         sys.exit("nbgrader generate_assignment made no release version")
     for s in students:
@@ -170,8 +186,9 @@ def build_course(course: Path, class_dir: Path, students: list[classgen.Student]
 
 def nbgrader_autograde(course: Path, env: dict[str, str], log: Path) -> Measure:
     shutil.rmtree(course / "autograded", ignore_errors=True)  # so what is there afterwards was made now
-    return timed([str(NBGRADER_VENV / "bin" / "nbgrader"), "autograde", ASSIGNMENT, "--force"], log, 1,
-                 cwd=course, env=env)
+    return timed(
+        [str(NBGRADER_VENV / "bin" / "nbgrader"), "autograde", ASSIGNMENT, "--force"], log, 1, cwd=course, env=env
+    )
 
 
 SCORES = """
@@ -184,20 +201,48 @@ with Gradebook(sys.argv[1]) as gb:
 
 def nbgrader_scores(course: Path, students: list[classgen.Student], env: dict[str, str]) -> tuple[dict, list]:
     """Each student's score from the gradebook, and the students whose notebook was not autograded."""
-    missing = [s.student for s in students
-               if not (course / "autograded" / s.student / ASSIGNMENT / classgen.NOTEBOOK).exists()]
-    out = subprocess.run([str(NBGRADER_VENV / "bin" / "python"), "-c", SCORES, f"sqlite:///{course / 'gradebook.db'}",
-                          ASSIGNMENT, Path(classgen.NOTEBOOK).stem], env=env, check=True, capture_output=True,
-                         text=True)
+    missing = [
+        s.student for s in students if not (course / "autograded" / s.student / ASSIGNMENT / classgen.NOTEBOOK).exists()
+    ]
+    out = subprocess.run(
+        [
+            str(NBGRADER_VENV / "bin" / "python"),
+            "-c",
+            SCORES,
+            f"sqlite:///{course / 'gradebook.db'}",
+            ASSIGNMENT,
+            Path(classgen.NOTEBOOK).stem,
+        ],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return json.loads(out.stdout), missing
 
 
 # ---- grader batch and the floor -------------------------------------------------------
 
+
 def grader_batch(class_dir: Path, out: Path, jobs: int, log: Path) -> Measure:
     shutil.rmtree(out, ignore_errors=True)
-    return timed([sys.executable, "-m", "grader.cli", "batch", str(class_dir), "--out", str(out),
-                  "--jobs", str(jobs), "--force"], log, jobs, cwd=ROOT)
+    return timed(
+        [
+            sys.executable,
+            "-m",
+            "grader.cli",
+            "batch",
+            str(class_dir),
+            "--out",
+            str(out),
+            "--jobs",
+            str(jobs),
+            "--force",
+        ],
+        log,
+        jobs,
+        cwd=ROOT,
+    )
 
 
 def grader_scores(out: Path, students: list[classgen.Student]) -> tuple[dict[str, float], float, list[str]]:
@@ -222,7 +267,8 @@ def execute(path: Path) -> int:
         nb = nbformat.read(str(path), as_version=4)
         try:
             NotebookClient(nb, timeout=60, startup_timeout=30, allow_errors=True, kernel_name="python3").execute(
-                cwd=str(path.parent))
+                cwd=str(path.parent)
+            )
             return attempt
         except RuntimeError as exc:  # a kernel that died starting: its TCP port was taken meanwhile (busy machine)
             if attempt == 2 or "respond" not in str(exc) and "died" not in str(exc):
@@ -253,8 +299,10 @@ HEADER = f"{'wall s':>7} {'s/nb':>6} {'core-s/nb':>9} {'largest':>8} {'tree peak
 
 
 def row(name: str, count: int, m: Measure) -> str:
-    return (f"  {name:<26} {m.wall:7.1f} {m.wall / count:6.2f} {m.wall * m.jobs / count:9.2f} {m.largest_mb:8.0f} "
-            f"{m.tree_mb:9.0f} {m.machine:5.1f}")
+    return (
+        f"  {name:<26} {m.wall:7.1f} {m.wall / count:6.2f} {m.wall * m.jobs / count:9.2f} {m.largest_mb:8.0f} "
+        f"{m.tree_mb:9.0f} {m.machine:5.1f}"
+    )
 
 
 def spread(scores: dict[str, float], most: float, students: list[classgen.Student]) -> str:
@@ -263,8 +311,10 @@ def spread(scores: dict[str, float], most: float, students: list[classgen.Studen
     for label, buggy in (("correct", False), ("buggy", True)):
         got = sorted(scores.get(s.student, 0.0) for s in students if s.buggy == buggy)
         if got:
-            parts.append(f"{label} {len(got)}: {sum(g >= most for g in got)} full, min {got[0]:.1f}, "
-                         f"median {statistics.median(got):.1f}")
+            parts.append(
+                f"{label} {len(got)}: {sum(g >= most for g in got)} full, min {got[0]:.1f}, "
+                f"median {statistics.median(got):.1f}"
+            )
     return f"of {most:g}; " + "; ".join(parts)
 
 
@@ -298,16 +348,20 @@ def main() -> None:
         build_course(work / "course", class_dir, students, env)
         n = len(students)
         tests = len(classgen.suite_cells()[1])  # one point each
-        print(f"{n} notebooks ({n - buggy} correct, {buggy} with one bug), {tests} test "
-              f"cells each; grader batch --jobs {args.jobs}; {os.cpu_count()} cores; nbgrader {NBGRADER_VERSION}")
+        print(
+            f"{n} notebooks ({n - buggy} correct, {buggy} with one bug), {tests} test "
+            f"cells each; grader batch --jobs {args.jobs}; {os.cpu_count()} cores; nbgrader {NBGRADER_VERSION}"
+        )
         ratios, floors, scaling, mem = [], [], [], {"nbgrader": [], "grader": []}
         for r in range(1, args.rounds + 1):
+
             def run_nbgrader() -> Measure:
                 return check(nbgrader_autograde(work / "course", env, work / f"nbgrader-{r}.log"), "nbgrader autograde")
 
             def run_grader() -> Measure:
-                return check(grader_batch(class_dir, work / f"out-{r}", args.jobs, work / f"grader-{r}.log"),
-                             "grader batch")
+                return check(
+                    grader_batch(class_dir, work / f"out-{r}", args.jobs, work / f"grader-{r}.log"), "grader batch"
+                )
 
             if r % 2:
                 nbg, grd = run_nbgrader(), run_grader()
@@ -316,8 +370,14 @@ def main() -> None:
             nb_scores, nb_missing = nbgrader_scores(work / "course", students, env)
             gr_scores, gr_most, gr_missing = grader_scores(work / f"out-{r}", students)
             flo = check(floor(class_dir, args.jobs, work / f"floor-{r}.log"), "the nbclient floor")
-            one = check(grader_batch(class_dir, work / f"out-{r}-j1", 1, work / f"grader-{r}-j1.log"),
-                        "grader batch --jobs 1") if args.jobs_1 else None
+            one = (
+                check(
+                    grader_batch(class_dir, work / f"out-{r}-j1", 1, work / f"grader-{r}-j1.log"),
+                    "grader batch --jobs 1",
+                )
+                if args.jobs_1
+                else None
+            )
             title = f"round {r}" + (" (grader first)" if r % 2 == 0 else "")
             print(f"\n  {title:<26} {HEADER}")
             print(row("nbgrader autograde", n, nbg))
@@ -329,8 +389,10 @@ def main() -> None:
             print(f"  scores, nbgrader {spread(nb_scores, tests, students)}")
             print(f"  scores, grader   {spread(gr_scores, gr_most, students)}")
             if restarts := floor_restarts(flo.log):
-                print(f"  the floor started {restarts} kernel(s) again (died starting, a port taken: its time includes "
-                      "the waits)")
+                print(
+                    f"  the floor started {restarts} kernel(s) again (died starting, a port taken: its time includes "
+                    "the waits)"
+                )
             for tool, missing in (("nbgrader", nb_missing), ("grader batch", gr_missing)):
                 if missing:
                     print(f"  NOT GRADED by {tool}: {len(missing)}: {'; '.join(missing)}")
@@ -338,13 +400,17 @@ def main() -> None:
             floors.append(grd.wall / flo.wall)
             mem["nbgrader"].append(nbg)
             mem["grader"] += [grd] + ([one] if one else [])
-        print(f"\nmedian of {args.rounds} round(s): grader/nbgrader {statistics.median(ratios):.2f} (target <= 0.6), "
-              f"grader/floor {statistics.median(floors):.2f} (target <= 1.2)"
-              + (f", grader --jobs 1 / --jobs {args.jobs} {statistics.median(scaling):.2f}" if scaling else ""))
-        print(f"peak memory (target <= {RSS_TARGET_MB} MB per grading job): largest process "
-              + ", ".join(f"{k} {max(m.largest_mb for m in v):.0f} MB" for k, v in mem.items())
-              + "; whole tree / jobs " + ", ".join(f"{k} {max(m.tree_mb / m.jobs for m in v):.0f} MB"
-                                                   for k, v in mem.items()))
+        print(
+            f"\nmedian of {args.rounds} round(s): grader/nbgrader {statistics.median(ratios):.2f} (target <= 0.6), "
+            f"grader/floor {statistics.median(floors):.2f} (target <= 1.2)"
+            + (f", grader --jobs 1 / --jobs {args.jobs} {statistics.median(scaling):.2f}" if scaling else "")
+        )
+        print(
+            f"peak memory (target <= {RSS_TARGET_MB} MB per grading job): largest process "
+            + ", ".join(f"{k} {max(m.largest_mb for m in v):.0f} MB" for k, v in mem.items())
+            + "; whole tree / jobs "
+            + ", ".join(f"{k} {max(m.tree_mb / m.jobs for m in v):.0f} MB" for k, v in mem.items())
+        )
         if args.keep:
             print(f"class, course, outputs and logs: {work}")
 

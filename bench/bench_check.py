@@ -37,7 +37,6 @@ ENGINE = ROOT / "examples" / "correct_engine.py"
 GOOD_TESTS = ROOT / "tests" / "fixtures" / "suites" / "good.py"
 
 
-
 class TreeMemory:
     """Samples the RSS of a process and all its descendants, ten times a second."""
 
@@ -72,8 +71,12 @@ def timed_cli(folder: Path, repeat: int) -> tuple[list[float], float, float]:
     walls, totals, singles = [], [], []
     for _ in range(repeat):
         started = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-m", "grader.cli", "check", "micrograd_mine.py", "--json", "r.json"],
-                                cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "grader.cli", "check", "micrograd_mine.py", "--json", "r.json"],
+            cwd=folder,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         memory = TreeMemory(proc.pid)
         proc.wait()
         walls.append(time.perf_counter() - started)
@@ -87,8 +90,11 @@ def plain_pytest(folder: Path, repeat: int) -> list[float]:
     walls = []
     for _ in range(repeat):
         started = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_micrograd.py"],
-                       cwd=folder, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_micrograd.py"],
+            cwd=folder,
+            capture_output=True,
+        )
         walls.append(time.perf_counter() - started)
     return walls
 
@@ -108,18 +114,25 @@ def phases(folder: Path) -> dict:
                 return fn(*args, **kwargs)
             finally:
                 marks.setdefault(name, []).append(time.perf_counter() - started)
+
         return wrapper
 
-    patches = [(supervisor.Sandbox, "wait_ready"), (supervisor.Sandbox, "close"), (lanes.EngineLane, "load"),
-               (lanes.SuiteLane, "_run"), (grading, "suite_job")]
+    patches = [
+        (supervisor.Sandbox, "wait_ready"),
+        (supervisor.Sandbox, "close"),
+        (lanes.EngineLane, "load"),
+        (lanes.SuiteLane, "_run"),
+        (grading, "suite_job"),
+    ]
     saved = [(owner, name, getattr(owner, name)) for owner, name in patches]
     for owner, name, fn in saved:
         setattr(owner, name, timing(f"{owner.__name__.rsplit('.', 1)[-1]}.{name}", fn))
     try:
         task = catalog.load("micrograd")
         started = time.perf_counter()
-        result = grade(folder / "micrograd_mine.py", task, Options(suite_sandboxes=2 if (os.cpu_count() or 1) >= 2
-                                                                   else 1))
+        result = grade(
+            folder / "micrograd_mine.py", task, Options(suite_sandboxes=2 if (os.cpu_count() or 1) >= 2 else 1)
+        )
         total = time.perf_counter() - started
     finally:
         for owner, name, fn in saved:
@@ -142,12 +155,15 @@ def main() -> None:
         timing = phases(folder)
     check, plain = statistics.median(walls), statistics.median(pytest_walls)
     result, marks = timing["result"], timing["marks"]
-    print(f"cores: {os.cpu_count()}  python: {sys.version.split()[0]}  repeat: {args.repeat}  "
-          f"score: {result.score:g}/{result.max_score:g}")
+    print(
+        f"cores: {os.cpu_count()}  python: {sys.version.split()[0]}  repeat: {args.repeat}  "
+        f"score: {result.score:g}/{result.max_score:g}"
+    )
     print(f"grader check, wall:          {check:6.2f} s   (min {min(walls):.2f}, max {max(walls):.2f})")
     print(f"plain pytest of the suite:   {plain:6.2f} s   ratio check / pytest: {check / plain:.2f}")
-    print(f"peak memory of the job:      {tree_mb:6.0f} MB for every process together, {single_mb:.0f} MB the "
-          "largest one")
+    print(
+        f"peak memory of the job:      {tree_mb:6.0f} MB for every process together, {single_mb:.0f} MB the largest one"
+    )
     print(f"\nphases of one grading (in-process, {timing['total']:.2f} s in all):")
     starts = marks.get("Sandbox.wait_ready", [])
     print(f"  sandboxes' start (waiting):   {sum(starts):6.3f} s  ({len(starts)} sandboxes)")
@@ -158,12 +174,16 @@ def main() -> None:
         print(f"  check {c.id:<15}         {c.duration_s:6.3f} s")
     print(f"  engine checks together:       {sum(c.duration_s for c in engine):6.3f} s")
     runs = marks.get("SuiteLane._run", [])
-    print(f"  suite runs: {len(runs)} (own engine first), {sum(runs):.3f} s in all, median "
-          f"{statistics.median(runs):.3f} s each, on {len(starts) - 1} sandboxes at once")
+    print(
+        f"  suite runs: {len(runs)} (own engine first), {sum(runs):.3f} s in all, median "
+        f"{statistics.median(runs):.3f} s each, on {len(starts) - 1} sandboxes at once"
+    )
     print(f"  closing sandboxes:            {sum(marks.get('Sandbox.close', [])):6.3f} s")
-    print(f"\nthe boundary per run of the suite: {statistics.median(runs):.3f} s a run against "
-          f"{suite_floor:.3f} s for the suite in a warm process: {statistics.median(runs) - suite_floor:+.3f} s "
-          "(a fresh process that loads the student's code and the engine, reports, and is cleaned up after)")
+    print(
+        f"\nthe boundary per run of the suite: {statistics.median(runs):.3f} s a run against "
+        f"{suite_floor:.3f} s for the suite in a warm process: {statistics.median(runs) - suite_floor:+.3f} s "
+        "(a fresh process that loads the student's code and the engine, reports, and is cleaned up after)"
+    )
 
 
 if __name__ == "__main__":

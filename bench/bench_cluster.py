@@ -58,8 +58,10 @@ def tree_pss_mb(pid: int) -> float:
 def run(count: int, workers: int, folder: Path, assignment: str) -> dict:
     from distributed import Client, LocalCluster
 
-    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-            Client(cluster) as client:
+    with (
+        LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        Client(cluster) as client,
+    ):
         pids = list(client.run(os.getpid).values())
         peaks = {pid: 0.0 for pid in pids}
         stop = threading.Event()
@@ -76,9 +78,25 @@ def run(count: int, workers: int, folder: Path, assignment: str) -> dict:
         out = Path(tempfile.mkdtemp(prefix=f"bench-cluster-{workers}-"))
         cpu0 = resource.getrusage(resource.RUSAGE_SELF)
         started = time.monotonic()
-        batch = subprocess.Popen([sys.executable, "-m", "grader.cli", "batch", str(folder), "--out", str(out),
-                                  "--assignment", assignment, "--scheduler", cluster.scheduler_address, "--force"],
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        batch = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "grader.cli",
+                "batch",
+                str(folder),
+                "--out",
+                str(out),
+                "--assignment",
+                assignment,
+                "--scheduler",
+                cluster.scheduler_address,
+                "--force",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         instructor = psutil.Process(batch.pid)
         instructor_cpu = 0.0
         while batch.poll() is None:
@@ -99,7 +117,9 @@ def run(count: int, workers: int, folder: Path, assignment: str) -> dict:
             rows = list(csv.DictReader(f))
         scheduler_cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime) - sampling[0]
         return {
-            "workers": workers, "submissions": len(rows), "wall_s": round(wall, 1),
+            "workers": workers,
+            "submissions": len(rows),
+            "wall_s": round(wall, 1),
             "per_minute": round(60 * len(rows) / wall, 1),
             "per_worker_per_minute": round(60 * len(rows) / wall / workers, 1),
             "peak_worker_mb": round(max(peaks.values()), 0),
@@ -120,21 +140,30 @@ def main() -> None:
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="bench-cluster-class-"))
     classgen.write_py_class(folder, args.count, args.count // 4)
-    print(f"{args.count} generated .py submissions with tests ({args.count // 4} with one bug) in {folder}; "
-          f"{os.cpu_count()} cores")
+    print(
+        f"{args.count} generated .py submissions with tests ({args.count // 4} with one bug) in {folder}; "
+        f"{os.cpu_count()} cores"
+    )
     results = []
-    header = (f"{'workers':>7} {'wall s':>8} {'subm/min':>9} {'per worker':>10} {'worker peak MB':>14} "
-              f"{'sched CPU s':>11} {'sched ms/task':>13} {'instr CPU s':>11}")
+    header = (
+        f"{'workers':>7} {'wall s':>8} {'subm/min':>9} {'per worker':>10} {'worker peak MB':>14} "
+        f"{'sched CPU s':>11} {'sched ms/task':>13} {'instr CPU s':>11}"
+    )
     print(header)
     for n in [int(w) for w in args.workers.split(",")]:
         r = run(args.count, n, folder, args.assignment)
         results.append(r)
-        print(f"{r['workers']:>7} {r['wall_s']:>8} {r['per_minute']:>9} {r['per_worker_per_minute']:>10} "
-              f"{r['peak_worker_mb']:>14.0f} {r['scheduler_cpu_s']:>11} {r['scheduler_ms_per_task']:>13} "
-              f"{r['instructor_cpu_s']:>11}", flush=True)
+        print(
+            f"{r['workers']:>7} {r['wall_s']:>8} {r['per_minute']:>9} {r['per_worker_per_minute']:>10} "
+            f"{r['peak_worker_mb']:>14.0f} {r['scheduler_cpu_s']:>11} {r['scheduler_ms_per_task']:>13} "
+            f"{r['instructor_cpu_s']:>11}",
+            flush=True,
+        )
     if len(results) > 1:
-        print(f"speed-up from {results[0]['workers']} to {results[-1]['workers']} workers: "
-              f"{results[0]['wall_s'] / results[-1]['wall_s']:.2f}x")
+        print(
+            f"speed-up from {results[0]['workers']} to {results[-1]['workers']} workers: "
+            f"{results[0]['wall_s'] / results[-1]['wall_s']:.2f}x"
+        )
     if args.json:
         args.json.write_text(json.dumps({"count": args.count, "cores": os.cpu_count(), "runs": results}, indent=1))
 

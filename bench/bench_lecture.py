@@ -43,7 +43,7 @@ LEFT_OUT = {"test_deep_order", "test_training_loss_falls"}
 """The good suite has 12 tests; the lecture notebook has 10."""
 
 IMPORTS = "import math\nimport random\nimport numpy as np\nimport matplotlib.pyplot as plt\n%matplotlib inline"
-EXAMPLE = '''a = Value(2.0)
+EXAMPLE = """a = Value(2.0)
 b = Value(-3.0)
 c = Value(10.0)
 e = a * b
@@ -51,8 +51,8 @@ d = e + c
 f = Value(-2.0)
 L = d * f
 L.backward()
-print(L.data, a.grad, b.grad)'''
-TRAINING = '''random.seed(1337)
+print(L.data, a.grad, b.grad)"""
+TRAINING = """random.seed(1337)
 model = MLP(3, [4, 4, 1])
 xs = [[2.0, 3.0, -1.0], [3.0, -1.0, 0.5], [0.5, 1.0, 1.0], [1.0, 1.0, -1.0]]
 ys = [1.0, -1.0, -1.0, 1.0]
@@ -66,10 +66,12 @@ for k in range(100):
     for p in model.parameters():
         p.data += -0.05 * p.grad
     losses.append(loss.data)
-print(losses[0], losses[-1])'''
+print(losses[0], losses[-1])"""
 PLOT_LOSS = "plt.figure(figsize=(4, 3))\nplt.plot(losses)\nplt.xlabel('step')\nplt.ylabel('loss')\nplt.show()"
-PLOT_TANH = ("xs_plot = [x / 10 for x in range(-40, 41)]\nplt.plot(xs_plot, [Value(x).tanh().data for x in xs_plot])\n"
-             "plt.grid()\nplt.show()")
+PLOT_TANH = (
+    "xs_plot = [x / 10 for x in range(-40, 41)]\nplt.plot(xs_plot, [Value(x).tanh().data for x in xs_plot])\n"
+    "plt.grid()\nplt.show()"
+)
 TIMEIT = "%timeit loss.backward()"
 PIP = "!pip --version"
 
@@ -78,11 +80,23 @@ def lecture_notebook() -> nbformat.NotebookNode:
     value, neuron, numgrad = classgen.split_engine(ENGINE.read_text())
     helpers, tests = classgen.suite_cells()
     tests = [(name, source) for name, source in tests if name not in LEFT_OUT]
-    cells = [new_markdown_cell("# micrograd, from the lecture"), new_code_cell(IMPORTS), new_code_cell(value),
-             new_code_cell(neuron + classgen.LAYERS), new_code_cell(numgrad), new_markdown_cell("## An example"),
-             new_code_cell(EXAMPLE), new_markdown_cell("## Training"), new_code_cell(TRAINING),
-             new_code_cell(PLOT_LOSS), new_code_cell(PLOT_TANH), new_code_cell(TIMEIT), new_code_cell(PIP),
-             new_markdown_cell("## Tests"), new_code_cell(helpers)]
+    cells = [
+        new_markdown_cell("# micrograd, from the lecture"),
+        new_code_cell(IMPORTS),
+        new_code_cell(value),
+        new_code_cell(neuron + classgen.LAYERS),
+        new_code_cell(numgrad),
+        new_markdown_cell("## An example"),
+        new_code_cell(EXAMPLE),
+        new_markdown_cell("## Training"),
+        new_code_cell(TRAINING),
+        new_code_cell(PLOT_LOSS),
+        new_code_cell(PLOT_TANH),
+        new_code_cell(TIMEIT),
+        new_code_cell(PIP),
+        new_markdown_cell("## Tests"),
+        new_code_cell(helpers),
+    ]
     cells += [new_code_cell(source) for _, source in tests]
     for i, cell in enumerate(cells):
         cell["id"] = f"cell-{i:02d}"
@@ -93,26 +107,33 @@ def as_py(folder: Path) -> None:
     """The same engine and tests as a .py submission and its test file."""
     value, neuron, numgrad = classgen.split_engine(ENGINE.read_text())
     helpers, tests = classgen.suite_cells()
-    (folder / "micrograd_mine.py").write_text("import math\nimport random\n\n\n" + "\n\n\n".join(
-        [value, neuron + classgen.LAYERS, numgrad]) + "\n")
+    (folder / "micrograd_mine.py").write_text(
+        "import math\nimport random\n\n\n" + "\n\n\n".join([value, neuron + classgen.LAYERS, numgrad]) + "\n"
+    )
     bodies = [source.rsplit("\n\n\n", 1)[0] for name, source in tests if name not in LEFT_OUT]
-    (folder / "test_micrograd.py").write_text("from micrograd_mine import *\n" + helpers + "\n\n\n" +
-                                              "\n\n\n".join(bodies) + "\n")
+    (folder / "test_micrograd.py").write_text(
+        "from micrograd_mine import *\n" + helpers + "\n\n\n" + "\n\n\n".join(bodies) + "\n"
+    )
 
 
 def nbclient_once(path: Path) -> float:
     nb = nbformat.read(str(path), as_version=4)
     started = time.perf_counter()
-    NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=True,
-                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    NotebookClient(
+        nb, timeout=600, kernel_name="python3", allow_errors=True, resources={"metadata": {"path": str(path.parent)}}
+    ).execute()
     return time.perf_counter() - started
 
 
 def check(folder: Path, target: str) -> tuple[float, float, float, dict]:
     """`grader check target` in folder: wall seconds, the job's peak memory (all, largest) in MB, the result."""
     started = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "grader.cli", "check", target, "--json", "r.json"],
-                            cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "grader.cli", "check", target, "--json", "r.json"],
+        cwd=folder,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     memory = TreeMemory(proc.pid)
     proc.wait()
     wall = time.perf_counter() - started
@@ -141,15 +162,21 @@ def main() -> None:
             py.append(wall_py)
     nb_s, floor_s, py_s = statistics.median(graded), statistics.median(floor), statistics.median(py)
     print("checks of the notebook: " + " ".join(f"{c['id']}={c['status']}" for c in result["checks"]))
-    print(f"score: notebook {result['score']:g}/{result['max_score']:g}, .py {result_py['score']:g}/"
-          f"{result_py['max_score']:g}; notebook status {result['status']}")
+    print(
+        f"score: notebook {result['score']:g}/{result['max_score']:g}, .py {result_py['score']:g}/"
+        f"{result_py['max_score']:g}; notebook status {result['status']}"
+    )
     print(f"grader check lecture.ipynb:      {nb_s:6.2f} s  (runs: {', '.join(f'{x:.2f}' for x in graded)})")
     print(f"plain nbclient execution:        {floor_s:6.2f} s  (runs: {', '.join(f'{x:.2f}' for x in floor)})")
     print(f"grader check of the same as .py: {py_s:6.2f} s  (runs: {', '.join(f'{x:.2f}' for x in py)})")
-    print(f"ratio notebook / nbclient: {nb_s / floor_s:.2f} (target <= 2)   notebook / .py: {nb_s / py_s:.2f} "
-          "(target <= 1.5)")
-    print(f"peak memory of the notebook's grading: {max(m[0] for m in memory):.0f} MB every process together, "
-          f"{max(m[1] for m in memory):.0f} MB the largest")
+    print(
+        f"ratio notebook / nbclient: {nb_s / floor_s:.2f} (target <= 2)   notebook / .py: {nb_s / py_s:.2f} "
+        "(target <= 1.5)"
+    )
+    print(
+        f"peak memory of the notebook's grading: {max(m[0] for m in memory):.0f} MB every process together, "
+        f"{max(m[1] for m in memory):.0f} MB the largest"
+    )
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

@@ -44,8 +44,10 @@ def main() -> None:
     updates = max(n for n in range(0, 2000, 25) if len(own_block(engine(n))) <= OWN_BUDGET)
     near = own_block(engine(updates))
     seconds = cpu(lambda: plan(operators, "bench", "pool", near))
-    print(f"engine of {updates} updates ({len(near) / 1000:.1f} KB, under the {OWN_BUDGET // 1000} KB budget): plan "
-          f"with its own mutants and decoy {seconds:.2f} s CPU")
+    print(
+        f"engine of {updates} updates ({len(near) / 1000:.1f} KB, under the {OWN_BUDGET // 1000} KB budget): plan "
+        f"with its own mutants and decoy {seconds:.2f} s CPU"
+    )
     print("\nmutants of the student's engine with the budget lifted (every operator, disguised and rewritten):")
     print(f"  {'updates':>8} {'KB':>6} {'CPU s':>7} {'s per 1,000 updates':>20}")
     for updates in (2_500, 5_000, 10_000, 20_000):

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from plain_pytest import warm_suite_seconds  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-SLOW_TEST = '''
+SLOW_TEST = """
 
 def test_long_training():
     import time
@@ -39,8 +39,7 @@ def test_long_training():
         loss.backward()
         for p in n.parameters():
             p.data += -0.01 * p.grad
-'''
-
+"""
 
 
 def measure(folder: Path, sandboxes: int) -> tuple[float, int, object]:

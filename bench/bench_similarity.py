@@ -35,10 +35,19 @@ def main() -> None:
     args = parser.parse_args()
     started = time.perf_counter()
     students, copied = many(args.count, args.seed, args.copies)
-    print(f"generated {len(students)} submissions ({args.copies} copies) in {time.perf_counter() - started:.1f} s; "
-          f"{sum(len(code) for _, code, _ in students) / len(students) / 1024:.1f} KB of code each on average")
-    works = [Work(student, code, frozenset({json.dumps({"code": cause, "got": {}})}) if cause else frozenset(),
-                  frozenset({"forward", "add", "mul"})) for student, code, cause in students]
+    print(
+        f"generated {len(students)} submissions ({args.copies} copies) in {time.perf_counter() - started:.1f} s; "
+        f"{sum(len(code) for _, code, _ in students) / len(students) / 1024:.1f} KB of code each on average"
+    )
+    works = [
+        Work(
+            student,
+            code,
+            frozenset({json.dumps({"code": cause, "got": {}})}) if cause else frozenset(),
+            frozenset({"forward", "add", "mul"}),
+        )
+        for student, code, cause in students
+    ]
     started, cpu = time.perf_counter(), time.process_time()
     found = similar(works, starter_code())
     seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
@@ -48,11 +57,15 @@ def main() -> None:
     tracemalloc.stop()
     listed = {frozenset((p["a"], p["b"])) for p in found["pairs"]}
     planted = {frozenset(pair) for pair in copied}
-    print(f"similarity pass: {seconds:.2f} s ({cpu:.2f} s of CPU) for {len(works)} submissions; peak memory {peak / 2**20:.1f} MB "
-          f"(tracemalloc); {found['candidates']:,} candidate pairs compared of {len(works) * (len(works) - 1) // 2:,}; "
-          f"{found['common_fingerprints']:,} fingerprints too common to index")
-    print(f"listed {len(found['pairs']) + found['more_pairs']} pairs: {len(listed & planted)} of {len(planted)} "
-          f"planted copies, {len(listed - planted)} others")
+    print(
+        f"similarity pass: {seconds:.2f} s ({cpu:.2f} s of CPU) for {len(works)} submissions; peak memory {peak / 2**20:.1f} MB "
+        f"(tracemalloc); {found['candidates']:,} candidate pairs compared of {len(works) * (len(works) - 1) // 2:,}; "
+        f"{found['common_fingerprints']:,} fingerprints too common to index"
+    )
+    print(
+        f"listed {len(found['pairs']) + found['more_pairs']} pairs: {len(listed & planted)} of {len(planted)} "
+        f"planted copies, {len(listed - planted)} others"
+    )
 
 
 if __name__ == "__main__":

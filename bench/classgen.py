@@ -41,7 +41,7 @@ NOTEBOOK = "micrograd.ipynb"
 
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 
-DEMO = '''import random
+DEMO = """import random
 
 random.seed(0)
 model = Neuron(2)
@@ -55,9 +55,9 @@ for step in range(50):
     for p in model.parameters():
         p.data += -0.1 * p.grad
     if step % 10 == 0 or step == 49:
-        print(f"step {step:2d}  loss {loss.data:.6f}")'''
+        print(f"step {step:2d}  loss {loss.data:.6f}")"""
 
-LAYERS = '''
+LAYERS = """
 
 class Layer:
 
@@ -84,7 +84,7 @@ class MLP:
         return x
 
     def parameters(self):
-        return [p for layer in self.layers for p in layer.parameters()]'''
+        return [p for layer in self.layers for p in layer.parameters()]"""
 
 
 @dataclass(frozen=True)
@@ -95,10 +95,17 @@ class Student:
     buggy: bool
 
 
-def nbgrader_meta(grade_id: str, *, grade: bool = False, solution: bool = False, locked: bool = False,
-                  points: int | None = None) -> dict:
-    meta = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": 3, "solution": solution,
-            "task": False}
+def nbgrader_meta(
+    grade_id: str, *, grade: bool = False, solution: bool = False, locked: bool = False, points: int | None = None
+) -> dict:
+    meta = {
+        "grade": grade,
+        "grade_id": grade_id,
+        "locked": locked,
+        "schema_version": 3,
+        "solution": solution,
+        "task": False,
+    }
     if points is not None:
         meta["points"] = points
     return {"nbgrader": meta}
@@ -108,13 +115,16 @@ def split_engine(source: str) -> tuple[str, str, str]:
     """A zoo engine file as (engine, Neuron, numerical_grad) sources, without its docstring."""
     tree = ast.parse(source)
     if tree.body and isinstance(tree.body[0], ast.Expr) and isinstance(tree.body[0].value, ast.Constant):
-        source = "\n".join(source.splitlines()[tree.body[0].end_lineno:])  # the docstring names the bug
+        source = "\n".join(source.splitlines()[tree.body[0].end_lineno :])  # the docstring names the bug
     neuron = re.search(r"^(@.*\n)*class Neuron\b", source, re.M)
     numgrad = re.search(r"^def numerical_grad\b", source, re.M)
     if not neuron or not numgrad or not neuron.start() < numgrad.start():
         raise ValueError("a zoo engine must hold Value, then Neuron, then numerical_grad")
-    return (source[:neuron.start()].strip(), source[neuron.start():numgrad.start()].strip(),
-            source[numgrad.start():].strip())
+    return (
+        source[: neuron.start()].strip(),
+        source[neuron.start() : numgrad.start()].strip(),
+        source[numgrad.start() :].strip(),
+    )
 
 
 def suite_cells() -> tuple[str, list[tuple[str, str]]]:
@@ -146,8 +156,10 @@ def notebook(engine: Path, solution_markers: bool = False) -> nbformat.NotebookN
 
     helpers, tests = suite_cells()
     cells = [
-        new_markdown_cell("# micrograd: backpropagation from scratch\n\nWrite a scalar autograd engine, a neuron, "
-                          "and check your gradients numerically. Run every cell top to bottom before handing in."),
+        new_markdown_cell(
+            "# micrograd: backpropagation from scratch\n\nWrite a scalar autograd engine, a neuron, "
+            "and check your gradients numerically. Run every cell top to bottom before handing in."
+        ),
         new_markdown_cell("## 1. The engine\n\n`Value` with `+ * ** neg sub tanh relu` and `backward()`."),
         new_code_cell(answer(value), metadata=nbgrader_meta("engine", solution=True)),
         new_markdown_cell("## 2. A neuron\n\n`Neuron(nin)`: `tanh(w . x + b)`; `Layer` and `MLP` build on it."),
@@ -159,8 +171,9 @@ def notebook(engine: Path, solution_markers: bool = False) -> nbformat.NotebookN
         new_markdown_cell("## 5. Tests\n\nThe cells below are graded; do not change them."),
         new_code_cell(helpers, metadata=nbgrader_meta("helpers", locked=True)),
     ]
-    cells += [new_code_cell(src, metadata=nbgrader_meta(name, grade=True, locked=True, points=1))
-              for name, src in tests]
+    cells += [
+        new_code_cell(src, metadata=nbgrader_meta(name, grade=True, locked=True, points=1)) for name, src in tests
+    ]
     for i, cell in enumerate(cells):  # fixed ids: the same notebook every time
         cell["id"] = cell.metadata.get("nbgrader", {}).get("grade_id") or f"cell-{i:02d}"
     return new_notebook(cells=cells, metadata={"kernelspec": KERNELSPEC, "language_info": {"name": "python"}})
@@ -198,7 +211,9 @@ def write_py_class(folder: Path, count: int = 1000, buggy: int = 250, seed: int 
     for s in students:
         value, neuron, numgrad = split_engine(paths[s.engine].read_text())
         folder.joinpath(s.student).mkdir(parents=True, exist_ok=True)
-        header = f"# micrograd_mine.py: {s.student}'s engine for the backpropagation lesson\nimport math\nimport random\n"
+        header = (
+            f"# micrograd_mine.py: {s.student}'s engine for the backpropagation lesson\nimport math\nimport random\n"
+        )
         source = "\n\n\n".join([header, value, neuron + LAYERS, numgrad]) + "\n"
         (folder / s.student / "micrograd_mine.py").write_text(source)
         (folder / s.student / "test_micrograd.py").write_text(tests)
@@ -220,8 +235,10 @@ def main() -> None:
     students = write_class(args.out, args.count, args.buggy, args.seed)
     manifest = args.out.parent / f"{args.out.name}-manifest.json"
     manifest.write_text(json.dumps([asdict(s) for s in students], indent=1) + "\n")
-    print(f"{len(students)} notebooks in {args.out} ({sum(s.buggy for s in students)} buggy); "
-          f"which engine each has: {manifest}")
+    print(
+        f"{len(students)} notebooks in {args.out} ({sum(s.buggy for s in students)} buggy); "
+        f"which engine each has: {manifest}"
+    )
 
 
 if __name__ == "__main__":

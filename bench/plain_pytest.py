@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-WARM_RUN = '''
+WARM_RUN = """
 import sys, time
 sys.path.insert(0, ".")
 import pytest
@@ -20,11 +20,16 @@ for _ in range({repeats}):
     pytest.main(["test_micrograd.py", "-q", "-p", "no:cacheprovider", "-o", "addopts=", "--tb=no"])
     times.append(time.perf_counter() - t)
 print("SUITE", min(times))
-'''
+"""
 
 
 def warm_suite_seconds(folder: Path, repeats: int = 3) -> float:
     """Seconds of the fastest of `repeats` runs of folder's test_micrograd.py on its micrograd_mine.py."""
-    run = subprocess.run([sys.executable, "-c", WARM_RUN.format(repeats=repeats)], cwd=folder, capture_output=True,
-                         text=True, env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+    run = subprocess.run(
+        [sys.executable, "-c", WARM_RUN.format(repeats=repeats)],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
+    )
     return float(run.stdout.split("SUITE")[-1])

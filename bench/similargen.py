@@ -29,8 +29,14 @@ from grader.sabotage.mutate import replace, rule_updates
 ROOT = Path(__file__).resolve().parent.parent
 ZOO_CORRECT = sorted((ROOT / "tests" / "zoo" / "correct").glob("*.py"))
 WHEATS = sorted((ROOT / "grader" / "sabotage" / "engines").glob("wheat_*.py"))
-REFERENCE = (ROOT / "reference" / "engine.py").read_text() + "\n" + (ROOT / "reference" / "nn.py").read_text() \
-    .replace("from reference.engine import Value\n", "").replace("from __future__ import annotations\n", "")
+REFERENCE = (
+    (ROOT / "reference" / "engine.py").read_text()
+    + "\n"
+    + (ROOT / "reference" / "nn.py")
+    .read_text()
+    .replace("from reference.engine import Value\n", "")
+    .replace("from __future__ import annotations\n", "")
+)
 
 
 def styles() -> dict[str, str]:
@@ -40,14 +46,90 @@ def styles() -> dict[str, str]:
     return found
 
 
-KEPT = {"self", "Value", "Neuron", "Layer", "MLP", "data", "grad", "backward", "parameters", "numerical_grad",
-        "tanh", "relu", "exp", "math", "random", "uniform", "seed", "isinstance", "float", "int", "len", "range",
-        "list", "tuple", "set", "dict", "sum", "zip", "reversed", "append", "add", "pop", "extend", "super",
-        "property", "staticmethod", "classmethod", "id", "object", "print", "max", "min", "abs", "sorted",
-        "enumerate", "map", "any", "all", "type", "hash", "assert", "nin", "nouts", "field", "dataclass",
-        "dataclasses", "annotations", "__future__", "_backward", "k", "items", "get", "setdefault", "copy",
-        "other", "out", "x", "f", "h", "w", "b", "zero_grad", "deque", "collections", "popleft", "defaultdict",
-        "__slots__", "slots", "eq", "exponent", "label", "count"}
+KEPT = {
+    "self",
+    "Value",
+    "Neuron",
+    "Layer",
+    "MLP",
+    "data",
+    "grad",
+    "backward",
+    "parameters",
+    "numerical_grad",
+    "tanh",
+    "relu",
+    "exp",
+    "math",
+    "random",
+    "uniform",
+    "seed",
+    "isinstance",
+    "float",
+    "int",
+    "len",
+    "range",
+    "list",
+    "tuple",
+    "set",
+    "dict",
+    "sum",
+    "zip",
+    "reversed",
+    "append",
+    "add",
+    "pop",
+    "extend",
+    "super",
+    "property",
+    "staticmethod",
+    "classmethod",
+    "id",
+    "object",
+    "print",
+    "max",
+    "min",
+    "abs",
+    "sorted",
+    "enumerate",
+    "map",
+    "any",
+    "all",
+    "type",
+    "hash",
+    "assert",
+    "nin",
+    "nouts",
+    "field",
+    "dataclass",
+    "dataclasses",
+    "annotations",
+    "__future__",
+    "_backward",
+    "k",
+    "items",
+    "get",
+    "setdefault",
+    "copy",
+    "other",
+    "out",
+    "x",
+    "f",
+    "h",
+    "w",
+    "b",
+    "zero_grad",
+    "deque",
+    "collections",
+    "popleft",
+    "defaultdict",
+    "__slots__",
+    "slots",
+    "eq",
+    "exponent",
+    "label",
+    "count",
+}
 """Names a copy keeps: the API the grader calls, builtins and what the lesson's library calls."""
 
 
@@ -82,11 +164,37 @@ def _free_names(source: str) -> set[str]:
 def rename(source: str, rng: random.Random) -> str:
     """Every local name, argument, helper and private attribute renamed, consistently (tokens, not text)."""
     free = sorted(_free_names(source))
-    words = ["node", "seen", "order", "res", "acc", "tmp", "cur", "val", "kids", "prev", "lst", "stack2", "vis",
-             "ordering", "result", "grads", "child", "parent", "item", "thing", "elem", "buf", "q", "nodes_"]
+    words = [
+        "node",
+        "seen",
+        "order",
+        "res",
+        "acc",
+        "tmp",
+        "cur",
+        "val",
+        "kids",
+        "prev",
+        "lst",
+        "stack2",
+        "vis",
+        "ordering",
+        "result",
+        "grads",
+        "child",
+        "parent",
+        "item",
+        "thing",
+        "elem",
+        "buf",
+        "q",
+        "nodes_",
+    ]
     rng.shuffle(words)
-    mapping = {name: f"{words[i % len(words)]}{i}" if not name.startswith("_") else f"_{words[i % len(words)]}{i}"
-               for i, name in enumerate(free)}
+    mapping = {
+        name: f"{words[i % len(words)]}{i}" if not name.startswith("_") else f"_{words[i % len(words)]}{i}"
+        for i, name in enumerate(free)
+    }
     out = []
     for tok in tokenize.generate_tokens(io.StringIO(source).readline):
         if tok.type == tokenize.NAME and tok.string in mapping:
@@ -108,8 +216,12 @@ def reorder(source: str, rng: random.Random) -> str:
     spans = [(min([m.lineno] + [d.lineno for d in m.decorator_list]) - 1, m.end_lineno) for m in methods]
     first, last = spans[0][0], spans[-1][1]
     blocks = [lines[a:b] for a, b in spans]
-    between = [line for i in range(len(spans) - 1) for line in lines[spans[i][1]:spans[i + 1][0]]
-               if line.strip() and not line.strip().startswith("#")]  # attributes between methods stay, first
+    between = [
+        line
+        for i in range(len(spans) - 1)
+        for line in lines[spans[i][1] : spans[i + 1][0]]
+        if line.strip() and not line.strip().startswith("#")
+    ]  # attributes between methods stay, first
     shuffled = blocks[:]
     while shuffled == blocks:
         rng.shuffle(shuffled)
@@ -117,16 +229,22 @@ def reorder(source: str, rng: random.Random) -> str:
     return "\n".join(lines[:first] + body + lines[last:]) + "\n"
 
 
-COMMENTS = ["# chain rule", "# local derivative times the gradient flowing in", "# TODO tidy", "# see lecture",
-            "# works now", "# careful here", "# from my notes"]
+COMMENTS = [
+    "# chain rule",
+    "# local derivative times the gradient flowing in",
+    "# TODO tidy",
+    "# see lecture",
+    "# works now",
+    "# careful here",
+    "# from my notes",
+]
 
 
 def reformat(source: str, rng: random.Random) -> str:
     """Two-space indents for four (or four for two), comments added and removed, blank lines dropped and added:
     the layout changed."""
     out = []
-    unit = min((len(line) - len(line.lstrip(" ")) for line in source.splitlines() if line.startswith(" ")),
-               default=4)
+    unit = min((len(line) - len(line.lstrip(" ")) for line in source.splitlines() if line.startswith(" ")), default=4)
     wider = 2 if unit >= 4 else 4
     for line in source.splitlines():
         stripped = line.lstrip(" ")
@@ -137,7 +255,7 @@ def reformat(source: str, rng: random.Random) -> str:
             continue
         if stripped.startswith("#"):
             continue
-        indent = (len(line) - len(stripped))
+        indent = len(line) - len(stripped)
         indent = indent // unit * wider if indent % unit == 0 else indent
         line = " " * indent + stripped
         if stripped.endswith(":") and rng.random() < 0.2:
@@ -240,16 +358,24 @@ def own_version(source: str, rng: random.Random) -> str:
     return copy_of(ast.unparse(ast.fix_missing_locations(tree)) + "\n", rng.randrange(1 << 30))
 
 
-def many(count: int, seed: int = 0,
-         copies: int = 50) -> tuple[list[tuple[str, str, str | None]], list[tuple[str, str]]]:
+def many(
+    count: int, seed: int = 0, copies: int = 50
+) -> tuple[list[tuple[str, str, str | None]], list[tuple[str, str]]]:
     """`count` submissions for the benchmark, [(student, code, planted cause or None)], and the copied pairs:
     each student a style of the lesson in their own version, one in five with a misconception, and `copies`
     students who copied another's file (disguised)."""
     rng = random.Random(seed)
     every = styles()
     names = sorted(every)
-    causes = ["assign_in_mul", "assign_in_add", "tanh_grad_from_input", "pow_off_by_one", "relu_negative_grad",
-              "mul_own_data", "add_half"]
+    causes = [
+        "assign_in_mul",
+        "assign_in_add",
+        "tanh_grad_from_input",
+        "pow_off_by_one",
+        "relu_negative_grad",
+        "mul_own_data",
+        "add_half",
+    ]
     students: list[tuple[str, str, str | None]] = []
     for i in range(count - copies):
         source = every[rng.choice(names)]

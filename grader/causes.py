@@ -37,57 +37,136 @@ class Cause:
 
 _ACCUMULATED = {rule: RULES[rule][0] for rule in UPDATED}
 """The rules whose backward a student may write with = for += (the cause's id, then the method)."""
-_REFLECTED = {"__radd__": ("2 + a, and sum() which starts from 0", ("__add__",)), "__rmul__": ("2 * a", ("__mul__",)),
-              "__rsub__": ("1 - a", ("__sub__", "__neg__")), "__rtruediv__": ("1 / a", ("__truediv__", "__pow__"))}
+_REFLECTED = {
+    "__radd__": ("2 + a, and sum() which starts from 0", ("__add__",)),
+    "__rmul__": ("2 * a", ("__mul__",)),
+    "__rsub__": ("1 - a", ("__sub__", "__neg__")),
+    "__rtruediv__": ("1 / a", ("__truediv__", "__pow__")),
+}
 """The reflected operators a student may leave out, each with an expression that needs it and the methods
 it is written with."""
 
-CAUSES: dict[str, Cause] = {cause.id: cause for cause in (
-    Cause("missing_seed", "backward() never sets the output's gradient to 1 before walking the graph (the lesson's "
-          "self.grad = 1.0)", "set it inside backward(), so that loss.backward() works on its own: without it every "
-          "gradient stays 0, or backward() stops and asks for it", method="backward"),
-    Cause("backward_inert", "backward() changes no gradient at all, even with the output's set to 1",
-          "does something in __init__ (an attribute named backward?) hide the method, or does it never call the "
-          "nodes' _backward?", "backward"),
-    Cause("equal_data_merged", "two different nodes holding the same number are treated as one",
-          "a Value that defines __eq__ or __hash__ by its data is merged with another by the children set or the "
-          "visited set; compare nodes by identity (drop __eq__/__hash__)", "__eq__"),
-    Cause("children_not_tuple", "a node's children are written (self), which is just self in parentheses",
-          "a one-element tuple needs a comma, (self,)"),
-    *(Cause(f"missing_{name}", f"Value has no {name}", f"with a plain number on the left ({example}) Python calls "
-            f"{name}, so define it and wrap the number in a Value", name, beside)
-      for name, (example, beside) in _REFLECTED.items()),
-    *(Cause(f"assign_in_{rule}", f"in {method}'s backward, `=` replaces the gradient instead of adding to it, so a "
-            "value used more than once keeps only one path's gradient", "use += (a value used twice receives "
-            "gradient from both paths)", method) for rule, method in _ACCUMULATED.items()),
-    *(Cause(f"detached_{rule}", f"no gradient flows through {method}: its output is not linked to its input"
-            f"{'s' if rule in ('add', 'mul') else ''}", "build the output with its inputs as children ((self, other), or "
-            "(self,) with the comma) and give it a _backward that adds to their grad", method)
-      for rule, method in _ACCUMULATED.items()),
-    Cause("add_half", "addition passes 0.5 * out.grad to each input", "+ passes the incoming gradient unchanged",
-          "__add__"),
-    Cause("mul_own_data", "multiplication gives each input its OWN data times out.grad",
-          "it should be the OTHER input's", "__mul__"),
-    Cause("mul_missing_outgrad", "multiplication forgets to multiply by out.grad (right only when the incoming "
-          "gradient is 1)", method="__mul__"),
-    Cause("pow_off_by_one", "x ** k is given the derivative k * x**k", "it is k * x**(k-1)", "__pow__"),
-    Cause("tanh_grad_from_input", "tanh's derivative is taken on its input, 1 - x**2",
-          "it is 1 - t**2 on its output t", "tanh"),
-    Cause("tanh_square_missing", "tanh's derivative is written 1 - t, without the square",
-          "it is 1 - t**2 on its output t", "tanh"),
-    Cause("relu_negative_grad", "relu passes the gradient where its input is negative", "it must pass 0 there",
-          "relu"),
-    Cause("relu_flipped", "relu's condition is the wrong way round",
-          "the gradient passes where the input is positive", "relu"),
-    Cause("topo_not_reversed", "backward() walks the nodes from the leaves up", "it must walk the topological "
-          "order in reverse, from the output down, so each node has all its gradient before passing it on",
-          "backward"),
-    Cause("visited_dropped", "the topological sort has no visited set, so a node reached twice is processed twice",
-          method="backward"),
-    Cause("sub_as_add", "a - b computes a + b", method="__sub__"),
-    Cause("neuron_no_bias", "the Neuron has no bias", "it computes tanh(w . x) and parameters() holds only the "
-          "weights", "Neuron"),
-)}
+CAUSES: dict[str, Cause] = {
+    cause.id: cause
+    for cause in (
+        Cause(
+            "missing_seed",
+            "backward() never sets the output's gradient to 1 before walking the graph (the lesson's self.grad = 1.0)",
+            "set it inside backward(), so that loss.backward() works on its own: without it every "
+            "gradient stays 0, or backward() stops and asks for it",
+            method="backward",
+        ),
+        Cause(
+            "backward_inert",
+            "backward() changes no gradient at all, even with the output's set to 1",
+            "does something in __init__ (an attribute named backward?) hide the method, or does it never call the "
+            "nodes' _backward?",
+            "backward",
+        ),
+        Cause(
+            "equal_data_merged",
+            "two different nodes holding the same number are treated as one",
+            "a Value that defines __eq__ or __hash__ by its data is merged with another by the children set or the "
+            "visited set; compare nodes by identity (drop __eq__/__hash__)",
+            "__eq__",
+        ),
+        Cause(
+            "children_not_tuple",
+            "a node's children are written (self), which is just self in parentheses",
+            "a one-element tuple needs a comma, (self,)",
+        ),
+        *(
+            Cause(
+                f"missing_{name}",
+                f"Value has no {name}",
+                f"with a plain number on the left ({example}) Python calls "
+                f"{name}, so define it and wrap the number in a Value",
+                name,
+                beside,
+            )
+            for name, (example, beside) in _REFLECTED.items()
+        ),
+        *(
+            Cause(
+                f"assign_in_{rule}",
+                f"in {method}'s backward, `=` replaces the gradient instead of adding to it, so a "
+                "value used more than once keeps only one path's gradient",
+                "use += (a value used twice receives gradient from both paths)",
+                method,
+            )
+            for rule, method in _ACCUMULATED.items()
+        ),
+        *(
+            Cause(
+                f"detached_{rule}",
+                f"no gradient flows through {method}: its output is not linked to its input"
+                f"{'s' if rule in ('add', 'mul') else ''}",
+                "build the output with its inputs as children ((self, other), or "
+                "(self,) with the comma) and give it a _backward that adds to their grad",
+                method,
+            )
+            for rule, method in _ACCUMULATED.items()
+        ),
+        Cause(
+            "add_half",
+            "addition passes 0.5 * out.grad to each input",
+            "+ passes the incoming gradient unchanged",
+            "__add__",
+        ),
+        Cause(
+            "mul_own_data",
+            "multiplication gives each input its OWN data times out.grad",
+            "it should be the OTHER input's",
+            "__mul__",
+        ),
+        Cause(
+            "mul_missing_outgrad",
+            "multiplication forgets to multiply by out.grad (right only when the incoming gradient is 1)",
+            method="__mul__",
+        ),
+        Cause("pow_off_by_one", "x ** k is given the derivative k * x**k", "it is k * x**(k-1)", "__pow__"),
+        Cause(
+            "tanh_grad_from_input",
+            "tanh's derivative is taken on its input, 1 - x**2",
+            "it is 1 - t**2 on its output t",
+            "tanh",
+        ),
+        Cause(
+            "tanh_square_missing",
+            "tanh's derivative is written 1 - t, without the square",
+            "it is 1 - t**2 on its output t",
+            "tanh",
+        ),
+        Cause(
+            "relu_negative_grad", "relu passes the gradient where its input is negative", "it must pass 0 there", "relu"
+        ),
+        Cause(
+            "relu_flipped",
+            "relu's condition is the wrong way round",
+            "the gradient passes where the input is positive",
+            "relu",
+        ),
+        Cause(
+            "topo_not_reversed",
+            "backward() walks the nodes from the leaves up",
+            "it must walk the topological "
+            "order in reverse, from the output down, so each node has all its gradient before passing it on",
+            "backward",
+        ),
+        Cause(
+            "visited_dropped",
+            "the topological sort has no visited set, so a node reached twice is processed twice",
+            method="backward",
+        ),
+        Cause("sub_as_add", "a - b computes a + b", method="__sub__"),
+        Cause(
+            "neuron_no_bias",
+            "the Neuron has no bias",
+            "it computes tanh(w . x) and parameters() holds only the weights",
+            "Neuron",
+        ),
+    )
+}
 
 
 def said_in(feedback: str, cause_id: str | None, first: str | None = None) -> str:

@@ -23,7 +23,6 @@ from grader.files import MODULE_FILE, TESTS_FILE
 from grader.text import printable
 
 
-
 def at_least_one(text: str) -> int:
     """--jobs: a whole number of submissions graded at once, 1 or more."""
     try:
@@ -38,46 +37,94 @@ def at_least_one(text: str) -> int:
 ASSIGNMENT = (("--assignment",), {"default": "micrograd", "help": "assignment id or folder (default: micrograd)"})
 
 COMMANDS = {
-    "check": ("grader.commands.check", "grade one submission", [
-        (("submission",), {"nargs": "?", "default": MODULE_FILE, "type": Path}),
-        (("--tests",), {"type": Path, "help": f"the student's tests (default: {TESTS_FILE} beside it)"}),
-        ASSIGNMENT,
-        (("--json",), {"dest": "json_path", "metavar": "JSON", "type": Path, "help": "write the result JSON here"}),
-        (("--html",), {"dest": "html_path", "metavar": "HTML", "type": Path, "help": "write the HTML report here"}),
-        (("--public-only",), {"action": "store_true", "help": "run only the visible checks"}),
-    ]),
-    "batch": ("grader.batch.run", "grade a class's submissions: folders, zips, notebooks, .py files", [
-        (("inputs",), {"nargs": "+", "type": Path, "metavar": "INPUT"}),
-        (("--out",), {"type": Path, "required": True, "help": "where results, the gradebook and the summary go"}),
-        (("--jobs",), {"type": at_least_one, "default": os.cpu_count() or 1, "help": "parallel submissions (default: cores)"}),
-        ASSIGNMENT,
-        (("--force",), {"action": "store_true", "help": "regrade submissions already graded"}),
-        (("--scheduler",), {"help": "address of a Dask scheduler to grade on (needs the [dask] extra)"}),
-        (("--trusted-code",), {"action": "store_true",
-                               "help": "grade even where student code cannot be isolated (only for code you trust)"}),
-        (("--previous",), {"type": Path, "metavar": "DIR",
-                           "help": "an earlier batch's --out folder: look for similar work among its students too"}),
-        (("--base",), {"type": Path, "metavar": "FILE",
-                       "help": "the lesson's own code (.py or .ipynb): never counted as similar work"}),
-        (("--roster",), {"type": Path, "help": "the LMS's class list (Canvas gradebook export, Moodle grading "
-                                               "worksheet, Gradescope roster): every student on it gets a row"}),
-    ]),
-    "template": ("grader.commands.template", "copy the student starter kit into DIR", [
-        (("folder",), {"type": Path, "metavar": "DIR"}),
-    ]),
-    "export": ("grader.commands.export", "build an autograder for Gradescope, give a graded class back to its LMS, "
-               "or write a class's reteach notebook", [
-        (("target",), {"choices": ["gradescope", "canvas", "moodle", "gradescope-csv", "feedback", "reteach"]}),
-        (("--out",), {"type": Path, "required": True, "help": "the file to write (a zip, a CSV, or for reteach an .ipynb)"}),
-        ASSIGNMENT,
-        (("--from",), {"dest": "graded", "type": Path, "metavar": "DIR", "help": "a graded batch's --out folder"}),
-        (("--roster",), {"type": Path, "help": "the LMS's class list (its gradebook export or grading worksheet)"}),
-        (("--column",), {"help": "canvas: the assignment's column, as Canvas names it ('Title (id)')"}),
-        (("--percent",), {"action": "store_true", "help": "canvas: grades as percentages, not points"}),
-    ]),
-    "selftest": ("grader.commands.selftest", "show that every check tells the reference from each sabotage", [
-        ASSIGNMENT,
-    ]),
+    "check": (
+        "grader.commands.check",
+        "grade one submission",
+        [
+            (("submission",), {"nargs": "?", "default": MODULE_FILE, "type": Path}),
+            (("--tests",), {"type": Path, "help": f"the student's tests (default: {TESTS_FILE} beside it)"}),
+            ASSIGNMENT,
+            (("--json",), {"dest": "json_path", "metavar": "JSON", "type": Path, "help": "write the result JSON here"}),
+            (("--html",), {"dest": "html_path", "metavar": "HTML", "type": Path, "help": "write the HTML report here"}),
+            (("--public-only",), {"action": "store_true", "help": "run only the visible checks"}),
+        ],
+    ),
+    "batch": (
+        "grader.batch.run",
+        "grade a class's submissions: folders, zips, notebooks, .py files",
+        [
+            (("inputs",), {"nargs": "+", "type": Path, "metavar": "INPUT"}),
+            (("--out",), {"type": Path, "required": True, "help": "where results, the gradebook and the summary go"}),
+            (
+                ("--jobs",),
+                {"type": at_least_one, "default": os.cpu_count() or 1, "help": "parallel submissions (default: cores)"},
+            ),
+            ASSIGNMENT,
+            (("--force",), {"action": "store_true", "help": "regrade submissions already graded"}),
+            (("--scheduler",), {"help": "address of a Dask scheduler to grade on (needs the [dask] extra)"}),
+            (
+                ("--trusted-code",),
+                {
+                    "action": "store_true",
+                    "help": "grade even where student code cannot be isolated (only for code you trust)",
+                },
+            ),
+            (
+                ("--previous",),
+                {
+                    "type": Path,
+                    "metavar": "DIR",
+                    "help": "an earlier batch's --out folder: look for similar work among its students too",
+                },
+            ),
+            (
+                ("--base",),
+                {
+                    "type": Path,
+                    "metavar": "FILE",
+                    "help": "the lesson's own code (.py or .ipynb): never counted as similar work",
+                },
+            ),
+            (
+                ("--roster",),
+                {
+                    "type": Path,
+                    "help": "the LMS's class list (Canvas gradebook export, Moodle grading "
+                    "worksheet, Gradescope roster): every student on it gets a row",
+                },
+            ),
+        ],
+    ),
+    "template": (
+        "grader.commands.template",
+        "copy the student starter kit into DIR",
+        [
+            (("folder",), {"type": Path, "metavar": "DIR"}),
+        ],
+    ),
+    "export": (
+        "grader.commands.export",
+        "build an autograder for Gradescope, give a graded class back to its LMS, or write a class's reteach notebook",
+        [
+            (("target",), {"choices": ["gradescope", "canvas", "moodle", "gradescope-csv", "feedback", "reteach"]}),
+            (
+                ("--out",),
+                {"type": Path, "required": True, "help": "the file to write (a zip, a CSV, or for reteach an .ipynb)"},
+            ),
+            ASSIGNMENT,
+            (("--from",), {"dest": "graded", "type": Path, "metavar": "DIR", "help": "a graded batch's --out folder"}),
+            (("--roster",), {"type": Path, "help": "the LMS's class list (its gradebook export or grading worksheet)"}),
+            (("--column",), {"help": "canvas: the assignment's column, as Canvas names it ('Title (id)')"}),
+            (("--percent",), {"action": "store_true", "help": "canvas: grades as percentages, not points"}),
+        ],
+    ),
+    "selftest": (
+        "grader.commands.selftest",
+        "show that every check tells the reference from each sabotage",
+        [
+            ASSIGNMENT,
+        ],
+    ),
 }
 """Each command: the module holding its main(**options), its help, and its arguments (argparse's)."""
 

@@ -106,8 +106,7 @@ class WorkerFailure(GraderError):
     """
 
     KINDS = ("timeout", "memory", "crash", "disk", "protocol")
-    RESULT_KINDS = {"timeout": "timeout", "memory": "memory", "crash": "crash", "disk": "crash",
-                    "protocol": "crash"}
+    RESULT_KINDS = {"timeout": "timeout", "memory": "memory", "crash": "crash", "disk": "crash", "protocol": "crash"}
     """A result's error kind when this failure stops a submission from loading. A result's error kinds
     are the contract's closed list (docs/results.md, grader.result.ERROR_KINDS), which LMS scripts
     switch on, so `disk` and `protocol` are reported as `crash`, the message saying which."""
@@ -193,8 +192,12 @@ def host_prefixes() -> list[tuple[str, str]]:
     from pathlib import Path
 
     install = Path(__file__).resolve().parent.parent
-    places = {(str(install) + os.sep, ""), (sys.prefix, "<python>"), (sys.base_prefix, "<python>"),
-              (str(Path.home()), "~")}
+    places = {
+        (str(install) + os.sep, ""),
+        (sys.prefix, "<python>"),
+        (sys.base_prefix, "<python>"),
+        (str(Path.home()), "~"),
+    }
     return sorted(places, key=lambda p: -len(p[0]))
 
 

@@ -56,8 +56,10 @@ folder, up to the file's name."""
 
 def machine_paths() -> list[tuple[str, str]]:
     """Folders of this machine no feedback may show, longest first, each with what stands in for it."""
-    found = set(host_prefixes()) | {(os.path.realpath(sys.prefix), "<python>"),
-                                    (os.path.realpath(sys.base_prefix), "<python>")}
+    found = set(host_prefixes()) | {
+        (os.path.realpath(sys.prefix), "<python>"),
+        (os.path.realpath(sys.base_prefix), "<python>"),
+    }
     sandbox_python = os.environ.get("GRADER_SANDBOX_PYTHON")
     if sandbox_python:
         prefix = Path(sandbox_python).parent.parent
@@ -86,13 +88,20 @@ def without_library_frames(text: str) -> str:
         if frame:
             where = frame.group("py") or frame.group("pt") or ""
             indent = len(line) - len(line.lstrip())
-            dropping = None if os.path.basename(where) in (MODULE_FILE, TESTS_FILE) or \
-                where.startswith(("<cell", "<ipython-input", *OWN_CODE)) else indent
+            dropping = (
+                None
+                if os.path.basename(where) in (MODULE_FILE, TESTS_FILE)
+                or where.startswith(("<cell", "<ipython-input", *OWN_CODE))
+                else indent
+            )
             if dropping is None:
                 kept.append(line)
             continue
-        if dropping is not None and line.strip() and (len(line) - len(line.lstrip()) > dropping or
-                                                      line.strip() in ("???", "^" * len(line.strip()))):
+        if (
+            dropping is not None
+            and line.strip()
+            and (len(line) - len(line.lstrip()) > dropping or line.strip() in ("???", "^" * len(line.strip())))
+        ):
             continue
         dropping = None
         kept.append(line)
@@ -101,9 +110,9 @@ def without_library_frames(text: str) -> str:
 
 def capped(text: str, most: int, what: str = "lines") -> str:
     """At most `most` lines of at most LINE_CHARS characters, the last saying how many were left out."""
-    lines = [line if len(line) <= LINE_CHARS else line[:LINE_CHARS - 3] + "..." for line in text.splitlines()]
+    lines = [line if len(line) <= LINE_CHARS else line[: LINE_CHARS - 3] + "..." for line in text.splitlines()]
     if len(lines) > most:
-        lines = lines[:most - 1] + [f"... ({len(lines) - most + 1} more {what} not shown)"]
+        lines = lines[: most - 1] + [f"... ({len(lines) - most + 1} more {what} not shown)"]
     return "\n".join(lines)
 
 
@@ -176,8 +185,12 @@ def _check(check: CheckResult, paths) -> CheckResult:
         code = capped(code, CODE_LINES, "lines of the case") if len(code.splitlines()) > CODE_LINES else code
         example = Counterexample(code, _data(example.expected, paths), _data(example.got, paths))
     most = FEEDBACK_LINES - (len(example.code.splitlines()) + 1 if example is not None else -3)
-    return replace(check, feedback=said(check.feedback, paths, most), counterexample=example,
-                   artifacts=_data(check.artifacts, paths))
+    return replace(
+        check,
+        feedback=said(check.feedback, paths, most),
+        counterexample=example,
+        artifacts=_data(check.artifacts, paths),
+    )
 
 
 def _notebook(notebook: dict, paths) -> dict:
@@ -195,6 +208,10 @@ def cleaned(result: Result) -> Result:
     """The result with every text in it fit to leave the machine (the module's docstring says how)."""
     paths = machine_paths()
     error = result.error and SubmissionError(result.error.kind, said(result.error.message, paths))
-    return replace(result, error=error, checks=tuple(_check(c, paths) for c in result.checks),
-                   notebook=_notebook(result.notebook, paths) if result.notebook is not None else None,
-                   notes=tuple(said(n, paths, NOTE_LINES) for n in result.notes))
+    return replace(
+        result,
+        error=error,
+        checks=tuple(_check(c, paths) for c in result.checks),
+        notebook=_notebook(result.notebook, paths) if result.notebook is not None else None,
+        notes=tuple(said(n, paths, NOTE_LINES) for n in result.notes),
+    )

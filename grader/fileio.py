@@ -45,11 +45,13 @@ def read_regular(path: Path, *, limit: int = MAX_READ_BYTES) -> bytes:
         if stat.S_ISDIR(info.st_mode):
             raise Refused(f"{shown} is a folder, not a file: hand in the file itself")
         if not stat.S_ISREG(info.st_mode):
-            raise Refused(f"{shown} is not a regular file (a named pipe, a device or a socket): hand in the "
-                          "file itself")
+            raise Refused(
+                f"{shown} is not a regular file (a named pipe, a device or a socket): hand in the file itself"
+            )
         if info.st_size > limit:
-            raise Refused(f"{shown} is {info.st_size:,} bytes, more than the {limit:,} the grader reads: hand in "
-                          "only your code")
+            raise Refused(
+                f"{shown} is {info.st_size:,} bytes, more than the {limit:,} the grader reads: hand in only your code"
+            )
         chunks, size = [], 0
         while chunk := os.read(fd, min(1 << 20, limit + 1 - size)):
             chunks.append(chunk)
@@ -143,5 +145,7 @@ def _write_in(folder: int, path: Path, data: bytes, mode: int) -> None:
 
 
 def _refusal(path: Path, kind: str = "a symbolic link") -> str:
-    return (f"{path} is {kind}; the grader writes only regular files and never through a link: remove it, "
-            "or name another output")
+    return (
+        f"{path} is {kind}; the grader writes only regular files and never through a link: remove it, "
+        "or name another output"
+    )

@@ -26,8 +26,19 @@ REPORT_FILE = "report.html"
 STUDENT_OUTPUTS = (RESULT_FILE, GRADESCOPE_FILE, REPORT_FILE)
 """What a batch writes in each student's folder."""
 
-__all__ = ["GRADESCOPE_FILE", "GRADESCOPE_RESULTS", "KIT", "MODULE", "MODULE_FILE", "NOTEBOOK_FILE", "REPORT_FILE", "RESULT_FILE",
-           "STUDENT_OUTPUTS", "TESTS_FILE", "template_files"]
+__all__ = [
+    "GRADESCOPE_FILE",
+    "GRADESCOPE_RESULTS",
+    "KIT",
+    "MODULE",
+    "MODULE_FILE",
+    "NOTEBOOK_FILE",
+    "REPORT_FILE",
+    "RESULT_FILE",
+    "STUDENT_OUTPUTS",
+    "TESTS_FILE",
+    "template_files",
+]
 
 
 def template_files() -> dict[str, str]:

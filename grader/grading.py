@@ -18,9 +18,9 @@ import contextlib
 import hashlib
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable
 
 from grader import __version__, feedback, fileio, notebooks, secret
 from grader.causes import CAUSES, said_in
@@ -31,10 +31,10 @@ from grader.checks.suite import SUITE_CHECKS, suite_job, suite_plan
 from grader.errors import CheckTimeout, NotebookError, Refused, Rejected, WorkerFailure, without_host_paths
 from grader.files import MODULE_FILE, TESTS_FILE
 from grader.lanes import EngineLane, SuiteLane
-from grader.protocol import Code
 from grader.loading import load
-from grader.sabotage import own_block
+from grader.protocol import Code
 from grader.result import CheckResult, Outcome, Result, SubmissionError
+from grader.sabotage import own_block
 from grader.sandbox.isolation import Isolation
 from grader.sandbox.prestarted import Prestarted, layout
 from grader.sandbox.supervisor import Sandbox, SandboxLimits
@@ -102,13 +102,15 @@ def grade(submission: Path, assignment: Assignment, options: Options = Options()
             symbols, execution, notes = load(engine, read.code, assignment, submission.name, ends, options.progress)
             if suite is not None:
                 suite.go(execution.left_out() if execution else frozenset(), assignment.limits.cell_s, ends)
-            ctx = Context(assignment, engine, symbols, suite, read.tests_source, _seed(read, assignment, options),
-                          ends, preflight)
+            ctx = Context(
+                assignment, engine, symbols, suite, read.tests_source, _seed(read, assignment, options), ends, preflight
+            )
             checks = run_checks(ctx, specs, options.on_check)
     except Rejected as rejected:
         error = SubmissionError(rejected.kind, rejected.message)
-        return _result(submission, read and read.digest, assignment, "error", error, (), started,
-                       rejected.execution or execution)
+        return _result(
+            submission, read and read.digest, assignment, "error", error, (), started, rejected.execution or execution
+        )
     return _result(submission, read.digest, assignment, "graded", None, tuple(checks), started, execution, notes)
 
 
@@ -138,8 +140,9 @@ def _shape(read: Submitted) -> str:
 
 
 @contextlib.contextmanager
-def open_lanes(read: Submitted, assignment: Assignment, options: Options, specs: list[CheckSpec],
-               ends: float | None = None):
+def open_lanes(
+    read: Submitted, assignment: Assignment, options: Options, specs: list[CheckSpec], ends: float | None = None
+):
     """Step 2: the engine lane, and the suite lane when the tests are graded (its sandboxes warm up while
     this thread writes the plan of engines). With one_sandbox (a batch), both share one sandbox in turn.
     Everything is closed on the way out, whatever happened. ends: the grading's deadline, which the runs
@@ -153,15 +156,32 @@ def open_lanes(read: Submitted, assignment: Assignment, options: Options, specs:
     if shared is not None:
         shared.start()
     try:
-        with _closing(shared), EngineLane(code, limits, options.isolation, shared, options.prestarted,
-                                          engine_warm) as engine:
+        with (
+            _closing(shared),
+            EngineLane(code, limits, options.isolation, shared, options.prestarted, engine_warm) as engine,
+        ):
             if tested:
-                suite = SuiteLane(code, limits, options.isolation, len(suites), shared, engine.pause,
-                                  options.prestarted, engine.sandbox if join else None)
+                suite = SuiteLane(
+                    code,
+                    limits,
+                    options.isolation,
+                    len(suites),
+                    shared,
+                    engine.pause,
+                    options.prestarted,
+                    engine.sandbox if join else None,
+                )
                 key = _key(assignment, options)
                 suite.start(suite_job(assignment, code, read.tests), ends)  # its first run needs no plan
-                suite.planned(*suite_plan(assignment, _seed(read, assignment, options), secret.seed(key, b"pool"),
-                                          own_block(_student_text(code)), _shape(read)))
+                suite.planned(
+                    *suite_plan(
+                        assignment,
+                        _seed(read, assignment, options),
+                        secret.seed(key, b"pool"),
+                        own_block(_student_text(code)),
+                        _shape(read),
+                    )
+                )
             yield engine, suite
     finally:
         if suite is not None:
@@ -191,8 +211,9 @@ def _read(submission: Path) -> bytes:
     except FileNotFoundError:
         raise Rejected("not_found", f"{name} does not exist") from None
     except OSError as exc:
-        raise Rejected("unreadable", str(exc) if isinstance(exc, Refused) else
-                       f"{name} cannot be read: {exc.strerror}") from None
+        raise Rejected(
+            "unreadable", str(exc) if isinstance(exc, Refused) else f"{name} cannot be read: {exc.strerror}"
+        ) from None
     try:
         source.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -224,8 +245,9 @@ def _tests(submission: Path, options: Options, nb) -> str | None:
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise Rejected("unreadable", str(exc) if isinstance(exc, Refused) else
-                       f"{path.name} cannot be read: {exc.strerror}") from None
+        raise Rejected(
+            "unreadable", str(exc) if isinstance(exc, Refused) else f"{path.name} cannot be read: {exc.strerror}"
+        ) from None
 
 
 def run_checks(ctx: Context, specs: list[CheckSpec], on_check: OnCheck | None = None) -> list[CheckResult]:
@@ -246,8 +268,10 @@ def run_checks(ctx: Context, specs: list[CheckSpec], on_check: OnCheck | None = 
         if t0 >= ctx.ends:
             outcome, timed = Outcome("skipped", f"{out_of_time}."), True
         elif _suite_cut(ctx, spec.id):
-            outcome, timed = Outcome("skipped", f"{out_of_time} before your tests had run on every engine they are "
-                                     "judged on."), True
+            outcome, timed = (
+                Outcome("skipped", f"{out_of_time} before your tests had run on every engine they are judged on."),
+                True,
+            )
         else:
             ctx.start_check(limits.check_s)
             hangs = _backward_hangs(ctx) if check.backward else ""
@@ -281,10 +305,13 @@ def _hang_skipped(code: str, hung: list[str], request_s: float) -> Outcome:
     if hung:
         return Outcome("skipped", f"Not run: backward() does not finish (see {hung[0]}).")
     shown = "\n".join(f"    {line}" for line in code.splitlines())
-    return Outcome("error", f"backward() did not finish within {request_s:g} s, even on this smallest case:"
-                   f"\n{shown}\nso every check that calls backward() is skipped instead of each "
-                   "waiting for it. Make backward() end: build the topological order once, marking each node "
-                   "visited so none is added twice, then call each node's _backward once, in reverse order.")
+    return Outcome(
+        "error",
+        f"backward() did not finish within {request_s:g} s, even on this smallest case:"
+        f"\n{shown}\nso every check that calls backward() is skipped instead of each "
+        "waiting for it. Make backward() end: build the topological order once, marking each node "
+        "visited so none is added twice, then call each node's _backward once, in reverse order.",
+    )
 
 
 def _suite_timed(ctx: Context, check_id: str) -> bool:
@@ -324,8 +351,14 @@ def score(outcome: Outcome, points: float) -> float:
     return points if outcome.status == "passed" else 0.0
 
 
-def _check_result(spec: CheckSpec, title: str, outcome: Outcome, duration: float,
-                  first: dict[tuple[str, bool], str], hidden: set[str] = frozenset()) -> CheckResult:
+def _check_result(
+    spec: CheckSpec,
+    title: str,
+    outcome: Outcome,
+    duration: float,
+    first: dict[tuple[str, bool], str],
+    hidden: set[str] = frozenset(),
+) -> CheckResult:
     """The check's result, its feedback saying the outcome's cause: when several checks fail from one
     recognised cause, the first explains it and the others say 'same cause as <first>' (keeping what they
     saw and their smallest case). first holds each cause's first check so far (and first visible one), and
@@ -355,17 +388,19 @@ def _check_result(spec: CheckSpec, title: str, outcome: Outcome, duration: float
 
 def _result(submission, digest, assignment, status, error, checks, started, execution=None, notes=()) -> Result:
     """The result, its every text fit to leave the machine (grader/feedback.py: the one place that says how)."""
-    return feedback.cleaned(Result(
-        submission=submission.name,
-        sha256=digest,
-        assignment=assignment.id,
-        grader_version=__version__,
-        status=status,
-        error=error,
-        score=round(sum(c.score for c in checks), 4),
-        max_score=sum(c.max_score for c in checks) if checks else assignment.max_score,
-        duration_s=round(time.monotonic() - started, 3),
-        checks=checks,
-        notebook=execution.to_dict() if execution else None,
-        notes=tuple(notes),
-    ))
+    return feedback.cleaned(
+        Result(
+            submission=submission.name,
+            sha256=digest,
+            assignment=assignment.id,
+            grader_version=__version__,
+            status=status,
+            error=error,
+            score=round(sum(c.score for c in checks), 4),
+            max_score=sum(c.max_score for c in checks) if checks else assignment.max_score,
+            duration_s=round(time.monotonic() - started, 3),
+            checks=checks,
+            notebook=execution.to_dict() if execution else None,
+            notes=tuple(notes),
+        )
+    )

@@ -22,8 +22,9 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from grader import notebook_suite, protocol
 from grader.errors import WorkerFailure
@@ -31,15 +32,22 @@ from grader.protocol import Code
 from grader.sabotage import EngineRun
 from grader.sandbox.isolation import Isolation
 from grader.sandbox.prestarted import Prestarted, sandbox_for
-from grader.sandbox.supervisor import SandboxLimits, Sandbox
+from grader.sandbox.supervisor import Sandbox, SandboxLimits
 from grader.sandbox.unit import OutOfTime, Unit
 
 
 class EngineLane:
     """The student's own engine, behind one sandbox: requests in, claims out."""
 
-    def __init__(self, code: Code, limits: SandboxLimits, iso: Isolation | None = None, shared: Sandbox | None = None,
-                 prestarted: Prestarted | None = None, warm: tuple[str, ...] | None = None):
+    def __init__(
+        self,
+        code: Code,
+        limits: SandboxLimits,
+        iso: Isolation | None = None,
+        shared: Sandbox | None = None,
+        prestarted: Prestarted | None = None,
+        warm: tuple[str, ...] | None = None,
+    ):
         self.code = code
         self.limits = limits
         self.owned = shared is None
@@ -52,8 +60,14 @@ class EngineLane:
         self.unit: Unit | None = None
         self.load_request: dict | None = None
 
-    def load(self, load_request: dict, timeout: float, until: float | None, on_event: Callable | None = None,
-             gap: float | None = None) -> dict:
+    def load(
+        self,
+        load_request: dict,
+        timeout: float,
+        until: float | None,
+        on_event: Callable | None = None,
+        gap: float | None = None,
+    ) -> dict:
         """Load the student's code in a fresh process; the raw reply (symbols, or what it raised).
         timeout, until and gap as Unit.exchange's."""
         self.load_request = load_request
@@ -63,8 +77,14 @@ class EngineLane:
         self.unit = self.sandbox.unit("state")
         return self.unit.exchange(protocol.load(load_request), timeout, until, on_event, gap)
 
-    def request(self, message: dict, timeout: float, until: float | None = None,
-                on_event: Callable | None = None, gap: float | None = None) -> dict:
+    def request(
+        self,
+        message: dict,
+        timeout: float,
+        until: float | None = None,
+        on_event: Callable | None = None,
+        gap: float | None = None,
+    ) -> dict:
         """One request to the student's engine (timeout, until and gap as Unit.exchange's); raises
         WorkerFailure (the process is then replaced)."""
         if self.unit is None or self.unit.failed:
@@ -159,9 +179,17 @@ class SuiteLane:
     hands the lane its job and starts its thread, and go() lets the runs begin once the student's code
     is loaded."""
 
-    def __init__(self, code: Code, limits: SandboxLimits, iso: Isolation | None, sandboxes: int = 1,
-                 shared: Sandbox | None = None, before: Callable[[], None] | None = None,
-                 prestarted: Prestarted | None = None, late: Sandbox | None = None):
+    def __init__(
+        self,
+        code: Code,
+        limits: SandboxLimits,
+        iso: Isolation | None,
+        sandboxes: int = 1,
+        shared: Sandbox | None = None,
+        before: Callable[[], None] | None = None,
+        prestarted: Prestarted | None = None,
+        late: Sandbox | None = None,
+    ):
         self.shared = shared
         """The grading's one sandbox, which the runs use in turn with the engine lane (a batch's way:
         every core already grades a submission), or None for sandboxes of the lane's own."""
@@ -294,11 +322,13 @@ class SuiteLane:
             return
         job = self.job
         engines, done = list(job.plan), []
-        helpers = [threading.Thread(target=self._run_all, args=(sandbox, engines, timeout, done))
-                   for sandbox in sandboxes[1:]]
+        helpers = [
+            threading.Thread(target=self._run_all, args=(sandbox, engines, timeout, done)) for sandbox in sandboxes[1:]
+        ]
         if self.late is not None:
-            helpers.append(threading.Thread(target=self._run_all, args=(self.late, engines, timeout, done,
-                                                                        self._late_go)))
+            helpers.append(
+                threading.Thread(target=self._run_all, args=(self.late, engines, timeout, done, self._late_go))
+            )
         for helper in helpers:
             helper.start()
         self._run_all(sandboxes[0], engines, timeout, done)
@@ -307,8 +337,14 @@ class SuiteLane:
         order = {id(engine): i for i, engine in enumerate(job.plan)}
         self.outcome.runs = sorted(done, key=lambda r: order[id(r.engine)])
 
-    def _run_all(self, sandbox: Sandbox, engines: list[EngineRun], timeout: float, into: list[RunReply],
-                 after: threading.Event | None = None) -> None:
+    def _run_all(
+        self,
+        sandbox: Sandbox,
+        engines: list[EngineRun],
+        timeout: float,
+        into: list[RunReply],
+        after: threading.Event | None = None,
+    ) -> None:
         """Run the suite on the engines each sandbox takes next from engines, in turn, in one sandbox (cleaned
         between runs); after: what must happen before this sandbox may take any (the late one's release)."""
         if after is not None:
@@ -332,8 +368,14 @@ class SuiteLane:
             if found and not self.job.code.transformed:
                 self.job = dataclasses.replace(self.job, code=dataclasses.replace(self.job.code, transformed=found))
 
-    def _run(self, sandbox: Sandbox, engine: EngineRun | None, timeout: float,
-             skip: frozenset[int] | None = None, lean: bool = False) -> RunReply | None:
+    def _run(
+        self,
+        sandbox: Sandbox,
+        engine: EngineRun | None,
+        timeout: float,
+        skip: frozenset[int] | None = None,
+        lean: bool = False,
+    ) -> RunReply | None:
         """One run of the suite (a notebook without the cells in skip, by default those go() left out; lean, as
         the runs on the needed cells alone are once a lean one stood for the whole notebook: notebook_suite.py),
         or None when the grading's time ran out before it could end."""
@@ -344,8 +386,13 @@ class SuiteLane:
         job = self.job
         skip = self._skip if skip is None else skip
         lean = lean or bool(self.outcome.run_once) and self._lean
-        message = protocol.suite(job.code.request(skip, self._cell_timeout, lean), job.tests,
-                                 engine.block if engine else None, list(job.fixtures), list(job.probes))
+        message = protocol.suite(
+            job.code.request(skip, self._cell_timeout, lean),
+            job.tests,
+            engine.block if engine else None,
+            list(job.fixtures),
+            list(job.probes),
+        )
         try:
             unit = sandbox.unit("suite")
         except WorkerFailure as failure:

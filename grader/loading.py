@@ -30,15 +30,17 @@ def load(engine: EngineLane, code: Code, assignment: Assignment, filename: str, 
         reply = engine.load(code.request(), limits.request_s, ends)
     except WorkerFailure as failure:
         if isinstance(failure, OutOfTime) and failure.outer:
-            raise Rejected("timeout", f"importing {filename}: the submission's time limit of {limits.submission_s:g} "
-                           "s ran out before your code was imported.") from None
+            raise Rejected(
+                "timeout",
+                f"importing {filename}: the submission's time limit of {limits.submission_s:g} "
+                "s ran out before your code was imported.",
+            ) from None
         raise Rejected(failure.result_kind, f"importing {filename}: your code {failure.message}") from None
     claim = protocol.loaded(reply)
     return _symbols(claim, assignment, filename, None, engine.sandbox.python), None, _notes(claim, code)
 
 
-def _load_notebook(engine: EngineLane, code: Code, assignment: Assignment, filename: str, ends: float,
-                   tell=None):
+def _load_notebook(engine: EngineLane, code: Code, assignment: Assignment, filename: str, ends: float, tell=None):
     """Run the notebook within its budget (cell_s for each cell, two more, and a minute), capped by what
     is left of the submission's time limit; a notebook still running when that runs out is an error,
     its report naming the cell cut off."""
@@ -46,8 +48,11 @@ def _load_notebook(engine: EngineLane, code: Code, assignment: Assignment, filen
     cell_s, gap = limits.cell_s, limits.cell_s + notebooks.CELL_GRACE_S
     budget = cell_s * (len(code.cells) + 2) + 60
     until = min(time.monotonic() + budget, ends)
-    limit = f"the submission's time limit of {limits.submission_s:g} s" if until == ends else \
-        f"the notebook's time limit of {budget:g} s ({cell_s:g} s for each cell, and a minute)"
+    limit = (
+        f"the submission's time limit of {limits.submission_s:g} s"
+        if until == ends
+        else f"the notebook's time limit of {budget:g} s ({cell_s:g} s for each cell, and a minute)"
+    )
     progress = notebooks.Progress(code.cells, tell)
     try:
         claim = protocol.loaded(engine.load(code.request(frozenset(), cell_s), budget, until, progress, gap))
@@ -59,8 +64,7 @@ def _load_notebook(engine: EngineLane, code: Code, assignment: Assignment, filen
         if killer is None:
             raise Rejected("crash", f"running {filename}: your notebook {failure.message}") from None
         interrupted = failure.kind == "timeout"
-        execution = notebooks.execution(code.cells, progress.ended, killer, f"your code {failure.message}",
-                                        interrupted)
+        execution = notebooks.execution(code.cells, progress.ended, killer, f"your code {failure.message}", interrupted)
         try:
             # the cells before it again, as a kernel restarted would: those that timed out too, since a kernel
             # keeps what such a cell did before it was interrupted (tests/test_notebook_kernel.py)
@@ -69,10 +73,14 @@ def _load_notebook(engine: EngineLane, code: Code, assignment: Assignment, filen
         except OutOfTime:
             raise _out_of_time(code, filename, limit, progress, execution) from None
         except WorkerFailure as again:
-            raise Rejected("crash", f"running {filename} again without cell {killer + 1}: your notebook "
-                           f"{again.message}") from None
-    return _symbols(claim, assignment, filename, execution), execution, \
-        _notes(claim, code) + _again(code, assignment, execution) + _timed_once(code, execution)
+            raise Rejected(
+                "crash", f"running {filename} again without cell {killer + 1}: your notebook {again.message}"
+            ) from None
+    return (
+        _symbols(claim, assignment, filename, execution),
+        execution,
+        _notes(claim, code) + _again(code, assignment, execution) + _timed_once(code, execution),
+    )
 
 
 TIMEIT = re.compile(r"^[ \t]*%%?timeit\b", re.MULTILINE)
@@ -85,16 +93,21 @@ def _timed_once(code: Code, execution: notebooks.Execution | None) -> tuple[str,
     if not cells:
         return ()
     named = ", ".join(str(n) for n in cells)
-    return (f"%timeit in cell{'s' if len(cells) > 1 else ''} {named} ran its statement once: timings are not graded, "
-            "and how many times IPython repeats a statement depends on the machine it runs on.",)
+    return (
+        f"%timeit in cell{'s' if len(cells) > 1 else ''} {named} ran its statement once: timings are not graded, "
+        "and how many times IPython repeats a statement depends on the machine it runs on.",
+    )
 
 
 def _again(code: Code, assignment: Assignment, execution: notebooks.Execution) -> tuple[str, ...]:
     """A note for each of the lesson's names a later cell defines again: the one graded is the last."""
     names = tuple(dict.fromkeys(assignment.required_symbols + LESSON_NAMES))
     again = slicing.defined_again(code.cells, names, execution.left_out() if execution else frozenset())
-    return tuple(f"cell {index + 1} defines `{name}` again; the {'engine' if name == 'Value' else f'`{name}`'} "
-                 "graded is that one." for name, index in sorted(again.items(), key=lambda item: (item[1], item[0])))
+    return tuple(
+        f"cell {index + 1} defines `{name}` again; the {'engine' if name == 'Value' else f'`{name}`'} "
+        "graded is that one."
+        for name, index in sorted(again.items(), key=lambda item: (item[1], item[0]))
+    )
 
 
 def _out_of_time(code: Code, filename: str, limit: str, progress: notebooks.Progress, before=None) -> Rejected:
@@ -103,23 +116,33 @@ def _out_of_time(code: Code, filename: str, limit: str, progress: notebooks.Prog
     cut = progress.started
     if before is not None or cut is None:
         where = "while it ran again without the cells that stopped it" if before is not None else "between two cells"
-        return Rejected("timeout", f"running {filename}: {limit} ran out {where}. Make the slow cells faster (fewer "
-                        "training steps, smaller data) or move them out of the notebook you hand in.", before)
+        return Rejected(
+            "timeout",
+            f"running {filename}: {limit} ran out {where}. Make the slow cells faster (fewer "
+            "training steps, smaller data) or move them out of the notebook you hand in.",
+            before,
+        )
     execution = notebooks.execution(code.cells, progress.ended, cut, out_of_time=f"{limit} ran out while it ran")
     left = sum(1 for c in execution.cells if c.status == "not_run")
-    return Rejected("timeout", f"running {filename}: {limit} ran out during cell {cut + 1}, so it was cut off and "
-                    f"{left} cell{'s' if left != 1 else ''} after it did not run; nothing could be graded. Every cell "
-                    "ran within its own limit, but together they took too long: make the slow cells faster (fewer "
-                    "training steps, smaller data) or move them out of the notebook you hand in.", execution)
+    return Rejected(
+        "timeout",
+        f"running {filename}: {limit} ran out during cell {cut + 1}, so it was cut off and "
+        f"{left} cell{'s' if left != 1 else ''} after it did not run; nothing could be graded. Every cell "
+        "ran within its own limit, but together they took too long: make the slow cells faster (fewer "
+        "training steps, smaller data) or move them out of the notebook you hand in.",
+        execution,
+    )
 
 
 def _notes(claim: Loaded, code: Code) -> tuple[str, ...]:
     """What the student should know: packages their code imports that stood in for the real ones."""
     used = [n for n in claim.stand_ins if n in code.stand_ins or n in UNAVAILABLE]
-    return tuple(f"Your code imports {name}, which {'is not available' if name in UNAVAILABLE else 'is not installed'} "
-                 "where it is graded: a stand-in was imported "
-                 f"instead, so the rest of your file could be graded; anything that uses {name} raises an error."
-                 for name in dict.fromkeys(used))
+    return tuple(
+        f"Your code imports {name}, which {'is not available' if name in UNAVAILABLE else 'is not installed'} "
+        "where it is graded: a stand-in was imported "
+        f"instead, so the rest of your file could be graded; anything that uses {name} raises an error."
+        for name in dict.fromkeys(used)
+    )
 
 
 def _symbols(claim: Loaded, assignment: Assignment, filename: str, execution, python: str = "") -> list[str]:
@@ -127,21 +150,31 @@ def _symbols(claim: Loaded, assignment: Assignment, filename: str, execution, py
         raise _load_error(claim.error, assignment, filename, python)
     symbols = claim.symbols
     if symbols is None:
-        raise Rejected("crash", f"importing {filename}: your code answered the grader with something it cannot "
-                       "read (did it replace the grader's code in its process?)")
+        raise Rejected(
+            "crash",
+            f"importing {filename}: your code answered the grader with something it cannot "
+            "read (did it replace the grader's code in its process?)",
+        )
     for name in assignment.required_symbols:
         if name not in symbols:
             maybe = did_you_mean(name, symbols)
-            ran = ("\nCells that did not run cleanly: " + "; ".join(execution.problems())) \
-                if execution and execution.problems() else ""
+            ran = (
+                ("\nCells that did not run cleanly: " + "; ".join(execution.problems()))
+                if execution and execution.problems()
+                else ""
+            )
             raise Rejected("missing_symbol", f"{filename} defines no {name}.{maybe}{ran}")
     return symbols
 
 
 NEWER_SYNTAX = (
     # (pattern on the offending line, the Python that accepts it, what it is, how to write it before)
-    (re.compile(r"""\bf(['"])[^'"]*\{[^{}]*\1[^{}]*\}"""), (3, 12), "an f-string that reuses its own quotes inside {}",
-     "use the other kind of quotes inside the braces"),
+    (
+        re.compile(r"""\bf(['"])[^'"]*\{[^{}]*\1[^{}]*\}"""),
+        (3, 12),
+        "an f-string that reuses its own quotes inside {}",
+        "use the other kind of quotes inside the braces",
+    ),
     (re.compile(r"^\s*type\s+\w+\s*(\[.*\])?\s*="), (3, 12), "a `type` statement", "write `Name = ...` instead"),
     (re.compile(r"^\s*(def|class)\s+\w+\s*\["), (3, 12), "type parameters in brackets", "use typing.TypeVar"),
 )
@@ -155,8 +188,10 @@ def _newer_syntax(text: str, python: str) -> str:
         return ""
     for pattern, needs, what, instead in NEWER_SYNTAX:
         if version < needs and pattern.search(text):
-            return (f"\nThis line uses {what}, which Python {needs[0]}.{needs[1]} accepts but the Python that grades "
-                    f"your code ({python}) does not: {instead}.")
+            return (
+                f"\nThis line uses {what}, which Python {needs[0]}.{needs[1]} accepts but the Python that grades "
+                f"your code ({python}) does not: {instead}."
+            )
     return ""
 
 
@@ -165,10 +200,12 @@ def _load_error(err: protocol.StudentError, assignment: Assignment, filename: st
     if kind in ("SyntaxError", "IndentationError", "TabError"):
         line = str(err.text or "")
         text = f"\n    {line.strip()}" if line else ""
-        return Rejected("syntax_error", f"{filename}, line {err.lineno}: {kind}: {message}{text}"
-                        f"{_newer_syntax(line, python)}")
+        return Rejected(
+            "syntax_error", f"{filename}, line {err.lineno}: {kind}: {message}{text}{_newer_syntax(line, python)}"
+        )
     if kind == "MemoryError":
-        return Rejected("memory", f"importing {filename} ran out of memory (the limit is "
-                        f"{assignment.limits.memory_mb} MB)")
+        return Rejected(
+            "memory", f"importing {filename} ran out of memory (the limit is {assignment.limits.memory_mb} MB)"
+        )
     trace = err.traceback.rstrip()
     return Rejected("import_error", f"importing {filename} raised {kind}: {message}\n{trace}".rstrip())

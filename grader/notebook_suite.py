@@ -34,8 +34,12 @@ def _demo(lane: SuiteLane) -> frozenset[int]:
 def run_early(lane: SuiteLane, sandboxes: list[Sandbox]) -> bool:
     """Run the notebook's suite before go() (see the module's docstring); False when the lane must go the
     usual way, which then waits for go() itself."""
-    if lane.job.needed is None or lane.job.code.kind != "notebook" or lane.shared is not None \
-            or "pytest" in sandboxes[0].unavailable:
+    if (
+        lane.job.needed is None
+        or lane.job.code.kind != "notebook"
+        or lane.shared is not None
+        or "pytest" in sandboxes[0].unavailable
+    ):
         return False
     demo = _demo(lane)
     if not demo:
@@ -85,8 +89,11 @@ def run_early(lane: SuiteLane, sandboxes: list[Sandbox]) -> bool:
     if not state.get("timeout") or left_out - demo:  # the usual way, not trying the needed cells again
         lane.job = dataclasses.replace(lane.job, needed=None)
         return False
-    full = state.get("whole") if second is not None and not left_out else \
-        lane._run(sandboxes[0], None, lane.job.first_run_s, left_out)
+    full = (
+        state.get("whole")
+        if second is not None and not left_out
+        else lane._run(sandboxes[0], None, lane.job.first_run_s, left_out)
+    )
     lane.outcome.own = full
     if not _ok(full) or lane.outcome.cut:
         lane.outcome.runs = _ordered(lane, done)
@@ -125,6 +132,7 @@ def only_needed(lane: SuiteLane, sandbox: Sandbox, own: RunReply, timeout: float
 def same_run(whole: dict | None, needed: dict | None) -> bool:
     """Did two runs of the tests on the student's engine (claims) give every test the same outcome, the
     same collection errors and the same probe numbers?"""
+
     def summary(reply) -> tuple | None:
         if not isinstance(reply, dict) or protocol.raised(reply) is not None:
             return None

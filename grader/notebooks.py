@@ -49,18 +49,29 @@ class Execution:
     def problems(self) -> list[str]:
         """One line per cell that did not run cleanly, for the student."""
         after = "the notebook's time had run out" if self.out_of_time else "the kernel had died"
-        lines = [f"cell {c.number}: {c.error}" if c.status == "error" else
-                 f"cell {c.number}: cut off: {c.error}" if c.status == "timeout" and c.error else
-                 f"cell {c.number}: interrupted after running past its time limit" if c.status == "timeout" else
-                 f"cell {c.number}: the kernel died while running it" if c.status == "killed" else
-                 f"cell {c.number}: not run, {after}" for c in self.cells if c.status != "ok"]
+        lines = [
+            f"cell {c.number}: {c.error}"
+            if c.status == "error"
+            else f"cell {c.number}: cut off: {c.error}"
+            if c.status == "timeout" and c.error
+            else f"cell {c.number}: interrupted after running past its time limit"
+            if c.status == "timeout"
+            else f"cell {c.number}: the kernel died while running it"
+            if c.status == "killed"
+            else f"cell {c.number}: not run, {after}"
+            for c in self.cells
+            if c.status != "ok"
+        ]
         if self.died:
             lines.append(f"the kernel died: {self.died}")
         return lines
 
     def to_dict(self) -> dict:
-        return {"cells": [c.__dict__ for c in self.cells if c.status != "ok"], "died": self.died,
-                "problems": self.problems()}
+        return {
+            "cells": [c.__dict__ for c in self.cells if c.status != "ok"],
+            "died": self.died,
+            "problems": self.problems(),
+        }
 
     def left_out(self) -> frozenset[int]:
         """Indices (from 0) of the cells the runs of the tests leave out: those that timed out, killed the kernel
@@ -79,16 +90,20 @@ def read(path: Path, source: bytes | None = None) -> nbformat.NotebookNode:
             return nbformat.reads(source.decode("utf-8"), as_version=4)
         return nbformat.read(str(path), as_version=4)
     except (json.JSONDecodeError, nbformat.reader.NotJSONError) as exc:
-        raise NotebookError(f"{path.name} is not a notebook: it is not valid JSON ({exc}). Was it saved completely?") \
-            from None
+        raise NotebookError(
+            f"{path.name} is not a notebook: it is not valid JSON ({exc}). Was it saved completely?"
+        ) from None
     except (KeyError, ValueError, nbformat.ValidationError, AttributeError, TypeError) as exc:
         raise NotebookError(f"{path.name} is not a notebook nbformat can read: {exc}") from None
 
 
 def code_cells(nb: nbformat.NotebookNode) -> tuple[tuple[int, str], ...]:
     """(index among all cells, source) of every non-empty code cell."""
-    return tuple((i, cell.source) for i, cell in enumerate(nb.cells)
-                 if cell.cell_type == "code" and isinstance(cell.source, str) and cell.source.strip())
+    return tuple(
+        (i, cell.source)
+        for i, cell in enumerate(nb.cells)
+        if cell.cell_type == "code" and isinstance(cell.source, str) and cell.source.strip()
+    )
 
 
 class Progress:
@@ -114,8 +129,14 @@ class Progress:
             self.started = None
 
 
-def execution(cells: tuple[tuple[int, str], ...], said: dict[int, dict], killed_at: int | None = None,
-              why: str | None = None, interrupted: bool = False, out_of_time: str = "") -> Execution:
+def execution(
+    cells: tuple[tuple[int, str], ...],
+    said: dict[int, dict],
+    killed_at: int | None = None,
+    why: str | None = None,
+    interrupted: bool = False,
+    out_of_time: str = "",
+) -> Execution:
     """The per-cell report, from what the sandbox said of each cell and where the process died.
 
     A cell that could not be interrupted counts as a timeout; a cell during which the process

@@ -11,8 +11,9 @@ Requests: load, eval_many, gradcheck_many, numerical_grad, neuron, train, suite.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from grader.errors import WorkerFailure
 from grader.files import MODULE_FILE
@@ -41,9 +42,15 @@ class Code:
         """How to load it: the module's file, or the notebook's cells without those in skip (lean: each cell
         transformed runs as plain Python, grader/sandbox/inside/notebook.py's _run_lean)."""
         if self.kind == "notebook":
-            return {"kind": "notebook", "cells": [list(c) for c in self.cells], "skip": sorted(skip),
-                    "cell_timeout": cell_timeout, "stand_ins": list(self.stand_ins),
-                    "transformed": [list(c) for c in self.transformed], "lean": lean}
+            return {
+                "kind": "notebook",
+                "cells": [list(c) for c in self.cells],
+                "skip": sorted(skip),
+                "cell_timeout": cell_timeout,
+                "stand_ins": list(self.stand_ins),
+                "transformed": [list(c) for c in self.transformed],
+                "lean": lean,
+            }
         return {"kind": "py", "file": MODULE_FILE, "stand_ins": list(self.stand_ins)}
 
     @property
@@ -59,8 +66,14 @@ def load(code: dict) -> dict:
 
 
 def eval_many(programs: list[Program], backward: bool, want: list[int] | None, seed: bool, stop_on_error: bool) -> dict:
-    return {"op": "eval_many", "programs": programs, "backward": backward, "want": want, "seed": seed,
-            "stop_on_error": stop_on_error}
+    return {
+        "op": "eval_many",
+        "programs": programs,
+        "backward": backward,
+        "want": want,
+        "seed": seed,
+        "stop_on_error": stop_on_error,
+    }
 
 
 def gradcheck_many(programs: list[Program], h: float) -> dict:
@@ -101,13 +114,18 @@ class StudentError:
     def from_claim(cls, raw: Any) -> StudentError:
         if not isinstance(raw, dict):
             return UNREADABLE
-        extra = {key: raw[key] if isinstance(raw[key], int) and not isinstance(raw[key], bool) else str(raw[key])[:400]
-                 for key in ("lineno", "offset", "text") if key in raw}
+        extra = {
+            key: raw[key] if isinstance(raw[key], int) and not isinstance(raw[key], bool) else str(raw[key])[:400]
+            for key in ("lineno", "offset", "text")
+            if key in raw
+        }
         return cls(*(str(raw.get(key, ""))[:4000] for key in ("type", "message", "traceback")), **extra)
 
 
-UNREADABLE = StudentError("UnreadableReply", "your code answered the grader with something it cannot read (did it "
-                          "replace the grader's code in its process?)")
+UNREADABLE = StudentError(
+    "UnreadableReply",
+    "your code answered the grader with something it cannot read (did it replace the grader's code in its process?)",
+)
 
 
 @dataclass(frozen=True)
@@ -251,8 +269,11 @@ def loaded(reply: dict) -> Loaded:
     used = result.get("stand_ins")
     stand_ins = tuple(n for n in used if isinstance(n, str)) if isinstance(used, list) else ()
     cells = result.get("cells")
-    by_index = {c["index"]: c for c in cells if isinstance(c, dict) and isinstance(c.get("index"), int)} \
-        if isinstance(cells, list) else None
+    by_index = (
+        {c["index"]: c for c in cells if isinstance(c, dict) and isinstance(c.get("index"), int)}
+        if isinstance(cells, list)
+        else None
+    )
     return Loaded(None, symbols, stand_ins, by_index)
 
 
@@ -275,8 +296,11 @@ def suite_run(result: Any, allowed: set[str] | None) -> SuiteRun:
     try:
         if len(result["tests"]) > MAX_TESTS:
             raise ValueError("too many tests")
-        tests = {name: _test_entry(entry) for name, entry in result["tests"].items()
-                 if isinstance(name, str) and len(name) <= 300 and (allowed is None or name in allowed)}
+        tests = {
+            name: _test_entry(entry)
+            for name, entry in result["tests"].items()
+            if isinstance(name, str) and len(name) <= 300 and (allowed is None or name in allowed)
+        }
         errors = [str(e)[:3000] for e in result["collection_errors"]][:20]
         probes = tuple(_probe_entry(p) for p in (result.get("probes") or [])[:200])
     except (KeyError, TypeError, AttributeError) as exc:
@@ -296,9 +320,15 @@ def transformed(result: Any, code: Code) -> tuple[tuple[int, str], ...]:
     if code.kind != "notebook" or not isinstance(claimed, list):
         return ()
     found = {}
-    for entry in claimed[:len(sources)]:
-        if isinstance(entry, list) and len(entry) == 2 and type(entry[0]) is int and entry[0] in sources \
-                and isinstance(entry[1], str) and len(entry[1]) <= 2 * len(sources[entry[0]]) + 4000:
+    for entry in claimed[: len(sources)]:
+        if (
+            isinstance(entry, list)
+            and len(entry) == 2
+            and type(entry[0]) is int
+            and entry[0] in sources
+            and isinstance(entry[1], str)
+            and len(entry[1]) <= 2 * len(sources[entry[0]]) + 4000
+        ):
             found[entry[0]] = entry[1]
     return tuple(sorted(found.items()))
 
@@ -316,7 +346,12 @@ def _probe_entry(entry: Any) -> tuple:
 
 def _test_entry(entry: Any) -> dict[str, Any]:
     outcome, kind, text, duration = entry["outcome"], entry["kind"], entry["message"], entry["duration"]
-    if outcome not in ("passed", "failed", "skipped") or kind not in ("assertion", "exception", None) \
-            or not isinstance(text, str) or not isinstance(duration, (int, float)) or isinstance(duration, bool):
+    if (
+        outcome not in ("passed", "failed", "skipped")
+        or kind not in ("assertion", "exception", None)
+        or not isinstance(text, str)
+        or not isinstance(duration, (int, float))
+        or isinstance(duration, bool)
+    ):
         raise ValueError(entry)
     return {"outcome": outcome, "kind": kind, "message": text[:800], "duration": float(duration)}

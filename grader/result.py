@@ -14,7 +14,16 @@ from grader.errors import BadResult
 
 SCHEMA = 1
 CHECK_STATUSES = ("passed", "failed", "error", "skipped")
-ERROR_KINDS = ("not_found", "unreadable", "syntax_error", "import_error", "missing_symbol", "timeout", "memory", "crash")
+ERROR_KINDS = (
+    "not_found",
+    "unreadable",
+    "syntax_error",
+    "import_error",
+    "missing_symbol",
+    "timeout",
+    "memory",
+    "crash",
+)
 
 
 @dataclass(frozen=True)
@@ -96,9 +105,23 @@ class Result:
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
-        order = ["schema", "submission", "sha256", "assignment", "grader_version", "status", "error",
-                 "score", "max_score", "duration_s", "checks"] + (["notebook"] if self.notebook is not None else []) \
+        order = (
+            [
+                "schema",
+                "submission",
+                "sha256",
+                "assignment",
+                "grader_version",
+                "status",
+                "error",
+                "score",
+                "max_score",
+                "duration_s",
+                "checks",
+            ]
+            + (["notebook"] if self.notebook is not None else [])
             + (["notes"] if self.notes else [])
+        )
         data["checks"] = [_cause_in_artifacts(check) for check in data["checks"]]
         return {key: list(data[key]) if key in ("notes", "checks") else data[key] for key in order}
 
@@ -116,8 +139,12 @@ class Result:
     def redacted(self) -> Result:
         """The result as a student may see it: hidden checks keep their status and points only."""
         hidden = "Hidden check: it runs when your instructor grades, and its details are shown to them only."
-        checks = tuple(replace(c, feedback=hidden, counterexample=None, artifacts={}, cause=None)
-                       if c.visibility == "hidden" else c for c in self.checks)
+        checks = tuple(
+            replace(c, feedback=hidden, counterexample=None, artifacts={}, cause=None)
+            if c.visibility == "hidden"
+            else c
+            for c in self.checks
+        )
         return replace(self, checks=checks)
 
     @property
@@ -144,9 +171,13 @@ def _cause_out_of_artifacts(check: Any) -> Any:
     return {**check, "artifacts": artifacts, "cause": cause}
 
 
-ALLOWED = {(Result, "status"): ("graded", "error"), (Result, "schema"): (SCHEMA,),
-           (CheckResult, "status"): CHECK_STATUSES, (CheckResult, "visibility"): ("visible", "hidden"),
-           (SubmissionError, "kind"): ERROR_KINDS}
+ALLOWED = {
+    (Result, "status"): ("graded", "error"),
+    (Result, "schema"): (SCHEMA,),
+    (CheckResult, "status"): CHECK_STATUSES,
+    (CheckResult, "visibility"): ("visible", "hidden"),
+    (SubmissionError, "kind"): ERROR_KINDS,
+}
 """The fields whose value is one of a few, as from_dict checks them."""
 
 

@@ -27,8 +27,9 @@ from dataclasses import dataclass
 
 OPAQUE_CALLS = frozenset({"exec", "eval", "globals", "vars", "locals", "__import__", "open", "compile"})
 """Names whose use in a cell means it may bind anything, or leave a file a test reads."""
-OPAQUE_MAGICS = frozenset({"run", "load", "writefile", "store", "load_ext", "cd", "bash", "sh", "script",
-                           "macro", "alias"})
+OPAQUE_MAGICS = frozenset(
+    {"run", "load", "writefile", "store", "load_ext", "cd", "bash", "sh", "script", "macro", "alias"}
+)
 """Magics that may bind names or leave files no reading of the cell can follow."""
 CODE_MAGICS = frozenset({"time", "capture"})
 """Magics whose code argument runs in the notebook's namespace, read as the cell's own code."""
@@ -101,8 +102,14 @@ def read_cell(source: str) -> CellNames:
                 uses |= nested.uses
                 opaque = opaque or nested.opaque
     opaque = opaque or bool(uses & OPAQUE_CALLS)
-    return CellNames(frozenset(binds | {f"global:{n}" for n in declared}), frozenset(changes), frozenset(uses),
-                     opaque, frozenset(imported), top_uses)
+    return CellNames(
+        frozenset(binds | {f"global:{n}" for n in declared}),
+        frozenset(changes),
+        frozenset(uses),
+        opaque,
+        frozenset(imported),
+        top_uses,
+    )
 
 
 def scope_nodes(tree: ast.AST):
@@ -127,8 +134,12 @@ def _base(node: ast.AST, bare: bool = False) -> tuple[str, ...]:
 def _magic(node: ast.Call) -> tuple[str, ast.AST | None]:
     """(magic name, its argument) of `get_ipython().run_line_magic(...)`/`run_cell_magic(...)`/`system(...)`."""
     func = node.func
-    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call)
-            and isinstance(func.value.func, ast.Name) and func.value.func.id == "get_ipython"):
+    if not (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Call)
+        and isinstance(func.value.func, ast.Name)
+        and func.value.func.id == "get_ipython"
+    ):
         return "", None
     args = node.args
     if func.attr in ("run_line_magic", "run_cell_magic") and args and isinstance(args[0], ast.Constant):
@@ -188,8 +199,9 @@ def needed(cells: tuple[tuple[int, str], ...], tests: str | None, seeds: tuple[s
         # `import random` is not needed when the engine's cell has it too)
         extra = False
         for index in sorted(read, reverse=True):  # the last import of a name first: the earlier ones may repeat it
-            if index not in chosen and any(n in wanted and not _imported_alike(index, n, chosen, imports, read)
-                                           for n in read[index].imported):
+            if index not in chosen and any(
+                n in wanted and not _imported_alike(index, n, chosen, imports, read) for n in read[index].imported
+            ):
                 choose(index)
                 extra = True
         if not extra:
@@ -206,16 +218,20 @@ def _imported_alike(index: int, name: str, chosen: set[int], imports: dict, read
     return bool(alike) and not any(index < i < alike[0] and name in read[i].top_uses for i in chosen)
 
 
-def defined_again(cells: tuple[tuple[int, str], ...], names: tuple[str, ...], ran: frozenset[int] = frozenset()
-                  ) -> dict[str, int]:
+def defined_again(
+    cells: tuple[tuple[int, str], ...], names: tuple[str, ...], ran: frozenset[int] = frozenset()
+) -> dict[str, int]:
     """Of these names, those that more than one cell binds: name -> the index of the last such cell
     among those that ran (ran: indices of cells that did not run, left out)."""
     binders: dict[str, list[int]] = {}
     for index, source in cells:
         for name in read_cell(source).binds & set(names):
             binders.setdefault(name, []).append(index)
-    return {name: max(i for i in found if i not in ran) for name, found in binders.items()
-            if len(found) > 1 and any(i not in ran for i in found)}
+    return {
+        name: max(i for i in found if i not in ran)
+        for name, found in binders.items()
+        if len(found) > 1 and any(i not in ran for i in found)
+    }
 
 
 @functools.lru_cache(maxsize=512)
@@ -229,8 +245,9 @@ def _imports(source: str) -> types.MappingProxyType:
     found = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            found |= {a.asname or a.name.split(".")[0]: a.name if a.asname else a.name.split(".")[0]
-                      for a in node.names}
+            found |= {
+                a.asname or a.name.split(".")[0]: a.name if a.asname else a.name.split(".")[0] for a in node.names
+            }
         elif isinstance(node, ast.ImportFrom):
             found |= {a.asname or a.name: f"{'.' * node.level}{node.module}:{a.name}" for a in node.names}
     return types.MappingProxyType(found)  # cached: read-only

@@ -249,14 +249,17 @@ def _late(where: _Where, raw: dict[str, Any]) -> LatePolicy:
     except ValueError:
         when = None
     if due and (when is None or when.tzinfo is None):
-        raise SpecError(f"{where.path}: late.due = {due!r}: expected a date and time with its offset "
-                        "(2026-03-01T23:59:00-05:00)")
+        raise SpecError(
+            f"{where.path}: late.due = {due!r}: expected a date and time with its offset (2026-03-01T23:59:00-05:00)"
+        )
     numbers = {}
     for key, top in (("grace_minutes", None), ("penalty_per_day", 100.0), ("max_penalty", 100.0)):
         value = float(where.get(table, key, (int, float), default=getattr(LatePolicy, key), prefix="late"))
         if value < 0 or (top is not None and value > top):
-            raise SpecError(f"{where.path}: late.{key} = {value!r}: expected a number from 0"
-                            + (f" to {top:g} (percent)" if top else ""))
+            raise SpecError(
+                f"{where.path}: late.{key} = {value!r}: expected a number from 0"
+                + (f" to {top:g} (percent)" if top else "")
+            )
         numbers[key] = value
     where.no_extra(table, {"due", *numbers}, "late")
     return LatePolicy(when.isoformat() if when else "", **numbers)
@@ -272,20 +275,28 @@ def _training(where: _Where, raw: dict[str, Any]) -> Training:
     ys = where.get(table, "ys", list, required=True, prefix="training")
     nin = sizes[0] if sizes and isinstance(sizes[0], int) else None
     if nin is None or (model == "MLP") != (len(sizes) == 2):
-        raise SpecError(f"{where.path}: training.sizes = {sizes!r}: expected [nin] for a Neuron, "
-                        "[nin, [sizes of the layers]] for an MLP")
+        raise SpecError(
+            f"{where.path}: training.sizes = {sizes!r}: expected [nin] for a Neuron, "
+            "[nin, [sizes of the layers]] for an MLP"
+        )
     for i, x in enumerate(xs):
         if not (isinstance(x, list) and len(x) == nin and all(isinstance(v, (int, float)) for v in x)):
             raise SpecError(f"{where.path}: training.xs[{i}] = {x!r}: expected a list of {nin} numbers")
     if len(ys) != len(xs) or not all(isinstance(y, (int, float)) for y in ys):
         raise SpecError(f"{where.path}: training.ys = {ys!r}: expected {len(xs)} numbers, one per point of xs")
     numbers = {}
-    for key, kind in (("steps", int), ("lr", (int, float)), ("seed", int), ("threshold", (int, float)),
-                      ("rtol", (int, float))):
+    for key, kind in (
+        ("steps", int),
+        ("lr", (int, float)),
+        ("seed", int),
+        ("threshold", (int, float)),
+        ("rtol", (int, float)),
+    ):
         numbers[key] = where.get(table, key, kind, default=getattr(Training, key), prefix="training")
     where.no_extra(table, {"model", "sizes", "xs", "ys", *numbers}, "training")
-    return Training(model, tuple(sizes), tuple(tuple(float(v) for v in x) for x in xs),
-                    tuple(float(y) for y in ys), **numbers)
+    return Training(
+        model, tuple(sizes), tuple(tuple(float(v) for v in x) for x in xs), tuple(float(y) for y in ys), **numbers
+    )
 
 
 class _Where:

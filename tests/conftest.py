@@ -23,8 +23,14 @@ BUGGY_ENGINES = sorted((ZOO / "buggy").glob("*.py"))
 BASE_ENGINE = ZOO / "correct" / "list_iterative.py"
 ROOT = HERE.parent
 # The reference engine and its Neuron/Layer/MLP as one student file.
-REFERENCE_SOURCE = (ROOT / "reference" / "engine.py").read_text() + "\n" + (ROOT / "reference" / "nn.py").read_text() \
-    .replace("from reference.engine import Value\n", "").replace("from __future__ import annotations\n", "")
+REFERENCE_SOURCE = (
+    (ROOT / "reference" / "engine.py").read_text()
+    + "\n"
+    + (ROOT / "reference" / "nn.py")
+    .read_text()
+    .replace("from reference.engine import Value\n", "")
+    .replace("from __future__ import annotations\n", "")
+)
 
 
 def with_limits(assignment: spec.Assignment, **limits) -> spec.Assignment:

@@ -21,16 +21,19 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from conftest import BASE_ENGINE, HERE, ROOT
 
 HOSTILE = HERE / "adversarial"
 SUITES = HERE / "fixtures" / "suites"
 TEST_SECRET = "adversarial-tests"
 SANDBOX_PYTHON = Path(os.environ.get("GRADER_TEST_SANDBOX_PYTHON", "/opt/micrograd-sandbox/bin/python"))
-QUICK = (ROOT / "assignments" / "micrograd" / "assignment.toml").read_text() \
-    .replace("max_examples = 100", "max_examples = 20").replace("request_s = 5.0 ", "request_s = 3.0 ") \
+QUICK = (
+    (ROOT / "assignments" / "micrograd" / "assignment.toml")
+    .read_text()
+    .replace("max_examples = 100", "max_examples = 20")
+    .replace("request_s = 5.0 ", "request_s = 3.0 ")
     .replace("tests_s = 30.0 ", "tests_s = 10.0 ")
+)
 
 
 def _bwrap_works() -> bool:
@@ -60,8 +63,10 @@ def run(request, private_install, tmp_path):
             pytest.skip("bubblewrap cannot create a sandbox here")
     else:
         if os.geteuid() != 0 or not SANDBOX_PYTHON.exists():
-            pytest.skip("the no-bubblewrap mode needs root and a Python every user can run "
-                        f"({SANDBOX_PYTHON}; .ci/run makes one)")
+            pytest.skip(
+                "the no-bubblewrap mode needs root and a Python every user can run "
+                f"({SANDBOX_PYTHON}; .ci/run makes one)"
+            )
         env.update(GRADER_NO_BWRAP="1", GRADER_SANDBOX_PYTHON=str(SANDBOX_PYTHON), PYTHONPATH=str(private_install))
     env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
     env["GRADER_SECRET"] = TEST_SECRET
@@ -73,8 +78,14 @@ def run(request, private_install, tmp_path):
 
     def grader(*args: str, cwd: Path = tmp_path, timeout: float = 600):
         before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-        done = subprocess.run([sys.executable, "-m", "grader.cli", *args], capture_output=True, text=True,
-                              cwd=cwd, env=env, timeout=timeout)
+        done = subprocess.run(
+            [sys.executable, "-m", "grader.cli", *args],
+            capture_output=True,
+            text=True,
+            cwd=cwd,
+            env=env,
+            timeout=timeout,
+        )
         peak = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
         return done, peak
 
@@ -92,8 +103,16 @@ def check(run, base, engine: Path | str, tests: Path | str | None = None, name: 
     folder = tmp_path / "submission"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / name).write_text(engine.read_text() if isinstance(engine, Path) else engine)
-    args = ["check", str(folder / name), "--assignment", run.assignment, "--json", str(tmp_path / "result.json"),
-            "--html", str(tmp_path / "report.html")]
+    args = [
+        "check",
+        str(folder / name),
+        "--assignment",
+        run.assignment,
+        "--json",
+        str(tmp_path / "result.json"),
+        "--html",
+        str(tmp_path / "report.html"),
+    ]
     if tests is not None:
         (folder / "test_micrograd.py").write_text(tests.read_text() if isinstance(tests, Path) else tests)
     done, peak = run(*args)
@@ -112,8 +131,22 @@ def scores(result) -> dict[str, float]:
     return {c["id"]: c["score"] for c in result["checks"]}
 
 
-ENGINE_CHECKS = ("forward", "add", "mul", "pow", "tanh", "relu", "neg_sub", "accumulate", "topo_order", "hand_examples",
-                 "gradcheck", "numerical_grad", "neuron", "training")
+ENGINE_CHECKS = (
+    "forward",
+    "add",
+    "mul",
+    "pow",
+    "tanh",
+    "relu",
+    "neg_sub",
+    "accumulate",
+    "topo_order",
+    "hand_examples",
+    "gradcheck",
+    "numerical_grad",
+    "neuron",
+    "training",
+)
 
 
 # -- 1. forged replies -------------------------------------------------------------------------------------
@@ -135,12 +168,15 @@ def test_a_module_that_answers_for_the_grader_gains_nothing(run, tmp_path):
     assert forged["score"] <= 30, scores(forged)
 
 
-@pytest.mark.parametrize("name, words", [
-    ("reply_channel_as_stdout.py", ["cannot read"]),
-    ("bad_frame.py", ["cannot read"]),
-    ("flood.py", ["cannot read"]),
-    ("trickle.py", ["did not finish"]),
-])
+@pytest.mark.parametrize(
+    "name, words",
+    [
+        ("reply_channel_as_stdout.py", ["cannot read"]),
+        ("bad_frame.py", ["cannot read"]),
+        ("flood.py", ["cannot read"]),
+        ("trickle.py", ["did not finish"]),
+    ],
+)
 def test_a_garbled_reply_is_that_requests_error_never_the_graders(run, tmp_path, name, words):
     """Do replies out of step, a frame that is not JSON, 400 MB without a boundary and a reply that
     never ends each cost only the checks they happen in, as the student's error, with the grader
@@ -165,7 +201,9 @@ def test_nothing_in_a_run_names_its_engine(run, tmp_path):
     plan, wheat, sabotage, an operator's name) find nothing on any run, and so catch no sabotage?"""
     result, _, _, _ = check(run, tmp_path, BASE_ENGINE, HOSTILE / "plan_hunter_tests.py")
     found = statuses(result)
-    assert found["student_tests"] == "passed" and found["wheat"] == "passed", [c["feedback"] for c in result["checks"][-3:]]
+    assert found["student_tests"] == "passed" and found["wheat"] == "passed", [
+        c["feedback"] for c in result["checks"][-3:]
+    ]
     assert scores(result)["sabotage"] == 0
 
 
@@ -179,7 +217,7 @@ def _fingerprint_tests() -> str:
         namespace: dict = {}
         exec(compile(source, "micrograd_mine.py", "exec"), namespace)  # noqa: S102 - our own engines
         known.add(_code_hash(namespace["Value"]))
-    return f'''import hashlib
+    return f"""import hashlib
 from micrograd_mine import Value
 KNOWN = {sorted(known)!r}
 
@@ -191,7 +229,7 @@ def test_code_lives_in_the_students_file():
     import micrograd_mine
     assert Value.__add__.__code__.co_filename == micrograd_mine.__file__
     assert Value.__module__ == "micrograd_mine"
-'''
+"""
 
 
 def _code_hash(cls) -> str:
@@ -259,9 +297,14 @@ def test_no_way_out_of_the_sandbox(run, tmp_path, private_install):
     public_ok = run.mode != "bwrap"  # without bubblewrap, what is world-readable is readable by design
     if run.mode == "bwrap":
         secrets.append(str(ROOT / "reference" / "engine.py"))
-    source = (HOSTILE / "escape.py").read_text().replace("__PORT__", str(listener.getsockname()[1])) \
-        .replace("__TARGETS__", repr([str(tmp_path / "planted.txt")])).replace("__SECRETS__", repr(secrets)) \
+    source = (
+        (HOSTILE / "escape.py")
+        .read_text()
+        .replace("__PORT__", str(listener.getsockname()[1]))
+        .replace("__TARGETS__", repr([str(tmp_path / "planted.txt")]))
+        .replace("__SECRETS__", repr(secrets))
         .replace("__PUBLIC_OK__", repr(public_ok))
+    )
     result, _, done, _ = check(run, tmp_path, source)
     with pytest.raises(OSError):
         listener.accept()
@@ -277,12 +320,21 @@ def test_a_class_cannot_be_touched_from_inside(run, tmp_path):
     inputs.mkdir()
     (inputs / "victim.py").write_text(BASE_ENGINE.read_text())
     (inputs / "killer.py").write_text((HOSTILE / "killer.py").read_text())
-    targets = [str(out / "students" / "victim" / "result.json"), str(out / "victim" / "result.json"),
-               str(out / "grades.csv"), str(out / "planted.txt")]
+    targets = [
+        str(out / "students" / "victim" / "result.json"),
+        str(out / "victim" / "result.json"),
+        str(out / "grades.csv"),
+        str(out / "planted.txt"),
+    ]
     public_ok = run.mode != "bwrap"
-    (inputs / "escaper.py").write_text((HOSTILE / "escape.py").read_text().replace("__PORT__", "9")
-                                       .replace("__TARGETS__", repr(targets)).replace("__SECRETS__", "[]")
-                                       .replace("__PUBLIC_OK__", repr(public_ok)))
+    (inputs / "escaper.py").write_text(
+        (HOSTILE / "escape.py")
+        .read_text()
+        .replace("__PORT__", "9")
+        .replace("__TARGETS__", repr(targets))
+        .replace("__SECRETS__", "[]")
+        .replace("__PUBLIC_OK__", repr(public_ok))
+    )
     done, _ = run("batch", str(inputs), "--out", str(out), "--jobs", "2", "--assignment", run.assignment)
     assert done.returncode == 0, done.stderr[-3000:]
     results = {p.parent.name: json.loads(p.read_text()) for p in out.rglob("result.json")}
@@ -292,7 +344,6 @@ def test_a_class_cannot_be_touched_from_inside(run, tmp_path):
     assert not (out / "planted.txt").exists()
     if os.geteuid() == 0:
         assert list(run.sandboxes.iterdir()) == []  # every sandbox's folder is gone
-
 
 
 def test_a_worker_on_the_instructors_machine_may_not_expose_the_class(private_install, tmp_path):
@@ -305,14 +356,26 @@ def test_a_worker_on_the_instructors_machine_may_not_expose_the_class(private_in
     (public / "alice.py").write_text("x = 1\n")
     private = tmp_path / "class"  # pytest's folders are 0700: closed to other users
     private.mkdir()
-    env = {**os.environ, "GRADER_NO_BWRAP": "1", "GRADER_SANDBOX_PYTHON": str(SANDBOX_PYTHON),
-           "PYTHONPATH": str(private_install)}
-    probe = ("import sys; from grader.batch.tasks import fitness, fingerprint, host_id; "
-             "print(fitness(fingerprint(), False, sys.argv[1] or host_id(), (sys.argv[2],)))")
+    env = {
+        **os.environ,
+        "GRADER_NO_BWRAP": "1",
+        "GRADER_SANDBOX_PYTHON": str(SANDBOX_PYTHON),
+        "PYTHONPATH": str(private_install),
+    }
+    probe = (
+        "import sys; from grader.batch.tasks import fitness, fingerprint, host_id; "
+        "print(fitness(fingerprint(), False, sys.argv[1] or host_id(), (sys.argv[2],)))"
+    )
 
     def fit(host: str, folder: Path) -> str:
-        done = subprocess.run([sys.executable, "-c", probe, host, str(folder)], capture_output=True, text=True,
-                              env=env, cwd=tmp_path, timeout=300)
+        done = subprocess.run(
+            [sys.executable, "-c", probe, host, str(folder)],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=300,
+        )
         assert done.returncode == 0, done.stderr[-2000:]
         return done.stdout.strip()
 
@@ -355,13 +418,20 @@ def test_gradescope_grades_as_a_user_who_cannot_read_the_autograder(run, tmp_pat
     (root / "run_autograder").chmod(0o755)
     (root / "submission").mkdir()
     (root / "submission" / "micrograd_mine.py").write_text(
-        (HOSTILE / "reads_the_reference.py").read_text().replace("__ROOT__", str(root)))
-    env = dict(os.environ, AUTOGRADER_ROOT=str(root), GRADER_PYTHON=sys.executable,
-               PYTHONPATH=str(root / "source"), XDG_CACHE_HOME=str(tmp_path / "cache"))
+        (HOSTILE / "reads_the_reference.py").read_text().replace("__ROOT__", str(root))
+    )
+    env = dict(
+        os.environ,
+        AUTOGRADER_ROOT=str(root),
+        GRADER_PYTHON=sys.executable,
+        PYTHONPATH=str(root / "source"),
+        XDG_CACHE_HOME=str(tmp_path / "cache"),
+    )
     if run.mode == "no-bwrap":
         env.update(GRADER_NO_BWRAP="1", GRADER_SANDBOX_PYTHON=str(SANDBOX_PYTHON))
-    graded = subprocess.run(["bash", str(root / "run_autograder")], capture_output=True, text=True, env=env,
-                            timeout=600)
+    graded = subprocess.run(
+        ["bash", str(root / "run_autograder")], capture_output=True, text=True, env=env, timeout=600
+    )
     assert graded.returncode == 0, graded.stderr[-3000:]
     data = json.loads((root / "results" / "results.json").read_text())
     engine = [t for t in data["tests"] if t["name"].split(":")[0] in ENGINE_CHECKS]

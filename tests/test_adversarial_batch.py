@@ -20,10 +20,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import CORRECT_ENGINES, HERE
-from grader.batch.discover import discover
 from test_batch import QUICK_SPEC
+
+from grader.batch.discover import discover
 
 HOSTILE = HERE / "adversarial"
 sys.path.insert(0, str(HOSTILE))
@@ -38,8 +38,24 @@ def quick(tmp_path_factory) -> Path:
 
 
 def _batch(inputs: Path, out: Path, quick: Path) -> subprocess.CompletedProcess:
-    run = subprocess.run([sys.executable, "-m", "grader.cli", "batch", str(inputs), "--out", str(out), "--jobs", "2",
-                          "--assignment", str(quick)], capture_output=True, text=True, timeout=600)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grader.cli",
+            "batch",
+            str(inputs),
+            "--out",
+            str(out),
+            "--jobs",
+            "2",
+            "--assignment",
+            str(quick),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     return run
 
@@ -118,7 +134,7 @@ def test_a_flood_of_files_left_out_stays_a_few_counted_notes(tmp_path, quick):
     assert left_out["count"] >= 3_000 and len(left_out["examples"]) <= 12, left_out
     assert len(json.dumps(notes)) < 3_000
     lines = [line for line in run.stderr.splitlines() if line.startswith("note: ")]
-    assert [line[len("note: "):] for line in lines] == notes
+    assert [line[len("note: ") :] for line in lines] == notes
     page, plain_page = (outs[f][0] / "index.html" for f in (True, False))
     growth = page.stat().st_size - plain_page.stat().st_size
     assert growth < 4_000, growth

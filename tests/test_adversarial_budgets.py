@@ -25,8 +25,11 @@ def tight(run, base: Path, **limits):
     text = QUICK
     for key, value in limits.items():
         line = re.compile(rf"^{key} = [\d.]+", re.M)
-        text = line.sub(f"{key} = {value}", text) if line.search(text) else \
-            text.replace("[limits]\n", f"[limits]\n{key} = {value}\n")
+        text = (
+            line.sub(f"{key} = {value}", text)
+            if line.search(text)
+            else text.replace("[limits]\n", f"[limits]\n{key} = {value}\n")
+        )
     folder = base / "tight"
     folder.mkdir()
     (folder / "assignment.toml").write_text(text)

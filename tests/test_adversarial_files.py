@@ -14,8 +14,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
-from conftest import BASE_ENGINE, ROOT
+from conftest import BASE_ENGINE
 from test_adversarial import HOSTILE, SANDBOX_PYTHON, private_install, run  # noqa: F401 - fixtures
 
 SECRET_LINE = "9f3c0e55d1a2b7c8e4f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c"
@@ -37,8 +36,9 @@ def strings(data) -> list[str]:
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "grader.cli", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "grader.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=300
+    )
 
 
 # -- Gradescope: a fake /autograder tree ---------------------------------------------------------------------
@@ -56,12 +56,18 @@ def autograder(run, tmp_path: Path) -> Path:
 
 
 def run_autograder(run, root: Path, tmp_path: Path):
-    env = dict(os.environ, AUTOGRADER_ROOT=str(root), GRADER_PYTHON=sys.executable,
-               PYTHONPATH=str(root / "source"), XDG_CACHE_HOME=str(tmp_path / "cache"))
+    env = dict(
+        os.environ,
+        AUTOGRADER_ROOT=str(root),
+        GRADER_PYTHON=sys.executable,
+        PYTHONPATH=str(root / "source"),
+        XDG_CACHE_HOME=str(tmp_path / "cache"),
+    )
     if run.mode == "no-bwrap":
         env.update(GRADER_NO_BWRAP="1", GRADER_SANDBOX_PYTHON=str(SANDBOX_PYTHON))
-    graded = subprocess.run(["bash", str(root / "run_autograder")], capture_output=True, text=True, env=env,
-                            timeout=600)
+    graded = subprocess.run(
+        ["bash", str(root / "run_autograder")], capture_output=True, text=True, env=env, timeout=600
+    )
     assert graded.returncode == 0, graded.stderr[-3000:]
     raw = (root / "results" / "results.json").read_text()
     return json.loads(raw), raw, graded
@@ -128,15 +134,24 @@ def test_check_follows_no_link(run, tmp_path, link):
     else:
         (folder / "micrograd_mine.py").write_text(BASE_ENGINE.read_text())
         (folder / "test_micrograd.py").symlink_to(outside)
-    done, _ = run("check", str(folder / "micrograd_mine.py"), "--assignment", run.assignment, "--json",
-                  str(tmp_path / "result.json"), "--html", str(tmp_path / "report.html"))
+    done, _ = run(
+        "check",
+        str(folder / "micrograd_mine.py"),
+        "--assignment",
+        run.assignment,
+        "--json",
+        str(tmp_path / "result.json"),
+        "--html",
+        str(tmp_path / "report.html"),
+    )
     assert done.returncode == 1, done.stderr[-3000:]
     result = json.loads((tmp_path / "result.json").read_text())
     assert result["status"] == "error" and result["error"]["kind"] == "unreadable", result["error"]
     name = "micrograd_mine.py" if link == "engine" else "test_micrograd.py"
     assert result["error"]["message"] == f"{name} is a symbolic link; hand in the file itself"
-    everything = done.stdout + done.stderr + (tmp_path / "result.json").read_text() + \
-        (tmp_path / "report.html").read_text()
+    everything = (
+        done.stdout + done.stderr + (tmp_path / "result.json").read_text() + (tmp_path / "report.html").read_text()
+    )
     assert SECRET_LINE not in everything
     assert not [line for line in reference_lines(reference) if line in everything]
 
@@ -233,8 +248,16 @@ def test_check_shows_control_sequences_without_obeying_them(run, tmp_path, where
     else:
         (folder / "test_micrograd.py").write_text((HOSTILE / "control_sequences_tests.py").read_text())
     (folder / name).write_text(engine)
-    done, _ = run("check", str(folder / name), "--assignment", run.assignment, "--json",
-                  str(tmp_path / "result.json"), "--html", str(tmp_path / "report.html"))
+    done, _ = run(
+        "check",
+        str(folder / name),
+        "--assignment",
+        run.assignment,
+        "--json",
+        str(tmp_path / "result.json"),
+        "--html",
+        str(tmp_path / "report.html"),
+    )
     assert done.returncode == 1, done.stderr[-3000:]
     assert "\\x1b]52;c;" in done.stdout, done.stdout[-3000:]  # shown, escaped
     assert not unprintable(done.stdout + done.stderr), unprintable(done.stdout + done.stderr)

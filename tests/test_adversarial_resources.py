@@ -17,7 +17,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from conftest import BASE_ENGINE
 from test_adversarial import HOSTILE, SANDBOX_PYTHON, SUITES, check, private_install, run, statuses  # noqa: F401
 
@@ -81,6 +80,7 @@ THOROUGH = (SUITES / "good.py").read_text() + textwrap.dedent('''
 def test_a_classmates_cpu_hog_does_not_change_your_grade(run, tmp_path):
     """Graded beside aaron, whose engine starts 60 busy processes each in a session of its own, does
     alice, whose tests take a second of CPU a run, get exactly the grade she gets alone?"""
+
     def batch(name: str, students: dict[str, str]) -> dict:
         inputs, out = tmp_path / name, tmp_path / f"{name}-out"
         for student, engine in students.items():
@@ -92,10 +92,14 @@ def test_a_classmates_cpu_hog_does_not_change_your_grade(run, tmp_path):
         return json.loads((out / "students" / "alice" / "result.json").read_text())
 
     alone = batch("alone", {"alice": BASE_ENGINE.read_text()})
-    beside = batch("beside", {"alice": BASE_ENGINE.read_text(), "aaron": (HOSTILE / "cpu_hog.py").read_text() + BASE_ENGINE.read_text()})
+    beside = batch(
+        "beside",
+        {"alice": BASE_ENGINE.read_text(), "aaron": (HOSTILE / "cpu_hog.py").read_text() + BASE_ENGINE.read_text()},
+    )
     assert alone["status"] == "graded"
-    assert (beside["score"], statuses(beside)) == (alone["score"], statuses(alone)), \
-        [(c["id"], c["feedback"][:200]) for c in beside["checks"] if c["status"] != "passed"]
+    assert (beside["score"], statuses(beside)) == (alone["score"], statuses(alone)), [
+        (c["id"], c["feedback"][:200]) for c in beside["checks"] if c["status"] != "passed"
+    ]
 
 
 def test_a_student_who_ran_out_of_time_beside_others_is_graded_again_alone(run, tmp_path):
@@ -125,9 +129,13 @@ def test_a_student_who_ran_out_of_time_beside_others_is_graded_again_alone(run, 
 def test_files_in_every_world_writable_folder_count_and_are_removed(run, tmp_path):
     """Without bubblewrap, does what a sandbox writes into /run/lock and the like count against its disk
     space, and is none of it left after grading? (With bubblewrap those folders are not in its view.)"""
+
     def hogs() -> set[Path]:  # wherever the hostile engine writes
-        return {p for folder in ("/run/lock", "/var/lock", "/var/tmp", "/var/crash", "/var/mail")
-                for p in Path(folder).glob("lockhog-*.bin")}
+        return {
+            p
+            for folder in ("/run/lock", "/var/lock", "/var/tmp", "/var/crash", "/var/mail")
+            for p in Path(folder).glob("lockhog-*.bin")
+        }
 
     before = hogs()
     result, _, done, _ = check(run, tmp_path, (HOSTILE / "lock_hog.py").read_text() + BASE_ENGINE.read_text())
@@ -164,7 +172,9 @@ def _no_seccomp_python(tmp_path: Path) -> Path:
         pytest.skip("needs root on x86_64 or aarch64")
     arch, seccomp_nr, prctl_nr = _SECCOMP_NR[platform.machine()]
     wrapper = tmp_path / "no-seccomp-python"
-    wrapper.write_text(f"#!{sys.executable}\n" + textwrap.dedent(f"""
+    wrapper.write_text(
+        f"#!{sys.executable}\n"
+        + textwrap.dedent(f"""
         import ctypes, os, struct, sys
         def stmt(code, k): return struct.pack("HBBI", code, 0, 0, k)
         def jump(k, jt, jf): return struct.pack("HBBI", 0x15, jt, jf, k)
@@ -177,7 +187,8 @@ def _no_seccomp_python(tmp_path: Path) -> Path:
         prog = Prog(len(program), b"".join(program))
         assert ctypes.CDLL(None).prctl(22, 2, ctypes.byref(prog), 0, 0) == 0
         os.execv({sys.executable!r}, [{sys.executable!r}, *sys.argv[1:]])
-        """))
+        """)
+    )
     wrapper.chmod(0o755)
     return wrapper
 
@@ -187,18 +198,28 @@ def test_a_sandbox_that_cannot_apply_its_seccomp_filter(run, tmp_path, monkeypat
     sandbox only a uid of its own) refuse to run student code, with exit 3 naming the step; and does
     a check with bubblewrap grade, saying once what is missing?"""
     wrapper = _no_seccomp_python(tmp_path)
-    probe = subprocess.run([str(wrapper), "-c", "import ctypes; print(ctypes.CDLL(None).prctl(22, 2, 0, 0, 0))"],
-                           capture_output=True, text=True)
+    probe = subprocess.run(
+        [str(wrapper), "-c", "import ctypes; print(ctypes.CDLL(None).prctl(22, 2, 0, 0, 0))"],
+        capture_output=True,
+        text=True,
+    )
     assert probe.stdout.strip() == "-1", probe.stderr
     monkeypatch.setattr(sys, "executable", str(wrapper))  # the run fixture starts the grader with it
-    engine = (HOSTILE / "escape.py").read_text().replace("__PORT__", "9").replace("__TARGETS__", "[]") \
-        .replace("__SECRETS__", "[]").replace("__PUBLIC_OK__", "True")
+    engine = (
+        (HOSTILE / "escape.py")
+        .read_text()
+        .replace("__PORT__", "9")
+        .replace("__TARGETS__", "[]")
+        .replace("__SECRETS__", "[]")
+        .replace("__PUBLIC_OK__", "True")
+    )
     if run.mode == "no-bwrap":
         inputs = tmp_path / "class"
         inputs.mkdir()
         (inputs / "mallory.py").write_text(engine)
-        done, _ = run("batch", str(inputs), "--out", str(tmp_path / "out"), "--jobs", "1",
-                      "--assignment", run.assignment)
+        done, _ = run(
+            "batch", str(inputs), "--out", str(tmp_path / "out"), "--jobs", "1", "--assignment", run.assignment
+        )
         assert done.returncode == 3, done.stderr[-3000:]
         assert "seccomp" in done.stderr and "Traceback" not in done.stderr, done.stderr[-3000:]
         assert not list((tmp_path / "out").rglob("result.json"))
@@ -228,8 +249,14 @@ def test_a_sandbox_started_without_its_filter_fails_closed_in_uid_mode(tmp_path)
             print("REFUSED", exc.exit_code, exc)
         """)
     env = {**os.environ, "GRADER_NO_BWRAP": "1", "GRADER_SANDBOX_PYTHON": str(SANDBOX_PYTHON)}
-    done = subprocess.run([str(wrapper), "-c", code], capture_output=True, text=True, env=env, timeout=120,
-                          cwd=Path(__file__).parent.parent)
+    done = subprocess.run(
+        [str(wrapper), "-c", code],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=Path(__file__).parent.parent,
+    )
     assert done.stdout.startswith("REFUSED 3") and "seccomp" in done.stdout, done.stdout + done.stderr[-2000:]
 
 
@@ -249,6 +276,7 @@ def test_the_filter_refuses_memfd_and_keeps_a_session(tmp_path):
             memfd = "refused"
         print(memfd, os.getsid(0) == before)
         """)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                          cwd=Path(__file__).parent.parent)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=Path(__file__).parent.parent
+    )
     assert done.stdout.split() == ["refused", "True"], done.stdout + done.stderr

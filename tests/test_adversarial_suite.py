@@ -18,8 +18,9 @@ import zlib
 from dataclasses import replace
 
 from conftest import BASE_ENGINE
-from grader.checks.suite_text import LISTED
 from test_adversarial import HOSTILE, TEST_SECRET, check, private_install, run, scores, statuses  # noqa: F401
+
+from grader.checks.suite_text import LISTED
 
 # -- item 3: training from the grader's start ---------------------------------------------------------------
 
@@ -69,6 +70,7 @@ def test_tests_earn_at_most_the_share_of_sabotages_they_catch(tmp_path, microgra
     import shutil
 
     from conftest import HERE
+
     from grader.grading import grade
 
     shutil.copy(BASE_ENGINE, tmp_path / "micrograd_mine.py")
@@ -98,18 +100,18 @@ def _decodings(text: str):
     for run_ in B64_RUN.findall(text):
         for skip in range(4):
             body = run_[skip:].rstrip("=")
-            body = body[:len(body) - len(body) % 4]
+            body = body[: len(body) - len(body) % 4]
             with contextlib.suppress(ValueError):
                 found.append(base64.b64decode(body))
     for run_ in B32_RUN.findall(text):
         for skip in range(8):
             body = run_[skip:].rstrip("=")
             with contextlib.suppress(ValueError):
-                found.append(base64.b32decode(body[:len(body) - len(body) % 8]))
+                found.append(base64.b32decode(body[: len(body) - len(body) % 8]))
     for run_ in HEX_RUN.findall(text):
         for skip in range(2):
             body = run_[skip:]
-            found.append(bytes.fromhex(body[:len(body) - len(body) % 2]))
+            found.append(bytes.fromhex(body[: len(body) - len(body) % 2]))
     for data in list(found):
         with contextlib.suppress(zlib.error):
             found.append(zlib.decompressobj().decompress(data))
@@ -124,9 +126,12 @@ def _engine_windows(source: str, tests: str) -> tuple[set[str], list[str]]:
 
     key = TEST_SECRET.encode()
     seed = secret.seed(key, b"plan", source.encode(), tests.encode())
-    blocks = [r.block for r in plan(catalog.load("micrograd").sabotages, seed, secret.seed(key, b"pool"),
-                                    own_block(source)) if r.kind != "own" and r.kind != "decoy"]
-    windows = {b[i:i + WINDOW] for b in blocks for i in range(len(b) - WINDOW + 1)}
+    blocks = [
+        r.block
+        for r in plan(catalog.load("micrograd").sabotages, seed, secret.seed(key, b"pool"), own_block(source))
+        if r.kind != "own" and r.kind != "decoy"
+    ]
+    windows = {b[i : i + WINDOW] for b in blocks for i in range(len(b) - WINDOW + 1)}
     return {w for w in windows if w not in source}, blocks
 
 
@@ -136,8 +141,8 @@ def _leaked(text: str, windows: set[str]) -> list[str]:
     hits = []
     for data in _decodings(text) + [text.encode()]:
         plain = data.decode("latin-1")
-        hits += [plain[i:i + WINDOW] for i in range(len(plain) - WINDOW + 1) if plain[i:i + WINDOW] in windows]
-        hits += [plain[max(0, i - 8):i + 40] for i in range(len(plain)) if plain.startswith(MAGIC, i)]
+        hits += [plain[i : i + WINDOW] for i in range(len(plain) - WINDOW + 1) if plain[i : i + WINDOW] in windows]
+        hits += [plain[max(0, i - 8) : i + 40] for i in range(len(plain)) if plain.startswith(MAGIC, i)]
     return hits
 
 
@@ -149,7 +154,7 @@ def _exfil(run, tmp_path, broken: bool):
         tests = tests.replace("BREAK = False", "BREAK = True")
     result, html, done, _ = check(run, tmp_path, engine, tests)
     windows, blocks = _engine_windows(engine, tests)
-    sample = next(b[i:i + 90] for b in blocks for i in range(0, len(b), 90) if b[i:i + WINDOW] in windows)
+    sample = next(b[i : i + 90] for b in blocks for i in range(0, len(b), 90) if b[i : i + WINDOW] in windows)
     assert _leaked(base64.b64encode(zlib.compress(sample.encode())).decode(), windows)  # the detector works
     assert _leaked("X" + (MAGIC + "\x00\x01").encode().hex(), set())
     shown = {"result.json": json.dumps(result), "report.html": html, "stdout": done.stdout, "stderr": done.stderr}

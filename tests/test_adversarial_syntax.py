@@ -9,30 +9,35 @@ built in work linear in the student's engine, with no mutant made of one past th
 
 from __future__ import annotations
 
-import ast
 import base64
 import importlib.util
 import sys
 import types
 
 import pytest
-
 from conftest import BASE_ENGINE, HERE
+from test_adversarial import check, private_install, run, scores, statuses  # noqa: F401 - fixtures
+
 from grader.checks.suite import equivalence_probes
 from grader.sabotage import _own_mutant, all_operators, own_block, plan
 from grader.sabotage.rewrite import rewrite
 from grader.sandbox.inside import notebook, probes
-from test_adversarial import check, private_install, run, scores, statuses  # noqa: F401 - fixtures
 
 HOSTILE = HERE / "adversarial"
 SIGNATURES = HOSTILE / "signature_tests.py"
 TRACE_TESTS = {  # each operator's trace, as the hostile suite looks for it
-    "add_half": "test_add_passes_the_gradient_unchanged", "assign_not_accumulate": "test_add_accumulates",
-    "mul_missing_outgrad": "test_mul_reads_the_incoming_gradient", "mul_own_data": "test_mul_uses_the_other_inputs_data",
-    "pow_off_by_one": "test_pow_subtracts_one", "tanh_grad_from_input": "test_tanh_reads_its_output",
-    "relu_negative_grad": "test_relu_has_a_condition", "sub_as_add": "test_sub_negates",
-    "missing_seed": "test_backward_seeds_with_one", "topo_not_reversed": "test_backward_reverses",
-    "radd_missing": "test_radd_is_defined", "neuron_no_bias": "test_neuron_is_mine",
+    "add_half": "test_add_passes_the_gradient_unchanged",
+    "assign_not_accumulate": "test_add_accumulates",
+    "mul_missing_outgrad": "test_mul_reads_the_incoming_gradient",
+    "mul_own_data": "test_mul_uses_the_other_inputs_data",
+    "pow_off_by_one": "test_pow_subtracts_one",
+    "tanh_grad_from_input": "test_tanh_reads_its_output",
+    "relu_negative_grad": "test_relu_has_a_condition",
+    "sub_as_add": "test_sub_negates",
+    "missing_seed": "test_backward_seeds_with_one",
+    "topo_not_reversed": "test_backward_reverses",
+    "radd_missing": "test_radd_is_defined",
+    "neuron_no_bias": "test_neuron_is_mine",
 }
 
 
@@ -54,8 +59,11 @@ def test_a_suite_that_reads_the_engines_code_catches_nothing(run, tmp_path):
 def test_no_run_hands_a_test_the_engines_text(run, tmp_path):
     """Do tests that look for the engine's text (the module's file, inspect, the line cache, every string
     in memory) find nothing but the student's own code on every engine, and so pass on all of them?"""
-    tests = (HOSTILE / "source_reader_tests.py").read_text().replace(
-        "__MINE__", base64.b64encode(BASE_ENGINE.read_bytes()).decode())
+    tests = (
+        (HOSTILE / "source_reader_tests.py")
+        .read_text()
+        .replace("__MINE__", base64.b64encode(BASE_ENGINE.read_bytes()).decode())
+    )
     result, _, _, _ = check(run, tmp_path, BASE_ENGINE, tests)
     found = {c["id"]: c for c in result["checks"]}
     assert statuses(result)["student_tests"] == "passed", found["student_tests"]["feedback"]
@@ -171,8 +179,11 @@ def _long_backward(updates: int) -> str:
     """A hostile submission: a correct engine whose addition's backward holds `updates` harmless
     `self.grad += 0.0` lines (issue 17, item 11: 40,000 of them in 1.5 MB cost the grader's own process
     10 minutes of CPU when mutation was quadratic)."""
-    return BASE_ENGINE.read_text().replace("            other.grad += out.grad\n",
-                                           "            other.grad += out.grad\n" + "            self.grad += 0.0\n" * updates, 1)
+    return BASE_ENGINE.read_text().replace(
+        "            other.grad += out.grad\n",
+        "            other.grad += out.grad\n" + "            self.grad += 0.0\n" * updates,
+        1,
+    )
 
 
 def _engine(updates: int) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import BAD, BASE_ENGINE, statuses, with_limits
+
 from grader.grading import grade
 
 CORRECT = BASE_ENGINE.read_text()
@@ -53,12 +53,15 @@ def test_traceback_shows_only_the_students_lines(quick):
 
 def test_loop_in_backward_costs_only_the_checks_that_call_it(quick, grade_source):
     """Does an infinite loop in backward() time out those checks while the others still run and pass?"""
-    result = grade_source(CORRECT + "\n\ndef _forever(self):\n    while True:\n        pass\n\n\nValue.backward = _forever\n",
-                          quick)
+    result = grade_source(
+        CORRECT + "\n\ndef _forever(self):\n    while True:\n        pass\n\n\nValue.backward = _forever\n", quick
+    )
     found = statuses(result)
     assert result.status == "graded"
     assert found["forward"] == "passed" and found["numerical_grad"] == "passed"
-    assert found["add"] == "error" and "did not finish within 1 s" in next(c.feedback for c in result.checks if c.id == "add")
+    assert found["add"] == "error" and "did not finish within 1 s" in next(
+        c.feedback for c in result.checks if c.id == "add"
+    )
 
 
 def test_memory_bomb_in_backward_is_stopped(quick, grade_source):
@@ -72,9 +75,11 @@ def test_memory_bomb_in_backward_is_stopped(quick, grade_source):
 
 def test_nan_and_infinity_fail_with_valid_json(micrograd, grade_source):
     """Do NaN and infinite gradients fail the checks and still give strict, valid JSON?"""
-    patch = "\n\n_tanh = Value.tanh\n\ndef _nan(self):\n    out = _tanh(self)\n    out.data = float('nan')\n    return out\n\n" \
-            "Value.tanh = _nan\n_mul = Value.__mul__\n\ndef _inf(self, other):\n    out = _mul(self, other)\n" \
-            "    out.grad = float('inf')\n    return out\n\nValue.__mul__ = _inf\n"
+    patch = (
+        "\n\n_tanh = Value.tanh\n\ndef _nan(self):\n    out = _tanh(self)\n    out.data = float('nan')\n    return out\n\n"
+        "Value.tanh = _nan\n_mul = Value.__mul__\n\ndef _inf(self, other):\n    out = _mul(self, other)\n"
+        "    out.grad = float('inf')\n    return out\n\nValue.__mul__ = _inf\n"
+    )
     result = grade_source(CORRECT + patch, micrograd)
     found = statuses(result)
     assert found["forward"] == "failed" and found["mul"] == "failed"
@@ -85,7 +90,7 @@ def test_nan_and_infinity_fail_with_valid_json(micrograd, grade_source):
 
 def test_values_that_fake_equality_pass_nothing(micrograd, grade_source):
     """Does an engine whose numbers claim to equal everything pass no check at all?"""
-    cheat = '''
+    cheat = """
 class Yes(float):
     def __eq__(self, other):
         return True
@@ -111,7 +116,7 @@ class Value:
 
 def numerical_grad(f, x, h=1e-6):
     return Yes(0.0)
-'''
+"""
     result = grade_source(cheat, micrograd)
     passed = [c.id for c in result.checks if c.status == "passed" and c.max_score > 0]
     assert passed == [] and result.score == 0

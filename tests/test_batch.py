@@ -15,18 +15,17 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
-
 from conftest import BAD, CORRECT_ENGINES, HERE, ZOO
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 SUITES = HERE / "fixtures" / "suites"
 CORRECT = CORRECT_ENGINES
 BUGGY = sorted((ZOO / "buggy").glob("*.py"))
 
 # A smaller search and short limits: the point here is the batch, not each check.
-QUICK_SPEC = (HERE.parent / "assignments" / "micrograd" / "assignment.toml").read_text() \
-    .replace("max_examples = 100", "max_examples = 15").replace("request_s = 5.0 ", "request_s = 3.0 ") \
-    .replace("tests_s = 30.0 ", "tests_s = 10.0 ") + "\n"
+QUICK_SPEC = (HERE.parent / "assignments" / "micrograd" / "assignment.toml").read_text().replace(
+    "max_examples = 100", "max_examples = 15"
+).replace("request_s = 5.0 ", "request_s = 3.0 ").replace("tests_s = 30.0 ", "tests_s = 10.0 ") + "\n"
 
 
 def notebook(*cells: str) -> nbformat.NotebookNode:
@@ -101,23 +100,35 @@ def make_class(root: Path) -> dict[str, str]:
 
 
 def batch(*args: str, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "grader.cli", "batch", *args], capture_output=True, text=True,
-                          timeout=900, **kwargs)
+    return subprocess.run(
+        [sys.executable, "-m", "grader.cli", "batch", *args], capture_output=True, text=True, timeout=900, **kwargs
+    )
 
 
 @pytest.fixture(scope="module")
 def graded_class(tmp_path_factory):
     root = tmp_path_factory.mktemp("class")
     (root / "quick").mkdir()
-    (root / "quick" / "assignment.toml").write_text(QUICK_SPEC.replace("[search]", "[search]", 1)
-                                                    .replace("tests_s = 10.0", "tests_s = 10.0\ncell_s = 4.0"))
+    (root / "quick" / "assignment.toml").write_text(
+        QUICK_SPEC.replace("[search]", "[search]", 1).replace("tests_s = 10.0", "tests_s = 10.0\ncell_s = 4.0")
+    )
     inputs = root / "inputs"
     inputs.mkdir()
     expected = make_class(inputs)
     out = root / "out"
-    run = batch(str(inputs / "files"), str(inputs / "folders"), str(inputs / "notebooks"),
-                str(inputs / "late_batch.zip"), str(inputs / "dupes"), "--out", str(out), "--jobs", "2",
-                "--assignment", str(root / "quick"))
+    run = batch(
+        str(inputs / "files"),
+        str(inputs / "folders"),
+        str(inputs / "notebooks"),
+        str(inputs / "late_batch.zip"),
+        str(inputs / "dupes"),
+        "--out",
+        str(out),
+        "--jobs",
+        "2",
+        "--assignment",
+        str(root / "quick"),
+    )
     return root, expected, out, run
 
 
@@ -130,8 +141,11 @@ def test_every_student_gets_exactly_one_result(graded_class):
         rows = list(csv.DictReader(f))
     assert sorted(r["student"] for r in rows) == sorted(expected)
     found = {r["student"]: r["status"] for r in rows}
-    wrong = {s: (found[s], json.loads((out / "students" / s / "result.json").read_text())["error"])
-             for s in expected if found.get(s) != expected[s]}
+    wrong = {
+        s: (found[s], json.loads((out / "students" / s / "result.json").read_text())["error"])
+        for s in expected
+        if found.get(s) != expected[s]
+    }
     assert found == expected, wrong
     for student in expected:
         result = json.loads((out / "students" / student / "result.json").read_text())
@@ -193,9 +207,19 @@ def test_rerun_skips_unchanged_and_force_regrades_one(graded_class):
     root, expected, out, _ = graded_class
     inputs = root / "inputs"
     (inputs / "files" / "student01.py").write_text(BUGGY[1].read_text())
-    run = batch(str(inputs / "files"), str(inputs / "folders"), str(inputs / "notebooks"),
-                str(inputs / "late_batch.zip"), str(inputs / "dupes"), "--out", str(out), "--jobs", "2",
-                "--assignment", str(root / "quick"))
+    run = batch(
+        str(inputs / "files"),
+        str(inputs / "folders"),
+        str(inputs / "notebooks"),
+        str(inputs / "late_batch.zip"),
+        str(inputs / "dupes"),
+        "--out",
+        str(out),
+        "--jobs",
+        "2",
+        "--assignment",
+        str(root / "quick"),
+    )
     assert run.returncode == 0
     assert f"graded {len(expected)} submissions ({len(expected) - 1} unchanged since the last run" in run.stdout
 
@@ -209,8 +233,19 @@ def test_interrupted_batch_resumes_without_loss_or_duplicates(tmp_path):
     (tmp_path / "quick").mkdir()
     (tmp_path / "quick" / "assignment.toml").write_text(QUICK_SPEC)
     out = tmp_path / "out"
-    args = [sys.executable, "-m", "grader.cli", "batch", str(inputs), "--out", str(out), "--jobs", "1",
-            "--assignment", str(tmp_path / "quick")]
+    args = [
+        sys.executable,
+        "-m",
+        "grader.cli",
+        "batch",
+        str(inputs),
+        "--out",
+        str(out),
+        "--jobs",
+        "1",
+        "--assignment",
+        str(tmp_path / "quick"),
+    ]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + 120
     while len(list(out.glob("students/*/result.json"))) < 2 and time.monotonic() < deadline:
@@ -238,8 +273,15 @@ def test_on_a_dask_cluster(tmp_path):
     (tmp_path / "quick").mkdir()
     (tmp_path / "quick" / "assignment.toml").write_text(QUICK_SPEC)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
-        run = batch(str(inputs), "--out", str(tmp_path / "out"), "--scheduler", cluster.scheduler_address,
-                    "--assignment", str(tmp_path / "quick"))
+        run = batch(
+            str(inputs),
+            "--out",
+            str(tmp_path / "out"),
+            "--scheduler",
+            cluster.scheduler_address,
+            "--assignment",
+            str(tmp_path / "quick"),
+        )
     assert run.returncode == 0, run.stderr[-2000:]
     rows = {r["student"]: r for r in csv.DictReader(open(tmp_path / "out" / "grades.csv", newline=""))}
     assert rows["bad"]["status"] == "error" and rows["good"]["status"] == "graded"
@@ -259,8 +301,13 @@ def test_a_grading_process_that_dies_costs_one_student_and_a_new_secret_regrades
     out = tmp_path / "out"
     args = [str(inputs), "--out", str(out), "--jobs", "1", "--assignment", str(tmp_path / "quick")]
     env = {**os.environ, "GRADER_SECRET": "first"}
-    proc = subprocess.Popen([sys.executable, "-m", "grader.cli", "batch", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "grader.cli", "batch", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     deadline = time.monotonic() + 120
     killed = None
     while killed is None and time.monotonic() < deadline:

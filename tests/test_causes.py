@@ -8,8 +8,8 @@ import ast
 import dataclasses
 
 import pytest
-
 from conftest import ROOT, ZOO
+
 from grader import causes
 from grader.causes import CAUSES, said_in
 from grader.checks.suite import SUITE_CHECKS
@@ -34,12 +34,15 @@ def _strings(path) -> list[str]:
     describe the code to its readers), each on one line."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     docs = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}
-    return [" ".join(node.value.split()) for node in ast.walk(tree)
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs]
+    return [
+        " ".join(node.value.split())
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
+    ]
 
 
 def _pieces(text: str) -> list[str]:
-    return [text] if len(text) <= WINDOW else [text[i:i + WINDOW] for i in range(0, len(text) - WINDOW + 1, 10)]
+    return [text] if len(text) <= WINDOW else [text[i : i + WINDOW] for i in range(0, len(text) - WINDOW + 1, 10)]
 
 
 def test_each_cause_is_worded_in_one_module():
@@ -76,8 +79,9 @@ def test_one_misconception_is_explained_once(reworded, grade_source, micrograd, 
     'same cause as' it from the others, even with the cause's words changed (the regression of matching
     the feedback's text)?"""
     if reworded:
-        new = dataclasses.replace(CAUSES["assign_in_add"], words="the sum of paths is lost: reworded",
-                                  more="another way to put it")
+        new = dataclasses.replace(
+            CAUSES["assign_in_add"], words="the sum of paths is lost: reworded", more="another way to put it"
+        )
         monkeypatch.setitem(causes.CAUSES, "assign_in_add", new)
     cause = CAUSES["assign_in_add"]
     first, *others = _grade_once(grade_source, micrograd)

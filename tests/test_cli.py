@@ -9,16 +9,17 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import BAD, BUGGY_ENGINES, HERE, REFERENCE_SOURCE
+
 from grader.checks import REGISTRY
 
 REFERENCE = HERE.parent / "reference" / "engine.py"
 
 
 def grader(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "grader.cli", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "grader.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=300
+    )
 
 
 def without_durations(data):
@@ -54,14 +55,35 @@ def test_result_json_follows_the_contract(reference_runs):
     """Does the result JSON carry every field of the contract, each check with a registered id?"""
     folder, _ = reference_runs
     result = json.loads((folder / "run1.json").read_text())
-    assert set(result) == {"schema", "submission", "sha256", "assignment", "grader_version", "status", "error",
-                           "score", "max_score", "duration_s", "checks"}
+    assert set(result) == {
+        "schema",
+        "submission",
+        "sha256",
+        "assignment",
+        "grader_version",
+        "status",
+        "error",
+        "score",
+        "max_score",
+        "duration_s",
+        "checks",
+    }
     assert result["schema"] == 1 and result["status"] == "graded" and result["error"] is None
     assert len(result["sha256"]) == 64
     for check in result["checks"]:
         assert check["id"] in REGISTRY
-        assert set(check) == {"id", "title", "status", "score", "max_score", "visibility", "feedback",
-                              "counterexample", "artifacts", "duration_s"}
+        assert set(check) == {
+            "id",
+            "title",
+            "status",
+            "score",
+            "max_score",
+            "visibility",
+            "feedback",
+            "counterexample",
+            "artifacts",
+            "duration_s",
+        }
 
 
 def test_html_report_written_by_default(reference_runs):
@@ -97,11 +119,14 @@ def test_submission_error_exits_1_with_reason(tmp_path):
     assert json.loads((tmp_path / "r.json").read_text())["error"]["kind"] == "syntax_error"
 
 
-@pytest.mark.parametrize("args, words", [
-    (["check", "does_not_exist.py"], "does not exist"),
-    (["check", "--assignment", "nope", str(REFERENCE)], "unknown assignment 'nope'"),
-    (["check", "--frobnicate"], "unrecognized arguments"),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["check", "does_not_exist.py"], "does not exist"),
+        (["check", "--assignment", "nope", str(REFERENCE)], "unknown assignment 'nope'"),
+        (["check", "--frobnicate"], "unrecognized arguments"),
+    ],
+)
 def test_usage_errors_exit_2(args, words, tmp_path):
     """Do a missing file, an unknown assignment and an unknown option exit 2 with a clear message?"""
     run = grader(*args, cwd=tmp_path)

@@ -19,15 +19,17 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from nbformat.v4 import new_code_cell, new_notebook
-
 from conftest import BUGGY_ENGINES, CORRECT_ENGINES, HERE, REFERENCE_SOURCE
+from nbformat.v4 import new_code_cell, new_notebook
 
 BUGGY = next(p for p in BUGGY_ENGINES if p.stem == "assign_not_accumulate")
 MICROGRAD = (HERE.parent / "assignments" / "micrograd" / "assignment.toml").read_text()
-TINY_SPEC = MICROGRAD.split("[checks]")[0].replace("max_examples = 100", "max_examples = 10") + \
-    "[checks]\nforward = { points = 6 }\nadd = { points = 6 }\naccumulate = { points = 7 }\n" + \
-    "\n[training]" + MICROGRAD.split("\n[training]")[1]
+TINY_SPEC = (
+    MICROGRAD.split("[checks]")[0].replace("max_examples = 100", "max_examples = 10")
+    + "[checks]\nforward = { points = 6 }\nadd = { points = 6 }\naccumulate = { points = 7 }\n"
+    + "\n[training]"
+    + MICROGRAD.split("\n[training]")[1]
+)
 
 
 @pytest.fixture(scope="module")
@@ -38,8 +40,9 @@ def tiny(tmp_path_factory) -> str:
 
 
 def grader(*args: str, cwd: Path | None = None, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "grader.cli", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=300, **kwargs)
+    return subprocess.run(
+        [sys.executable, "-m", "grader.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=300, **kwargs
+    )
 
 
 def one_line(run: subprocess.CompletedProcess) -> str:
@@ -49,14 +52,17 @@ def one_line(run: subprocess.CompletedProcess) -> str:
     return lines[0]
 
 
-@pytest.mark.parametrize("args, words", [
-    (["check", "--frobnicate"], "unrecognized arguments: --frobnicate"),
-    (["batch", "in"], "the following arguments are required: --out"),
-    (["frobnicate"], "invalid choice"),
-    (["batch", "in", "--out", "out", "--jobs", "0"], "--jobs"),
-    (["batch", "in", "--out", "out", "--jobs", "-1"], "--jobs"),
-    (["batch", "in", "--out", "README.md"], "README.md is a file"),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["check", "--frobnicate"], "unrecognized arguments: --frobnicate"),
+        (["batch", "in"], "the following arguments are required: --out"),
+        (["frobnicate"], "invalid choice"),
+        (["batch", "in", "--out", "out", "--jobs", "0"], "--jobs"),
+        (["batch", "in", "--out", "out", "--jobs", "-1"], "--jobs"),
+        (["batch", "in", "--out", "README.md"], "README.md is a file"),
+    ],
+)
 def test_usage_errors_exit_2_with_one_line(args, words, tmp_path):
     """Does each usage error (argparse's own, --jobs 0 or -1, --out naming an existing file) end with exit 2
     and one line on stderr, saying what was wrong, with no usage block and no traceback?"""
@@ -133,8 +139,12 @@ def test_a_closed_pipe_keeps_a_failing_grade_failing(tmp_path, tiny):
     """`grader check FILE | head -3` with head gone before the table is printed: does the command still
     exit 1 for a failing engine (not 0), and still write the report?"""
     shutil.copy(BUGGY, tmp_path / "micrograd_mine.py")
-    proc = subprocess.Popen([sys.executable, "-m", "grader.cli", "check", "--assignment", tiny], cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "grader.cli", "check", "--assignment", tiny],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     proc.stdout.close()  # the reader is gone before the first line
     _, err = proc.communicate(timeout=300)
     assert proc.returncode == 1, err
@@ -158,7 +168,7 @@ def _interrupt(args: list[str], out: Path, since: float) -> tuple[int, str]:
 def _finish(err: str) -> list[str]:
     """The command the interrupted batch says finishes it, as arguments to run."""
     line = next(line for line in err.splitlines() if "grader batch" in line)
-    command = shlex.split(line[line.index("grader batch"):].split("`")[0])
+    command = shlex.split(line[line.index("grader batch") :].split("`")[0])
     return [sys.executable, "-m", "grader.cli", *command[1:]]
 
 
@@ -173,8 +183,19 @@ def test_an_interrupted_batch_writes_an_incomplete_gradebook_and_the_command_tha
     for i, engine in enumerate((CORRECT_ENGINES[0], BUGGY, CORRECT_ENGINES[1])):
         (inputs / f"s{i}.py").write_text(engine.read_text())
     out = tmp_path / "out"
-    args = [sys.executable, "-m", "grader.cli", "batch", str(inputs), "--out", str(out), "--jobs", "1",
-            "--assignment", tiny]
+    args = [
+        sys.executable,
+        "-m",
+        "grader.cli",
+        "batch",
+        str(inputs),
+        "--out",
+        str(out),
+        "--jobs",
+        "1",
+        "--assignment",
+        tiny,
+    ]
     code, err = _interrupt(args, out, 0.0)
     assert code == 130, err
     done = sorted(p.parent.name for p in out.glob("students/*/key.txt"))
@@ -185,8 +206,9 @@ def test_an_interrupted_batch_writes_an_incomplete_gradebook_and_the_command_tha
     assert "incomplete" in (out / "index.html").read_text().lower()
     assert _finish(err) == args  # the same command, as typed
     export = grader("export", "canvas", "--from", str(out), "--out", str(tmp_path / "canvas.csv"))
-    assert export.returncode == 2 and "interrupted" in export.stderr and shlex.join(["grader", *args[3:]]) in \
-        export.stderr  # an LMS import of half a class would give the rest 0
+    assert (
+        export.returncode == 2 and "interrupted" in export.stderr and shlex.join(["grader", *args[3:]]) in export.stderr
+    )  # an LMS import of half a class would give the rest 0
 
     started = time.time()
     time.sleep(0.05)

@@ -22,7 +22,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import BAD, BUGGY_ENGINES, CORRECT_ENGINES, ROOT
 from test_batch import QUICK_SPEC, SUITES, notebook, write_notebook
 
@@ -38,9 +37,17 @@ pytestmark = [
 
 def _bwrap_works_unprivileged() -> bool:
     try:
-        return subprocess.run(["/usr/bin/bwrap", "--unshare-user-try", "--unshare-pid", "--ro-bind", "/", "/", "--",
-                               "/bin/true"], user=WORKER_UID, group=WORKER_UID, extra_groups=[],
-                              capture_output=True, timeout=30).returncode == 0
+        return (
+            subprocess.run(
+                ["/usr/bin/bwrap", "--unshare-user-try", "--unshare-pid", "--ro-bind", "/", "/", "--", "/bin/true"],
+                user=WORKER_UID,
+                group=WORKER_UID,
+                extra_groups=[],
+                capture_output=True,
+                timeout=30,
+            ).returncode
+            == 0
+        )
     except (OSError, subprocess.SubprocessError):
         return False
 
@@ -50,11 +57,18 @@ class Cluster:
 
     def __init__(self, home: Path, code: Path, **env: str):
         self.home, self.code = home, code
-        self.env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8", "PYTHONPATH": str(code),
-                    "TMPDIR": str(home), **env}
+        self.env = {
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(home),
+            "LANG": "C.UTF-8",
+            "PYTHONPATH": str(code),
+            "TMPDIR": str(home),
+            **env,
+        }
         self.file = home / f"scheduler-{time.monotonic_ns()}.json"
-        self.scheduler = self._start(["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                                      "--scheduler-file", str(self.file)])
+        self.scheduler = self._start(
+            ["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file", str(self.file)]
+        )
         self.workers: dict[str, subprocess.Popen] = {}
         deadline = time.monotonic() + 60
         while True:  # the scheduler writes its file when it is up (a reader may see it half written)
@@ -66,17 +80,39 @@ class Cluster:
                 time.sleep(0.1)
 
     def _start(self, args: list[str], **env: str) -> subprocess.Popen:
-        return subprocess.Popen([str(WORKER_PYTHON), "-m", "dask", *args], user=WORKER_UID, group=WORKER_UID,
-                                extra_groups=[], env={**self.env, **env}, cwd=self.home, start_new_session=True,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return subprocess.Popen(
+            [str(WORKER_PYTHON), "-m", "dask", *args],
+            user=WORKER_UID,
+            group=WORKER_UID,
+            extra_groups=[],
+            env={**self.env, **env},
+            cwd=self.home,
+            start_new_session=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
 
     def add_worker(self, name: str, **env: str) -> None:
         folder = self.home / name
         folder.mkdir(exist_ok=True)
         os.chown(folder, WORKER_UID, WORKER_UID)
-        self.workers[name] = self._start(["worker", "--scheduler-file", str(self.file), "--nthreads", "1",
-                                          "--no-dashboard", "--host", "127.0.0.1", "--name", name,
-                                          "--local-directory", str(folder)], **env)
+        self.workers[name] = self._start(
+            [
+                "worker",
+                "--scheduler-file",
+                str(self.file),
+                "--nthreads",
+                "1",
+                "--no-dashboard",
+                "--host",
+                "127.0.0.1",
+                "--name",
+                name,
+                "--local-directory",
+                str(folder),
+            ],
+            **env,
+        )
 
     def wait_for_workers(self, n: int) -> None:
         from distributed import Client
@@ -137,8 +173,18 @@ def instructor(tmp_path_factory):
 
 
 def batch(inputs: Path, out: Path, root: Path, *args: str, **kwargs):
-    command = [sys.executable, "-m", "grader.cli", "batch", str(inputs), "--out", str(out), "--assignment",
-               str(root / "quick"), *args]
+    command = [
+        sys.executable,
+        "-m",
+        "grader.cli",
+        "batch",
+        str(inputs),
+        "--out",
+        str(out),
+        "--assignment",
+        str(root / "quick"),
+        *args,
+    ]
     if kwargs.pop("background", False):
         return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     return subprocess.run(command, capture_output=True, text=True, timeout=900)

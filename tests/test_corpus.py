@@ -66,9 +66,22 @@ def test_every_engine_file_has_a_truth():
     assert sorted(p.stem for p in (CORPUS / "engines").glob("*.py")) == ENGINES
     assert 20 <= len(ENGINES) <= 25
     for engine in ENGINES:
-        assert set(verdicts(engine)) == {"forward", "add", "mul", "pow", "tanh", "relu", "neg_sub", "accumulate",
-                                         "topo_order", "hand_examples", "gradcheck", "numerical_grad", "neuron",
-                                         "training"}, engine
+        assert set(verdicts(engine)) == {
+            "forward",
+            "add",
+            "mul",
+            "pow",
+            "tanh",
+            "relu",
+            "neg_sub",
+            "accumulate",
+            "topo_order",
+            "hand_examples",
+            "gradcheck",
+            "numerical_grad",
+            "neuron",
+            "training",
+        }, engine
         assert set(verdicts(engine).values()) <= {"pass", "fail"}, engine
 
 
@@ -80,8 +93,11 @@ def test_grader_agrees_with_truth(engine):
     assert result.status == "graded", f"{engine} was not graded at all: {result.error}"
     got = {c.id: c.status for c in result.checks}
     truth = verdicts(engine)
-    false_failures = {c: got.get(c) for c, v in truth.items() if v == "pass" and got.get(c) != "passed"
-                      and not _charged_elsewhere(result, c, truth)}
+    false_failures = {
+        c: got.get(c)
+        for c, v in truth.items()
+        if v == "pass" and got.get(c) != "passed" and not _charged_elsewhere(result, c, truth)
+    }
     false_passes = {c: got.get(c) for c, v in truth.items() if v == "fail" and got.get(c) not in ("failed", "error")}
     explain = {c: f"{status}: {_feedback(result, c)}" for c, status in (false_failures | false_passes).items()}
     assert (false_failures, false_passes) == ({}, {}), (explain, TRUTH[engine]["notes"][:400])

@@ -10,8 +10,8 @@ from __future__ import annotations
 import functools
 
 import pytest
-
 from conftest import BASE_ENGINE, HERE
+
 from grader import catalog
 from grader.checks.suite import SUITE_CHECKS
 
@@ -36,8 +36,12 @@ def checks(grade_source, source: str) -> dict:
 
 
 RELU_LEAKS = variant(("self.grad += (self.data > 0) * out.grad", "self.grad += out.grad"))
-POW_ZERO_BASE = variant(("self.grad += k * self.data ** (k - 1) * out.grad",
-                         "self.grad += (0.0 if self.data == 0 else k * self.data ** (k - 1)) * out.grad"))
+POW_ZERO_BASE = variant(
+    (
+        "self.grad += k * self.data ** (k - 1) * out.grad",
+        "self.grad += (0.0 if self.data == 0 else k * self.data ** (k - 1)) * out.grad",
+    )
+)
 
 
 def test_a_relu_that_leaks_gradient_is_not_blamed_on_multiplication(grade_source):
@@ -86,10 +90,16 @@ def test_tanh_without_the_square_is_named_and_every_later_check_points_back(grad
 
 
 ASSIGN_IN = {
-    "__add__": variant(("self.grad += out.grad\n            other.grad += out.grad",
-                        "self.grad = out.grad\n            other.grad = out.grad")),
-    "__mul__": variant(("self.grad += other.data * out.grad", "self.grad = other.data * out.grad"),
-                       ("other.grad += self.data * out.grad", "other.grad = self.data * out.grad")),
+    "__add__": variant(
+        (
+            "self.grad += out.grad\n            other.grad += out.grad",
+            "self.grad = out.grad\n            other.grad = out.grad",
+        )
+    ),
+    "__mul__": variant(
+        ("self.grad += other.data * out.grad", "self.grad = other.data * out.grad"),
+        ("other.grad += self.data * out.grad", "other.grad = self.data * out.grad"),
+    ),
 }
 
 
@@ -108,14 +118,19 @@ def test_equals_for_plus_equals_costs_the_same_in_add_and_in_mul(grade_source):
 
 SEED_BY_HAND = variant(
     ("        self.grad = 0.0\n", "        self.grad = None\n"),
-    ("        self.grad = 1.0\n        for node in reversed(topo):",
-     "        if self.grad is None:\n"
-     "            raise ValueError('Missing grad value: set the output grad to 1.0 first')\n"
-     "        for node in topo:\n"
-     "            if node is not self and node.grad is None:\n"
-     "                node.grad = 0.0\n"
-     "        for node in reversed(topo):"))
-NO_SEED = variant(("        self.grad = 1.0\n        for node in reversed(topo):", "        for node in reversed(topo):"))
+    (
+        "        self.grad = 1.0\n        for node in reversed(topo):",
+        "        if self.grad is None:\n"
+        "            raise ValueError('Missing grad value: set the output grad to 1.0 first')\n"
+        "        for node in topo:\n"
+        "            if node is not self and node.grad is None:\n"
+        "                node.grad = 0.0\n"
+        "        for node in reversed(topo):",
+    ),
+)
+NO_SEED = variant(
+    ("        self.grad = 1.0\n        for node in reversed(topo):", "        for node in reversed(topo):")
+)
 
 
 def test_a_backward_that_asks_for_the_seed_is_charged_as_a_missing_seed(grade_source):
@@ -131,7 +146,7 @@ def test_a_backward_that_asks_for_the_seed_is_charged_as_a_missing_seed(grade_so
     assert by_hand.score == zeros.score
 
 
-CATCHING_TESTS = '''
+CATCHING_TESTS = """
 import math
 
 from micrograd_mine import Neuron, Value
@@ -171,7 +186,7 @@ def test_numbers_on_the_left_and_the_neuron():
     a = Value(2.0)
     assert ((1 + a).data, (2 * a).data, (1 - a).data) == (3.0, 4.0, -1.0)
     assert len(Neuron(3).parameters()) == 4
-'''
+"""
 
 
 def test_a_test_that_catches_the_students_own_bug_costs_nothing(grade_source, micrograd, tmp_path):
@@ -192,8 +207,10 @@ def test_a_test_that_catches_the_students_own_bug_costs_nothing(grade_source, mi
 def test_forward_reports_every_wrong_operation_once(grade_source):
     """A missing relu and a reversed __rsub__ (1 - a gives a - 1): forward reports both, each once, on its
     own smallest case, not only the first."""
-    source = variant(("        return (-self) + other\n", "        return self - other\n"),
-                     ("    def relu(self):", "    def _relu(self):"))
+    source = variant(
+        ("        return (-self) + other\n", "        return self - other\n"),
+        ("    def relu(self):", "    def _relu(self):"),
+    )
     forward = checks(grade_source, source)["forward"]
     assert forward.status == "failed"
     lines = forward.feedback.splitlines()
@@ -205,8 +222,10 @@ def test_forward_reports_every_wrong_operation_once(grade_source):
 TANH_SELF = ("        out = Value(t, (self,), 'tanh')", "        out = Value(t, (self), 'tanh')")
 
 
-KEEPS_TUPLES = ("self._children = tuple(_children)",
-               "self._children = tuple(_children) if isinstance(_children, (tuple, list)) else ()")
+KEEPS_TUPLES = (
+    "self._children = tuple(_children)",
+    "self._children = tuple(_children) if isinstance(_children, (tuple, list)) else ()",
+)
 
 
 @pytest.mark.parametrize("engine", ["list_iterative", "tuple_children_stack", "keeps_only_tuples"])
@@ -216,8 +235,9 @@ def test_self_not_a_tuple_is_named_by_every_check_it_fails(grade_source, engine)
     a tuple of children, so backward() stops at tanh's output: replayed as tanh built with no children):
     every check failing from it names that cause (the neuron's too), and none blames the order of
     backward() ('walks the nodes from the leaves up')."""
-    source = {"list_iterative": BASE, "keeps_only_tuples": variant(KEEPS_TUPLES)}.get(engine) or \
-        (HERE / "corpus" / "engines" / f"{engine}.py").read_text()
+    source = {"list_iterative": BASE, "keeps_only_tuples": variant(KEEPS_TUPLES)}.get(engine) or (
+        HERE / "corpus" / "engines" / f"{engine}.py"
+    ).read_text()
     old = next(line for line in source.splitlines() if "Value(t, (self,)" in line)
     found = checks(grade_source, source.replace(old, old.replace("(self,)", "(self)"), 1))
     failing = {c.id: c for c in found.values() if c.status in ("failed", "error") and c.max_score}

@@ -4,10 +4,10 @@ Chromium (the browser fixtures of test_html.py)."""
 
 from __future__ import annotations
 
+from test_diagnosis import variant
 from test_html import CHROMIUM, browser, open_page, pytestmark  # noqa: F401 - fixtures and the same skip
 
 from grader.render import html
-from test_diagnosis import variant
 
 NO_RADD = variant(("    def __radd__(self, other):\n        return self + other\n", ""))
 
@@ -33,6 +33,7 @@ def test_the_code_at_fault_is_in_line_order(grade_source, micrograd):
     """Without a recognised cause, the methods a check is about come in the order the file has them."""
     source = variant(("        return (-self) + other\n", "        return self - other\n"))
     shown = str(html.suspect_source(source, "forward"))
-    order = [shown.index(f"{name}</span>") for name in ("__add__", "__mul__", "__sub__", "__radd__", "__rsub__",
-                                                       "__rmul__")]
+    order = [
+        shown.index(f"{name}</span>") for name in ("__add__", "__mul__", "__sub__", "__radd__", "__rsub__", "__rmul__")
+    ]
     assert order == sorted(order)

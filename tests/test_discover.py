@@ -15,11 +15,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import BAD
+from test_batch import QUICK_SPEC
 
-from conftest import BAD, CORRECT_ENGINES
 from grader.batch.archives import ArchiveLimits
 from grader.batch.discover import discover
-from test_batch import QUICK_SPEC
 
 FUTURE = (2099, 1, 1, 0, 0, 0)
 
@@ -47,9 +47,14 @@ def test_a_students_zip_cannot_replace_classmates(tmp_path, as_class_zip):
     cls.mkdir()
     (cls / "alice_1_10_micrograd_mine.py").write_text("# alice's own\n")
     (cls / "bob_2_20_micrograd_mine.py").write_text("# bob's own\n")
-    _zip(cls / "mallory_3_30_micrograd.zip", {"alice_1_11_micrograd_mine.py": "# forged alice\n",
-                                             "bob_2_21_micrograd_mine.py": "# forged bob\n",
-                                             "submission/alice/micrograd_mine.py": "# forged alice 2\n"})
+    _zip(
+        cls / "mallory_3_30_micrograd.zip",
+        {
+            "alice_1_11_micrograd_mine.py": "# forged alice\n",
+            "bob_2_21_micrograd_mine.py": "# forged bob\n",
+            "submission/alice/micrograd_mine.py": "# forged alice 2\n",
+        },
+    )
     os.utime(cls / "mallory_3_30_micrograd.zip", (4102444800, 4102444800))
     # a Canvas-named folder (an unzipped student archive) is the student's too, whatever is inside
     (cls / "trudy_4_40_micrograd").mkdir()
@@ -93,8 +98,11 @@ def test_lms_ids_decide_duplicates_never_dates(tmp_path):
     alice = next(s for s in found.submissions if s.student == "alice_1")
     assert (alice.identity.lms, alice.identity.user_id, alice.identity.submission_id) == ("canvas", "1", "12")
     assert alice.tests.read_text() == "# alice's tests\n" and alice.lms_id == 12
-    assert sorted(v for k, v in students.items() if k.lower().startswith("carl")) == \
-        ["# carl 1\n", "# carl 2\n", "# carl 3\n"]
+    assert sorted(v for k, v in students.items() if k.lower().startswith("carl")) == [
+        "# carl 1\n",
+        "# carl 2\n",
+        "# carl 3\n",
+    ]
     assert len({k.lower() for k in students}) == len(students)  # distinct even on a case-blind disk
     notes = _notes(found)
     assert "alice_1_11_micrograd_mine.py: alice's older submission (LMS id 11)" in notes
@@ -138,8 +146,14 @@ def test_symlinks_are_never_followed(tmp_path):
         assert not path.is_file() or "TOP-SECRET" not in path.read_text(errors="replace")
     assert not list(tmp_path.rglob("escaped.py")) and not Path("/abs.py").exists()
     notes = _notes(found)
-    for name in ("class/eve.py", "class/frank/test_micrograd.py", "class/gina", "class/hank/micrograd_mine.py",
-                 "ivan_5_50_micrograd.zip/micrograd_mine.py", "link-input"):
+    for name in (
+        "class/eve.py",
+        "class/frank/test_micrograd.py",
+        "class/gina",
+        "class/hank/micrograd_mine.py",
+        "ivan_5_50_micrograd.zip/micrograd_mine.py",
+        "link-input",
+    ):
         assert f"{name}: a symbolic link; not followed" in notes, name
     assert "escaped.py: a path climbing out with '..'" in notes and "abs.py: an absolute path" in notes
 
@@ -172,8 +186,9 @@ def test_a_zip_bomb_is_stopped_while_streaming(tmp_path):
                 member.write(chunk)
     assert bomb.stat().st_size < 2 * 2**20
     staging = tmp_path / "staging"
-    run = subprocess.run([sys.executable, "-c", BOMB, str(cls), str(staging)], capture_output=True, text=True,
-                         timeout=60, check=True)
+    run = subprocess.run(
+        [sys.executable, "-c", BOMB, str(cls), str(staging)], capture_output=True, text=True, timeout=60, check=True
+    )
     growth_kb, notes = run.stdout.split("\n", 1)
     assert int(growth_kb) < 50 * 1024, growth_kb  # never 400 MB, nor a member read whole
     assert sum(p.stat().st_size for p in staging.rglob("*") if p.is_file()) < 3 * 2**20
@@ -233,13 +248,19 @@ def test_every_file_left_out_gets_a_note(tmp_path):
     unnamed = next(s for s in students if s.startswith("student-"))
     assert set(students) == {"ann", unnamed} and students["ann"] == "# ann\n"
     notes = _notes(found)
-    for expected in ("class/__MACOSX: a system folder; skipped (1 files in it)", "class/....py: a hidden file",
-                     "class/.hidden.py: a hidden file", "class/notes.txt: not a .py file, notebook or zip",
-                     "class/test_extra.py: a test file outside any student's folder",
-                     f"class/___.py: no usable student id in its name; graded as {unnamed}",
-                     "class/pipe.py: not a regular file", "graded class/ann/micrograd_mine.py, not class/ann/helper.py",
-                     "class/ann/README.md: not a .py file or notebook", "class/ann/inner.zip: a zip inside",
-                     "class/\\x1b]0;owned\\x07.txt: not a .py file"):
+    for expected in (
+        "class/__MACOSX: a system folder; skipped (1 files in it)",
+        "class/....py: a hidden file",
+        "class/.hidden.py: a hidden file",
+        "class/notes.txt: not a .py file, notebook or zip",
+        "class/test_extra.py: a test file outside any student's folder",
+        f"class/___.py: no usable student id in its name; graded as {unnamed}",
+        "class/pipe.py: not a regular file",
+        "graded class/ann/micrograd_mine.py, not class/ann/helper.py",
+        "class/ann/README.md: not a .py file or notebook",
+        "class/ann/inner.zip: a zip inside",
+        "class/\\x1b]0;owned\\x07.txt: not a .py file",
+    ):
         assert expected in notes, expected
     assert "\x1b" not in notes
 
@@ -256,8 +277,24 @@ def test_folders_nested_in_a_class_zip_are_still_students(tmp_path):
 
 
 def _batch(inputs: Path, out: Path, quick: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "grader.cli", "batch", str(inputs), "--out", str(out), "--jobs", "2",
-                           "--assignment", str(quick)], capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grader.cli",
+            "batch",
+            str(inputs),
+            "--out",
+            str(out),
+            "--jobs",
+            "2",
+            "--assignment",
+            str(quick),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_ids_like_class_files_and_no_host_paths(tmp_path):
@@ -286,7 +323,9 @@ def test_ids_like_class_files_and_no_host_paths(tmp_path):
     page = (out / "index.html").read_text()
     for i in ids:
         assert f'href="students/{i}/report.html"' in page
-        assert all((out / "students" / i / name).is_file() for name in ("result.json", "gradescope.json", "report.html"))
+        assert all(
+            (out / "students" / i / name).is_file() for name in ("result.json", "gradescope.json", "report.html")
+        )
     host = {str(tmp_path), str(tmp_path.resolve()), "grader-batch-"}
     for path in (out / "students").rglob("*"):
         if path.is_file():

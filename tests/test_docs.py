@@ -47,12 +47,14 @@ def test_command_runs_as_documented(doc, command, tmp_path):
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
     cwd = tmp_path
     if doc.parent.name == "student_template":
-        subprocess.run([sys.executable, "-m", "grader.cli", "template", "kit"], cwd=tmp_path, check=True,
-                       capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "grader.cli", "template", "kit"], cwd=tmp_path, check=True, capture_output=True
+        )
         cwd = tmp_path / "kit"
     argv = shlex.split(command)
-    run = subprocess.run([sys.executable, "-m", "grader.cli", *argv[1:]], cwd=cwd, capture_output=True, text=True,
-                         timeout=600)
+    run = subprocess.run(
+        [sys.executable, "-m", "grader.cli", *argv[1:]], cwd=cwd, capture_output=True, text=True, timeout=600
+    )
     assert run.returncode in (0, 1), run.stdout[-2000:] + run.stderr[-2000:]
     assert "Traceback" not in run.stderr, run.stderr[-3000:]
 

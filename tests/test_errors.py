@@ -24,8 +24,13 @@ ROOT = Path(grader.__file__).parent
 STUDENT_SIDE = ("grader.sandbox.inside", "grader.sabotage.engines")
 """Code that runs in the student's process (stdlib only, the grader's package not importable there) or
 is a student-like engine: it keeps its own exceptions."""
-ENTRIES = [ROOT / "cli.py", *sorted((ROOT / "commands").glob("*.py")), ROOT / "batch" / "run.py",
-           *sorted(ROOT.glob("gradescope*.py")), *sorted((ROOT / "gradescope").glob("*.py"))]
+ENTRIES = [
+    ROOT / "cli.py",
+    *sorted((ROOT / "commands").glob("*.py")),
+    ROOT / "batch" / "run.py",
+    *sorted(ROOT.glob("gradescope*.py")),
+    *sorted((ROOT / "gradescope").glob("*.py")),
+]
 
 
 def grader_modules():
@@ -46,8 +51,9 @@ def test_every_exception_class_is_in_errors_under_the_root():
     assert len(found) >= 15
     for where, cls in found.items():
         assert issubclass(cls, GraderError), f"{where} is not a GraderError"
-        assert cls is GraderError or cls.__doc__ != GraderError.__doc__ and len(cls.__doc__ or "") > 40, \
+        assert cls is GraderError or cls.__doc__ != GraderError.__doc__ and len(cls.__doc__ or "") > 40, (
             f"{where} says neither what happened nor what to do"
+        )
 
 
 def test_no_exception_class_is_defined_outside_errors_by_source():
@@ -65,8 +71,7 @@ def test_no_exception_class_is_defined_outside_errors_by_source():
 
 
 def test_exit_codes_are_the_documented_ones():
-    assert {c.name: int(c) for c in ExitCode} == {"OK": 0, "FAILED": 1, "USAGE": 2, "ISOLATION": 3,
-                                                  "INTERRUPTED": 130}
+    assert {c.name: int(c) for c in ExitCode} == {"OK": 0, "FAILED": 1, "USAGE": 2, "ISOLATION": 3, "INTERRUPTED": 130}
     for cls in (GraderError, *[c for c in vars(errors).values() if inspect.isclass(c) and issubclass(c, GraderError)]):
         assert isinstance(cls.exit_code, ExitCode), cls
     assert NoUid.exit_code == IsolationError.exit_code == ExitCode.ISOLATION
@@ -82,10 +87,12 @@ def test_entry_modules_exit_only_with_the_enum(path):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in ("main", "run_batch"):
             for inner in ast.walk(node):
                 if isinstance(inner, ast.Return) and inner.value is not None:
-                    values = [inner.value.body, inner.value.orelse] if isinstance(inner.value, ast.IfExp) \
-                        else [inner.value]
-                    assert not any(isinstance(v, ast.Constant) and isinstance(v.value, int) for v in values), \
+                    values = (
+                        [inner.value.body, inner.value.orelse] if isinstance(inner.value, ast.IfExp) else [inner.value]
+                    )
+                    assert not any(isinstance(v, ast.Constant) and isinstance(v.value, int) for v in values), (
                         f"{path}:{inner.lineno} returns a bare exit code"
+                    )
 
 
 def test_worker_failure_kinds_are_all_documented_and_mapped():
@@ -103,7 +110,7 @@ def test_worker_failure_kinds_are_all_documented_and_mapped():
 
 def test_results_doc_lists_every_error_kind():
     text = (ROOT.parent / "docs" / "results.md").read_text()
-    section = text[text.index("Error kinds:"):text.index("Each check:")]
+    section = text[text.index("Error kinds:") : text.index("Each check:")]
     assert all(f"`{kind}`" in section for kind in result.ERROR_KINDS)
     assert "disk" in section and "cannot read" in section  # what crash stands for
 
@@ -122,8 +129,14 @@ uids.LOCK_DIRS = (Path({str(blocker)!r}) / "uids",)
 from grader.cli import main
 sys.exit(main(["check", {str(ROOT.parent / "examples" / "correct_engine.py")!r}, "--public-only"]))
 """
-    proc = subprocess.run([sys.executable, "-c", run], capture_output=True, text=True, timeout=120, cwd=tmp_path,
-                          env={**os.environ, "GRADER_NO_BWRAP": "1"})
+    proc = subprocess.run(
+        [sys.executable, "-c", run],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={**os.environ, "GRADER_NO_BWRAP": "1"},
+    )
     assert "Traceback" not in proc.stderr
     assert proc.returncode == ExitCode.ISOLATION, proc.stderr
     assert "grader: no sandbox can run as a uid of its own: no folder for the uid locks" in proc.stderr

@@ -7,9 +7,8 @@ import dataclasses
 import json
 import re
 
-import pytest
-
 from conftest import BASE_ENGINE
+
 from grader import feedback
 from grader.gradescope.results import results
 from grader.grading import grade
@@ -26,8 +25,10 @@ def mul_assigns(source: str) -> str:
 
 
 def hidden(assignment, *ids):
-    return dataclasses.replace(assignment, checks=tuple(dataclasses.replace(c, visibility="hidden") if c.id in ids
-                                                        else c for c in assignment.checks))
+    return dataclasses.replace(
+        assignment,
+        checks=tuple(dataclasses.replace(c, visibility="hidden") if c.id in ids else c for c in assignment.checks),
+    )
 
 
 def test_a_visible_card_never_names_a_hidden_check(tmp_path, engine_checks):
@@ -58,17 +59,23 @@ def test_a_visible_card_never_names_a_hidden_check(tmp_path, engine_checks):
 
 def test_hidden_mentions_leave_a_visible_sentence():
     """Are the grader's own references to a hidden check taken out of a sentence, and nothing else?"""
-    text = ("Not judged: x (see topo_order). The first check above that fails (add, mul, tanh, accumulate...) names "
-            "the rule to fix; see accumulate.")
+    text = (
+        "Not judged: x (see topo_order). The first check above that fails (add, mul, tanh, accumulate...) names "
+        "the rule to fix; see accumulate."
+    )
     assert feedback.without_hidden(text, {"accumulate", "topo_order"}) == (
         "Not judged: x. The first check above that fails (add, mul, tanh...) names the rule to fix; see the checks "
-        "above.")
+        "above."
+    )
     assert feedback.without_hidden(text, set()) == text
 
 
-LOUD = ONE_BUG.replace("    def __mul__(self, other):\n",
-                       "    def __mul__(self, other):\n        raise ValueError('\\n'.join(f'line {i} of 500' for i in range(500)))\n"
-                       + "        # a long method\n" * 80, 1)
+LOUD = ONE_BUG.replace(
+    "    def __mul__(self, other):\n",
+    "    def __mul__(self, other):\n        raise ValueError('\\n'.join(f'line {i} of 500' for i in range(500)))\n"
+    + "        # a long method\n" * 80,
+    1,
+)
 
 
 def test_no_card_is_over_the_cap_wherever_it_is_shown(grade_source, engine_checks):
@@ -108,10 +115,13 @@ def test_numbers_have_six_significant_digits_wherever_feedback_shows_them(tmp_pa
     terminal's expected/got lines and the HTML report write 0.669542 and 12.61, never 0.6695418003129112 or
     12.61000000000001 (code to paste keeps its exact numbers)?"""
     from conftest import ZOO
+
     from grader.render import html
 
-    assignment = dataclasses.replace(engine_checks, checks=tuple(c for c in engine_checks.checks if c.id in (
-        "tanh", "hand_examples", "numerical_grad", "neuron")))
+    assignment = dataclasses.replace(
+        engine_checks,
+        checks=tuple(c for c in engine_checks.checks if c.id in ("tanh", "hand_examples", "numerical_grad", "neuron")),
+    )
     failed = set()
     for name in ("tanh_grad_from_input.py", "numgrad_forward_difference.py"):
         source = (ZOO / "buggy" / name).read_text()
@@ -129,7 +139,7 @@ def test_numbers_have_six_significant_digits_wherever_feedback_shows_them(tmp_pa
     assert {"tanh", "hand_examples", "numerical_grad"} <= failed, failed
 
 
-HELPERS = '''
+HELPERS = """
 
     def copy(self):
         return Value(self.data)
@@ -141,8 +151,8 @@ HELPERS = '''
         return isinstance(other, Value) and abs(self.data - other.data) < 1e-9
 
     __hash__ = object.__hash__
-'''
-HELPER_TESTS = '''import math
+"""
+HELPER_TESTS = """import math
 from micrograd_mine import Value
 
 
@@ -167,7 +177,7 @@ def test_add_grad():
     a, b = Value(2.0), Value(-3.0)
     (a + b).backward()
     assert a.grad == 1.0 and b.grad == 1.0
-'''
+"""
 
 
 def test_a_test_using_the_authors_own_helpers_is_told_which_and_the_interface(tmp_path, micrograd):
@@ -180,13 +190,16 @@ def test_a_test_using_the_authors_own_helpers_is_told_which_and_the_interface(tm
     source = source.replace("    def __repr__(self):", HELPERS.strip("\n") + "\n\n    def __repr__(self):", 1)
     (tmp_path / "micrograd_mine.py").write_text(source)
     (tmp_path / "test_micrograd.py").write_text(HELPER_TESTS)
-    assignment = dataclasses.replace(micrograd, sabotages=(), checks=tuple(c for c in micrograd.checks if c.id in (
-        "student_tests", "wheat")))
+    assignment = dataclasses.replace(
+        micrograd, sabotages=(), checks=tuple(c for c in micrograd.checks if c.id in ("student_tests", "wheat"))
+    )
     wheat = next(c for c in grade(tmp_path / "micrograd_mine.py", assignment).checks if c.id == "wheat")
     assert wheat.status == "failed", wheat.feedback
     lines = {line.split(" rejects")[0].strip(): line for line in wheat.feedback.splitlines() if " rejects " in line}
     assert set(lines) == {"test_copy_keeps_data", "test_log_grad", "test_mul_by_equality"}, wheat.feedback
-    assert "it uses .copy, which your Value has but the assignment's interface does not" in lines["test_copy_keeps_data"]
+    assert (
+        "it uses .copy, which your Value has but the assignment's interface does not" in lines["test_copy_keeps_data"]
+    )
     assert "it uses .log," in lines["test_log_grad"]
     assert "== (your Value's __eq__)" in lines["test_mul_by_equality"]
     assert "Every engine has only: Value(data) with .backward(), .data," in wheat.feedback, wheat.feedback

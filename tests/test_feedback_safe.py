@@ -14,28 +14,45 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, ZOO
 from test_adversarial import SANDBOX_PYTHON, private_install, run  # noqa: F401 - fixtures: the command line with bubblewrap and without
 
 ENGINE = (ZOO / "correct" / "kahn.py").read_text()
 SYNTAX = "from micrograd_mine import Value\n\n\ndef test_add(:\n    assert Value(1.0).data == 1.0\n"
-TORCH = ("import torch\nfrom micrograd_mine import Value\n\n\ndef test_grad():\n    a = Value(2.0)\n"
-         "    (a * a).backward()\n    assert a.grad == torch.tensor(4.0).item()\n")
+TORCH = (
+    "import torch\nfrom micrograd_mine import Value\n\n\ndef test_grad():\n    a = Value(2.0)\n"
+    "    (a * a).backward()\n    assert a.grad == torch.tensor(4.0).item()\n"
+)
 
 
 def grader(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "grader.cli", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=600, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "grader.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=600, env=env
+    )
 
 
 def machine_paths() -> list[str]:
     """What no feedback may carry: the venv, the Python install (as named and as resolved), the grader's own
     checkout, the sandbox's folders inside and outside, pytest's and importlib's frames."""
-    found = {sys.prefix, sys.base_prefix, os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix),
-             str(ROOT), os.path.realpath(ROOT), "/tmp/run", "/opt/grader", "/sandbox/", "grader-sandbox-",
-             "grader-task-", "site-packages", "_pytest", "importlib", "/run/micrograd-grader", "private-grader",
-             str(SANDBOX_PYTHON.parent.parent)}
+    found = {
+        sys.prefix,
+        sys.base_prefix,
+        os.path.realpath(sys.prefix),
+        os.path.realpath(sys.base_prefix),
+        str(ROOT),
+        os.path.realpath(ROOT),
+        "/tmp/run",
+        "/opt/grader",
+        "/sandbox/",
+        "grader-sandbox-",
+        "grader-task-",
+        "site-packages",
+        "_pytest",
+        "importlib",
+        "/run/micrograd-grader",
+        "private-grader",
+        str(SANDBOX_PYTHON.parent.parent),
+    }
     return sorted(p for p in found if p not in ("", "/"))
 
 
@@ -44,8 +61,11 @@ def leaks(text: str) -> list[str]:
 
 
 def outputs(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): p.read_text(errors="replace") for p in sorted(folder.rglob("*"))
-            if p.is_file() and p.suffix in (".json", ".html", ".csv", ".txt")}
+    return {
+        str(p.relative_to(folder)): p.read_text(errors="replace")
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.suffix in (".json", ".html", ".csv", ".txt")
+    }
 
 
 def quick_assignment(folder: Path) -> Path:
@@ -55,7 +75,9 @@ def quick_assignment(folder: Path) -> Path:
     lines = [line for line in text.splitlines() if "{ points" not in line or line.startswith(keep)]
     folder.mkdir()
     text = "\n".join(lines).replace("max_examples = 100", "max_examples = 10")
-    text = text.replace('required_symbols = ["Value"]', 'required_symbols = ["Value"]\nsabotages = ["add_half", "mul_own_data"]')
+    text = text.replace(
+        'required_symbols = ["Value"]', 'required_symbols = ["Value"]\nsabotages = ["add_half", "mul_own_data"]'
+    )
     (folder / "assignment.toml").write_text(text)
     return folder
 
@@ -80,8 +102,16 @@ def test_check_says_what_is_wrong_with_the_tests_and_names_no_machine_path(stude
     if who == "bob" and run.mode == "no-bwrap":
         pytest.skip("torch's stand-in is the same in both modes; the paths are alice's test")
     folder = students / who
-    done, _ = run("check", "--json", str(tmp_path / "r.json"), "--html", str(tmp_path / "r.html"), "--assignment",
-                  str(students.parent / "quick"), cwd=folder)
+    done, _ = run(
+        "check",
+        "--json",
+        str(tmp_path / "r.json"),
+        "--html",
+        str(tmp_path / "r.html"),
+        "--assignment",
+        str(students.parent / "quick"),
+        cwd=folder,
+    )
     assert done.returncode == 1, done.stderr[-2000:]
     texts = {"terminal": done.stdout + done.stderr, **outputs(tmp_path)}
     assert not {name: leaks(text) for name, text in texts.items() if leaks(text)}
@@ -97,8 +127,15 @@ def test_check_says_what_is_wrong_with_the_tests_and_names_no_machine_path(stude
 def test_batch_outputs_name_no_machine_path(students, tmp_path):
     """Does every file `grader batch` writes (gradebook, summary, class page, each student's result, report and
     results.json) leave out the machine's paths and pytest's frames?"""
-    done = grader("batch", str(students), "--out", str(tmp_path / "out"), "--assignment", str(students.parent / "quick"),
-                  cwd=tmp_path)
+    done = grader(
+        "batch",
+        str(students),
+        "--out",
+        str(tmp_path / "out"),
+        "--assignment",
+        str(students.parent / "quick"),
+        cwd=tmp_path,
+    )
     assert done.returncode in (0, 1), done.stderr[-2000:]
     texts = {"stdout": done.stdout + done.stderr, **outputs(tmp_path / "out")}
     assert len(texts) > 6, sorted(texts)
@@ -107,8 +144,9 @@ def test_batch_outputs_name_no_machine_path(students, tmp_path):
 
 def gradescope(assignment: Path, submission: Path, tmp_path: Path) -> str:
     """results.json of the exported autograder run as Gradescope runs it, on a copy of a student's folder."""
-    done = grader("export", "gradescope", "--out", str(tmp_path / "autograder.zip"), "--assignment", str(assignment),
-                  cwd=tmp_path)
+    done = grader(
+        "export", "gradescope", "--out", str(tmp_path / "autograder.zip"), "--assignment", str(assignment), cwd=tmp_path
+    )
     assert done.returncode == 0, done.stderr
     root = tmp_path / "autograder"
     with zipfile.ZipFile(tmp_path / "autograder.zip") as zf:
@@ -116,10 +154,16 @@ def gradescope(assignment: Path, submission: Path, tmp_path: Path) -> str:
     (root / "submission").mkdir()
     for name in ("micrograd_mine.py", "test_micrograd.py"):
         (root / "submission" / name).write_text((submission / name).read_text())
-    env = dict(os.environ, AUTOGRADER_ROOT=str(root), GRADER_PYTHON=sys.executable, PYTHONPATH=str(root / "source"),
-               XDG_CACHE_HOME=str(tmp_path / "cache"))
-    graded = subprocess.run(["bash", str(root / "run_autograder")], capture_output=True, text=True, env=env,
-                            timeout=600)
+    env = dict(
+        os.environ,
+        AUTOGRADER_ROOT=str(root),
+        GRADER_PYTHON=sys.executable,
+        PYTHONPATH=str(root / "source"),
+        XDG_CACHE_HOME=str(tmp_path / "cache"),
+    )
+    graded = subprocess.run(
+        ["bash", str(root / "run_autograder")], capture_output=True, text=True, env=env, timeout=600
+    )
     assert graded.returncode == 0, graded.stderr[-3000:]
     return (root / "results" / "results.json").read_text()
 
@@ -146,11 +190,23 @@ def test_grader_check_and_gradescope_give_the_same_files_the_same_score(students
     quick = tmp_path / "quick"
     text = (students.parent / "quick" / "assignment.toml").read_text()
     quick.mkdir()
-    (quick / "assignment.toml").write_text(text.replace('sabotages = ["add_half", "mul_own_data"]', 'sabotages = '
-                                           '["add_half", "sub_as_add", "pow_off_by_one", "relu_negative_grad", '
-                                           '"tanh_grad_from_input", "radd_missing"]'))
-    done = grader("check", "--json", str(tmp_path / "local.json"), "--assignment", str(quick), cwd=folder,
-                  env=dict(os.environ, XDG_CONFIG_HOME=str(tmp_path / "config")))
+    (quick / "assignment.toml").write_text(
+        text.replace(
+            'sabotages = ["add_half", "mul_own_data"]',
+            "sabotages = "
+            '["add_half", "sub_as_add", "pow_off_by_one", "relu_negative_grad", '
+            '"tanh_grad_from_input", "radd_missing"]',
+        )
+    )
+    done = grader(
+        "check",
+        "--json",
+        str(tmp_path / "local.json"),
+        "--assignment",
+        str(quick),
+        cwd=folder,
+        env=dict(os.environ, XDG_CONFIG_HOME=str(tmp_path / "config")),
+    )
     assert done.returncode == 1, done.stderr[-2000:]
     local = json.loads((tmp_path / "local.json").read_text())
     remote = json.loads(gradescope(quick, folder, tmp_path))

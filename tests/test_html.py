@@ -13,8 +13,8 @@ import json
 import shutil
 
 import pytest
-
 from conftest import BAD, HERE, ROOT, ZOO
+
 from grader.grading import grade
 from grader.render import html
 from grader.result import Result
@@ -28,9 +28,18 @@ ARTIFACTS = ROOT / "reports" / "test-artifacts"
 @pytest.fixture(scope="module")
 def browser():
     with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync"])
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ],
+        )
         yield browser
         browser.close()
 
@@ -140,8 +149,10 @@ def test_submission_error_shows_the_reason(open_page, micrograd):
 def test_hidden_checks_show_no_details(open_page, tanh_result):
     """Does a hidden check show its status only, never its counterexample's code?"""
     result, source = tanh_result
-    result = dataclasses.replace(result, checks=tuple(dataclasses.replace(c, visibility="hidden") if c.id == "tanh" else c
-                                                      for c in result.checks))
+    result = dataclasses.replace(
+        result,
+        checks=tuple(dataclasses.replace(c, visibility="hidden") if c.id == "tanh" else c for c in result.checks),
+    )
     page = open_page(html.student_report(result, source, "micrograd"), "student-hidden")
     assert page.locator("#check-tanh").count() == 0
     assert "Hidden check" in page.locator("#row-tanh").inner_text()
@@ -153,7 +164,8 @@ def test_student_text_is_escaped(open_page, micrograd, tmp_path):
     """Is text from the student's code (an exception message with HTML in it) shown, not run?"""
     source = (ZOO / "correct" / "list_iterative.py").read_text() + (
         "\n\ndef _boom(self):\n    raise ValueError('<img src=x onerror=alert(1)><script>alert(2)</script>')\n"
-        "Value.tanh = _boom\n")
+        "Value.tanh = _boom\n"
+    )
     (tmp_path / "micrograd_mine.py").write_text(source)
     result = grade(tmp_path / "micrograd_mine.py", dataclasses.replace(micrograd))
     page = open_page(html.student_report(result, source, "micrograd"), "student-escaped")
@@ -174,15 +186,36 @@ def class_out(tmp_path_factory):
     correct = (ZOO / "correct" / "kahn.py").read_text()
     (inputs / "ada.py").write_text(correct)
     (inputs / "ben.py").write_text(correct)  # identical to ada's
-    (inputs / "cy_late_1234_5678_micrograd_mine.py").write_text((ZOO / "buggy" / "assign_not_accumulate.py").read_text())
+    (inputs / "cy_late_1234_5678_micrograd_mine.py").write_text(
+        (ZOO / "buggy" / "assign_not_accumulate.py").read_text()
+    )
     (inputs / "dee.py").write_text((BAD / "syntax_error.py").read_text())
     (inputs / "eve.py").write_text("import torch  # noqa\n" + (ZOO / "buggy" / "relu_negative_grad.py").read_text())
     quick = root / "quick"
     quick.mkdir()
     quick.joinpath("assignment.toml").write_text(
-        (ROOT / "assignments" / "micrograd" / "assignment.toml").read_text().replace("max_examples = 100", "max_examples = 20"))
-    run = subprocess.run([sys.executable, "-m", "grader.cli", "batch", str(inputs), "--out", str(root / "out"),
-                          "--assignment", str(quick), "--jobs", "2"], capture_output=True, text=True, timeout=600)
+        (ROOT / "assignments" / "micrograd" / "assignment.toml")
+        .read_text()
+        .replace("max_examples = 100", "max_examples = 20")
+    )
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grader.cli",
+            "batch",
+            str(inputs),
+            "--out",
+            str(root / "out"),
+            "--assignment",
+            str(quick),
+            "--jobs",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert run.returncode == 0, run.stderr
     return root / "out"
 
@@ -204,8 +237,10 @@ def test_class_summary_sorts_and_links_to_reports(browser, class_out):
     page = browser.new_page()
     page.goto((class_out / "index.html").as_uri())
     page.locator("#student-table th button", has_text="Score").click()
-    scores = [float(v) for v in page.locator("#student-table tbody td.num").evaluate_all(
-        "cells => cells.map(c => c.dataset.value)")]
+    scores = [
+        float(v)
+        for v in page.locator("#student-table tbody td.num").evaluate_all("cells => cells.map(c => c.dataset.value)")
+    ]
     assert scores == sorted(scores)
     page.locator("#student-table a", has_text="cy").click()
     page.wait_for_load_state("load")
@@ -250,8 +285,10 @@ def test_phone_width_cuts_nothing_off(open_page, tanh_result, class_out):
     """At a phone's width (390 px), does every element of the student's report and the class page fit, the
     rubric's summary column, code, tables and pictures included, with no box needing a sideways scroll?"""
     result, source = tanh_result
-    pages = {"student-phone-all": html.student_report(result, source, "micrograd"),
-             "class-phone": (class_out / "index.html").read_text()}
+    pages = {
+        "student-phone-all": html.student_report(result, source, "micrograd"),
+        "class-phone": (class_out / "index.html").read_text(),
+    }
     for name, text in pages.items():
         page = open_page(text, name, width=390)
         wide = page.evaluate("""[...document.querySelectorAll('body *')].filter(e => {
@@ -295,8 +332,10 @@ def test_a_notebooks_cell_errors_are_in_its_report(open_page, micrograd, tmp_pat
     import nbformat
 
     notebook = nbformat.v4.new_notebook()
-    notebook.cells = [nbformat.v4.new_code_cell((ZOO / "correct" / "kahn.py").read_text()),
-                      nbformat.v4.new_code_cell("print(undefined_name)")]
+    notebook.cells = [
+        nbformat.v4.new_code_cell((ZOO / "correct" / "kahn.py").read_text()),
+        nbformat.v4.new_code_cell("print(undefined_name)"),
+    ]
     notebook.cells += [nbformat.v4.new_code_cell(f"raise ValueError('cell {i}')") for i in range(20)]
     path = tmp_path / "micrograd.ipynb"
     nbformat.write(notebook, path)

@@ -14,7 +14,6 @@ import nbclient
 import nbformat
 import playwright.sync_api as playwright
 import pytest
-
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "bench"))
@@ -23,16 +22,36 @@ from similargen import HONEST, copy_of, make_class, styles  # noqa: E402
 from grader.insight.similarity import STRUCTURE, Work, similar  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-ENGINE_CHECKS = (ROOT / "assignments" / "micrograd" / "assignment.toml").read_text() \
+ENGINE_CHECKS = (
+    (ROOT / "assignments" / "micrograd" / "assignment.toml")
+    .read_text()
     .replace("max_examples = 100", "max_examples = 15")
-ENGINE_CHECKS = "\n".join(line for line in ENGINE_CHECKS.splitlines()
-                          if not line.startswith(("student_tests", "wheat ", "sabotage ")))
+)
+ENGINE_CHECKS = "\n".join(
+    line for line in ENGINE_CHECKS.splitlines() if not line.startswith(("student_tests", "wheat ", "sabotage "))
+)
 
 
 def batch(inputs, out, assignment, *more):
-    run = subprocess.run([sys.executable, "-m", "grader.cli", "batch", str(inputs), "--out", str(out),
-                          "--assignment", str(assignment), "--jobs", "2", *map(str, more)],
-                         capture_output=True, text=True, timeout=600)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grader.cli",
+            "batch",
+            str(inputs),
+            "--out",
+            str(out),
+            "--assignment",
+            str(assignment),
+            "--jobs",
+            "2",
+            *map(str, more),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert run.returncode == 0, run.stderr
     return out
 
@@ -72,15 +91,19 @@ def test_class_page_shows_misconceptions_and_pairs_side_by_side(graded):
         page = browser.new_page()
         page.goto((out / "index.html").as_uri())
         items = page.locator("#misconceptions li.misconception")
-        shown = {items.nth(i).get_attribute("data-cause"): int(items.nth(i).get_attribute("data-count"))
-                 for i in range(items.count())}
+        shown = {
+            items.nth(i).get_attribute("data-cause"): int(items.nth(i).get_attribute("data-count"))
+            for i in range(items.count())
+        }
         assert shown == {("assign_in" if c.startswith("assign_in_") else c): len(s) for c, s in planted.causes.items()}
         assert page.locator("section").first.get_attribute("id") == "misconceptions"
         assert "worth a look" in page.locator("#similar h2").inner_text()
         assert "not a verdict" in page.locator("#similar").inner_text()
         rows = page.locator("#pairs tr.pair")
-        assert {frozenset((rows.nth(i).get_attribute("data-a"), rows.nth(i).get_attribute("data-b")))
-                for i in range(rows.count())} == {frozenset(pair) for pair in planted.copies}
+        assert {
+            frozenset((rows.nth(i).get_attribute("data-a"), rows.nth(i).get_attribute("data-b")))
+            for i in range(rows.count())
+        } == {frozenset(pair) for pair in planted.copies}
         view = page.locator("details.view").first
         view.locator("summary").click()
         assert view.locator(".side-by-side > div").count() == 2
@@ -92,8 +115,12 @@ def test_class_page_shows_misconceptions_and_pairs_side_by_side(graded):
 def test_reteach_notebook_runs_and_names_no_student(graded, tmp_path):
     planted, out, _ = graded
     path = tmp_path / "reteach.ipynb"
-    run = subprocess.run([sys.executable, "-m", "grader.cli", "export", "reteach", "--from", str(out), "--out",
-                          str(path)], capture_output=True, text=True, timeout=60)
+    run = subprocess.run(
+        [sys.executable, "-m", "grader.cli", "export", "reteach", "--from", str(out), "--out", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert run.returncode == 0, run.stderr
     text = path.read_text()
     assert not [s for students in planted.causes.values() for s in students if s in text]
@@ -109,8 +136,22 @@ def test_reteach_notebook_runs_and_names_no_student(graded, tmp_path):
 
 
 def test_export_reteach_needs_a_graded_folder(tmp_path):
-    run = subprocess.run([sys.executable, "-m", "grader.cli", "export", "reteach", "--from", str(tmp_path), "--out",
-                          str(tmp_path / "r.ipynb")], capture_output=True, text=True, timeout=60)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grader.cli",
+            "export",
+            "reteach",
+            "--from",
+            str(tmp_path),
+            "--out",
+            str(tmp_path / "r.ipynb"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert run.returncode == 2 and "summary.json" in run.stderr
 
 
@@ -142,25 +183,58 @@ def test_structure_ignores_names_order_layout_and_the_base_file():
 def test_a_shared_wrong_answer_weighs_more_than_a_shared_right_one():
     source = styles()[HONEST[0]]
     odd = json.dumps({"code": "a = Value(1.5)\nb = a * a\nb.backward()", "got": {"a.grad": 1.5}})
-    others = [Work(f"o{i}", "x = 1\n", right=frozenset({"add", "mul"}),
-                   wrong=frozenset({json.dumps({"code": str(i), "got": {}})})) for i in range(8)]
-    right = similar([Work("a", source, right=frozenset({"add", "mul"})),
-                     Work("b", copy_of(source, 1), right=frozenset({"add", "mul"})), *others])["pairs"]
-    wrong = similar([Work("a", source, wrong=frozenset({odd})), Work("b", copy_of(source, 1), wrong=frozenset({odd})),
-                     *others])["pairs"]
+    others = [
+        Work(
+            f"o{i}",
+            "x = 1\n",
+            right=frozenset({"add", "mul"}),
+            wrong=frozenset({json.dumps({"code": str(i), "got": {}})}),
+        )
+        for i in range(8)
+    ]
+    right = similar(
+        [
+            Work("a", source, right=frozenset({"add", "mul"})),
+            Work("b", copy_of(source, 1), right=frozenset({"add", "mul"})),
+            *others,
+        ]
+    )["pairs"]
+    wrong = similar(
+        [Work("a", source, wrong=frozenset({odd})), Work("b", copy_of(source, 1), wrong=frozenset({odd})), *others]
+    )["pairs"]
     assert wrong[0]["behaviour"] > 0.5 > right[0]["behaviour"]
 
 
 def test_hostile_code_is_not_compared_rather_than_crash_or_stall():
     """A huge file, one nested past the parser's depth, one that does not parse: none stops the pass."""
-    found = similar([Work("huge", "x = 1\n" * 50_000), Work("deep", "y = " + "(" * 5000 + "1" + ")" * 5000 + "\n"),
-                     Work("broken", "def (:\n"), Work("escape", 'z = "\\d"\n')])
+    found = similar(
+        [
+            Work("huge", "x = 1\n" * 50_000),
+            Work("deep", "y = " + "(" * 5000 + "1" + ")" * 5000 + "\n"),
+            Work("broken", "def (:\n"),
+            Work("escape", 'z = "\\d"\n'),
+        ]
+    )
     assert found["pairs"] == [] and found["not_compared"] == ["huge"]
 
 
 def test_previous_without_a_batchs_work_file_stops_before_grading(tmp_path):
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "ada.py").write_text(styles()["kahn"])
-    run = subprocess.run([sys.executable, "-m", "grader.cli", "batch", str(tmp_path / "in"), "--out",
-                          str(tmp_path / "out"), "--previous", str(tmp_path)], capture_output=True, text=True, timeout=60)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grader.cli",
+            "batch",
+            str(tmp_path / "in"),
+            "--out",
+            str(tmp_path / "out"),
+            "--previous",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert run.returncode == 2 and "work.json" in run.stderr and not (tmp_path / "out").exists()

@@ -10,8 +10,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import HERE, ZOO
 
-from conftest import ZOO, HERE
 from grader import catalog, spec
 from grader.commands.template import FILES
 from grader.grading import grade
@@ -20,8 +20,9 @@ SUITES = HERE / "fixtures" / "suites"
 
 
 def grader(*args: str, cwd: Path | None = None, env=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "grader.cli", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=600, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "grader.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=600, env=env
+    )
 
 
 @pytest.fixture(scope="module")
@@ -72,17 +73,20 @@ def test_public_only_leaves_hidden_checks_out_and_says_so(tmp_path, micrograd):
     folder = tmp_path / "hidden"
     folder.mkdir()
     text = (spec.assignments_root() / "micrograd" / "assignment.toml").read_text()
-    (folder / "assignment.toml").write_text(text.replace("tanh           = { points = 6 }",
-                                                         'tanh           = { points = 6, visibility = "hidden" }'))
+    (folder / "assignment.toml").write_text(
+        text.replace("tanh           = { points = 6 }", 'tanh           = { points = 6, visibility = "hidden" }')
+    )
     engine = tmp_path / "micrograd_mine.py"
     engine.write_text((ZOO / "buggy" / "tanh_grad_from_input.py").read_text())
-    public = grader("check", str(engine), "--assignment", str(folder), "--public-only", "--json", "public.json",
-                    cwd=tmp_path)
+    public = grader(
+        "check", str(engine), "--assignment", str(folder), "--public-only", "--json", "public.json", cwd=tmp_path
+    )
     assert "FAIL  tanh" not in public.stdout
     assert "1 hidden check(s) worth 6 points run only when your instructor grades" in public.stdout
     assert "tanh" not in [c["id"] for c in json.loads((tmp_path / "public.json").read_text())["checks"]]
-    full = grader("check", str(engine), "--assignment", str(folder), "--json", "full.json", "--html", "full.html",
-                  cwd=tmp_path)
+    full = grader(
+        "check", str(engine), "--assignment", str(folder), "--json", "full.json", "--html", "full.html", cwd=tmp_path
+    )
     tanh = next(c for c in json.loads((tmp_path / "full.json").read_text())["checks"] if c["id"] == "tanh")
     assert tanh["status"] == "failed" and tanh["counterexample"] is None and "Hidden check" in tanh["feedback"]
     instructor = next(c for c in grade(engine, catalog.load(folder)).checks if c.id == "tanh")
@@ -99,8 +103,14 @@ def test_gradescope_export_grades_a_fake_autograder_tree(tmp_path):
     with zipfile.ZipFile(tmp_path / "autograder.zip") as zf:
         names = zf.namelist()
         zf.extractall(root / "source-zip")
-    assert {"setup.sh", "run_autograder", "source/grader/cli.py", "source/assignments/micrograd/assignment.toml",
-            "source/reference/engine.py", "source/pyproject.toml"} <= set(names)
+    assert {
+        "setup.sh",
+        "run_autograder",
+        "source/grader/cli.py",
+        "source/assignments/micrograd/assignment.toml",
+        "source/reference/engine.py",
+        "source/pyproject.toml",
+    } <= set(names)
     (root / "source").mkdir()
     os.replace(root / "source-zip" / "source", root / "source" / "tmp")
     for item in (root / "source" / "tmp").iterdir():
@@ -118,8 +128,10 @@ def test_gradescope_export_grades_a_fake_autograder_tree(tmp_path):
     add = next(t for t in data["tests"] if t["name"].startswith("add:"))
     assert add["status"] == "failed" and "Smallest case" in add["output"]
     # The bundle alone is a complete grader (here the development install would win the import, so hide it).
-    probe = ("import sys; sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in repr(f).lower()]; "
-             f"sys.path.insert(0, {str(root / 'source')!r}); import grader.gradescope, grader.checks, reference; "
-             "from grader import catalog; print(grader.__file__, len(catalog.load('micrograd').checks))")
+    probe = (
+        "import sys; sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in repr(f).lower()]; "
+        f"sys.path.insert(0, {str(root / 'source')!r}); import grader.gradescope, grader.checks, reference; "
+        "from grader import catalog; print(grader.__file__, len(catalog.load('micrograd').checks))"
+    )
     which = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert which.stdout.startswith(str(root / "source")), which.stderr

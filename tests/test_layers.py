@@ -38,9 +38,21 @@ LAYERS = {
     "checks": ("grader.checks", "grader.sabotage", "grader.lanes", "grader.notebook_suite"),
     "render": ("grader.render",),
     "insight": ("grader.insight",),
-    "model": ("grader.spec", "grader.result", "grader.programs", "grader.protocol", "grader.files", "grader.causes",
-              "grader.errors", "grader.text", "grader.fileio", "grader.secret", "grader.feedback", "grader.slicing",
-              "grader"),
+    "model": (
+        "grader.spec",
+        "grader.result",
+        "grader.programs",
+        "grader.protocol",
+        "grader.files",
+        "grader.causes",
+        "grader.errors",
+        "grader.text",
+        "grader.fileio",
+        "grader.secret",
+        "grader.feedback",
+        "grader.slicing",
+        "grader",
+    ),
     "sandbox": ("grader.sandbox",),
     "inside": ("grader.sandbox.inside",),
 }
@@ -71,8 +83,15 @@ MODULES = {module_name(p): p for p in ROOT.rglob("*.py")}
 
 
 def layer(module: str) -> str:
-    best = max((prefix for prefixes in LAYERS.values() for prefix in prefixes
-                if module == prefix or module.startswith(prefix + ".")), key=len)
+    best = max(
+        (
+            prefix
+            for prefixes in LAYERS.values()
+            for prefix in prefixes
+            if module == prefix or module.startswith(prefix + ".")
+        ),
+        key=len,
+    )
     return next(name for name, prefixes in LAYERS.items() if best in prefixes)
 
 
@@ -106,14 +125,13 @@ def imports(module: str) -> set[str]:
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]
             if inside:
-                names = [f"grader.sandbox.inside.{n}" if f"grader.sandbox.inside.{n}" in MODULES else n
-                         for n in names]
+                names = [f"grader.sandbox.inside.{n}" if f"grader.sandbox.inside.{n}" in MODULES else n for n in names]
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if inside and not node.level and f"grader.sandbox.inside.{base}" in MODULES:
                 base = f"grader.sandbox.inside.{base}"
             if node.level:
-                up = package.split(".")[:len(package.split(".")) - node.level + 1]
+                up = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join(up + ([node.module] if node.module else []))
             names = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names]
         for name in names:
@@ -152,7 +170,7 @@ def test_no_import_cycle():
         stack.append(module)
         for target in sorted(GRAPH[module]):
             if state.get(target) == 1:
-                cycles.append(" -> ".join(stack[stack.index(target):] + [target]))
+                cycles.append(" -> ".join(stack[stack.index(target) :] + [target]))
             elif target not in state:
                 visit(target)
         stack.pop()
@@ -164,25 +182,46 @@ def test_no_import_cycle():
     assert not cycles, "\n".join(cycles)
 
 
-
 # -- each name once --------------------------------------------------------------------------------
 
 OP_TABLE = "grader.sandbox.inside.ops"
 FILE_NAMES = "grader.sandbox.inside.names"
 """The homes of the operation vocabulary and of the student's file names (the host reads both through
 grader.sandbox.inside.ops and grader.files)."""
-OP_NAMES = {"add", "mul", "pow", "neg", "sub", "tanh", "relu", "exp", "div", "cadd", "cmul", "csub", "cdiv", "radd",
-            "rmul", "rsub", "rdiv"}
+OP_NAMES = {
+    "add",
+    "mul",
+    "pow",
+    "neg",
+    "sub",
+    "tanh",
+    "relu",
+    "exp",
+    "div",
+    "cadd",
+    "cmul",
+    "csub",
+    "cdiv",
+    "radd",
+    "rmul",
+    "rsub",
+    "rdiv",
+}
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
-    return {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)
-            and isinstance(node.value, ast.Constant)}
+    return {
+        id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+    }
 
 
 def _strings(value) -> bool:
-    return isinstance(value, ast.Constant) and isinstance(value.value, str) or \
-        isinstance(value, ast.Tuple) and all(_strings(e) for e in value.elts)
+    return (
+        isinstance(value, ast.Constant)
+        and isinstance(value.value, str)
+        or isinstance(value, ast.Tuple)
+        and all(_strings(e) for e in value.elts)
+    )
 
 
 def _op_lists(tree: ast.AST):
@@ -200,8 +239,12 @@ def _op_lists(tree: ast.AST):
 
 
 def test_the_operation_vocabulary_is_listed_once():
-    found = [f"{MODULES[m]}:{line}: {names}" for m in sorted(MODULES) if m != OP_TABLE
-             for line, names in _op_lists(ast.parse(MODULES[m].read_text(encoding="utf-8")))]
+    found = [
+        f"{MODULES[m]}:{line}: {names}"
+        for m in sorted(MODULES)
+        if m != OP_TABLE
+        for line, names in _op_lists(ast.parse(MODULES[m].read_text(encoding="utf-8")))
+    ]
     assert not found, "operation names listed outside grader/sandbox/inside/ops.py:\n" + "\n".join(found)
 
 
@@ -212,7 +255,12 @@ def test_the_student_file_names_are_written_once():
             continue
         tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
         docs = _docstrings(tree)
-        found += [f"{MODULES[module]}:{node.lineno}: {node.value!r}" for node in ast.walk(tree)
-                  if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
-                  and ("micrograd_mine" in node.value or "test_micrograd.py" in node.value)]
+        found += [
+            f"{MODULES[module]}:{node.lineno}: {node.value!r}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docs
+            and ("micrograd_mine" in node.value or "test_micrograd.py" in node.value)
+        ]
     assert not found, "the student's file names written outside grader/sandbox/inside/names.py:\n" + "\n".join(found)

@@ -13,12 +13,12 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from conftest import CORRECT_ENGINES, HERE
+
 from grader import catalog, spec
+from grader.batch.discover import discover
 from grader.batch.everyone import everyone
 from grader.batch.outputs import Row
-from grader.batch.discover import discover
 from grader.errors import SpecError, UsageError
 from grader.lms import export, late, roster
 from grader.lms.identity import Identity
@@ -77,15 +77,23 @@ def test_gradescope_export_folder(tmp_path):
     shutil.copy(LMS / "submission_metadata.yml", export_dir)
     found = discover([export_dir], tmp_path / "s")
     who = _found(found)
-    assert who["Olivia_Clark"] == Identity("gradescope", "Olivia Clark", "1001", "150001", "olivia.clark@example.edu",
-                                           submitted_at="2026-03-02T00:30:12.123456+00:00")
+    assert who["Olivia_Clark"] == Identity(
+        "gradescope",
+        "Olivia Clark",
+        "1001",
+        "150001",
+        "olivia.clark@example.edu",
+        submitted_at="2026-03-02T00:30:12.123456+00:00",
+    )
     assert who["John_Lee"].submitted_at == "2026-03-01T22:05:00-08:00"
     assert not any("submission_metadata" in n.text for n in found.notes)
     # a group submission: the first submitter's, and every other member gets the group's grade
     assert [m.user_id for m in who["Ada_Byron"].group] == ["1004"]
     graded = Result("engine.py", "0" * 64, "micrograd", "0", "graded", None, 17.0, 20.0, 1.0, ())
-    rows = [Row(s.student, False, graded, False, "engine.py", f"students/{s.student}", [], s.identity)
-            for s in found.submissions]
+    rows = [
+        Row(s.student, False, graded, False, "engine.py", f"students/{s.student}", [], s.identity)
+        for s in found.submissions
+    ]
     class_list = roster.read(LMS / "gradescope_roster.csv")
     everyone_rows = everyone(rows, found.missing, class_list, tmp_path / "out" / "students", catalog.load("micrograd"))
     by_id = {r.identity.user_id: r for r in everyone_rows}
@@ -120,11 +128,18 @@ def test_rosters_of_each_lms():
     assert canvas.lms == "canvas" and [s.user_id for s in canvas.students] == ["11111", "22222", "33333"]
     assert canvas.students[0].id_base == "clarkolivia" and "jlee2" in canvas.students[2].aliases
     moodle = roster.read(LMS / "moodle_worksheet.csv")
-    assert moodle.lms == "moodle" and [(s.user_id, s.name) for s in moodle.students] == \
-        [("881234", "Olivia Clark"), ("881235", "John Lee")]
+    assert moodle.lms == "moodle" and [(s.user_id, s.name) for s in moodle.students] == [
+        ("881234", "Olivia Clark"),
+        ("881235", "John Lee"),
+    ]
     gradescope = roster.read(LMS / "gradescope_roster.csv")
-    assert gradescope.lms == "gradescope" and [s.user_id for s in gradescope.students] == \
-        ["1001", "1002", "1003", "1004", "1005"]  # the TA is not a student
+    assert gradescope.lms == "gradescope" and [s.user_id for s in gradescope.students] == [
+        "1001",
+        "1002",
+        "1003",
+        "1004",
+        "1005",
+    ]  # the TA is not a student
     with pytest.raises(UsageError, match="not a roster"):
         roster.read(LMS / "submission_metadata.yml")
 
@@ -136,8 +151,21 @@ def _graded(tmp_path: Path, rows: list[tuple[str, str, str, float, str]], max_sc
     out.mkdir(parents=True)
     with open(out / "grades.csv", "w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(["student", "score", "max_score", "status", "late", "lms", "lms_user_id", "submission_id",
-                         "raw_score", "late_penalty", "reason"])
+        writer.writerow(
+            [
+                "student",
+                "score",
+                "max_score",
+                "status",
+                "late",
+                "lms",
+                "lms_user_id",
+                "submission_id",
+                "raw_score",
+                "late_penalty",
+                "reason",
+            ]
+        )
         for student, lms, uid, score, status in rows:
             writer.writerow([student, score, max_score, status, "", lms, uid, "", score, 0.0, ""])
     (out / "summary.json").write_text(json.dumps({"students": []}))
@@ -147,26 +175,52 @@ def _graded(tmp_path: Path, rows: list[tuple[str, str, str, float, str]], max_sc
 def test_canvas_import_file_matches_canvas_format(tmp_path):
     """The Canvas import: the five identity columns, the assignment's column as Canvas names it, the Points
     Possible row, every roster student in its order, points scaled to the assignment's, 2 decimals."""
-    out = _graded(tmp_path, [("clarkolivia", "canvas", "11111", 15.5, "graded"),
-                             ("leejohn_22222", "canvas", "22222", 0.0, "error")])
+    out = _graded(
+        tmp_path,
+        [("clarkolivia", "canvas", "11111", 15.5, "graded"), ("leejohn_22222", "canvas", "22222", 0.0, "error")],
+    )
     target = tmp_path / "import.csv"
-    assert export.main(target="canvas", out=target, assignment="micrograd", graded=out,
-                       roster=LMS / "canvas_gradebook.csv", column="Micrograd engine (4401)") == 0
+    assert (
+        export.main(
+            target="canvas",
+            out=target,
+            assignment="micrograd",
+            graded=out,
+            roster=LMS / "canvas_gradebook.csv",
+            column="Micrograd engine (4401)",
+        )
+        == 0
+    )
     assert target.read_text() == (
         "Student,ID,SIS User ID,SIS Login ID,Section,Micrograd engine (4401)\n"
         "    Points Possible,,,,,10.00\n"
         '"Clark, Olivia",11111,S0011111,oclark,Section 01,7.75\n'
         '"Lee, John",22222,S0022222,jlee,Section 01,0.00\n'
-        '"Lee, John",33333,S0033333,jlee2,Section 02,0.00\n')
+        '"Lee, John",33333,S0033333,jlee2,Section 02,0.00\n'
+    )
     other_course = _graded(tmp_path / "other", [("zed", "canvas", "77777", 20.0, "graded")])
     with pytest.raises(UsageError, match="none of the 1 students graded"):  # never an import of zeros
-        export.main(target="canvas", out=target, assignment="micrograd", graded=other_course,
-                    roster=LMS / "canvas_gradebook.csv", column="Micrograd engine (4401)")
+        export.main(
+            target="canvas",
+            out=target,
+            assignment="micrograd",
+            graded=other_course,
+            roster=LMS / "canvas_gradebook.csv",
+            column="Micrograd engine (4401)",
+        )
     with pytest.raises(UsageError, match="2 assignment columns"):  # which column is ours: never guessed
-        export.main(target="canvas", out=target, assignment="micrograd", graded=out,
-                    roster=LMS / "canvas_gradebook.csv")
-    export.main(target="canvas", out=target, assignment="micrograd", graded=out, roster=LMS / "canvas_gradebook.csv",
-                column="Micrograd engine (4401)", percent=True)
+        export.main(
+            target="canvas", out=target, assignment="micrograd", graded=out, roster=LMS / "canvas_gradebook.csv"
+        )
+    export.main(
+        target="canvas",
+        out=target,
+        assignment="micrograd",
+        graded=out,
+        roster=LMS / "canvas_gradebook.csv",
+        column="Micrograd engine (4401)",
+        percent=True,
+    )
     assert target.read_text().splitlines()[2].endswith(",77.50%")
 
 
@@ -186,21 +240,26 @@ def test_moodle_worksheet_comes_back_whole_with_grades(tmp_path):
 def test_gradescope_csv(tmp_path):
     out = _graded(tmp_path, [("Olivia_Clark", "gradescope", "1001", 12.0, "graded")])
     target = tmp_path / "grades.csv"
-    export.main(target="gradescope-csv", out=target, assignment="micrograd", graded=out,
-                roster=LMS / "gradescope_roster.csv")
-    assert target.read_text() == ("Name,SID,Email,Score,Max Points,Status\n"
-                                  "Olivia Clark,1001,olivia.clark@example.edu,12.0,20.0,graded\n"
-                                  "John Lee,1002,john.lee@example.edu,0.0,,no_submission\n"
-                                  "Ada Byron,1003,ada.byron@example.edu,0.0,,no_submission\n"
-                                  "Alan Turing,1004,alan.turing@example.edu,0.0,,no_submission\n"
-                                  "Grace Hopper,1005,grace.hopper@example.edu,0.0,,no_submission\n")
+    export.main(
+        target="gradescope-csv", out=target, assignment="micrograd", graded=out, roster=LMS / "gradescope_roster.csv"
+    )
+    assert target.read_text() == (
+        "Name,SID,Email,Score,Max Points,Status\n"
+        "Olivia Clark,1001,olivia.clark@example.edu,12.0,20.0,graded\n"
+        "John Lee,1002,john.lee@example.edu,0.0,,no_submission\n"
+        "Ada Byron,1003,ada.byron@example.edu,0.0,,no_submission\n"
+        "Alan Turing,1004,alan.turing@example.edu,0.0,,no_submission\n"
+        "Grace Hopper,1005,grace.hopper@example.edu,0.0,,no_submission\n"
+    )
 
 
 def test_feedback_names_are_the_lms_own():
     """Canvas matches bulk feedback by the first two numbers of a name (user, attachment); Moodle by the
     participant id in `Full Name_<id>_assignsubmission_file_...`."""
-    canvas = {"student": "leejohn_22222", "lms": {"lms": "canvas", "name": "leejohn", "user_id": "22222",
-                                                   "submission_id": "50001", "late": True}}
+    canvas = {
+        "student": "leejohn_22222",
+        "lms": {"lms": "canvas", "name": "leejohn", "user_id": "22222", "submission_id": "50001", "late": True},
+    }
     assert export.feedback_name(canvas) == "leejohn_late_22222_50001_feedback.html"
     moodle = {"student": "Olivia_Clark", "lms": {"lms": "moodle", "name": "Olivia Clark", "user_id": "881234"}}
     assert export.feedback_name(moodle) == "Olivia Clark_881234_assignsubmission_file_feedback.html"
@@ -212,13 +271,23 @@ def test_feedback_zip_is_student_safe(tmp_path):
     out = _graded(tmp_path, [("alice", "plain", "", 0.0, "error")])
     folder = out / "students" / "alice"
     folder.mkdir(parents=True)
-    crash = Result("alice.py", None, "micrograd", "0", "error",
-                   SubmissionError("crash", "the grader failed on this submission:\nTraceback (most recent call last)"),
-                   0.0, 20.0, 0.1, ())
+    crash = Result(
+        "alice.py",
+        None,
+        "micrograd",
+        "0",
+        "error",
+        SubmissionError("crash", "the grader failed on this submission:\nTraceback (most recent call last)"),
+        0.0,
+        20.0,
+        0.1,
+        (),
+    )
     (folder / "result.json").write_text(json.dumps(crash.to_dict()))
     (folder / "report.html").write_text(html.student_report(crash))
-    (out / "summary.json").write_text(json.dumps({"students": [{"student": "alice", "folder": "students/alice",
-                                                                "lms": None}]}))
+    (out / "summary.json").write_text(
+        json.dumps({"students": [{"student": "alice", "folder": "students/alice", "lms": None}]})
+    )
     assert export.main(target="feedback", out=tmp_path / "f.zip", assignment="micrograd", graded=out) == 0
     with zipfile.ZipFile(tmp_path / "f.zip") as zf:
         text = zf.read("alice/feedback.html").decode()
@@ -229,8 +298,21 @@ def test_a_roster_that_is_none_is_refused_in_one_line(tmp_path):
     (tmp_path / "class").mkdir()
     (tmp_path / "class" / "alice.py").write_text(ENGINE)
     (tmp_path / "notes.csv").write_text("a,b\n1,2\n")
-    run = subprocess.run([sys.executable, "-m", "grader.cli", "batch", str(tmp_path / "class"), "--out",
-                          str(tmp_path / "out"), "--roster", str(tmp_path / "notes.csv")], capture_output=True, text=True)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grader.cli",
+            "batch",
+            str(tmp_path / "class"),
+            "--out",
+            str(tmp_path / "out"),
+            "--roster",
+            str(tmp_path / "notes.csv"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 2 and "is not a roster this grader reads" in run.stderr and "Traceback" not in run.stderr
     assert not (tmp_path / "out" / "grades.csv").exists()
 
@@ -245,17 +327,22 @@ def test_late_policy():
     capped; a marker alone counts as one day; a mistake in [late] names the field."""
     canvas_late = Identity("canvas", "x", "1", "2", late=True)
     assert late.assess(_policy(""), canvas_late) == late.Lateness(True, 0.0, late.assess(_policy(""), canvas_late).text)
-    policy = _policy('[late]\ndue = 2026-03-01T23:59:00-08:00\ngrace_minutes = 15\npenalty_per_day = 10\n'
-                     'max_penalty = 25\n')
+    policy = _policy(
+        "[late]\ndue = 2026-03-01T23:59:00-08:00\ngrace_minutes = 15\npenalty_per_day = 10\nmax_penalty = 25\n"
+    )
+
     def at(when):
         return late.assess(policy, Identity("gradescope", "x", submitted_at=when))
+
     assert not at("2026-03-02T00:10:00-08:00").late  # within the grace
     assert at("2026-03-02T00:20:00-08:00").percent == 10  # past it: one day
     assert at("2026-03-03T23:00:00-08:00").percent == 20
     capped = at("2026-03-09T00:00:00-08:00")
     assert capped.percent == 25 and "the most the policy takes" in capped.text
     assert capped.penalty(16.0) == 4.0
-    assert late.assess(policy, canvas_late).percent == 10 and "counted as 1 day" in late.assess(policy, canvas_late).text
+    assert (
+        late.assess(policy, canvas_late).percent == 10 and "counted as 1 day" in late.assess(policy, canvas_late).text
+    )
     in_utc = _policy('[late]\ndue = "2026-03-02T07:59:00Z"\npenalty_per_day = 10\n')  # Z, also on Python 3.10
     assert late.assess(in_utc, Identity("gradescope", "x", submitted_at="2026-03-02T09:00:00Z")).percent == 10
     with pytest.raises(SpecError, match="late.due"):
@@ -285,8 +372,12 @@ def test_a_canvas_class_round_trip(tmp_path):
     (tmp_path / "tiny").mkdir()
     (tmp_path / "tiny" / "assignment.toml").write_text(TINY)
     names = [(f"student{i:02d}", f"Student{i:02d}, Ann", str(10000 + i)) for i in range(21)]
-    names += [("leejohn", "Lee, John", "22222"), ("leejohn", "Lee, John", "33333"),
-              ("clarkolivia", "Clark, Olivia", "11111"), ("bigben", "Ben, Big", "44444")]
+    names += [
+        ("leejohn", "Lee, John", "22222"),
+        ("leejohn", "Lee, John", "33333"),
+        ("clarkolivia", "Clark, Olivia", "11111"),
+        ("bigben", "Ben, Big", "44444"),
+    ]
     rows = ["Student,ID,SIS User ID,SIS Login ID,Section,Micrograd engine (4401)", "    Points Possible,,,,,10.00"]
     rows += [f'"{full}",{uid},S{uid},login{uid},Section 01,' for _, full, uid in names]
     (tmp_path / "gradebook.csv").write_text("\n".join(rows) + "\n")
@@ -299,9 +390,26 @@ def test_a_canvas_class_round_trip(tmp_path):
     (cls / "bigben_44444_60101_micrograd.ipynb").write_bytes(b" " * (20 * 2**20 + 1))
     assert len(list(cls.iterdir())) == 19
     out = tmp_path / "out"
-    run = subprocess.run([sys.executable, "-m", "grader.cli", "batch", str(cls), "--out", str(out), "--jobs", "2",
-                          "--assignment", str(tmp_path / "tiny"), "--roster", str(tmp_path / "gradebook.csv")],
-                         capture_output=True, text=True, timeout=600)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grader.cli",
+            "batch",
+            str(cls),
+            "--out",
+            str(out),
+            "--jobs",
+            "2",
+            "--assignment",
+            str(tmp_path / "tiny"),
+            "--roster",
+            str(tmp_path / "gradebook.csv"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     assert "graded 19 submissions" in run.stdout and "6 on the roster handed in nothing" in run.stdout, run.stdout
     graded = {r["lms_user_id"]: r for r in csv.DictReader(open(out / "grades.csv", newline=""))}
@@ -317,21 +425,50 @@ def test_a_canvas_class_round_trip(tmp_path):
     report = (out / "students" / first["student"] / "report.html").read_text()
     assert "marked late by Canvas" in report and "10 − 1 = <strong>9 / 10</strong>" in report
     target = tmp_path / "import.csv"
-    done = subprocess.run([sys.executable, "-m", "grader.cli", "export", "canvas", "--from", str(out), "--roster",
-                           str(tmp_path / "gradebook.csv"), "--out", str(target)], capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grader.cli",
+            "export",
+            "canvas",
+            "--from",
+            str(out),
+            "--roster",
+            str(tmp_path / "gradebook.csv"),
+            "--out",
+            str(target),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
     lines = target.read_text().splitlines()
-    assert lines[:2] == ["Student,ID,SIS User ID,SIS Login ID,Section,Micrograd engine (4401)",
-                         "    Points Possible,,,,,10.00"]
+    assert lines[:2] == [
+        "Student,ID,SIS User ID,SIS Login ID,Section,Micrograd engine (4401)",
+        "    Points Possible,,,,,10.00",
+    ]
     expected = {uid: "9.00" if uid == "10000" else "10.00" for _, _, uid in names[:15] + names[21:23]}
-    assert lines[2:] == [f'"{full}",{uid},S{uid},login{uid},Section 01,{expected.get(uid, "0.00")}'
-                         for _, full, uid in names]
-    subprocess.run([sys.executable, "-m", "grader.cli", "export", "feedback", "--from", str(out), "--out",
-                    str(tmp_path / "feedback.zip")], check=True, capture_output=True)
+    assert lines[2:] == [
+        f'"{full}",{uid},S{uid},login{uid},Section 01,{expected.get(uid, "0.00")}' for _, full, uid in names
+    ]
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grader.cli",
+            "export",
+            "feedback",
+            "--from",
+            str(out),
+            "--out",
+            str(tmp_path / "feedback.zip"),
+        ],
+        check=True,
+        capture_output=True,
+    )
     with zipfile.ZipFile(tmp_path / "feedback.zip") as zf:
         names_in_zip = set(zf.namelist())
     assert "student00_late_10000_60000_feedback.html" in names_in_zip
     assert {"leejohn_22222_60015_feedback.html", "leejohn_33333_60016_feedback.html"} <= names_in_zip
     assert len(names_in_zip) == 19  # everyone something was found for; nothing for those with no submission
-
-

@@ -8,8 +8,8 @@ tests/test_corpus.py holds against an independent ground truth."""
 from __future__ import annotations
 
 import pytest
-
 from conftest import BASE_ENGINE, HERE, ZOO
+
 from grader.checks.suite import SUITE_CHECKS
 
 CORPUS = HERE / "corpus" / "engines"

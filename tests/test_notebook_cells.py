@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import nbformat
+from conftest import BASE_ENGINE, statuses, with_limits
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from conftest import BASE_ENGINE, statuses, with_limits
 from grader.checks.suite import SUITE_CHECKS
 from grader.grading import grade
 
 ENGINE = BASE_ENGINE.read_text()
-TESTS = '''
+TESTS = """
 def test_add_grad():
     a, b = Value(2.0), Value(-3.0)
     c = a + b
@@ -23,11 +23,13 @@ def test_mul_grad():
     c = a * b
     c.backward()
     assert abs(a.grad - b.data) < 1e-9 and abs(b.grad - a.data) < 1e-9
-'''
+"""
 
 
 def write_notebook(path, *cells):
-    nbformat.write(new_notebook(cells=[new_markdown_cell("# micrograd")] + [new_code_cell(c) for c in cells]), str(path))
+    nbformat.write(
+        new_notebook(cells=[new_markdown_cell("# micrograd")] + [new_code_cell(c) for c in cells]), str(path)
+    )
     return path
 
 
@@ -135,8 +137,13 @@ def test_import_torch_beside_numpy_in_the_first_cell_stands_in_and_the_rest_runs
     torch stands in (installed or not, the assignment does not name it), so the cell's other imports run and the
     engine using math is graded; the notes name each package missing, and a cell using torch says so."""
     first = "import torch\nimport numpy as np\nimport matplotlib.pyplot as plt\nimport math"
-    path = write_notebook(tmp_path / "lesson.ipynb", first, ENGINE, "x = torch.tensor([2.0]).item() * 2",
-                          "xs = np.linspace(-1, 1, 5)\nplt.plot(xs, xs)")
+    path = write_notebook(
+        tmp_path / "lesson.ipynb",
+        first,
+        ENGINE,
+        "x = torch.tensor([2.0]).item() * 2",
+        "xs = np.linspace(-1, 1, 5)\nplt.plot(xs, xs)",
+    )
     task = micrograd.without(tuple(c.id for c in micrograd.checks if c.id not in ("forward", "tanh")))
     result = grade(path, task)
     assert result.status == "graded" and result.score == result.max_score, (result.error, result.checks)
@@ -156,9 +163,17 @@ def test_grader_check_of_a_slow_notebook_shows_which_cell_runs(tmp_path):
     write_notebook(tmp_path / "slow.ipynb", ENGINE, "import time\ntime.sleep(5)", "x = 1")
     write_notebook(tmp_path / "quick.ipynb", ENGINE, "x = 1")
     env = {**os.environ, "PYTHONPATH": str(BASE_ENGINE.parents[3])}
-    runs = {name: subprocess.Popen([sys.executable, "-m", "grader.cli", "check", name, "--public-only"],
-                                   cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
-            for name in ("slow.ipynb", "quick.ipynb")}
+    runs = {
+        name: subprocess.Popen(
+            [sys.executable, "-m", "grader.cli", "check", name, "--public-only"],
+            cwd=tmp_path,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for name in ("slow.ipynb", "quick.ipynb")
+    }
     said = {name: run.communicate(timeout=300)[1] for name, run in runs.items()}
     assert all(run.returncode in (0, 1) for run in runs.values()), said
     assert "running your notebook: cell 3 (code cell 2 of 3)" in said["slow.ipynb"], said
@@ -185,13 +200,17 @@ def test_the_cells_the_tests_need():
     a later needed cell repeats is not needed unless a cell between reads the name as it runs."""
     from grader import slicing
 
-    cells = ((0, "import math\nimport random\nimport numpy as np\n%matplotlib inline"),
-             (1, "class Value:\n    def tanh(self):\n        return math.tanh(self.data)"),
-             (2, "def numerical_grad(f, x, h=1e-6):\n    return (f(x + h) - f(x - h)) / (2 * h)"),
-             (3, "random.seed(0)\nlosses = []\nfor k in range(100):\n    losses.append(Value(k))\nplt.plot(losses)"),
-             (4, "%timeit Value(1.0)"), (5, "!pip list"), (6, "Value.__radd__ = lambda self, other: self"),
-             (7, "import math\n\ndef close(a, b):\n    return math.isclose(a, b)"),
-             (8, "def test_grad():\n    assert close(numerical_grad(lambda x: x * x, 1.0), 2.0)\n\ntest_grad()"))
+    cells = (
+        (0, "import math\nimport random\nimport numpy as np\n%matplotlib inline"),
+        (1, "class Value:\n    def tanh(self):\n        return math.tanh(self.data)"),
+        (2, "def numerical_grad(f, x, h=1e-6):\n    return (f(x + h) - f(x - h)) / (2 * h)"),
+        (3, "random.seed(0)\nlosses = []\nfor k in range(100):\n    losses.append(Value(k))\nplt.plot(losses)"),
+        (4, "%timeit Value(1.0)"),
+        (5, "!pip list"),
+        (6, "Value.__radd__ = lambda self, other: self"),
+        (7, "import math\n\ndef close(a, b):\n    return math.isclose(a, b)"),
+        (8, "def test_grad():\n    assert close(numerical_grad(lambda x: x * x, 1.0), 2.0)\n\ntest_grad()"),
+    )
     assert slicing.needed(cells, None, ("Value",)) == {1, 2, 6, 7, 8}
     early = ((0, "import math"), (1, "PI = math.pi\nclass Value:\n    pass"), (2, "import math"))
     assert slicing.needed(early, None, ("Value",)) == {0, 1, 2}
@@ -202,8 +221,9 @@ def test_a_needed_cell_cut_off_by_its_time_limit_is_not_waited_for_in_every_run(
     """The engine's own cell runs a loop past its 2 s limit after defining Value: the runs of the tests leave it
     out, as the engine lane's run shows, rather than each run waiting 2 s for it again (17 runs would use up the
     15 s limit, and wheat and sabotage would be skipped)."""
-    path = write_notebook(tmp_path / "lesson.ipynb", ENGINE + "\nimport time\nwhile True:\n    time.sleep(0.01)",
-                          "print('demo')", TESTS)
+    path = write_notebook(
+        tmp_path / "lesson.ipynb", ENGINE + "\nimport time\nwhile True:\n    time.sleep(0.01)", "print('demo')", TESTS
+    )
     suite_only = micrograd.without(tuple(c.id for c in micrograd.checks if c.id not in SUITE_CHECKS))
     result = grade(path, with_limits(suite_only, submission_s=15.0, cell_s=2.0))
     found = statuses(result)

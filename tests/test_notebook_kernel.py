@@ -19,7 +19,6 @@ from __future__ import annotations
 import dataclasses
 import time
 
-import nbformat
 from jupyter_core.utils import run_sync
 from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
@@ -78,8 +77,14 @@ def kernel_run(sources: list[str]) -> tuple[list[str], set[str]]:
         payload = (execute_reply or {}).get("content", {}).get("payload", [])
         exits.extend(cell_index for p in payload if p.get("source") == "ask_exit")
 
-    client = NotebookClient(nb, timeout=CELL_S, kernel_name="python3", allow_errors=True, interrupt_on_timeout=True,
-                            on_cell_executed=executed)
+    client = NotebookClient(
+        nb,
+        timeout=CELL_S,
+        kernel_name="python3",
+        allow_errors=True,
+        interrupt_on_timeout=True,
+        on_cell_executed=executed,
+    )
     outcomes: list[str] = []
     names: set[str] = set()
     with client.setup_kernel():
@@ -91,8 +96,9 @@ def kernel_run(sources: list[str]) -> tuple[list[str], set[str]]:
                 outcomes += ["killed"] + ["not_run"] * (len(sources) - i - 1)
                 break
             errors = [o for o in cell.outputs if o.output_type == "error"]
-            outcomes.append("timeout" if time.monotonic() - started >= CELL_S else
-                            f"error:{errors[0].ename}" if errors else "ok")
+            outcomes.append(
+                "timeout" if time.monotonic() - started >= CELL_S else f"error:{errors[0].ename}" if errors else "ok"
+            )
             if exits:
                 outcomes += ["not_run"] * (len(sources) - i - 1)
                 break
@@ -114,8 +120,9 @@ def _names(client: NotebookClient) -> set[str]:
 
 def grader_run(sources: list[str], micrograd) -> tuple[list[str], set[str]]:
     """Each cell's outcome as the grader reports it, and the names the state it grades defines."""
-    task = dataclasses.replace(micrograd, required_symbols=(),
-                               limits=dataclasses.replace(micrograd.limits, cell_s=CELL_S))
+    task = dataclasses.replace(
+        micrograd, required_symbols=(), limits=dataclasses.replace(micrograd.limits, cell_s=CELL_S)
+    )
     nb = new_notebook(cells=[new_code_cell(s) for s in sources])
     code = Code("notebook", {}, notebooks.code_cells(nb), ())
     limits = SandboxLimits(request_s=task.limits.request_s, memory_mb=task.limits.memory_mb, cpu_s=120)

@@ -13,10 +13,11 @@ import subprocess
 import sys
 
 from conftest import BASE_ENGINE, statuses
+from test_notebook_cells import TESTS, write_notebook
+
 from grader.checks.suite import SUITE_CHECKS
 from grader.grading import Options, grade
 from grader.protocol import Code, transformed
-from test_notebook_cells import TESTS, write_notebook
 
 SHELL_RUN = r"""
 import json, sys
@@ -35,8 +36,12 @@ print(json.dumps({"x": getattr(module, "x", None), "made": notebook.transformed(
 
 
 def shell_run(cells, given, *flags):
-    out = subprocess.run([sys.executable, "-c", SHELL_RUN, json.dumps(cells), json.dumps(given), *flags],
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", SHELL_RUN, json.dumps(cells), json.dumps(given), *flags],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -68,8 +73,9 @@ def test_cells_are_recorded_as_ipython_transforms_them():
 
 def test_the_host_keeps_only_claims_that_fit_the_cells():
     code = Code("notebook", {}, ((2, "a = 1\nb = 2\n"), (5, "c = 3\nd = 4\n")))
-    claims = {"transformed": [[2, "a = 1\nb = 2\n"], [7, "elsewhere = 1\n"], ["5", "c = 3\n"], [5, "x" * 10_000],
-                              [5], "junk"]}
+    claims = {
+        "transformed": [[2, "a = 1\nb = 2\n"], [7, "elsewhere = 1\n"], ["5", "c = 3\n"], [5, "x" * 10_000], [5], "junk"]
+    }
     assert transformed(claims, code) == ((2, "a = 1\nb = 2\n"),)
     assert transformed({"transformed": "junk"}, code) == ()
     assert transformed(claims, Code("py", {})) == ()
@@ -95,7 +101,11 @@ def test_a_notebook_whose_needed_cells_use_magics_grades_the_same_on_every_engin
 def test_a_lean_run_is_plain_python_in_the_shells_namespace():
     """run_cell displays a cell's last expression (`_` holds it); a lean run does not, but runs the cell's code, with
     IPython's builtins (get_ipython) in place, and reports what it raised."""
-    cells = [[0, "x = 41\nx + 1\n"], [1, "ip = get_ipython()\nx = x + 1 if ip else 0\n"], [2, "y = 1\nraise ValueError('no')\n"]]
+    cells = [
+        [0, "x = 41\nx + 1\n"],
+        [1, "ip = get_ipython()\nx = x + 1 if ip else 0\n"],
+        [2, "y = 1\nraise ValueError('no')\n"],
+    ]
     given = [[i, text] for i, text in cells]
     full = shell_run(cells, given)
     lean = shell_run(cells, given, "lean")

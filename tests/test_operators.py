@@ -9,12 +9,11 @@ import hashlib
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, ZOO
-from grader.sabotage import engine_block, plan, wheats, all_operators
+
+from grader.sabotage import all_operators, engine_block, plan, wheats
 from grader.sabotage.mutate import NotApplicable
 from grader.sabotage.rewrite import rewrite
 
@@ -75,7 +74,11 @@ def test_rewriting_keeps_every_number_and_hides_the_code():
     """Does the per-grading rewrite leave every wheat's numbers as they were, the same for the same seed,
     different for another, with neither source nor bytecode of any method as shipped?"""
     for wheat in wheats():
-        first, again, other = rewrite(wheat.source, "seed-a"), rewrite(wheat.source, "seed-a"), rewrite(wheat.source, "b")
+        first, again, other = (
+            rewrite(wheat.source, "seed-a"),
+            rewrite(wheat.source, "seed-a"),
+            rewrite(wheat.source, "b"),
+        )
         assert first == again and first != other
         assert behaviour(first) == behaviour(wheat.source)
         shipped, rewritten = _method_code(wheat.source), _method_code(first)
@@ -105,8 +108,11 @@ def test_a_plan_has_every_wheat_and_one_mutant_per_operator_in_an_order_of_its_o
     """Does a grading's plan hold each wheat once and one mutant per operator, each a Value class and a
     Neuron (every wheat's run swaps its Neuron in, so a swapped Neuron names no operator), in an order and
     on wheats that follow the seed?"""
-    first, again, other = plan(tuple(all_operators()), "s1", "p"), plan(tuple(all_operators()), "s1", "p"), \
-        plan(tuple(all_operators()), "s2", "p")
+    first, again, other = (
+        plan(tuple(all_operators()), "s1", "p"),
+        plan(tuple(all_operators()), "s1", "p"),
+        plan(tuple(all_operators()), "s2", "p"),
+    )
     assert [r.id for r in first] == [r.id for r in again] and [r.block for r in first] == [r.block for r in again]
     assert [r.id for r in first] != [r.id for r in other]
     assert sorted(r.wheat for r in first if r.kind == "wheat") == sorted(w.id for w in wheats())
@@ -118,8 +124,11 @@ def test_a_plan_has_every_wheat_and_one_mutant_per_operator_in_an_order_of_its_o
 
 def test_an_engine_block_drops_future_imports_and_keeps_what_it_names():
     """Is an engine block appendable after a student's code (no __future__ import) and only what it swaps in?"""
-    block = engine_block("from __future__ import annotations\nimport math\nclass Value: pass\nclass Neuron: pass\n"
-                         "def numerical_grad(f, x): pass\n", ("Value",))
+    block = engine_block(
+        "from __future__ import annotations\nimport math\nclass Value: pass\nclass Neuron: pass\n"
+        "def numerical_grad(f, x): pass\n",
+        ("Value",),
+    )
     assert block.strip().splitlines() == ["import math", "", "class Value:", "    pass"]
 
 
@@ -128,16 +137,20 @@ def test_the_documented_example_operator_works(tmp_path):
     mutate every wheat?"""
     text = (ROOT / "docs" / "authoring.md").read_text()
     cause, example = re.findall(r"```python\n(.*?)```", text, re.S)[-2:]
-    script = f"from grader.causes import CAUSES, Cause\ncause = {cause.strip().rstrip(',')}\nCAUSES[cause.id] = cause\n" \
-        + example + (
-        "\nfrom grader.sabotage import all_operators, wheats\n"
-        "op = all_operators()['exp_from_input']\n"
-        "for wheat in wheats():\n"
-        "    namespace = {}\n"
-        "    exec(op.apply(wheat.source), namespace)\n"
-        "    a = namespace['Value'](0.5); a.exp().backward()\n"
-        "    assert abs(a.grad - 0.5) < 1e-12, a.grad\n"
-        "print('ok')\n")
+    script = (
+        f"from grader.causes import CAUSES, Cause\ncause = {cause.strip().rstrip(',')}\nCAUSES[cause.id] = cause\n"
+        + example
+        + (
+            "\nfrom grader.sabotage import all_operators, wheats\n"
+            "op = all_operators()['exp_from_input']\n"
+            "for wheat in wheats():\n"
+            "    namespace = {}\n"
+            "    exec(op.apply(wheat.source), namespace)\n"
+            "    a = namespace['Value'](0.5); a.exp().backward()\n"
+            "    assert abs(a.grad - 0.5) < 1e-12, a.grad\n"
+            "print('ok')\n"
+        )
+    )
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path)
     assert run.stdout.strip() == "ok", run.stderr
 
@@ -162,10 +175,12 @@ def test_a_grading_cannot_be_recomputed_without_the_secret(tmp_path, monkeypatch
     mine = secret.seed(made, b"plan", source, tests)
     other = secret.seed(b"another instructor", b"plan", source, tests)
     ops = tuple(all_operators())
-    assert [r.block for r in plan(ops, mine, secret.seed(made, b"pool"))] == \
-        [r.block for r in plan(ops, mine, secret.seed(made, b"pool"))]
-    assert [r.block for r in plan(ops, mine, secret.seed(made, b"pool"))] != \
-        [r.block for r in plan(ops, other, secret.seed(b"another instructor", b"pool"))]
+    assert [r.block for r in plan(ops, mine, secret.seed(made, b"pool"))] == [
+        r.block for r in plan(ops, mine, secret.seed(made, b"pool"))
+    ]
+    assert [r.block for r in plan(ops, mine, secret.seed(made, b"pool"))] != [
+        r.block for r in plan(ops, other, secret.seed(b"another instructor", b"pool"))
+    ]
     monkeypatch.setenv("GRADER_SECRET", "given")
     assert secret.key() == b"given"
     folder = tmp_path / "assignment"

@@ -3,8 +3,9 @@ grader's CPU per grading), and choose the same engines as when it rewrote every 
 
 from __future__ import annotations
 
-import grader.sabotage as sabotage
 from conftest import BASE_ENGINE
+
+import grader.sabotage as sabotage
 from grader.sabotage import all_operators, own_block, plan
 
 OPERATORS = tuple(sorted(all_operators()))
@@ -37,6 +38,7 @@ def test_a_mutant_that_cannot_be_rewritten_gives_way_to_a_wheats(monkeypatch):
         seed = f"seed-{i}"
         usual = plan(OPERATORS, seed, "pool", own)
         for op_id in OPERATORS:
+
             def variant(source, salt, op_id=op_id):
                 return None if salt.endswith(f":{op_id}:own") else real_variant(source, salt)
 

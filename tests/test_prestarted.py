@@ -10,6 +10,7 @@ import sys
 import time
 
 from conftest import BASE_ENGINE, statuses
+
 from grader.grading import Options, grade
 from grader.sandbox import isolation
 from grader.sandbox.limits import SandboxLimits
@@ -53,8 +54,9 @@ def test_a_grading_takes_every_matching_sandbox(tmp_path, micrograd):
     engine, suites, join = layout("py", True, 2)
     assert join and engine == ("pytest",) and suites == [("pytest",)]  # the engine's sandbox joins the suite's
     with Prestarted([(limits, warm) for warm in (engine, *suites)], iso) as pool:
-        result = grade(tmp_path / "micrograd_mine.py", micrograd,
-                       Options(isolation=iso, suite_sandboxes=2, prestarted=pool))
+        result = grade(
+            tmp_path / "micrograd_mine.py", micrograd, Options(isolation=iso, suite_sandboxes=2, prestarted=pool)
+        )
         assert pool.free == []
     assert result.status == "graded" and statuses(result)["student_tests"] == "passed", result.checks
 
@@ -63,8 +65,13 @@ def test_grader_check_grades_with_its_sandboxes_started_first(tmp_path):
     """The whole command, as a student runs it: the same score as ever."""
     (tmp_path / "micrograd_mine.py").write_bytes(BASE_ENGINE.read_bytes())
     (tmp_path / "test_micrograd.py").write_text(GOOD_TESTS)
-    out = subprocess.run([sys.executable, "-m", "grader.cli", "check", "micrograd_mine.py", "--json", "-"],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-m", "grader.cli", "check", "micrograd_mine.py", "--json", "-"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode in (0, 1), out.stderr
     assert '"status": "graded"' in out.stdout and '"student_tests"' in out.stdout, out.stdout[-2000:]
 

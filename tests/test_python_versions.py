@@ -11,8 +11,8 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import ROOT
+
 from grader.spec import tomllib
 
 pytest.importorskip("vermin")
@@ -24,9 +24,23 @@ PACKAGE = ["grader", "reference", "student_template", "assignments"]
 
 def vermin(*paths: str) -> subprocess.CompletedProcess:
     """vermin's verdict on paths: exit 0 when none needs a Python later than MINIMUM."""
-    return subprocess.run([sys.executable, "-c", "import sys; from vermin import main; sys.exit(main())",
-                           "--no-tips", "--violations", "--eval-annotations", "--processes=1", f"-t={MINIMUM}-",
-                           *paths], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from vermin import main; sys.exit(main())",
+            "--no-tips",
+            "--violations",
+            "--eval-annotations",
+            "--processes=1",
+            f"-t={MINIMUM}-",
+            *paths,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
 
 
 def test_no_module_needs_a_python_later_than_3_10():

@@ -5,9 +5,9 @@ functions that take Value as a parameter, and syntax of a newer Python said as e
 from __future__ import annotations
 
 import nbformat
+from conftest import BASE_ENGINE, statuses
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from conftest import BASE_ENGINE, statuses
 from grader.checks.suite import SUITE_CHECKS
 from grader.grading import grade
 
@@ -15,18 +15,25 @@ ENGINE = BASE_ENGINE.read_text()
 
 
 def write_notebook(path, *cells):
-    nbformat.write(new_notebook(cells=[new_markdown_cell("# micrograd")] + [new_code_cell(c) for c in cells]), str(path))
+    nbformat.write(
+        new_notebook(cells=[new_markdown_cell("# micrograd")] + [new_code_cell(c) for c in cells]), str(path)
+    )
     return path
 
 
 def test_unused_scientific_imports_are_stood_in_for(grade_source, micrograd):
     """Is a .py that imports numpy, matplotlib and graphviz (absent here) graded in full, with a note for each?"""
-    head = ("import numpy as np\nimport matplotlib.pyplot as plt\nfrom graphviz import Digraph\n"
-            "xs = np.array([1.0, 2.0])\nplt.plot([1, 2], [3, 4])\n")
+    head = (
+        "import numpy as np\nimport matplotlib.pyplot as plt\nfrom graphviz import Digraph\n"
+        "xs = np.array([1.0, 2.0])\nplt.plot([1, 2], [3, 4])\n"
+    )
     result = grade_source(head + ENGINE, micrograd.without(SUITE_CHECKS))
     assert result.status == "graded" and result.score == result.max_score, result.error
-    assert [n.split(",")[0] for n in result.notes] == ["Your code imports numpy", "Your code imports matplotlib",
-                                                      "Your code imports graphviz"]
+    assert [n.split(",")[0] for n in result.notes] == [
+        "Your code imports numpy",
+        "Your code imports matplotlib",
+        "Your code imports graphviz",
+    ]
     assert '"notes"' in result.to_json()
 
 
@@ -43,9 +50,12 @@ def test_using_a_stood_in_package_says_which_and_where(grade_source, micrograd):
 def test_a_notebook_opening_with_a_future_import_and_magics(tmp_path, micrograd):
     """Does a notebook whose first cell is `from __future__ import annotations` (with %matplotlib inline
     and numpy, absent here) run and get graded, its failing magic reported, not the grader's prelude?"""
-    path = write_notebook(tmp_path / "lesson.ipynb",
-                          "from __future__ import annotations\nimport numpy as np\n%matplotlib inline",
-                          ENGINE, "def f(x: Value) -> Value:\n    return x * 2")
+    path = write_notebook(
+        tmp_path / "lesson.ipynb",
+        "from __future__ import annotations\nimport numpy as np\n%matplotlib inline",
+        ENGINE,
+        "def f(x: Value) -> Value:\n    return x * 2",
+    )
     result = grade(path, micrograd.without(SUITE_CHECKS))
     assert result.status == "graded", result.error
     assert result.score == result.max_score
@@ -53,7 +63,7 @@ def test_a_notebook_opening_with_a_future_import_and_magics(tmp_path, micrograd)
     assert all("SyntaxError" not in p for p in problems), problems
 
 
-NBGRADER_TESTS = '''
+NBGRADER_TESTS = """
 def test_add_grad(Value):
     a, b = Value(2.0), Value(-3.0)
     c = a + b
@@ -69,7 +79,7 @@ def test_mul_grad(Value):
     assert abs(a.grad - b.data) < 1e-9 and abs(b.grad - a.data) < 1e-9
 
 test_mul_grad(Value)
-'''
+"""
 
 
 def test_nbgrader_style_tests_taking_value_run_and_count(tmp_path, micrograd):

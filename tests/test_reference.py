@@ -123,8 +123,12 @@ def test_random_graphs_match_torch(graph):
 
 HAND_EXAMPLES = [
     pytest.param(lambda a, b, c, f: (a * b + c) * f, [2, -3, 10, -2], [6, -4, -2, 4], id="(a*b+c)*f"),
-    pytest.param(lambda x1, x2, w1, w2, b: (x1 * w1 + x2 * w2 + b).tanh(),
-                 [2, 0, -3, 1, 6.8813735870195432], [-1.5, 0.5, 1.0, 0.0, 0.5], id="tanh-neuron"),
+    pytest.param(
+        lambda x1, x2, w1, w2, b: (x1 * w1 + x2 * w2 + b).tanh(),
+        [2, 0, -3, 1, 6.8813735870195432],
+        [-1.5, 0.5, 1.0, 0.0, 0.5],
+        id="tanh-neuron",
+    ),
     pytest.param(lambda a, b: (a * b + 5) ** 2, [2, -3], [6, -4], id="(a*b+5)**2"),
 ]
 

@@ -9,8 +9,8 @@ import shutil
 import time
 
 import pytest
-
 from conftest import BAD, HERE, ZOO
+
 from grader.batch.tasks import crash_result
 from grader.errors import BadResult
 from grader.grading import grade
@@ -26,11 +26,13 @@ def results(micrograd, engine_checks, tmp_path_factory):
     folder = tmp_path_factory.mktemp("buggy")
     shutil.copy(ZOO / "buggy" / "tanh_grad_from_input.py", folder / "micrograd_mine.py")
     shutil.copy(HERE / "fixtures" / "suites" / "weak.py", folder / "test_micrograd.py")
-    graded = [grade(folder / "micrograd_mine.py", micrograd),
-              grade(ZOO / "correct" / "kahn.py", engine_checks),
-              grade(ROOT / "examples" / "lesson_notebook.ipynb", engine_checks),
-              grade(BAD / "syntax_error.py", engine_checks),
-              crash_result("micrograd_mine.py", "micrograd", time.monotonic(), "the grading process died")]
+    graded = [
+        grade(folder / "micrograd_mine.py", micrograd),
+        grade(ZOO / "correct" / "kahn.py", engine_checks),
+        grade(ROOT / "examples" / "lesson_notebook.ipynb", engine_checks),
+        grade(BAD / "syntax_error.py", engine_checks),
+        crash_result("micrograd_mine.py", "micrograd", time.monotonic(), "the grading process died"),
+    ]
     return [r.to_json() for r in graded] + [graded[0].redacted().to_json()]
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import shutil
 
 import pytest
-
 from conftest import BASE_ENGINE, HERE, ZOO, with_limits
+
 from grader.grading import Options, grade
 from grader.sabotage import all_operators
 
@@ -142,7 +142,8 @@ def test_mutants_of_the_students_own_engine_count_only_against_a_decoy(tmp_path,
         "    exec(compile(MINE, micrograd_mine.__file__, 'exec'), scope)\n"
         "    written = _code(scope['Value'].__add__.__code__)\n"
         "    assert getattr(micrograd_mine.Value, 'SIGNATURE', None) != 'mine-7731' \\\n"
-        "        or _code(micrograd_mine.Value.__add__.__code__) == written\n")
+        "        or _code(micrograd_mine.Value.__add__.__code__) == written\n"
+    )
     result = grade(tmp_path / "micrograd_mine.py", micrograd)
     wheat = next(c for c in result.checks if c.id == "wheat")
     assert wheat.status == "passed"
@@ -161,9 +162,14 @@ def test_a_mutant_that_behaves_like_the_engine_is_left_out():
     same, other = ((1.0, 2.0),), ((1.0, 3.0),)
     student = Run(True, ok, [], "", False, 0.1, same)
     caught = Run(True, {"test_x": {**ok["test_x"], "outcome": "failed"}}, [], "", False, 0.1, other)
-    found = Suite(student, {}, {"add_half": Run(True, ok, [], "", False, 0.1, same), "mul_own_data": caught,
-                                "pow_off_by_one": caught}, {}, own=frozenset({"add_half", "mul_own_data"}),
-                  decoy=Run(True, ok, [], "", False, 0.1, same))
+    found = Suite(
+        student,
+        {},
+        {"add_half": Run(True, ok, [], "", False, 0.1, same), "mul_own_data": caught, "pow_off_by_one": caught},
+        {},
+        own=frozenset({"add_half", "mul_own_data"}),
+        decoy=Run(True, ok, [], "", False, 0.1, same),
+    )
     counted, dropped = _counted_mutants(found, ["test_x"])
     assert counted == ["mul_own_data", "pow_off_by_one"]
     assert "equivalent" in dropped["add_half"]

@@ -12,11 +12,11 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import BASE_ENGINE
+
 from grader.errors import WorkerFailure
 from grader.sandbox import isolation, uids
-from grader.sandbox.supervisor import SandboxLimits, Sandbox
+from grader.sandbox.supervisor import Sandbox, SandboxLimits
 
 needs_bwrap = pytest.mark.skipif(isolation.detect().bwrap is None, reason="bubblewrap cannot create a sandbox here")
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="uids are dropped only when the grader runs as root")
@@ -44,8 +44,11 @@ def test_a_dead_unit_costs_only_its_request():
         fresh = box.unit("state")
         fresh.exchange(LOAD, 10)
         items = []
-        reply = fresh.exchange({"op": "eval_many", "programs": [[["leaf", 1.0], ["leaf", 2.0], ["add", 0, 1]]],
-                                "backward": True}, 10, on_event=items.append)
+        reply = fresh.exchange(
+            {"op": "eval_many", "programs": [[["leaf", 1.0], ["leaf", 2.0], ["add", 0, 1]]], "backward": True},
+            10,
+            on_event=items.append,
+        )
         assert reply["ok"] and items[0]["value"]["data"] == [1.0, 2.0, 3.0]
 
 
@@ -103,8 +106,10 @@ def test_no_network():
     server.bind(("127.0.0.1", 0))
     server.listen()
     port = server.getsockname()[1]
-    code = f"import socket\ntry:\n    socket.create_connection(('127.0.0.1', {port}), timeout=2)\n    REACHED = True\n" \
-           "except OSError:\n    REACHED = False\nclass Value: pass\nassert not REACHED\n"
+    code = (
+        f"import socket\ntry:\n    socket.create_connection(('127.0.0.1', {port}), timeout=2)\n    REACHED = True\n"
+        "except OSError:\n    REACHED = False\nclass Value: pass\nassert not REACHED\n"
+    )
     reply = load(code)
     server.close()
     assert reply["ok"], reply
@@ -147,10 +152,12 @@ def test_unit_runs_as_an_unprivileged_uid():
 @needs_bwrap
 def test_disk_is_capped_in_total():
     """Is the sandbox's writable space capped in total, not only file by file, with a clear error?"""
-    code = ("import os\nwritten = 0\ntry:\n    for i in range(1000):\n"
-            "        with open(f'/tmp/f{i}', 'wb') as f:\n            f.write(b'x' * (4 << 20))\n"
-            "        written += 4\nexcept OSError as exc:\n    ERROR = str(exc)\nclass Value: pass\n"
-            "assert 'No space left' in ERROR and written <= 64, (written, ERROR)\n")
+    code = (
+        "import os\nwritten = 0\ntry:\n    for i in range(1000):\n"
+        "        with open(f'/tmp/f{i}', 'wb') as f:\n            f.write(b'x' * (4 << 20))\n"
+        "        written += 4\nexcept OSError as exc:\n    ERROR = str(exc)\nclass Value: pass\n"
+        "assert 'No space left' in ERROR and written <= 64, (written, ERROR)\n"
+    )
     reply = load(code, disk_mb=32)
     assert reply["ok"], reply
 
@@ -184,15 +191,27 @@ def test_a_later_unit_finds_no_trace_of_what_an_earlier_one_was_told():
     source = f"TARGET = {target!r}\n" + MEMORY_SCAN
     with sandbox_for(source) as box:
         told = box.unit("suite")
-        reply = told.exchange({"op": "suite", "code": {"kind": "py", "file": "micrograd_mine.py"},
-                               "tests": "def test_seen():\n    import micrograd_mine\n    assert micrograd_mine.FOUND\n",
-                               "engine": f"# {marker}\nFOUND_HERE = True\n"}, 30)
+        reply = told.exchange(
+            {
+                "op": "suite",
+                "code": {"kind": "py", "file": "micrograd_mine.py"},
+                "tests": "def test_seen():\n    import micrograd_mine\n    assert micrograd_mine.FOUND\n",
+                "engine": f"# {marker}\nFOUND_HERE = True\n",
+            },
+            30,
+        )
         told.close()
         assert reply["ok"] and reply["result"]["tests"]["test_seen"]["outcome"] == "passed"  # the scan works
         later = box.unit("suite")
-        reply = later.exchange({"op": "suite", "code": {"kind": "py", "file": "micrograd_mine.py"},
-                                "tests": "def test_unseen():\n    import micrograd_mine\n    assert not micrograd_mine.FOUND\n",
-                                "engine": None}, 30)
+        reply = later.exchange(
+            {
+                "op": "suite",
+                "code": {"kind": "py", "file": "micrograd_mine.py"},
+                "tests": "def test_unseen():\n    import micrograd_mine\n    assert not micrograd_mine.FOUND\n",
+                "engine": None,
+            },
+            30,
+        )
         assert reply["ok"] and reply["result"]["tests"]["test_unseen"]["outcome"] == "passed", reply
 
 
@@ -211,8 +230,10 @@ def test_uids_are_unique_across_graders():
     import json
     import sys
 
-    procs = [subprocess.Popen([sys.executable, "-c", LEASE_SCRIPT], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              text=True) for _ in range(4)]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", LEASE_SCRIPT], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        for _ in range(4)
+    ]
     try:
         held = [json.loads(p.stdout.readline()) for p in procs]
     finally:
@@ -225,16 +246,23 @@ def test_uids_are_unique_across_graders():
 @needs_root
 def test_cleanup_kills_only_its_own_processes():
     """When one sandbox is cleaned up and closed, does another, running beside it, keep its processes?"""
-    code = BASE_ENGINE.read_text() + "\nimport time\ndef _slow(self):\n    time.sleep(1.5)\n    self.grad = 1.0\n" \
-                                     "Value.backward = _slow\n"
+    code = (
+        BASE_ENGINE.read_text() + "\nimport time\ndef _slow(self):\n    time.sleep(1.5)\n    self.grad = 1.0\n"
+        "Value.backward = _slow\n"
+    )
     import threading
 
     with sandbox_for(code) as survivor:
         unit = survivor.unit("state")
         unit.exchange(LOAD, 10)
         items, replies = [], []
-        busy = threading.Thread(target=lambda: replies.append(unit.exchange(
-            {"op": "eval_many", "programs": [[["leaf", 1.0]]], "backward": True}, 10, on_event=items.append)))
+        busy = threading.Thread(
+            target=lambda: replies.append(
+                unit.exchange(
+                    {"op": "eval_many", "programs": [[["leaf", 1.0]]], "backward": True}, 10, on_event=items.append
+                )
+            )
+        )
         busy.start()  # the survivor's process is in the middle of a request while the other is torn down
         with sandbox_for(code) as other:
             doomed = other.unit("state")

@@ -14,10 +14,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import BASE_ENGINE, CORRECT_ENGINES
+
 from grader.sandbox import isolation
-from grader.sandbox.supervisor import SandboxLimits, Sandbox
+from grader.sandbox.supervisor import Sandbox, SandboxLimits
 
 needs_bwrap = pytest.mark.skipif(isolation.detect().bwrap is None, reason="bubblewrap cannot create a sandbox here")
 LOAD = {"op": "load", "code": {"kind": "py", "file": "micrograd_mine.py"}}
@@ -27,9 +27,11 @@ LOAD = {"op": "load", "code": {"kind": "py", "file": "micrograd_mine.py"}}
 def test_dev_shm_is_capped():
     """Is /dev/shm in a sandbox the small capped tmpfs (8 MB), not the unbounded one bubblewrap's own
     /dev brings, mounted over it when /dev comes after?"""
-    code = ("written = 0\ntry:\n    for i in range(64):\n        with open(f'/dev/shm/f{i}', 'wb') as f:\n"
-            "            f.write(b'x' * (1 << 20))\n        written += 1\nexcept OSError as exc:\n    ERROR = str(exc)\n"
-            "class Value: pass\nassert 'No space left' in ERROR and written <= 8, (written, ERROR)\n")
+    code = (
+        "written = 0\ntry:\n    for i in range(64):\n        with open(f'/dev/shm/f{i}', 'wb') as f:\n"
+        "            f.write(b'x' * (1 << 20))\n        written += 1\nexcept OSError as exc:\n    ERROR = str(exc)\n"
+        "class Value: pass\nassert 'No space left' in ERROR and written <= 8, (written, ERROR)\n"
+    )
     with Sandbox({"micrograd_mine.py": code.encode()}, SandboxLimits()) as box:
         reply = box.unit("state").exchange(LOAD, 20)
     assert reply["ok"], reply
@@ -42,7 +44,7 @@ def wrapper_python(folder: Path) -> Path:
     (folder / "libexec" / "python").symlink_to(os.path.realpath(sys.executable))
     (folder / "bin").mkdir()
     script = folder / "bin" / "python"
-    script.write_text(f"#!/bin/sh\nexec {folder / 'libexec' / 'python'} \"$@\"\n")
+    script.write_text(f'#!/bin/sh\nexec {folder / "libexec" / "python"} "$@"\n')
     script.chmod(0o755)
     return script
 
@@ -58,14 +60,25 @@ def test_a_python_the_sandbox_cannot_run_stops_every_command_once_up_front(tmp_p
     for i, engine in enumerate(CORRECT_ENGINES[:3]):
         (inputs / f"s{i}.py").write_text(engine.read_text())
     out = tmp_path / "out"
-    run = subprocess.run([sys.executable, "-m", "grader.cli", "batch", str(inputs), "--out", str(out), "--jobs", "2"],
-                         capture_output=True, text=True, timeout=300, env=env)
+    run = subprocess.run(
+        [sys.executable, "-m", "grader.cli", "batch", str(inputs), "--out", str(out), "--jobs", "2"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert run.returncode == 3, run.stdout + run.stderr
     assert run.stderr.count("a sandbox did not start") == 1 and "GRADER_SANDBOX_PYTHON" in run.stderr, run.stderr
     assert "Traceback" not in run.stderr and not list(out.glob("students/*/result.json"))
     (tmp_path / "micrograd_mine.py").write_text(BASE_ENGINE.read_text())
-    run = subprocess.run([sys.executable, "-m", "grader.cli", "check"], cwd=tmp_path, capture_output=True, text=True,
-                         timeout=300, env=env)
+    run = subprocess.run(
+        [sys.executable, "-m", "grader.cli", "check"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert run.returncode == 3 and "a sandbox did not start" in run.stderr, run.stdout + run.stderr
     assert "Score:" not in run.stdout
 
@@ -83,8 +96,12 @@ def test_a_sandbox_python_without_pytest_stops_a_batch_up_front(tmp_path):
     inputs.mkdir()
     (inputs / "alice.py").write_text(BASE_ENGINE.read_text())
     out = tmp_path / "out"
-    run = subprocess.run([sys.executable, "-m", "grader.cli", "batch", str(inputs), "--out", str(out)],
-                         capture_output=True, text=True, timeout=300,
-                         env=dict(os.environ, GRADER_SANDBOX_PYTHON=str(venv / "bin" / "python")))
+    run = subprocess.run(
+        [sys.executable, "-m", "grader.cli", "batch", str(inputs), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, GRADER_SANDBOX_PYTHON=str(venv / "bin" / "python")),
+    )
     assert run.returncode == 3 and "pytest" in run.stderr and "GRADER_SANDBOX_PYTHON" in run.stderr, run.stderr
     assert "Traceback" not in run.stderr and not list(out.glob("students/*/result.json"))

@@ -40,7 +40,7 @@ def test_selftest_flags_a_mutant_that_is_really_correct(tmp_path: Path):
     assert any("equivalent to a correct engine" in p for p in found)
 
 
-LOSS_FALLS = '''import random
+LOSS_FALLS = """import random
 random.seed(0)
 model = Neuron(2)
 xs = [[1.0, -1.0], [2.0, 0.5], [-1.0, 0.5], [0.0, 1.5]]
@@ -54,7 +54,7 @@ for _ in range(50):
     for p in model.parameters():
         p.data -= 0.1 * p.grad
     losses.append(loss.data)
-assert losses[-1] < losses[0]'''
+assert losses[-1] < losses[0]"""
 
 
 def test_every_catch_hint_is_run_and_an_unproven_one_is_flagged(monkeypatch):
@@ -71,7 +71,10 @@ def test_every_catch_hint_is_run_and_an_unproven_one_is_flagged(monkeypatch):
     assert ours
     proven = hints.prove(bases, ours, ("neuron_no_bias",))
     assert hints.problems(bases, ours, proven, ("neuron_no_bias",)) == []
-    monkeypatch.setitem(REGISTRY, "neuron_no_bias", replace(REGISTRY["neuron_no_bias"], proof=LOSS_FALLS,
-                                                            catch="train a neuron and assert the loss falls"))
+    monkeypatch.setitem(
+        REGISTRY,
+        "neuron_no_bias",
+        replace(REGISTRY["neuron_no_bias"], proof=LOSS_FALLS, catch="train a neuron and assert the loss falls"),
+    )
     unproven = hints.problems(bases, ours, hints.prove(bases, ours, ("neuron_no_bias",)), ("neuron_no_bias",))
     assert len(unproven) == len(ours) and all("does not catch neuron_no_bias@" in p for p in unproven), unproven

@@ -8,6 +8,7 @@ import threading
 import time
 
 from conftest import BASE_ENGINE
+
 from grader.files import MODULE_FILE
 from grader.lanes import SuiteJob, SuiteLane
 from grader.protocol import Code
@@ -62,8 +63,9 @@ def test_a_late_sandbox_joins_the_runs_once_released():
     released = []
     with Sandbox(code.files, SandboxLimits(), ("pytest",)) as late:
         lane = SuiteLane(code, SandboxLimits(), None, 1, before=lambda: released.append(True), late=late)
-        engines = tuple(EngineRun(f"wheat:{w.id}", "wheat", w.id, None, engine_block(w.source, SWAPPED))
-                        for w in wheats())
+        engines = tuple(
+            EngineRun(f"wheat:{w.id}", "wheat", w.id, None, engine_block(w.source, SWAPPED)) for w in wheats()
+        )
         lane.start(SuiteJob(code, TESTS, engines, 30.0, lambda own: 30.0), time.monotonic() + 120)
         lane.go()
         outcome = lane.result()

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import BASE_ENGINE, REFERENCE_SOURCE, ZOO, statuses, with_limits
+
 from grader import catalog
 
 BASE = BASE_ENGINE.read_text()
 
 # An MLP written the way the lecture writes it, on top of whatever Neuron the file has.
-LECTURE_MLP = '''
+LECTURE_MLP = """
 
 class Layer:
     def __init__(self, nin, nout):
@@ -36,8 +36,7 @@ class MLP:
 
     def parameters(self):
         return [p for layer in self.layers for p in layer.parameters()]
-'''
-
+"""
 
 
 def check(result, check_id):
@@ -49,9 +48,11 @@ def lecture():
     return catalog.load("micrograd-lecture")
 
 
-@pytest.mark.parametrize("source", [BASE + LECTURE_MLP, REFERENCE_SOURCE,
-                                    (ZOO / "correct" / "kahn.py").read_text() + LECTURE_MLP],
-                         ids=["list_iterative+mlp", "reference", "kahn+mlp"])
+@pytest.mark.parametrize(
+    "source",
+    [BASE + LECTURE_MLP, REFERENCE_SOURCE, (ZOO / "correct" / "kahn.py").read_text() + LECTURE_MLP],
+    ids=["list_iterative+mlp", "reference", "kahn+mlp"],
+)
 def test_correct_mlps_train_like_the_reference(source, lecture, grade_source):
     """Does an MLP(3, [4, 4, 1]) on a correct engine pass, matching the reference at all 50 steps?"""
     result = grade_source(source, lecture)
@@ -79,9 +80,20 @@ def test_relu_instead_of_tanh(micrograd, grade_source):
     assert "from step 0 on" in check(result, "training").feedback
 
 
-@pytest.mark.parametrize("engine", ["add_half", "assign_not_accumulate", "mul_own_data", "mul_missing_outgrad",
-                                    "pow_off_by_one", "tanh_grad_from_input", "topo_not_reversed", "missing_seed",
-                                    "sub_as_add"])
+@pytest.mark.parametrize(
+    "engine",
+    [
+        "add_half",
+        "assign_not_accumulate",
+        "mul_own_data",
+        "mul_missing_outgrad",
+        "pow_off_by_one",
+        "tanh_grad_from_input",
+        "topo_not_reversed",
+        "missing_seed",
+        "sub_as_add",
+    ],
+)
 def test_classic_bugs_diverge_at_a_named_step(engine, micrograd, grade_source):
     """Does each classic bug fail the training check with the first diverging step named?"""
     training = check(grade_source((ZOO / "buggy" / f"{engine}.py").read_text(), micrograd), "training")
@@ -91,19 +103,42 @@ def test_classic_bugs_diverge_at_a_named_step(engine, micrograd, grade_source):
     assert training.counterexample and "loss.backward()" in training.counterexample.code
 
 
-@pytest.mark.parametrize("patch, check_id, status, words", [
-    ("Neuron.parameters = lambda self: self.w + [self.b, Value(0.0)]", "neuron", "failed",
-     ["returned 5 values; expected 4"]),
-    ("Neuron.__call__ = lambda self, x: 0.5", "neuron", "failed", ["returned a float", "must return a Value"]),
-    ("def _boom(self, x):\n    raise RuntimeError('not yet')\nNeuron.__call__ = _boom", "neuron", "error",
-     ["RuntimeError: not yet"]),
-    ("def _boom(self, x):\n    raise RuntimeError('not yet')\nNeuron.__call__ = _boom", "training", "error",
-     ["running the training loop", "RuntimeError: not yet"]),
-    ("Value.tanh = lambda self: Value(float('nan'), (self,))", "training", "failed",
-     ["not a number", "from step 0 on"]),
-    ("import time\n_old = Neuron.__call__\nNeuron.__call__ = lambda self, x: (time.sleep(0.1), _old(self, x))[1]",
-     "training", "error", ["did not finish"]),
-])
+@pytest.mark.parametrize(
+    "patch, check_id, status, words",
+    [
+        (
+            "Neuron.parameters = lambda self: self.w + [self.b, Value(0.0)]",
+            "neuron",
+            "failed",
+            ["returned 5 values; expected 4"],
+        ),
+        ("Neuron.__call__ = lambda self, x: 0.5", "neuron", "failed", ["returned a float", "must return a Value"]),
+        (
+            "def _boom(self, x):\n    raise RuntimeError('not yet')\nNeuron.__call__ = _boom",
+            "neuron",
+            "error",
+            ["RuntimeError: not yet"],
+        ),
+        (
+            "def _boom(self, x):\n    raise RuntimeError('not yet')\nNeuron.__call__ = _boom",
+            "training",
+            "error",
+            ["running the training loop", "RuntimeError: not yet"],
+        ),
+        (
+            "Value.tanh = lambda self: Value(float('nan'), (self,))",
+            "training",
+            "failed",
+            ["not a number", "from step 0 on"],
+        ),
+        (
+            "import time\n_old = Neuron.__call__\nNeuron.__call__ = lambda self, x: (time.sleep(0.1), _old(self, x))[1]",
+            "training",
+            "error",
+            ["did not finish"],
+        ),
+    ],
+)
 def test_bad_networks_fail_clearly(patch, check_id, status, words, micrograd, grade_source):
     """Does a wrong parameter count, a float output, an exception, a NaN loss or a slow loop give a clear result?"""
     result = grade_source(BASE + "\n\n" + patch + "\n", with_limits(micrograd, check_s=3.0))

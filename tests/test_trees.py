@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 
 from conftest import ZOO
+
 from grader.sabotage import wheats
 from grader.sabotage.trees import STATEMENTS, clone, nodes, own_statements, statements, unparse
 from grader.slicing import scope_nodes
@@ -69,8 +70,9 @@ def test_the_walks_keep_ast_walks_order():
         assert nodes(tree) == [n for n in ast.walk(tree) if not isinstance(n, LEAVES)]
         assert statements(tree) == [tree] + [n for n in ast.walk(tree) if isinstance(n, STATEMENTS)]
         for fn in (n for n in ast.walk(tree) if isinstance(n, functions)):
-            assert own_statements(fn) == [n for n in _reference_own_nodes(fn, (*functions, ast.Lambda))
-                                          if isinstance(n, STATEMENTS)]
+            assert own_statements(fn) == [
+                n for n in _reference_own_nodes(fn, (*functions, ast.Lambda)) if isinstance(n, STATEMENTS)
+            ]
             scope = (*functions, ast.ClassDef)
             assert own_statements(fn, scope) == [n for n in scope_nodes(fn) if isinstance(n, STATEMENTS)]
 

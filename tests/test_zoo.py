@@ -11,15 +11,27 @@ from __future__ import annotations
 import functools
 
 import pytest
-
 from conftest import BUGGY_ENGINES, CORRECT_ENGINES, statuses
+
 from grader import catalog
 from grader.checks import REGISTRY
 from grader.checks.suite import SUITE_CHECKS
 from grader.grading import grade
 
-GRADIENT_CHECKS = {"add", "mul", "pow", "tanh", "relu", "neg_sub", "accumulate", "topo_order", "deep_graph",
-                   "hand_examples", "gradcheck", "training"}
+GRADIENT_CHECKS = {
+    "add",
+    "mul",
+    "pow",
+    "tanh",
+    "relu",
+    "neg_sub",
+    "accumulate",
+    "topo_order",
+    "deep_graph",
+    "hand_examples",
+    "gradcheck",
+    "training",
+}
 
 # engine -> (the check named for its bug, checks allowed to fail beside it). training runs
 # the whole engine, so most gradient bugs fail it too (the loss leaves the reference's).

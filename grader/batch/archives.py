@@ -17,9 +17,9 @@ import os
 import stat
 import zipfile
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from grader.errors import NotAnArchive
 
@@ -48,8 +48,15 @@ class Budget:
     left: int
 
 
-def extract(archive: Path, target: Path, label: str, note: Callable[[str, str], None],
-            skip: Callable[[tuple[str, ...]], str | None], limits: ArchiveLimits = ArchiveLimits(), budget: Budget | None = None) -> Path:
+def extract(
+    archive: Path,
+    target: Path,
+    label: str,
+    note: Callable[[str, str], None],
+    skip: Callable[[tuple[str, ...]], str | None],
+    limits: ArchiveLimits = ArchiveLimits(),
+    budget: Budget | None = None,
+) -> Path:
     """Extract the members `skip` does not refuse into `target` (created); the folder.
 
     `label` names the archive in notes, each told as `note(name, why)`; `skip(parts)` gets a
@@ -66,8 +73,11 @@ def extract(archive: Path, target: Path, label: str, note: Callable[[str, str], 
     with zf:
         infos = zf.infolist()
         if len(infos) > limits.members:
-            note(label, f"holds {len(infos):,} entries; only the first {limits.members:,} were read, "
-                 f"the other {len(infos) - limits.members:,} skipped")
+            note(
+                label,
+                f"holds {len(infos):,} entries; only the first {limits.members:,} were read, "
+                f"the other {len(infos) - limits.members:,} skipped",
+            )
             infos = infos[: limits.members]
         size = archive.stat().st_size
         written = 0
@@ -81,16 +91,18 @@ def extract(archive: Path, target: Path, label: str, note: Callable[[str, str], 
             if why is None:
                 why = skip(parts)
             if why is None and info.file_size > limits.member_bytes:
-                why = (f"larger than {size_text(limits.member_bytes)} ({size_text(info.file_size)} uncompressed); "
-                       "skipped")
+                why = (
+                    f"larger than {size_text(limits.member_bytes)} ({size_text(info.file_size)} uncompressed); skipped"
+                )
             if why is None and written >= limits.archive_bytes:
                 why = f"skipped: the archive already gave {size_text(limits.archive_bytes)}, its limit"
             if why is None and budget.left <= 0:
                 why = f"skipped: the batch's archives already gave {size_text(limits.batch_bytes)}, its limit"
             if why is None:
                 out = target.joinpath(*parts)
-                got, why = _copy_member(zf, info, out, limits, min(info.compress_size, size),
-                                        limits.archive_bytes - written, budget.left)
+                got, why = _copy_member(
+                    zf, info, out, limits, min(info.compress_size, size), limits.archive_bytes - written, budget.left
+                )
                 written += got  # a dropped member's bytes count too: they were decompressed
                 budget.left -= got
             if why:
@@ -108,8 +120,10 @@ def _check_directory(archive: Path, label: str, limits: ArchiveLimits) -> None:
     if record is None:
         raise NotAnArchive(f"{label}: not a readable zip; skipped")
     if record[zipfile._ECD_SIZE] > limits.members * 512:
-        raise NotAnArchive(f"{label}: its table of contents takes {size_text(record[zipfile._ECD_SIZE])}, "
-                           f"too many entries (the limit is {limits.members:,}); skipped")
+        raise NotAnArchive(
+            f"{label}: its table of contents takes {size_text(record[zipfile._ECD_SIZE])}, "
+            f"too many entries (the limit is {limits.members:,}); skipped"
+        )
 
 
 def _parts(name: str) -> tuple[tuple[str, ...], str | None]:
@@ -124,8 +138,15 @@ def _parts(name: str) -> tuple[tuple[str, ...], str | None]:
     return parts, None
 
 
-def _copy_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, out: Path, limits: ArchiveLimits, packed: int,
-                 room: int, batch_room: int) -> tuple[int, str | None]:
+def _copy_member(
+    zf: zipfile.ZipFile,
+    info: zipfile.ZipInfo,
+    out: Path,
+    limits: ArchiveLimits,
+    packed: int,
+    room: int,
+    batch_room: int,
+) -> tuple[int, str | None]:
     """Stream one member to `out`, counting; (bytes kept, why it was dropped or None)."""
     got = 0
     why = None
@@ -142,8 +163,7 @@ def _copy_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, out: Path, limits: 
                 elif got > batch_room:
                     why = f"skipped: the batch's archives gave more than {size_text(limits.batch_bytes)}, its limit"
                 elif got > limits.ratio_floor and got > limits.ratio * max(packed, 1):
-                    why = (f"expands more than {limits.ratio:g} times its compressed size (a zip bomb?); "
-                           "skipped")
+                    why = f"expands more than {limits.ratio:g} times its compressed size (a zip bomb?); skipped"
                 if why:
                     break
                 dst.write(chunk)

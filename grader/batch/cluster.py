@@ -29,8 +29,8 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from grader.batch.graders import Graders
-from grader.batch.tasks import TaskOutcome, Task, checked, failed, time_limit
-from grader.errors import ClusterError, GraderError, IsolationError, SchedulerLost, UnfitWorker
+from grader.batch.tasks import Task, TaskOutcome, checked, failed, time_limit
+from grader.errors import ClusterError, GraderError, SchedulerLost, UnfitWorker
 
 RETRIES = 2
 """How many more times a task whose grading process died is tried (a worker's death is the
@@ -48,6 +48,7 @@ CANCELLED = (concurrent.futures.CancelledError, asyncio.CancelledError)
 
 
 # -- the instructor's side -----------------------------------------------------------------------
+
 
 def grade_on_cluster(address: str, tasks: list[Task]) -> Iterator[tuple[TaskOutcome, bool]]:
     """Each task's outcome as it arrives, and whether it is final (a rerun may skip it)."""
@@ -69,8 +70,9 @@ def grade_on_cluster(address: str, tasks: list[Task]) -> Iterator[tuple[TaskOutc
 
         def send(n: int) -> None:
             for task in itertools.islice(waiting, n):
-                future = client.submit(on_worker, task, key=f"grade-{task.student}-{os.urandom(4).hex()}",
-                                       retries=RETRIES, pure=False)
+                future = client.submit(
+                    on_worker, task, key=f"grade-{task.student}-{os.urandom(4).hex()}", retries=RETRIES, pure=False
+                )
                 running[future.key] = (future, task)
                 arrived.add(future)
 
@@ -114,8 +116,10 @@ def _check_address(address: str) -> None:
     scheme = parse_address(address, strict=False)[0]
     get_backend(scheme)
     if scheme in ("tls", "wss") and Security().get_connection_args("client").get("ssl_context") is None:
-        raise ValueError("a tls:// address needs Dask's TLS settings on this machine (distributed.comm.tls: "
-                         "ca-file, and client cert and key)")
+        raise ValueError(
+            "a tls:// address needs Dask's TLS settings on this machine (distributed.comm.tls: "
+            "ca-file, and client cert and key)"
+        )
 
 
 def _outcome(task: Task, value) -> tuple[TaskOutcome | None, bool]:
@@ -140,15 +144,28 @@ def _check_workers(client, sample: Task) -> int:
         raise ClusterError(f"no worker joined the Dask scheduler within {WORKERS_S} s") from None
     info = client.scheduler_info(n_workers=-1)["workers"]
     workers = sorted(info)
-    checks = [client.submit(check_worker, sample.grader, sample.trusted, sample.host, sample.private, workers=[w],
-                            allow_other_workers=False, pure=False, key=f"grader-fitness-{os.urandom(4).hex()}")
-              for w in workers]
+    checks = [
+        client.submit(
+            check_worker,
+            sample.grader,
+            sample.trusted,
+            sample.host,
+            sample.private,
+            workers=[w],
+            allow_other_workers=False,
+            pure=False,
+            key=f"grader-fitness-{os.urandom(4).hex()}",
+        )
+        for w in workers
+    ]
     for worker, check in zip(workers, checks):
         try:
             problem = check.result(timeout=WORKERS_S + 120)
         except (OSError, TimeoutError, *CANCELLED) as exc:
-            raise ClusterError(f"the Dask cluster at {client.scheduler.address} stopped answering while its workers "
-                               f"were checked ({type(exc).__name__})") from None
+            raise ClusterError(
+                f"the Dask cluster at {client.scheduler.address} stopped answering while its workers "
+                f"were checked ({type(exc).__name__})"
+            ) from None
         except Exception as exc:  # noqa: BLE001 - a worker without the grader cannot unpickle the task
             problem = f"cannot run the grader ({type(exc).__name__}: {exc}); install micrograd-grader[dask] there"
         if problem:
@@ -162,12 +179,16 @@ def _failed(task: Task, value) -> TaskOutcome:
     from distributed.scheduler import KilledWorker
 
     if isinstance(value, KilledWorker):
-        why = ("each Dask worker that graded this submission died before it finished, as many times as the "
-               "scheduler allows (distributed.scheduler.allowed-failures); run the batch again to try it again")
+        why = (
+            "each Dask worker that graded this submission died before it finished, as many times as the "
+            "scheduler allows (distributed.scheduler.allowed-failures); run the batch again to try it again"
+        )
     else:
         print(f"grading {task.student} failed on the cluster: {type(value).__name__}: {value}", file=sys.stderr)
-        why = (f"grading this submission failed on the cluster ({type(value).__name__}); run the batch again to "
-               "try it again")
+        why = (
+            f"grading this submission failed on the cluster ({type(value).__name__}); run the batch again to "
+            "try it again"
+        )
     return failed(task, why)
 
 

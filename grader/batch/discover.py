@@ -136,7 +136,8 @@ class _Discovery:
             gradescope = None
         entries = list(self.visible(folder, label, depth, owner))
         per_student = gradescope is not None or any(
-            e.is_dir(follow_symlinks=False) and self.student_folder(Path(e.path), e.name) for e, _ in entries)
+            e.is_dir(follow_symlinks=False) and self.student_folder(Path(e.path), e.name) for e, _ in entries
+        )
         for entry, where in entries:
             path = Path(entry.path)
             if entry.is_dir(follow_symlinks=False):
@@ -151,8 +152,12 @@ class _Discovery:
                 else:
                     self.unreadable(entry.name, where, depth + 1, f"{entry.name} is not a readable zip")
             elif path.suffix in GRADED and entry.stat(follow_symlinks=False).st_size > self.limits.member_bytes:
-                self.unreadable(entry.name, where, depth + 1,
-                                f"{_own_name(entry.name)} is larger than {archives.size_text(self.limits.member_bytes)}")
+                self.unreadable(
+                    entry.name,
+                    where,
+                    depth + 1,
+                    f"{_own_name(entry.name)} is larger than {archives.size_text(self.limits.member_bytes)}",
+                )
             elif path.suffix in GRADED:
                 self.loose(path, where, depth + 1)
             elif gradescope is not None and entry.name == lms.GRADESCOPE_METADATA:
@@ -185,22 +190,30 @@ class _Discovery:
             self.note("not_graded", where, "no .py file or notebook in it; nothing to grade")
             for path, label, _ in files:
                 self.note("left_out", label, "not used (no submission beside it)", where)
-            why = (f"{listed(too_big)} {'is' if len(too_big) == 1 else 'are'} larger than "
-                   f"{archives.size_text(self.limits.member_bytes)}" if too_big else
-                   f"only {TESTS} was found, no engine to grade" if files else "no .py file or notebook was found")
+            why = (
+                f"{listed(too_big)} {'is' if len(too_big) == 1 else 'are'} larger than "
+                f"{archives.size_text(self.limits.member_bytes)}"
+                if too_big
+                else f"only {TESTS} was found, no engine to grade"
+                if files
+                else "no .py file or notebook was found"
+            )
             self.unreadable(name, where, depth, why, who)
             return
         main, main_label, _ = mains[0]
         if len(mains) > 1:
-            self.note("choice", where, f"several files could be the submission; graded {main_label}, not "
-                      + listed([label for _, label, _ in mains[1:]]))
+            self.note(
+                "choice",
+                where,
+                f"several files could be the submission; graded {main_label}, not "
+                + listed([label for _, label, _ in mains[1:]]),
+            )
         tests = None
         for path, label, _ in files:
             if path.name == TESTS and path.parent == main.parent:
                 tests = (path, label)
             elif path.suffix == ".py" and path.name.startswith("test_"):
-                self.note("left_out", label, f"not used (the tests run are {TESTS} beside the submission)",
-                          where)
+                self.note("left_out", label, f"not used (the tests run are {TESTS} beside the submission)", where)
         entry = self.claim(who, name, main, main_label, depth)
         if tests:
             entry.tests, entry.tests_label = tests
@@ -209,8 +222,16 @@ class _Discovery:
         """The entry of the student an LMS's name says (`who`), else of the plain `name`, added to the entries."""
         if who is None:
             return self.add_named(plain_name(name), main, label, depth)
-        entry = _Entry(safe_id(who.name) or f"{who.lms}-{who.user_id}", ("lms", who.lms, who.user_id), who,
-                       who.late, who.sort_key if who.sort_key >= 0 else None, main, label, depth=depth)
+        entry = _Entry(
+            safe_id(who.name) or f"{who.lms}-{who.user_id}",
+            ("lms", who.lms, who.user_id),
+            who,
+            who.late,
+            who.sort_key if who.sort_key >= 0 else None,
+            main,
+            label,
+            depth=depth,
+        )
         self.entries.append(entry)
         return entry
 
@@ -227,8 +248,9 @@ class _Discovery:
             if entry.is_dir(follow_symlinks=False):
                 self.collect(path, where, depth + 1, files, owner, too_big)
             elif path.suffix in GRADED and entry.stat(follow_symlinks=False).st_size > self.limits.member_bytes:
-                self.note("left_out", where, f"larger than {archives.size_text(self.limits.member_bytes)}; skipped",
-                          owner)
+                self.note(
+                    "left_out", where, f"larger than {archives.size_text(self.limits.member_bytes)}; skipped", owner
+                )
                 too_big.append(entry.name)
             elif path.suffix in GRADED:
                 files.append((path, where, depth))
@@ -273,9 +295,15 @@ class _Discovery:
         """Extract a zip into the staging folder; its notes are counted under `owner`."""
         self.unpacked += 1
         try:
-            return archives.extract(archive, self.staging / "x" / str(self.unpacked), label,
-                                    lambda item, why: self.note("left_out", item, why, owner), skip,
-                                    self.limits, self.budget)
+            return archives.extract(
+                archive,
+                self.staging / "x" / str(self.unpacked),
+                label,
+                lambda item, why: self.note("left_out", item, why, owner),
+                skip,
+                self.limits,
+                self.budget,
+            )
         except archives.NotAnArchive as exc:
             self.note("not_graded", label, str(exc))
             return None
@@ -306,8 +334,15 @@ class _Discovery:
 
     def add_named(self, name: tuple[str, str | None], path: Path | None, where: str, depth: int) -> _Entry:
         student, renamed = name
-        entry = _Entry(student, ("name", student.lower()), lms.plain(student), main=path, main_label=where,
-                       renamed=renamed, depth=depth)
+        entry = _Entry(
+            student,
+            ("name", student.lower()),
+            lms.plain(student),
+            main=path,
+            main_label=where,
+            renamed=renamed,
+            depth=depth,
+        )
         self.entries.append(entry)
         return entry
 
@@ -324,8 +359,11 @@ class _Discovery:
                 submissions.append(sub)
             else:
                 missing.append(Missing(student, entry.identity, sub, entry.main_label))
-        return Found(tuple(sorted(submissions, key=lambda s: s.student)), tuple(self.notes),
-                     tuple(sorted(missing, key=lambda m: m.student)))
+        return Found(
+            tuple(sorted(submissions, key=lambda s: s.student)),
+            tuple(self.notes),
+            tuple(sorted(missing, key=lambda m: m.student)),
+        )
 
     def stage(self, entry: _Entry, student: str) -> Submission | str:
         """Copy the submission and its tests, alone, into the student's staging folder."""

@@ -33,8 +33,9 @@ from grader.spec import Assignment
 NO_SUBMISSION = "no_submission"
 
 
-def everyone(rows: list[Row], missing: tuple[Missing, ...], roster: Roster | None, students: Path,
-             assignment: Assignment) -> list[Row]:
+def everyone(
+    rows: list[Row], missing: tuple[Missing, ...], roster: Roster | None, students: Path, assignment: Assignment
+) -> list[Row]:
     """The graded rows, a row for each student found but not gradable, and, with a roster, one for each
     roster student nothing was found for; `students` is the folder of the students' own folders."""
     rows = list(rows)
@@ -44,8 +45,19 @@ def everyone(rows: list[Row], missing: tuple[Missing, ...], roster: Roster | Non
         folder = students / m.student
         folder.mkdir(parents=True, exist_ok=True)
         _write(folder, result, assignment)
-        rows.append(Row(m.student, m.identity.late, result, False, "", f"{students.name}/{m.student}", [], m.identity,
-                        reason=m.reason))
+        rows.append(
+            Row(
+                m.student,
+                m.identity.late,
+                result,
+                False,
+                "",
+                f"{students.name}/{m.student}",
+                [],
+                m.identity,
+                reason=m.reason,
+            )
+        )
     if roster is None:
         return rows
     matched: set[str] = set()
@@ -53,12 +65,18 @@ def everyone(rows: list[Row], missing: tuple[Missing, ...], roster: Roster | Non
         who = row.identity
         found = roster.match(who, row.student) if who else None
         if found is None:
-            print(f"note: {row.student} is not on the roster {roster.path.name}; graded, but no {roster.lms} import "
-                  "will carry it", file=sys.stderr)
+            print(
+                f"note: {row.student} is not on the roster {roster.path.name}; graded, but no {roster.lms} import "
+                "will carry it",
+                file=sys.stderr,
+            )
             continue
         if found.user_id in matched:
-            print(f"note: {row.student} is a second submission for {found.name} ({roster.lms} id {found.user_id}); "
-                  "only the first is exported", file=sys.stderr)
+            print(
+                f"note: {row.student} is a second submission for {found.name} ({roster.lms} id {found.user_id}); "
+                "only the first is exported",
+                file=sys.stderr,
+            )
             continue
         matched.add(found.user_id)
         if who.lms != roster.lms:  # a plain folder the roster names: the LMS's id, to give the grade back
@@ -72,8 +90,20 @@ def everyone(rows: list[Row], missing: tuple[Missing, ...], roster: Roster | Non
             sid = f"{sid}_{student.user_id}"
         taken.add(sid.lower())
         why = f"no submission was found for {student.name} ({roster.lms} id {student.user_id})"
-        rows.append(Row(sid, False, _error(assignment, why, sid, "not_found"), False, "", "", [], student.identity(),
-                        status=NO_SUBMISSION, reason="no submission"))
+        rows.append(
+            Row(
+                sid,
+                False,
+                _error(assignment, why, sid, "not_found"),
+                False,
+                "",
+                "",
+                [],
+                student.identity(),
+                status=NO_SUBMISSION,
+                reason="no submission",
+            )
+        )
     return rows
 
 
@@ -87,23 +117,44 @@ def _group_members(rows: list[Row]) -> list[Row]:
             if sid.lower() in taken:
                 sid = f"{sid}_{safe_id(member.user_id)}"
             taken.add(sid.lower())
-            extra.append(replace(row, student=sid, identity=member,
-                                 reason=row.reason or f"graded with {row.student}'s group submission"))
+            extra.append(
+                replace(
+                    row,
+                    student=sid,
+                    identity=member,
+                    reason=row.reason or f"graded with {row.student}'s group submission",
+                )
+            )
     return extra
 
 
 def _error(assignment: Assignment, why: str, name: str, kind: str | None = None) -> Result:
     """A result saying why nothing could be graded, and what to hand in instead."""
     if "larger than" in why:
-        kind, advice = "unreadable", ("Hand in a smaller file: a notebook's saved outputs and pictures are most of "
-                                      "its size (clear every output, save, and hand it in again).")
+        kind, advice = (
+            "unreadable",
+            (
+                "Hand in a smaller file: a notebook's saved outputs and pictures are most of "
+                "its size (clear every output, save, and hand it in again)."
+            ),
+        )
     elif "readable zip" in why:
         kind, advice = "unreadable", "Zip your files again, or hand in your .py file or notebook itself."
     else:
         kind, advice = kind or "not_found", f"Hand in your engine ({MODULE_FILE}, or a notebook) beside your tests."
     message = f"{why[:1].upper()}{why[1:]}: nothing could be graded. {advice}"
-    return Result(Path(name).name, None, assignment.id, __version__, "error", SubmissionError(kind, message), 0.0,
-                  assignment.max_score, 0.0, ())
+    return Result(
+        Path(name).name,
+        None,
+        assignment.id,
+        __version__,
+        "error",
+        SubmissionError(kind, message),
+        0.0,
+        assignment.max_score,
+        0.0,
+        (),
+    )
 
 
 def _write(folder: Path, result: Result, assignment: Assignment) -> None:
@@ -111,5 +162,3 @@ def _write(folder: Path, result: Result, assignment: Assignment) -> None:
     atomic_write(folder / GRADESCOPE_FILE, json.dumps(results(result), indent=2))
     atomic_write(folder / REPORT_FILE, html.student_report(result, None, assignment.title))
     (folder / "key.txt").unlink(missing_ok=True)  # looked at again on every run
-
-

@@ -30,8 +30,12 @@ class Grader:
     """One grading process and its pipes."""
 
     def __init__(self):
-        self.proc = subprocess.Popen([sys.executable, "-m", "grader.batch.graders", str(os.getpid())],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "grader.batch.graders", str(os.getpid())],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            start_new_session=True,
+        )
 
     def call(self, function: str, args: tuple, timeout: float):
         """Run grader.batch.tasks.<function>(*args) in the process; its JSON answer."""

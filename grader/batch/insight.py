@@ -46,17 +46,28 @@ def previous_works(folder: Path) -> list[Work]:
     try:
         data = json.loads((folder / WORK_FILE).read_text(encoding="utf-8"))
         students = data["students"]
-        return [Work(str(s["student"]), str(s["source"]), frozenset(map(str, s["wrong"])),
-                     frozenset(map(str, s["right"])), previous=True) for s in students]
+        return [
+            Work(
+                str(s["student"]),
+                str(s["source"]),
+                frozenset(map(str, s["wrong"])),
+                frozenset(map(str, s["right"])),
+                previous=True,
+            )
+            for s in students
+        ]
     except OSError as exc:
-        raise UsageError(f"--previous {folder}: no {WORK_FILE} there ({exc.strerror}); give the --out folder of an "
-                         "earlier `grader batch`") from None
+        raise UsageError(
+            f"--previous {folder}: no {WORK_FILE} there ({exc.strerror}); give the --out folder of an "
+            "earlier `grader batch`"
+        ) from None
     except (ValueError, KeyError, TypeError) as exc:
         raise UsageError(f"--previous {folder}: {WORK_FILE} is not one a batch wrote ({exc})") from None
 
 
-def class_insight(students: list[tuple[str, Any, str]], previous: Path | None = None,
-                  base: str | None = None) -> tuple[dict[str, Any], dict[str, str], str]:
+def class_insight(
+    students: list[tuple[str, Any, str]], previous: Path | None = None, base: str | None = None
+) -> tuple[dict[str, Any], dict[str, str], str]:
     """(summary.json's insight, every compared student's code by key for the side-by-side view, WORK_FILE's
     text) from (student, result, code) of each student. A previous term's student's key is 'previous:<id>'."""
     works = []
@@ -68,6 +79,11 @@ def class_insight(students: list[tuple[str, Any, str]], previous: Path | None = 
     data["similarity"] = similar(works + earlier, starter_code() + ((base,) if base else ()))
     data["similarity"] |= {"previous": len(earlier), "base": base is not None}
     sources = {w.student: w.source for w in works} | {f"previous:{w.student}": w.source for w in earlier}
-    work = {"schema": 1, "students": [{"student": w.student, "source": w.source, "wrong": sorted(w.wrong),
-                                       "right": sorted(w.right)} for w in works]}
+    work = {
+        "schema": 1,
+        "students": [
+            {"student": w.student, "source": w.source, "wrong": sorted(w.wrong), "right": sorted(w.right)}
+            for w in works
+        ],
+    }
     return data, sources, json.dumps(work)

@@ -8,10 +8,12 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from grader import text
-from grader.files import MODULE, TESTS_FILE as TESTS
+from grader.files import MODULE
+from grader.files import TESTS_FILE as TESTS
 
 SUFFIXES_TO_DROP = (f"_{MODULE}", f"-{MODULE}", "_micrograd", "-micrograd")
 SAFE_ID = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -30,7 +32,7 @@ def plain_name(filename: str) -> tuple[str, str | None]:
             stem = stem[: -len(suffix)]
     student = safe_id(stem)
     if len(student) > MAX_ID:
-        student = f"{student[:MAX_ID - 9]}-{short_hash(filename)}"
+        student = f"{student[: MAX_ID - 9]}-{short_hash(filename)}"
     if not student:
         student = f"student-{short_hash(filename)}"
         return student, f"no usable student id in its name; graded as {student}"
@@ -82,13 +84,19 @@ def settle_by_lms_id(entries: list, note: Callable[[str, str, str], None]) -> An
         return chosen
     chosen = mains[-1]
     for e in mains[:-1]:
-        note("superseded", e.main_label, f"{e.name}'s older submission (LMS id {e.lms_id}); graded the newer "
-             f"{chosen.main_label} (id {chosen.lms_id})")
+        note(
+            "superseded",
+            e.main_label,
+            f"{e.name}'s older submission (LMS id {e.lms_id}); graded the newer "
+            f"{chosen.main_label} (id {chosen.lms_id})",
+        )
     if tests and chosen.tests is None:
         chosen.tests, chosen.tests_label = tests[-1].tests, tests[-1].tests_label
         tests = tests[:-1]
     for e in tests:
-        note("superseded", e.tests_label, f"{e.name}'s tests, not used (graded with {chosen.tests_label or 'no tests'})")
+        note(
+            "superseded", e.tests_label, f"{e.name}'s tests, not used (graded with {chosen.tests_label or 'no tests'})"
+        )
     return chosen
 
 
@@ -118,9 +126,12 @@ def unique_ids(entries: list, note: Callable[[str, str], None]) -> list[str]:
                 n += 1
             ids[i] = f"{entries[i].name}-{n}"
             taken.add(ids[i].lower())
-        note(entries[indexes[0]].name, f"{len(indexes)} submissions and no LMS submission ids to tell which is the "
-             "newest (or several students with one name); graded each: "
-             + ", ".join(f"{ids[i]} ({entries[i].main_label})" for i in indexes))
+        note(
+            entries[indexes[0]].name,
+            f"{len(indexes)} submissions and no LMS submission ids to tell which is the "
+            "newest (or several students with one name); graded each: "
+            + ", ".join(f"{ids[i]} ({entries[i].main_label})" for i in indexes),
+        )
     return ids
 
 

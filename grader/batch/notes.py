@@ -90,8 +90,16 @@ def grouped(notes: tuple[Note, ...] | list[Note]) -> tuple[Grouped, ...]:
         others = reasons.most_common()[REASONS:]
         if others:
             parts.append(f"{sum(count for _, count in others):,} more, for {len(others):,} other reasons")
-        lines.append(Grouped(kind, important, student, len(members),
-                             f"{student}: {len(members):,} {noun}: " + "; ".join(parts), tuple(examples)))
+        lines.append(
+            Grouped(
+                kind,
+                important,
+                student,
+                len(members),
+                f"{student}: {len(members):,} {noun}: " + "; ".join(parts),
+                tuple(examples),
+            )
+        )
     return tuple(lines)
 
 
@@ -106,7 +114,7 @@ def listed(names: list[str], most: int = EXAMPLES) -> str:
 
 
 def _within(item: str, student: str) -> str:
-    return item[len(student) + 1:] if item.startswith(student + "/") else item
+    return item[len(student) + 1 :] if item.startswith(student + "/") else item
 
 
 def _short(name: str, most: int = NAME_CHARS) -> str:

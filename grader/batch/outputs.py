@@ -89,15 +89,42 @@ def gradebook(rows: list[Row], check_ids: list[str]) -> str:
     """grades.csv: one row per student, one column per check, readable by a spreadsheet or an LMS import."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    writer.writerow(["student", "score", "max_score", "status", "late", "lms", "lms_user_id", "submission_id",
-                     "raw_score", "late_penalty", "reason", *check_ids])
+    writer.writerow(
+        [
+            "student",
+            "score",
+            "max_score",
+            "status",
+            "late",
+            "lms",
+            "lms_user_id",
+            "submission_id",
+            "raw_score",
+            "late_penalty",
+            "reason",
+            *check_ids,
+        ]
+    )
     for row in rows:
         result = row.result
         scores = {c.id: c.score for c in result.checks}
         who = row.identity or Identity("plain", row.student)
-        writer.writerow([row.student, row.score, result.max_score, row.shown_status, "yes" if row.late else "",
-                         who.lms, who.user_id, who.submission_id, float(result.score), row.penalty, row.why,
-                         *(scores.get(cid, "") for cid in check_ids)])
+        writer.writerow(
+            [
+                row.student,
+                row.score,
+                result.max_score,
+                row.shown_status,
+                "yes" if row.late else "",
+                who.lms,
+                who.user_id,
+                who.submission_id,
+                float(result.score),
+                row.penalty,
+                row.why,
+                *(scores.get(cid, "") for cid in check_ids),
+            ]
+        )
     return buffer.getvalue()
 
 
@@ -111,8 +138,14 @@ def class_data(rows: list[Row], assignment: Assignment, notes: tuple[Grouped, ..
     for cid in check_ids:
         statuses = [next((c.status for c in r.result.checks if c.id == cid), None) for r in graded]
         passed = sum(s == "passed" for s in statuses)
-        checks.append({"id": cid, "passed": passed, "total": len(graded),
-                       "rate": round(passed / len(graded), 4) if graded else None})
+        checks.append(
+            {
+                "id": cid,
+                "passed": passed,
+                "total": len(graded),
+                "rate": round(passed / len(graded), 4) if graded else None,
+            }
+        )
     checks.sort(key=lambda c: (c["rate"] if c["rate"] is not None else 1.0, c["id"]))
     by_hash: dict[str, list[str]] = {}
     for r in rows:
@@ -125,30 +158,57 @@ def class_data(rows: list[Row], assignment: Assignment, notes: tuple[Grouped, ..
         "assignment": assignment.id,
         "title": assignment.title,
         "max_score": max_score,
-        "students": [{"student": r.student, "score": r.score, "status": r.shown_status,
-                      "error": asdict(r.result.error) if r.result.error else None, "late": r.late,
-                      "folder": r.folder,
-                      "flags": r.flags, "raw_score": r.result.score, "late_penalty": r.penalty,
-                      "reason": r.why, "lms": asdict(r.identity) if r.identity else None} for r in rows],
+        "students": [
+            {
+                "student": r.student,
+                "score": r.score,
+                "status": r.shown_status,
+                "error": asdict(r.result.error) if r.result.error else None,
+                "late": r.late,
+                "folder": r.folder,
+                "flags": r.flags,
+                "raw_score": r.result.score,
+                "late_penalty": r.penalty,
+                "reason": r.why,
+                "lms": asdict(r.identity) if r.identity else None,
+            }
+            for r in rows
+        ],
         "histogram": [bins.get(i, 0) for i in range(10)],
         "checks": checks,
-        "errors": [{"student": r.student, "kind": r.result.error.kind,
-                    "message": r.reason or (r.result.error.message.splitlines() or [""])[0]} for r in rows
-                   if r.result.status == "error" and r.shown_status != "no_submission"],
+        "errors": [
+            {
+                "student": r.student,
+                "kind": r.result.error.kind,
+                "message": r.reason or (r.result.error.message.splitlines() or [""])[0],
+            }
+            for r in rows
+            if r.result.status == "error" and r.shown_status != "no_submission"
+        ],
         "identical": identical,
         "notes": [n.text for n in notes],
         "note_details": as_data(notes),
     }
 
 
-def write_class_outputs(out: Path, assignment: Assignment, rows: list[Row],
-                        notes: tuple[Grouped, ...], previous: Path | None = None, base: str | None = None,
-                        incomplete: Incomplete | None = None) -> None:
+def write_class_outputs(
+    out: Path,
+    assignment: Assignment,
+    rows: list[Row],
+    notes: tuple[Grouped, ...],
+    previous: Path | None = None,
+    base: str | None = None,
+    incomplete: Incomplete | None = None,
+) -> None:
     data = class_data(rows, assignment, notes)
     insight, sources, work = class_insight([(r.student, r.result, r.code) for r in rows], previous, base)
     data |= insight
-    data.update(complete=incomplete is None, graded=len(rows), found=incomplete.found if incomplete else len(rows),
-                finish=incomplete.finish if incomplete else None)
+    data.update(
+        complete=incomplete is None,
+        graded=len(rows),
+        found=incomplete.found if incomplete else len(rows),
+        finish=incomplete.finish if incomplete else None,
+    )
     name, stale = (INCOMPLETE, GRADEBOOK) if incomplete else (GRADEBOOK, INCOMPLETE)
     atomic_write(out / name, gradebook(rows, [c.id for c in assignment.checks]))
     (out / stale).unlink(missing_ok=True)

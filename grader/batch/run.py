@@ -28,15 +28,16 @@ from pathlib import Path
 
 from grader import catalog, secret, spec
 from grader.batch.discover import Submission, discover
-from grader.batch.outputs import INCOMPLETE, Incomplete, Row, atomic_write, flags_for, write_class_outputs
-from grader.batch.graders import Graders
 from grader.batch.everyone import everyone
+from grader.batch.graders import Graders
 from grader.batch.insight import code_of, previous_works
 from grader.batch.notes import grouped
-from grader.batch.tasks import OUTPUTS, TaskOutcome, Task, checked, failed, fingerprint, host_id, time_limit, timed_out
+from grader.batch.outputs import INCOMPLETE, Incomplete, Row, atomic_write, flags_for, write_class_outputs
+from grader.batch.tasks import OUTPUTS, Task, TaskOutcome, checked, failed, fingerprint, host_id, time_limit, timed_out
 from grader.errors import BadResult, ExitCode, GradingProcessDied, SchedulerLost, UnfitWorker, UsageError
 from grader.files import RESULT_FILE
-from grader.lms import late, roster as rosters
+from grader.lms import late
+from grader.lms import roster as rosters
 from grader.result import Result
 from grader.sandbox.trial import require_started
 
@@ -68,8 +69,20 @@ class Student:
 
     def task(self, assignment: spec.Assignment, key: bytes, trusted: bool, private: tuple[str, ...]) -> Task:
         tests = self.submission.tests
-        return Task(self.submission.student, self.submission.path.name, self.source, tests.name if tests else None,
-                    self.tests, assignment, key, fingerprint(), trusted, host_id(), private, self.lateness)
+        return Task(
+            self.submission.student,
+            self.submission.path.name,
+            self.source,
+            tests.name if tests else None,
+            self.tests,
+            assignment,
+            key,
+            fingerprint(),
+            trusted,
+            host_id(),
+            private,
+            self.lateness,
+        )
 
 
 STUDENTS = "students"
@@ -86,8 +99,10 @@ def _save(student: Student, outcome: TaskOutcome) -> None:
 def _seal(student: Student, key: str) -> None:
     """Write the key that lets a rerun skip this student: the last thing written for them, so a student with a
     key is always in the gradebook, even one an interrupted batch writes at once."""
-    atomic_write(student.out / "key.txt", "\n".join(
-        [key, *(f"{_sha256((student.out / n).read_bytes())} {n}" for n in OUTPUTS)]) + "\n")
+    atomic_write(
+        student.out / "key.txt",
+        "\n".join([key, *(f"{_sha256((student.out / n).read_bytes())} {n}" for n in OUTPUTS)]) + "\n",
+    )
 
 
 def _unchanged(out: Path, key: str) -> bool:
@@ -95,8 +110,11 @@ def _unchanged(out: Path, key: str) -> bool:
     try:
         lines = (out / "key.txt").read_text().splitlines()
         recorded = {name: digest for digest, name in (line.split(" ", 1) for line in lines[1:])}
-        return lines[0] == key and set(recorded) == set(OUTPUTS) and all(
-            _sha256((out / name).read_bytes()) == digest for name, digest in recorded.items())
+        return (
+            lines[0] == key
+            and set(recorded) == set(OUTPUTS)
+            and all(_sha256((out / name).read_bytes()) == digest for name, digest in recorded.items())
+        )
     except (OSError, IndexError, ValueError, UnicodeDecodeError):
         return False
 
@@ -107,9 +125,19 @@ def _sha256(data: bytes) -> str:
 
 def _row(student: Student, result: Result, skipped: bool) -> Row:
     sub, lateness = student.submission, student.lateness
-    return Row(sub.student, sub.late or lateness.late, result, skipped, sub.path.name, f"{STUDENTS}/{student.out.name}",
-               flags_for(student.source.decode("utf-8", "replace")), sub.identity, reason=lateness.text,
-               penalty=lateness.penalty(result.score), code=code_of(sub.path.name, student.source))
+    return Row(
+        sub.student,
+        sub.late or lateness.late,
+        result,
+        skipped,
+        sub.path.name,
+        f"{STUDENTS}/{student.out.name}",
+        flags_for(student.source.decode("utf-8", "replace")),
+        sub.identity,
+        reason=lateness.text,
+        penalty=lateness.penalty(result.score),
+        code=code_of(sub.path.name, student.source),
+    )
 
 
 def _saved(out: Path) -> Result | None:
@@ -120,9 +148,19 @@ def _saved(out: Path) -> Result | None:
         return None
 
 
-def main(*, inputs: list[Path], out: Path, assignment: str, jobs: int, force: bool = False,
-         scheduler: str | None = None, trusted_code: bool = False, roster: Path | None = None,
-         previous: Path | None = None, base: Path | None = None) -> int:
+def main(
+    *,
+    inputs: list[Path],
+    out: Path,
+    assignment: str,
+    jobs: int,
+    force: bool = False,
+    scheduler: str | None = None,
+    trusted_code: bool = False,
+    roster: Path | None = None,
+    previous: Path | None = None,
+    base: Path | None = None,
+) -> int:
     """`grader batch`: every input must exist before anything is graded."""
     missing = [str(p) for p in inputs + [p for p in (base,) if p] if not p.exists()]
     if missing:
@@ -131,13 +169,32 @@ def main(*, inputs: list[Path], out: Path, assignment: str, jobs: int, force: bo
         raise UsageError(f"--out {out} is a file: name a folder for the results (made if it does not exist)")
     if previous is not None:
         previous_works(previous)  # an unreadable --previous stops the batch before anything is graded
-    return run_batch(inputs, out, assignment, jobs, force, scheduler, trusted=trusted_code, roster=roster,
-                     previous=previous, base=code_of(base.name, base.read_bytes()) if base else None)
+    return run_batch(
+        inputs,
+        out,
+        assignment,
+        jobs,
+        force,
+        scheduler,
+        trusted=trusted_code,
+        roster=roster,
+        previous=previous,
+        base=code_of(base.name, base.read_bytes()) if base else None,
+    )
 
 
-def run_batch(inputs: list[Path], out: Path, assignment: str, jobs: int, force: bool = False,
-              scheduler: str | None = None, trusted: bool = False, roster: Path | None = None,
-              previous: Path | None = None, base: str | None = None) -> int:
+def run_batch(
+    inputs: list[Path],
+    out: Path,
+    assignment: str,
+    jobs: int,
+    force: bool = False,
+    scheduler: str | None = None,
+    trusted: bool = False,
+    roster: Path | None = None,
+    previous: Path | None = None,
+    base: str | None = None,
+) -> int:
     task_spec = catalog.load(assignment)  # fail early on an unknown assignment
     class_list = rosters.read(roster) if roster else None  # and on a roster it cannot read
     with tempfile.TemporaryDirectory(prefix="grader-batch-") as staging:
@@ -147,8 +204,10 @@ def run_batch(inputs: list[Path], out: Path, assignment: str, jobs: int, force: 
             print(f"note: {line.text}", file=sys.stderr)
         students = [_student(s, out, late.assess(task_spec.late, s.identity)) for s in found.submissions]
     if not students and not found.missing and class_list is None:  # before any folder is made
-        raise UsageError(f"no submissions found under {', '.join(map(str, inputs))}: a batch grades .py files, "
-                         "notebooks, and folders and zips holding them (docs/batch.md)")
+        raise UsageError(
+            f"no submissions found under {', '.join(map(str, inputs))}: a batch grades .py files, "
+            "notebooks, and folders and zips holding them (docs/batch.md)"
+        )
     if not out.exists() and os.geteuid() == 0:
         out.mkdir(parents=True, mode=0o700)  # student code runs as other uids: the class's results stay root's
     out.mkdir(parents=True, exist_ok=True)
@@ -171,15 +230,19 @@ def run_batch(inputs: list[Path], out: Path, assignment: str, jobs: int, force: 
         _execute(todo, rows, len(students), task_spec, key, jobs, scheduler, trusted, private)
     except KeyboardInterrupt:
         _incomplete(out, task_spec, rows, noted, len(students), found.missing, previous, base)
-        print(f"\ninterrupted: {len(rows)} of {len(students)} graded and saved (gradebook so far: "
-              f"{out / INCOMPLETE}); {finish_command()} grades the other {len(students) - len(rows)}",
-              file=sys.stderr)
+        print(
+            f"\ninterrupted: {len(rows)} of {len(students)} graded and saved (gradebook so far: "
+            f"{out / INCOMPLETE}); {finish_command()} grades the other {len(students) - len(rows)}",
+            file=sys.stderr,
+        )
         return ExitCode.INTERRUPTED
     except SchedulerLost as lost:
         _incomplete(out, task_spec, rows, noted, len(students), found.missing, previous, base)
-        print(f"\n{lost}: {len(rows)} of {len(students)} graded and saved (gradebook so far: {out / INCOMPLETE}); "
-              f"{finish_command()}, once the scheduler is back, grades the other {len(students) - len(rows)}",
-              file=sys.stderr)
+        print(
+            f"\n{lost}: {len(rows)} of {len(students)} graded and saved (gradebook so far: {out / INCOMPLETE}); "
+            f"{finish_command()}, once the scheduler is back, grades the other {len(students) - len(rows)}",
+            file=sys.stderr,
+        )
         return ExitCode.FAILED
     graded = rows
     rows = everyone(rows, found.missing, class_list, out / STUDENTS, task_spec)
@@ -188,21 +251,38 @@ def run_batch(inputs: list[Path], out: Path, assignment: str, jobs: int, force: 
     absent = len(rows) - len(handed_in)
     failed = sum(r.result.status == "error" for r in handed_in)
     nothing = f"; {absent} on the roster handed in nothing (0 points, status no_submission)" if absent else ""
-    print(f"graded {len(handed_in)} submissions ({sum(r.skipped for r in rows)} unchanged since the last run, "
-          f"{failed} could not be graded){nothing}; gradebook: {out / 'grades.csv'} ({len(rows)} rows); class "
-          f"summary: {out / 'index.html'}")
+    print(
+        f"graded {len(handed_in)} submissions ({sum(r.skipped for r in rows)} unchanged since the last run, "
+        f"{failed} could not be graded){nothing}; gradebook: {out / 'grades.csv'} ({len(rows)} rows); class "
+        f"summary: {out / 'index.html'}"
+    )
     for line in ending(graded, sorted(rows, key=lambda r: r.student)):
         print(line)
     return ExitCode.OK
 
 
-def _incomplete(out: Path, assignment: spec.Assignment, rows: list[Row], noted, found: int, missing,
-                previous: Path | None, base: str | None) -> None:
+def _incomplete(
+    out: Path,
+    assignment: spec.Assignment,
+    rows: list[Row],
+    noted,
+    found: int,
+    missing,
+    previous: Path | None,
+    base: str | None,
+) -> None:
     """The class outputs for those graded so far and those found with nothing to grade, marked incomplete
     (grades.incomplete.csv, not grades.csv); no roster rows, since a student not reached yet is not missing."""
     rows = everyone(rows, missing, None, out / STUDENTS, assignment)
-    write_class_outputs(out, assignment, sorted(rows, key=lambda r: r.student), noted, previous, base,
-                        Incomplete(found + len(missing), finish_command()))
+    write_class_outputs(
+        out,
+        assignment,
+        sorted(rows, key=lambda r: r.student),
+        noted,
+        previous,
+        base,
+        Incomplete(found + len(missing), finish_command()),
+    )
 
 
 def finish_command() -> str:
@@ -220,8 +300,17 @@ def _student(submission: Submission, out: Path, lateness: late.Lateness = late.O
     return Student(submission, out / STUDENTS / submission.student, submission.path.read_bytes(), tests, lateness)
 
 
-def _execute(todo: list[tuple[Student, str]], rows: list[Row], total: int, assignment: spec.Assignment,
-             key: bytes, jobs: int, scheduler: str | None, trusted: bool, private: tuple[str, ...]):
+def _execute(
+    todo: list[tuple[Student, str]],
+    rows: list[Row],
+    total: int,
+    assignment: spec.Assignment,
+    key: bytes,
+    jobs: int,
+    scheduler: str | None,
+    trusted: bool,
+    private: tuple[str, ...],
+):
     """Grade each student still to grade, saving each result (and adding its row) as it arrives, with a
     progress bar on a terminal."""
     from tqdm import tqdm
@@ -266,8 +355,11 @@ def ending(graded: list[Row], rows: list[Row]) -> list[str]:
     errors = [r for r in rows if r.result.error and r.shown_status == "error"]  # not a roster's no_submission
     if errors:
         named = ", ".join(f"{r.student} ({r.result.error.kind})" for r in errors[:20])
-        lines.append(f"could not be graded: {named}" + (f" and {len(errors) - 20} more" if len(errors) > 20 else "")
-                     + "; each one's result.json says why")
+        lines.append(
+            f"could not be graded: {named}"
+            + (f" and {len(errors) - 20} more" if len(errors) > 20 else "")
+            + "; each one's result.json says why"
+        )
     return lines
 
 
@@ -302,8 +394,7 @@ def _on_processes(tasks: list[Task], jobs: int):
                 continue
             yield outcome, final
         for task in again:  # nothing else is being graded now
-            print(f"note: {task.student} ran out of time while others were graded; graded again alone",
-                  file=sys.stderr)
+            print(f"note: {task.student} ran out of time while others were graded; graded again alone", file=sys.stderr)
             outcome, final = grade_one(task)
             if outcome.unfit:
                 raise UnfitWorker(f"this machine may not grade: {outcome.unfit}")

@@ -129,8 +129,10 @@ def _isolation(grader: str, trusted: bool, host: str, private: tuple[str, ...]) 
     """Why this process may not grade, or how it isolates student code for a batch."""
     where = socket.gethostname()
     if grader != fingerprint():
-        return (f"{where} runs grader {fingerprint()}, not the instructor's {grader}: install the same version of "
-                "micrograd-grader (and the same Python and libraries) on every worker"), None
+        return (
+            f"{where} runs grader {fingerprint()}, not the instructor's {grader}: install the same version of "
+            "micrograd-grader (and the same Python and libraries) on every worker"
+        ), None
     mine = tuple(Path(p) for p in private) if host == host_id() else ()
     try:
         return None, require_started("batch", trusted=trusted, private=mine)
@@ -152,8 +154,11 @@ def grade_task(task: Task) -> TaskOutcome:
     except SandboxError as exc:  # the machine's problem, not the student's: the batch stops, naming it once
         return TaskOutcome(task.student, None, unfit=f"{socket.gethostname()} cannot start a sandbox: {exc}")
     except Exception:  # noqa: BLE001 - one bad submission never stops a batch
-        return failed(task, "the grader failed on this submission (the instructor's log has the details)",
-                      log=traceback.format_exc())
+        return failed(
+            task,
+            "the grader failed on this submission (the instructor's log has the details)",
+            log=traceback.format_exc(),
+        )
 
 
 def _grade_in_private_folder(task: Task, iso: Isolation, started: float) -> Result:
@@ -167,17 +172,28 @@ def _grade_in_private_folder(task: Task, iso: Isolation, started: float) -> Resu
             tests = folder / Path(task.tests_name).name
             tests.write_bytes(task.tests)
         try:
-            data = grade(submission, task.assignment, Options(tests=tests, one_sandbox=True, isolation=iso,
-                                                              engine_key=task.key)).to_dict()
+            data = grade(
+                submission, task.assignment, Options(tests=tests, one_sandbox=True, isolation=iso, engine_key=task.key)
+            ).to_dict()
         except (IsolationError, SandboxError):
             raise
         except Exception:  # noqa: BLE001 - one bad submission never stops a batch
-            data = crash_result(task.name, task.assignment.id, started,
-                                f"the grader failed on this submission:\n{traceback.format_exc()}").to_dict()
-        return feedback.cleaned(Result.from_dict(without_host_paths(
-            data, [(str(p) + os.sep, "") for p in (folder, folder.resolve())]
-            + [(str(p), ".") for p in (folder, folder.resolve())]
-            + [(str(p), STAGING) for p in (Path(tmp), Path(tmp).resolve())])))
+            data = crash_result(
+                task.name,
+                task.assignment.id,
+                started,
+                f"the grader failed on this submission:\n{traceback.format_exc()}",
+            ).to_dict()
+        return feedback.cleaned(
+            Result.from_dict(
+                without_host_paths(
+                    data,
+                    [(str(p) + os.sep, "") for p in (folder, folder.resolve())]
+                    + [(str(p), ".") for p in (folder, folder.resolve())]
+                    + [(str(p), STAGING) for p in (Path(tmp), Path(tmp).resolve())],
+                )
+            )
+        )
 
 
 def timed_out(result: Result | None) -> bool:
@@ -186,9 +202,12 @@ def timed_out(result: Result | None) -> bool:
     if result is None:
         return False
     cells = (result.notebook or {}).get("cells") or []
-    return (result.error is not None and result.error.kind == "timeout"
-            or any(c.artifacts.get("timing") is True for c in result.checks)
-            or any(isinstance(c, dict) and c.get("status") == "timeout" for c in cells))
+    return (
+        result.error is not None
+        and result.error.kind == "timeout"
+        or any(c.artifacts.get("timing") is True for c in result.checks)
+        or any(isinstance(c, dict) and c.get("status") == "timeout" for c in cells)
+    )
 
 
 def time_limit(task: Task) -> float:
@@ -203,8 +222,14 @@ def render(task: Task, result: Result) -> dict[str, str]:
     return {
         RESULT_FILE: json.dumps(result.to_dict(), indent=2),
         GRADESCOPE_FILE: json.dumps(results(result), indent=2),
-        REPORT_FILE: html.student_report(result, python_source, task.assignment.title, late_view(task.late, result),
-                                         student=task.student, class_page=CLASS_PAGE),
+        REPORT_FILE: html.student_report(
+            result,
+            python_source,
+            task.assignment.title,
+            late_view(task.late, result),
+            student=task.student,
+            class_page=CLASS_PAGE,
+        ),
     }
 
 
@@ -238,18 +263,33 @@ def checked(value: object, task: Task) -> TaskOutcome:
         return failed(task, "the grading process answered something that is not a result")
     if value.unfit:
         return value
-    if value.student != task.student or not isinstance(value.result, (dict, Result)) \
-            or not isinstance(value.texts, dict) or set(value.texts) != set(OUTPUTS) \
-            or not all(isinstance(t, str) for t in value.texts.values()):
+    if (
+        value.student != task.student
+        or not isinstance(value.result, (dict, Result))
+        or not isinstance(value.texts, dict)
+        or set(value.texts) != set(OUTPUTS)
+        or not all(isinstance(t, str) for t in value.texts.values())
+    ):
         return failed(task, "the grading process answered with a result that is not this submission's")
     try:
-        return replace(value, result=value.result if isinstance(value.result, Result) else
-                       Result.from_dict(value.result))
+        return replace(
+            value, result=value.result if isinstance(value.result, Result) else Result.from_dict(value.result)
+        )
     except BadResult as bad:
         return failed(task, f"the grading process answered with a result that is not one ({bad})")
 
 
 def crash_result(name: str, assignment: str, started: float, message: str) -> Result:
     """A result for a submission the grader could not grade, saying why."""
-    return Result(name, None, assignment, __version__, "error", SubmissionError("crash", message), 0.0, 0.0,
-                  round(time.monotonic() - started, 3), ())
+    return Result(
+        name,
+        None,
+        assignment,
+        __version__,
+        "error",
+        SubmissionError("crash", message),
+        0.0,
+        0.0,
+        round(time.monotonic() - started, 3),
+        (),
+    )

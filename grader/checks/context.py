@@ -10,7 +10,8 @@ import difflib
 import functools
 import math
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import reference
 from grader import protocol
@@ -38,8 +39,9 @@ class StudentEngine:
         self.lane = lane
         self.ctx = ctx
 
-    def _request(self, message: dict, timeout: float | None = None, on_event: Callable | None = None,
-                 gap: float | None = None) -> dict:
+    def _request(
+        self, message: dict, timeout: float | None = None, on_event: Callable | None = None, gap: float | None = None
+    ) -> dict:
         """One request, within its own limit (timeout, default request_s) and the check's deadline
         (itself within the grading's); the check's time running out first is a CheckTimeout."""
         timeout = timeout or self.ctx.assignment.limits.request_s
@@ -52,8 +54,9 @@ class StudentEngine:
                 raise CheckTimeout(self.ctx.stopped_by) from None
             raise
 
-    def ask(self, message: dict[str, Any], shape: dict[str, Callable[[Any], Any]],
-            timeout: float | None = None) -> Observation | dict[str, Any]:
+    def ask(
+        self, message: dict[str, Any], shape: dict[str, Callable[[Any], Any]], timeout: float | None = None
+    ) -> Observation | dict[str, Any]:
         """Send a request; the result (each field read through its converter in shape, missing
         fields left out), or an Observation describing the error, the failure, or a malformed reply."""
         try:
@@ -65,39 +68,64 @@ class StudentEngine:
     def run(self, program: Program, backward: bool = True, seed: bool = False) -> Observation:
         return self.run_many([program], backward, seed=seed)[0]
 
-    def run_many(self, programs: list[Program], backward: bool = True, want: list[int] | None = None,
-                 stop: Callable[[Program, Observation], bool] | None = None, seed: bool = False,
-                 every: bool = False) -> list[Observation | None]:
+    def run_many(
+        self,
+        programs: list[Program],
+        backward: bool = True,
+        want: list[int] | None = None,
+        stop: Callable[[Program, Observation], bool] | None = None,
+        seed: bool = False,
+        every: bool = False,
+    ) -> list[Observation | None]:
         """Every program built (and backpropagated, the output's grad first set to 1 if seed), a chunk
         of programs per request. None for those never reached: after one on which the student's
         process failed (that one carries the failure), or, with stop, after the chunk holding the first
         program stop says ends the batch. With every, a program that raises does not end it (the
         preflight needs every answer)."""
         sizes = [len(want) if want is not None else len(p) for p in programs]
-        return self._many(lambda chunk: protocol.eval_many(chunk, backward, want, seed, not every), programs,
-                          lambda i, value: protocol.observation(value, sizes[i], backward), stop, every)
+        return self._many(
+            lambda chunk: protocol.eval_many(chunk, backward, want, seed, not every),
+            programs,
+            lambda i, value: protocol.observation(value, sizes[i], backward),
+            stop,
+            every,
+        )
 
-    def gradcheck_many(self, programs: list[Program], h: float,
-                       stop: Callable[[Program, Any], bool] | None = None) -> list[dict | Observation | None]:
-        return self._many(lambda chunk: protocol.gradcheck_many(chunk, h), programs,
-                          lambda i, value: protocol.gradcheck(value, programs[i]), stop)
+    def gradcheck_many(
+        self, programs: list[Program], h: float, stop: Callable[[Program, Any], bool] | None = None
+    ) -> list[dict | Observation | None]:
+        return self._many(
+            lambda chunk: protocol.gradcheck_many(chunk, h),
+            programs,
+            lambda i, value: protocol.gradcheck(value, programs[i]),
+            stop,
+        )
 
-    def _many(self, request: Callable[[list[Program]], dict], programs: list[Program], read: Callable[[int, Any], Any],
-              stop: Callable[[Program, Any], bool] | None, every: bool = False) -> list:
+    def _many(
+        self,
+        request: Callable[[list[Program]], dict],
+        programs: list[Program],
+        read: Callable[[int, Any], Any],
+        stop: Callable[[Program, Any], bool] | None,
+        every: bool = False,
+    ) -> list:
         results: list = [None] * len(programs)
         for start in range(0, len(programs), CHUNK):
-            chunk = programs[start:start + CHUNK]
+            chunk = programs[start : start + CHUNK]
 
             def on_event(event: dict, start=start, n=len(chunk)) -> None:
                 item = event.get("item")
-                if isinstance(item, int) and not isinstance(item, bool) and 0 <= item < n \
-                        and results[start + item] is None:
+                if (
+                    isinstance(item, int)
+                    and not isinstance(item, bool)
+                    and 0 <= item < n
+                    and results[start + item] is None
+                ):
                     results[start + item] = read(start + item, event.get("value"))
 
             request_s = self.ctx.assignment.limits.request_s  # for each program, as if each were a request
             try:
-                reply = self._request(request(chunk), request_s * len(chunk), on_event,
-                                      gap=request_s)
+                reply = self._request(request(chunk), request_s * len(chunk), on_event, gap=request_s)
             except WorkerFailure as failure:
                 _first_missing(results, start, Observation(failure=failure))
                 return results
@@ -140,8 +168,17 @@ def reference_run(program: Program, backward: bool = True) -> Observation | None
 class Context:
     """Everything a check needs; one per submission."""
 
-    def __init__(self, assignment: Assignment, engine, symbols: list[str], suite=None, tests_source: str | None = None,
-                 seed: str = "", ends: float = math.inf, preflight: Callable[[Context], Any] | None = None):
+    def __init__(
+        self,
+        assignment: Assignment,
+        engine,
+        symbols: list[str],
+        suite=None,
+        tests_source: str | None = None,
+        seed: str = "",
+        ends: float = math.inf,
+        preflight: Callable[[Context], Any] | None = None,
+    ):
         self.assignment = assignment
         self.preflight = preflight
         """What finds the engine's basics (checks/features.preflight), given by grading: this module is below it."""
@@ -170,8 +207,11 @@ class Context:
         own = time.monotonic() + seconds
         self.deadline = min(own, self.ends)
         limits = self.assignment.limits
-        self.stopped_by = f"the check ran past its time limit of {seconds:g} s" if own <= self.ends else \
-            f"the submission ran past its time limit of {limits.submission_s:g} s"
+        self.stopped_by = (
+            f"the check ran past its time limit of {seconds:g} s"
+            if own <= self.ends
+            else f"the submission ran past its time limit of {limits.submission_s:g} s"
+        )
 
     def deadline_left(self) -> float:
         return self.deadline - time.monotonic()

@@ -23,9 +23,9 @@ import types
 from collections.abc import Callable
 
 from grader.causes import CAUSES, Cause
-from grader.errors import CheckTimeout
 from grader.checks.cases import DISCRIMINATING
 from grader.checks.context import Context, reference_run
+from grader.errors import CheckTimeout
 from grader.programs import Program, ancestors
 from grader.sabotage import all_operators, wheats
 from grader.sabotage.mutate import NotApplicable, method, replace, rule_updates, value_class
@@ -37,20 +37,24 @@ def _assign_in(rule: str) -> Callable[[ast.Module], None]:
     def mutate(tree: ast.Module) -> None:
         for update in rule_updates(tree, rule):
             replace(tree, update, ast.Assign([update.target], update.value))
+
     return mutate
 
 
 def _detached(rule: str) -> Callable[[ast.Module], None]:
     """The rule's backward passes nothing back (as when its output has no children)."""
+
     def mutate(tree: ast.Module) -> None:
         for update in rule_updates(tree, rule):
             update.value = ast.Constant(0.0)
+
     return mutate
 
 
 def _children_dropped(rule: str) -> Callable[[ast.Module], None]:
     """The rule's output built with no children, as `(self)` for `(self,)` gives in an engine that keeps
     only a tuple of children: its _backward runs, but backward() never reaches the input beyond it."""
+
     def mutate(tree: ast.Module) -> None:
         found = method(value_class(tree), RULES[rule][0])
         calls = [node for node in ast.walk(found) if isinstance(node, ast.Call)] if found else []
@@ -62,6 +66,7 @@ def _children_dropped(rule: str) -> Callable[[ast.Module], None]:
                     count += 1
         if not count:
             raise NotApplicable(f"no one-element tuple of children in {rule}")
+
     return mutate
 
 
@@ -81,9 +86,14 @@ def _tanh_square_missing(tree: ast.Module) -> None:
     count = 0
     for update in rule_updates(tree, "tanh"):
         for node in ast.walk(update.value):
-            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and isinstance(node.left, ast.Constant) \
-                    and node.left.value == 1 and isinstance(node.right, ast.BinOp) \
-                    and isinstance(node.right.op, (ast.Pow, ast.Mult)):
+            if (
+                isinstance(node, ast.BinOp)
+                and isinstance(node.op, ast.Sub)
+                and isinstance(node.left, ast.Constant)
+                and node.left.value == 1
+                and isinstance(node.right, ast.BinOp)
+                and isinstance(node.right.op, (ast.Pow, ast.Mult))
+            ):
                 node.right = node.right.left
                 count += 1
     if not count:
@@ -110,8 +120,17 @@ UNARY_RULES = tuple(rule for rule in UPDATED if rule not in ("add", "mul"))
 # (cause id, mutation): the misconceptions that reproduce by mutating a correct engine, in the order tried.
 SIMULATED = [
     *[(f"assign_in_{rule}", _assign_in(rule)) for rule in UPDATED],
-    *[(op_id, _operator(op_id)) for op_id in ("add_half", "mul_own_data", "mul_missing_outgrad", "pow_off_by_one",
-                                               "tanh_grad_from_input", "relu_negative_grad")],
+    *[
+        (op_id, _operator(op_id))
+        for op_id in (
+            "add_half",
+            "mul_own_data",
+            "mul_missing_outgrad",
+            "pow_off_by_one",
+            "tanh_grad_from_input",
+            "relu_negative_grad",
+        )
+    ],
     ("tanh_square_missing", _tanh_square_missing),
     ("relu_flipped", _relu_flipped),
     *[(f"detached_{rule}", _detached(rule)) for rule in UPDATED],
@@ -202,9 +221,13 @@ def _answers(ctx: Context, seed: bool) -> dict:
     """The student's engine on the discriminating programs, asked once per grading (one request)."""
     key = f"discriminating:{seed}"
     if key not in ctx.cache:
-        todo = [p for p in DISCRIMINATING if reference_run(p) is not None
-                and not any(ins[0] == "relu" and reference_run(p).data[ins[1]] == 0.0 for ins in p)
-                and all(NEEDS.get(ins[0], ins[0]) in ctx.assignment.ops for ins in p if ins[0] != "leaf")]
+        todo = [
+            p
+            for p in DISCRIMINATING
+            if reference_run(p) is not None
+            and not any(ins[0] == "relu" and reference_run(p).data[ins[1]] == 0.0 for ins in p)
+            and all(NEEDS.get(ins[0], ins[0]) in ctx.assignment.ops for ins in p if ins[0] != "leaf")
+        ]
         ctx.cache[key] = dict(zip(todo, ctx.student.run_many(todo, seed=seed, every=True)))
     return ctx.cache[key]
 
@@ -217,11 +240,18 @@ def _dominant(found: list[str], answers: dict, seed: bool, close) -> list[str]:
         expected = reference_run(program)
         if got is not None and got.ok and not all(close(expected.grad[i], got.grad[i]) for i in ancestors(program)):
             wrong[program] = got
-    reproduced = {cause_id: {program for program, got in wrong.items()
-                             if any((sim := _replay(cls, program, seed)) is not None
-                                    and all(_same(got.grad[i], sim[i]) for i in ancestors(program))
-                                    for cls in _mutants(cause_id))}
-                  for cause_id in found}
+    reproduced = {
+        cause_id: {
+            program
+            for program, got in wrong.items()
+            if any(
+                (sim := _replay(cls, program, seed)) is not None
+                and all(_same(got.grad[i], sim[i]) for i in ancestors(program))
+                for cls in _mutants(cause_id)
+            )
+        }
+        for cause_id in found
+    }
     best = [c for c in found if all(c == o or reproduced[o] < reproduced[c] for o in found)]
     return best if len(best) == 1 else found
 
@@ -246,7 +276,9 @@ def _refuted(cause_id: str, answers: dict, seed: bool, close) -> bool:
     return False
 
 
-def in_training(ctx: Context, train: Callable[[types.SimpleNamespace], list], losses: list, rtol: float) -> Cause | None:
+def in_training(
+    ctx: Context, train: Callable[[types.SimpleNamespace], list], losses: list, rtol: float
+) -> Cause | None:
     """The cause, among those earlier checks of this grading named, whose replay of the lesson's training
     loop gives the student's losses at every step (the hypothesis tested on the whole run), if exactly one."""
     found = []
@@ -256,9 +288,10 @@ def in_training(ctx: Context, train: Callable[[types.SimpleNamespace], list], lo
                 replayed = train(module)
             except Exception:  # noqa: BLE001 - a mutant may fail where the student's did not
                 continue
-            if len(replayed) == len(losses) and all(isinstance(a, float) and math.isclose(a, b, rel_tol=rtol,
-                                                                                           abs_tol=1e-12)
-                                                    for a, b in zip(losses, replayed)):
+            if len(replayed) == len(losses) and all(
+                isinstance(a, float) and math.isclose(a, b, rel_tol=rtol, abs_tol=1e-12)
+                for a, b in zip(losses, replayed)
+            ):
                 found.append(cause_id)
                 break
     return CAUSES[found[0]] if len(found) == 1 else None

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from grader.causes import CAUSES
 from grader.checks.cases import EQUAL_DATA, LEAVES, SINGLE, chain, diamond
 from grader.checks.context import Context, reference_run
-from grader.causes import CAUSES
 from grader.checks.judging import compare_many
 
 
@@ -72,8 +72,10 @@ class Features:
     def limits(self) -> str:
         """A sentence saying which structures were left out, and why, for the feedback."""
         if not self.depth:
-            return (" (Note: only single operations on leaves were probed, because nested expressions do not "
-                    "backpropagate correctly: see topo_order.)")
+            return (
+                " (Note: only single operations on leaves were probed, because nested expressions do not "
+                "backpropagate correctly: see topo_order.)"
+            )
         return ""
 
 
@@ -83,8 +85,9 @@ def preflight(ctx: Context) -> Features:
     singles = [SINGLE[op] for op in ops]
     add2, mul2 = SINGLE["add"], SINGLE["mul"]
     mul_in = LEAVES[:3] + (("mul", 0, 1), ("mul", 3, 2))
-    structural = [mul_in, EQUAL_DATA] + [p for op in ("add", "mul")
-                                         for p in (chain(op), LEAVES[:1] + ((op, 0, 0),), diamond(op))]
+    structural = [mul_in, EQUAL_DATA] + [
+        p for op in ("add", "mul") for p in (chain(op), LEAVES[:1] + ((op, 0, 0),), diamond(op))
+    ]
     unseeded = ctx.student.run_many([add2, mul2], every=True)
     hangs = _hangs(ctx, unseeded)
     if hangs:  # nothing else is worth asking: every probe would wait out its time limit
@@ -116,9 +119,14 @@ def preflight(ctx: Context) -> Features:
     add, mul = ok(add2), ok(mul2)
     chain_op = "add" if add else "mul" if mul else None
     equal_merged = add and mul and ok(mul_in) and not ok(EQUAL_DATA)
-    common = dict(working=tuple(working), broken=broken, seed_missing=seed_missing, backward_inert=inert,
-                  equal_data_merged=equal_merged,
-                  reused_by=tuple(op for op in ("add", "mul") if ok(LEAVES[:1] + ((op, 0, 0),))))
+    common = dict(
+        working=tuple(working),
+        broken=broken,
+        seed_missing=seed_missing,
+        backward_inert=inert,
+        equal_data_merged=equal_merged,
+        reused_by=tuple(op for op in ("add", "mul") if ok(LEAVES[:1] + ((op, 0, 0),))),
+    )
     if chain_op is None:
         return Features(add, mul, None, False, False, False, False, **common)
     depth = ok(chain(chain_op))
@@ -153,8 +161,13 @@ def _seed_missing(unseeded) -> bool:
 
 def _inert(answers, ops, singles) -> bool:
     """Does backward() change no leaf's gradient for any operation that builds?"""
-    leaf_grads = [g for op, program in zip(ops, singles) if (got := answers.get(program)) is not None and got.ok
-                  for i, g in enumerate(got.grad) if program[i][0] == "leaf"]
+    leaf_grads = [
+        g
+        for op, program in zip(ops, singles)
+        if (got := answers.get(program)) is not None and got.ok
+        for i, g in enumerate(got.grad)
+        if program[i][0] == "leaf"
+    ]
     return bool(leaf_grads) and all(g == 0.0 for g in leaf_grads)
 
 

@@ -6,21 +6,19 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from grader.checks.cases import HAND_EXAMPLES
 from grader import protocol
+from grader.checks.cases import HAND_EXAMPLES
 from grader.checks.context import Context, reference_run
-from grader.protocol import Observation, a_number
 from grader.checks.features import basic_cause
 from grader.checks.judging import Verdict, error_message, error_verdict, graph_of, not_written, shown
 from grader.checks.registry import check
 from grader.feedback import numbers
+from grader.protocol import Observation, a_number
 from grader.result import Counterexample, Outcome
 from grader.sandbox.inside import probes
 from grader.sandbox.inside.ops import NEEDS, WORDS
 
 HAND_TOLERANCE = 1e-6
-
-
 
 
 def needed_ops(program) -> set[str]:
@@ -32,13 +30,25 @@ def hand_examples(ctx: Context) -> Outcome:
     """Each example whose operations the engine has is judged; the others wait for those operations."""
     working = set(ctx.features.working)
     judged = [e for e in HAND_EXAMPLES if needed_ops(e[2]) <= working]
-    waiting = [(title, sorted(needed_ops(program) - working)) for title, _, program, _ in HAND_EXAMPLES
-               if not needed_ops(program) <= working]
-    later = ("" if not waiting else " Not judged yet: " + "; ".join(
-        f"{title} (it needs {', '.join((WORDS.get(op, op) for op in ops))}, see forward)" for title, ops in waiting) + ".")
+    waiting = [
+        (title, sorted(needed_ops(program) - working))
+        for title, _, program, _ in HAND_EXAMPLES
+        if not needed_ops(program) <= working
+    ]
+    later = (
+        ""
+        if not waiting
+        else " Not judged yet: "
+        + "; ".join(
+            f"{title} (it needs {', '.join(WORDS.get(op, op) for op in ops)}, see forward)" for title, ops in waiting
+        )
+        + "."
+    )
     if not judged:
-        return Outcome("skipped", "Not judged: every hand-derived example needs an operation your engine does not "
-                       f"have yet.{later}")
+        return Outcome(
+            "skipped",
+            f"Not judged: every hand-derived example needs an operation your engine does not have yet.{later}",
+        )
     answers = ctx.student.run_many([program for _, _, program, _ in judged])
     for (title, names, program, expected), got in zip(judged, answers):
         got = got or ctx.student.run(program)
@@ -52,19 +62,26 @@ def hand_examples(ctx: Context) -> Outcome:
             first = wrong[0]
             expected_run = reference_run(program)
             verdict = Verdict(
-                program, "failed",
+                program,
+                "failed",
                 "in {}, {}.grad should be {} (derived by hand in the lesson) but your engine gives {}".format(
-                    title, first, *numbers(expected[first], shown(got.grad[index[first]]))),
+                    title, first, *numbers(expected[first], shown(got.grad[index[first]]))
+                ),
                 {f"{n}.grad": x for n, x in expected.items()},
                 {f"{n}.grad": shown(got.grad[index[n]]) for n in expected},
                 names=tuple(names),
                 graph=graph_of(program, names, expected_run, got) if expected_run else None,
                 got_grad=tuple(got.grad),
             )
-            verdict = replace(verdict, cause=basic_cause(ctx.features)) if basic_cause(ctx.features) \
+            verdict = (
+                replace(verdict, cause=basic_cause(ctx.features))
+                if basic_cause(ctx.features)
                 else verdict.explained(ctx)
-            return verdict.outcome("Work the example backwards by hand, one node at a time, and compare "
-                                   "each node's grad with yours to find the first rule that differs.")
+            )
+            return verdict.outcome(
+                "Work the example backwards by hand, one node at a time, and compare "
+                "each node's grad with yours to find the first rule that differs."
+            )
     if waiting:
         return Outcome("passed", f"The hand-derived examples your engine can build give the lesson's numbers.{later}")
     return Outcome("passed", "All three hand-derived examples give the lesson's numbers.")
@@ -86,8 +103,10 @@ def deep_graph(ctx: Context) -> Outcome:
     want = [0, len(program) - 2]
     got = ctx.student.run_many([program], want=want, seed=ctx.features.seed_missing)[0]  # a missing seed is not
     # this check's business: the rule checks seed the output themselves too
-    code = (f"x = Value(1.0)\nfor _ in range({DEEP_NODES // 2}):\n    x = x {'+' if op == 'add' else '*'} "
-            f"Value(1.0)\nx.backward()")
+    code = (
+        f"x = Value(1.0)\nfor _ in range({DEEP_NODES // 2}):\n    x = x {'+' if op == 'add' else '*'} "
+        f"Value(1.0)\nx.backward()"
+    )
     if not got.ok:
         if got.error and got.error.type == "RecursionError":
             return Outcome(
@@ -133,17 +152,21 @@ def numerical_grad(ctx: Context) -> Outcome:
         call = f"numerical_grad(f, {x!r}" + (f", h={h!r})" if h is not None else ")")
         code = ("import math\n" if "math." in source else "") + f"f = {source}\nprint({call})"
         if isinstance(got, Observation):
-            return Outcome("error", error_message(got, f"{call} with f = {source}"),
-                           Counterexample(code, {"numerical_grad": expected}, {"numerical_grad": "an exception"}),
-                           not_written(got))
+            return Outcome(
+                "error",
+                error_message(got, f"{call} with f = {source}"),
+                Counterexample(code, {"numerical_grad": expected}, {"numerical_grad": "an exception"}),
+                not_written(got),
+            )
         value = got.get("value")
         tolerance = 1e-9 if h is not None else 1e-6
         if not (isinstance(value, float) and math.isclose(value, expected, rel_tol=tolerance, abs_tol=tolerance)):
             return Outcome(
                 "failed",
                 "with f = {}, {} should be {} but gives {}. Use the central ".format(
-                    source, call, *numbers(expected, shown(value))) +
-                "difference (f(x + h) - f(x - h)) / (2 * h): it is far more accurate than the forward "
+                    source, call, *numbers(expected, shown(value))
+                )
+                + "difference (f(x + h) - f(x - h)) / (2 * h): it is far more accurate than the forward "
                 "difference (f(x + h) - f(x)) / h.",
                 Counterexample(code, {"numerical_grad": expected}, {"numerical_grad": shown(value)}),
             )

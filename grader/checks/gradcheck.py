@@ -7,10 +7,10 @@ from __future__ import annotations
 import math
 
 from grader.checks.context import Context, reference_run
-from grader.protocol import Observation
 from grader.checks.judging import Verdict, error_verdict, shown
 from grader.feedback import numbers
 from grader.programs import Program, default_names
+from grader.protocol import Observation
 
 H = 1e-5
 ABS_TOL = 1e-6
@@ -19,8 +19,9 @@ KINK_MARGIN = 1e-3  # relu and the like are not differentiable near 0: such case
 
 def _judged(program: Program) -> bool:
     expected = reference_run(program)
-    return expected is not None and not any(ins[0] == "relu" and abs(expected.data[ins[1]]) < KINK_MARGIN
-                                            for ins in program)
+    return expected is not None and not any(
+        ins[0] == "relu" and abs(expected.data[ins[1]]) < KINK_MARGIN for ins in program
+    )
 
 
 def judge_gradcheck(ctx: Context, program: Program) -> Verdict | None:
@@ -50,16 +51,24 @@ def _verdict(ctx: Context, program: Program, reply: dict | Observation) -> Verdi
     out = names[len(program) - 1]
     if not ctx.close(expected.data[-1], reply["output"]):
         return Verdict(
-            program, "failed",
-            "the output {}.data should be {} but your engine gives {}; ".format(out, *numbers(expected.data[-1],
-                                                                                  shown(reply["output"]))) +
-            "gradients can only be checked on a correct forward pass (see forward)",
-            expected={f"{out}.data": expected.data[-1]}, got={f"{out}.data": shown(reply["output"])}, names=tuple(names),
+            program,
+            "failed",
+            "the output {}.data should be {} but your engine gives {}; ".format(
+                out, *numbers(expected.data[-1], shown(reply["output"]))
+            )
+            + "gradients can only be checked on a correct forward pass (see forward)",
+            expected={f"{out}.data": expected.data[-1]},
+            got={f"{out}.data": shown(reply["output"])},
+            names=tuple(names),
             backward=False,
         )
     leaves, analytic = reply["leaves"], reply["analytic"]
-    numeric = [(hi - lo) / (2 * H) if isinstance(hi, float) and isinstance(lo, float) else (hi if not isinstance(
-        hi, float) else lo) for hi, lo in zip(reply["up"], reply["down"])]
+    numeric = [
+        (hi - lo) / (2 * H)
+        if isinstance(hi, float) and isinstance(lo, float)
+        else (hi if not isinstance(hi, float) else lo)
+        for hi, lo in zip(reply["up"], reply["down"])
+    ]
     for index, a, n in zip(leaves, analytic, numeric):
         if not (isinstance(a, float) and isinstance(n, float) and math.isclose(a, n, rel_tol=rtol, abs_tol=ABS_TOL)):
             grads = {f"{names[i]}.grad": shown(x) for i, x in zip(leaves, analytic)}

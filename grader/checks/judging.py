@@ -12,16 +12,15 @@ import hypothesis
 from hypothesis.configuration import set_hypothesis_home_dir
 from hypothesis.errors import NoSuchExample, Unsatisfiable
 
-from grader.checks import diagnose, plans, strategies
 from grader.causes import Cause
+from grader.checks import diagnose, plans, strategies
 from grader.checks.context import CheckTimeout, Context, reference_run
-from grader.protocol import Observation
 from grader.errors import WorkerFailure
 from grader.feedback import numbers
-from grader.sandbox.inside import probes
 from grader.programs import Program, ancestors, default_names, inputs, op_label, to_code
+from grader.protocol import Observation
 from grader.result import Counterexample, Outcome
-
+from grader.sandbox.inside import probes
 
 # Hypothesis caches what it learns under ./.hypothesis by default: that would be the
 # student's folder. Keep it in the grader's own cache instead (no example database is used).
@@ -72,11 +71,22 @@ class Verdict:
                 feedback += "."
             written = {"not_written": self.what.split(" (needed for ")[0]} if self.not_written else {}
             return Outcome("error", feedback, self.counterexample(), self._artifacts() | written, cause=cause)
-        unstable = (" The same expression gave the right answer on another try, so the order your backward() "
-                    "visits nodes in changes from run to run: children kept in a set are visited in an order "
-                    "that follows memory addresses.") if self.unstable else ""
-        return Outcome("failed", f"{lead}{self.what}.{unstable}{'' if cause else ' ' + hint}", self.counterexample(),
-                       self._artifacts(), cause=cause)
+        unstable = (
+            (
+                " The same expression gave the right answer on another try, so the order your backward() "
+                "visits nodes in changes from run to run: children kept in a set are visited in an order "
+                "that follows memory addresses."
+            )
+            if self.unstable
+            else ""
+        )
+        return Outcome(
+            "failed",
+            f"{lead}{self.what}.{unstable}{'' if cause else ' ' + hint}",
+            self.counterexample(),
+            self._artifacts(),
+            cause=cause,
+        )
 
     def _artifacts(self) -> dict[str, Any]:
         return {"graph": self.graph} if self.graph else {}
@@ -105,14 +115,32 @@ def shown(value: Any) -> Any:
 
 def error_verdict(program: Program, observed: Observation, names=None, doing="running it", backward=True) -> Verdict:
     if observed.failure:
-        return Verdict(program, "error", f"{doing}: your code {observed.failure.message}", failure=observed.failure,
-                       names=tuple(names or ()), backward=backward)
+        return Verdict(
+            program,
+            "error",
+            f"{doing}: your code {observed.failure.message}",
+            failure=observed.failure,
+            names=tuple(names or ()),
+            backward=backward,
+        )
     err = observed.error
     if err.type == "NotImplementedError":  # the starter kit's unfilled methods: a friendly line, no traceback
-        return Verdict(program, "error", f"{err.message or 'not written yet'} (needed for {doing})",
-                       names=tuple(names or ()), backward=backward, not_written=True)
-    return Verdict(program, "error", f"{doing} raised {err.type}: {err.message}",
-                   traceback=_frames(err.traceback), names=tuple(names or ()), backward=backward)
+        return Verdict(
+            program,
+            "error",
+            f"{err.message or 'not written yet'} (needed for {doing})",
+            names=tuple(names or ()),
+            backward=backward,
+            not_written=True,
+        )
+    return Verdict(
+        program,
+        "error",
+        f"{doing} raised {err.type}: {err.message}",
+        traceback=_frames(err.traceback),
+        names=tuple(names or ()),
+        backward=backward,
+    )
 
 
 def _frames(traceback: str) -> str:
@@ -192,8 +220,13 @@ def compare(
     got = got if got is not None else ctx.student.run(program, backward, seed=probe.seed)
     names = names or default_names(program)
     if not got.ok:
-        return error_verdict(program, got, names, "building the expression and calling backward()"
-                             if backward else "building the expression", backward)
+        return error_verdict(
+            program,
+            got,
+            names,
+            "building the expression and calling backward()" if backward else "building the expression",
+            backward,
+        )
     order = ancestors(program)
     order = [i for i in order if program[i][0] == "leaf"] + [i for i in order if program[i][0] != "leaf"]
     wrong = [i for i in order if not ctx.close(getattr(expected, quantity)[i], getattr(got, quantity)[i])]
@@ -207,7 +240,8 @@ def compare(
         program,
         "failed",
         "{}{} should be {} but your engine gives {}".format(
-            names[first], suffix, *numbers(getattr(expected, quantity)[first], shown(getattr(got, quantity)[first]))),
+            names[first], suffix, *numbers(getattr(expected, quantity)[first], shown(getattr(got, quantity)[first]))
+        ),
         {names[i] + suffix: getattr(expected, quantity)[i] for i in shown_nodes},
         {names[i] + suffix: shown(getattr(got, quantity)[i]) for i in shown_nodes},
         names=tuple(names),
@@ -221,8 +255,14 @@ def graph_of(program: Program, names, expected: Observation, got: Observation) -
     """Nodes the output depends on, each with its operation, inputs and both engines' numbers."""
     nodes = []
     for i in ancestors(program):
-        node = {"id": i, "name": names[i], "op": op_label(program[i]), "inputs": inputs(program[i]),
-                "data": shown(got.data[i]), "expected_data": expected.data[i]}
+        node = {
+            "id": i,
+            "name": names[i],
+            "op": op_label(program[i]),
+            "inputs": inputs(program[i]),
+            "data": shown(got.data[i]),
+            "expected_data": expected.data[i],
+        }
         if got.grad is not None and expected.grad is not None:
             node.update(grad=shown(got.grad[i]), expected_grad=expected.grad[i])
         nodes.append(node)
@@ -233,15 +273,20 @@ def _at_relu_kink(program: Program, expected: Observation) -> bool:
     return any(ins[0] == "relu" and expected.data[ins[1]] == 0.0 for ins in program)
 
 
-def compare_many(ctx: Context, programs: list[Program], probe: Probe = DEFAULT,
-                 answers: dict | None = None) -> dict[Program, Verdict | None]:
+def compare_many(
+    ctx: Context, programs: list[Program], probe: Probe = DEFAULT, answers: dict | None = None
+) -> dict[Program, Verdict | None]:
     """compare() on many programs, with one request to the student's engine for all of them
     (or on the answers already in hand). Programs after one on which the student's process
     failed, or after the first disagreement's chunk, are left out (not judged yet)."""
     todo = [p for p in programs if judged(p, probe.quantity, probe.distinct)]
     if answers is None:
-        got_all = ctx.student.run_many(todo, probe.quantity == "grad", seed=probe.seed,
-                                       stop=lambda program, got: compare(ctx, program, probe, got=got) is not None)
+        got_all = ctx.student.run_many(
+            todo,
+            probe.quantity == "grad",
+            seed=probe.seed,
+            stop=lambda program, got: compare(ctx, program, probe, got=got) is not None,
+        )
         answers = dict(zip(todo, got_all))
     asked = set(todo)
     verdicts: dict[Program, Verdict | None] = {p: None for p in programs if p not in asked}
@@ -253,8 +298,12 @@ def compare_many(ctx: Context, programs: list[Program], probe: Probe = DEFAULT,
     return verdicts
 
 
-def search(ctx: Context, shape: strategies.Shape, judge: Callable[[Program], Verdict | None],
-           judge_many: Callable[[list[Program]], dict[Program, Verdict | None]]) -> Verdict | None:
+def search(
+    ctx: Context,
+    shape: strategies.Shape,
+    judge: Callable[[Program], Verdict | None],
+    judge_many: Callable[[list[Program]], dict[Program, Verdict | None]],
+) -> Verdict | None:
     """The smallest program the judge rejects, found by hypothesis (derandomised, no database).
 
     The programs hypothesis would try are known in advance (plans.py) and judged in one

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from grader.causes import CAUSES
 from grader.checks.cases import EQUAL_DATA, SINGLE
 from grader.checks.context import Context
-from grader.causes import CAUSES
 from grader.checks.features import basic_cause
 from grader.checks.gradcheck import judge_gradcheck, judge_gradcheck_many
 from grader.checks.judging import Probe, Verdict, compare, compare_many, judged, search
@@ -33,8 +33,7 @@ HINTS = {
     "was negative: `self.grad += (out.data > 0) * out.grad`.",
     "neg_sub": "-x is x * -1, so x gets -1 times the incoming gradient; a - b is a + (-b), so b gets "
     "MINUS the incoming gradient.",
-    "accumulate": "Use += : a value used twice receives gradient from both paths, and `=` keeps only the "
-    "last one.",
+    "accumulate": "Use += : a value used twice receives gradient from both paths, and `=` keeps only the last one.",
     "topo_order": "backward() must call every node's _backward exactly once, after every node that uses "
     "it: build the topological order once (with a visited set) and walk it in reverse.",
     "gradcheck": "Your analytic gradient disagrees with the slope of your own forward pass; find the "
@@ -42,15 +41,17 @@ HINTS = {
 }
 
 
-def _run_search(ctx: Context, check_id: str, shape: Shape, probe: Probe = Probe(), note: bool = False,
-                sweep: list[Program] = ()) -> Outcome:
+def _run_search(
+    ctx: Context, check_id: str, shape: Shape, probe: Probe = Probe(), note: bool = False, sweep: list[Program] = ()
+) -> Outcome:
     """A sweep of fixed programs first, then hypothesis's search for the smallest disagreement;
     note=True says which structures were left out and why."""
     verdicts = compare_many(ctx, list(sweep), probe) if sweep else {}
     verdict = next((verdicts[p] for p in sweep if verdicts.get(p) is not None), None)
     if verdict is None and (not sweep or len(verdicts) == len(sweep)):
-        verdict = search(ctx, shape, lambda program: compare(ctx, program, probe),
-                         lambda many: compare_many(ctx, many, probe))
+        verdict = search(
+            ctx, shape, lambda program: compare(ctx, program, probe), lambda many: compare_many(ctx, many, probe)
+        )
     if verdict is None:
         return Outcome("passed", "Matches the reference engine on every expression tried.")
     verdict = verdict.explained(ctx, probe.seed)
@@ -84,8 +85,7 @@ def _blocked(ctx: Context, *ops: str) -> Outcome | None:
     """Skipped when a basic this rule needs is broken: backward() itself, or the op's own value."""
     f = ctx.features
     if f.backward_inert:
-        return _not_judged("backward() changes no gradient at all, so no rule can be seen through it (see "
-                           "topo_order)")
+        return _not_judged("backward() changes no gradient at all, so no rule can be seen through it (see topo_order)")
     wrong = [op for op in ops if op in VALUE_DEPENDENT and f.broken.get(op) == "computes a wrong value"]
     if wrong:
         return _not_judged(f"{_symbol(wrong[0])} computes a wrong value, and its gradient depends on it (see forward)")
@@ -105,12 +105,17 @@ def _rule_check(ctx: Context, check_id: str, *ops: str) -> Outcome:
     key = f"rule:{check_id}"
     if key not in ctx.cache:
         blocked = _blocked(ctx, *ops)
-        ctx.cache[key] = blocked if blocked is not None else \
-            _run_search(ctx, check_id, _rule_shape(ctx, *ops), _probe(ctx), note=True)
+        ctx.cache[key] = (
+            blocked
+            if blocked is not None
+            else _run_search(ctx, check_id, _rule_shape(ctx, *ops), _probe(ctx), note=True)
+        )
     return ctx.cache[key]
 
 
-RULE_OF = {op: (check_id, tuple(o for o, c in RULE_CHECK.items() if c == check_id)) for op, check_id in RULE_CHECK.items()}
+RULE_OF = {
+    op: (check_id, tuple(o for o, c in RULE_CHECK.items() if c == check_id)) for op, check_id in RULE_CHECK.items()
+}
 
 
 def sound(ctx: Context) -> tuple[str, ...]:
@@ -159,18 +164,32 @@ def _every_operation(found: list[Verdict]) -> Outcome:
     for verdict in found:
         names = list(verdict.names or default_names(verdict.program))
         values = ", ".join(f"{names[i]} = {ins[1]!r}" for i, ins in enumerate(verdict.program) if ins[0] == "leaf")
-        key = "not written" if verdict.not_written else verdict.what if verdict.status == "error" else \
-            verdict.program[-1][0]
+        key = (
+            "not written"
+            if verdict.not_written
+            else verdict.what
+            if verdict.status == "error"
+            else verdict.program[-1][0]
+        )
         cases.setdefault(key, []).append(f"{expression(verdict.program[-1], names)} with {values}")
         said.setdefault(key, verdict)
-    lines = [f"  {'; '.join(cases[key])}: {'not written yet' if verdict.not_written else verdict.what}"
-             + (f". Likely cause: {verdict.cause.sentence}" if verdict.cause and verdict.cause != cause else "")
-             for key, verdict in said.items()]
+    lines = [
+        f"  {'; '.join(cases[key])}: {'not written yet' if verdict.not_written else verdict.what}"
+        + (f". Likely cause: {verdict.cause.sentence}" if verdict.cause and verdict.cause != cause else "")
+        for key, verdict in said.items()
+    ]
     head = found[0].outcome(HINTS["forward"])
-    feedback = (f"{len(found)} operations compute a wrong value or raise; each on its smallest case:\n"
-                + "\n".join(lines) + ("" if cause else f"\n{HINTS['forward']}"))
-    return replace(head, status="failed" if any(v.status == "failed" for v in found) else "error", feedback=feedback,
-                   cause=cause.id if cause else None)
+    feedback = (
+        f"{len(found)} operations compute a wrong value or raise; each on its smallest case:\n"
+        + "\n".join(lines)
+        + ("" if cause else f"\n{HINTS['forward']}")
+    )
+    return replace(
+        head,
+        status="failed" if any(v.status == "failed" for v in found) else "error",
+        feedback=feedback,
+        cause=cause.id if cause else None,
+    )
 
 
 @check("add", "+ passes the incoming gradient unchanged to both inputs", backward=True)
@@ -203,12 +222,16 @@ def neg_sub(ctx: Context) -> Outcome:
     outcome = _rule_check(ctx, "neg_sub", "neg", "sub")
     f = ctx.features
     if outcome.status == "failed" and not f.depth and "neg" not in f.broken and "sub" not in f.broken:
-        return _not_judged("-x and a - b are usually built from other operations (x * -1, a + (-b)), and nested "
-                           "operations do not backpropagate in the right order yet (see topo_order)")
+        return _not_judged(
+            "-x and a - b are usually built from other operations (x * -1, a + (-b)), and nested "
+            "operations do not backpropagate in the right order yet (see topo_order)"
+        )
     broken = [name for name, ok in (("+ (see add)", f.add), ("* (see mul)", f.mul_inner)) if not ok]
     if outcome.status == "failed" and broken:
-        note = (f" -x and a - b are often built from other operations (x * -1, a + (-b)), and {broken[0]} has a "
-                "problem: fix that first, then look here again.")
+        note = (
+            f" -x and a - b are often built from other operations (x * -1, a + (-b)), and {broken[0]} has a "
+            "problem: fix that first, then look here again."
+        )
         outcome = replace(outcome, feedback=outcome.feedback + note)
     return outcome
 
@@ -227,12 +250,18 @@ def reuse_sweep(ctx: Context, ops: tuple[str, ...]) -> list[Program]:
     combine = next((op for op in ("add", "mul") if op in working), None)
     if combine is None:
         return found
-    for op, ins in (("pow", ("pow", 0, 2)), ("tanh", ("tanh", 0)), ("relu", ("relu", 0)), ("exp", ("exp", 0)),
-                    ("neg", ("neg", 0))):
+    for op, ins in (
+        ("pow", ("pow", 0, 2)),
+        ("tanh", ("tanh", 0)),
+        ("relu", ("relu", 0)),
+        ("exp", ("exp", 0)),
+        ("neg", ("neg", 0)),
+    ):
         if op in working and op in ctx.assignment.ops:
             found.append((("leaf", 1.5), ins, (combine, 1, 0)))
-            found.append((("leaf", 0.7), ins, ("leaf", -2.0), (combine, 1, 2), ("mul" if "mul" in working else combine,
-                                                                                3, 0)))
+            found.append(
+                (("leaf", 0.7), ins, ("leaf", -2.0), (combine, 1, 2), ("mul" if "mul" in working else combine, 3, 0))
+            )
     return found
 
 
@@ -243,10 +272,10 @@ def accumulate(ctx: Context) -> Outcome:
         return _not_judged("backward() changes no gradient at all (see topo_order)")
     ops = tuple(op for op in sound(ctx) if f.depth or op in ("add", "mul"))
     if not ops:
-        return _not_judged("no operation has a right rule yet (see the rule checks above), and accumulation is "
-                           "probed through them")
-    shape = Shape(ops=ops, max_ops=min(f.nested(), 4), reuse_leaves=True, require_reuse=True,
-                  wrap=f.mul and f.depth)
+        return _not_judged(
+            "no operation has a right rule yet (see the rule checks above), and accumulation is probed through them"
+        )
+    shape = Shape(ops=ops, max_ops=min(f.nested(), 4), reuse_leaves=True, require_reuse=True, wrap=f.mul and f.depth)
     return _run_search(ctx, "accumulate", shape, _probe(ctx), sweep=reuse_sweep(ctx, ops))
 
 
@@ -254,22 +283,31 @@ def accumulate(ctx: Context) -> Outcome:
 def topo_order(ctx: Context) -> Outcome:
     f = ctx.features
     if f.backward_inert:
-        return Verdict(SINGLE["add"], "failed", "after backward(), a.grad should be 1 but your engine leaves it at 0",
-                       {"a.grad": 1.0, "b.grad": 1.0}, {"a.grad": 0.0, "b.grad": 0.0},
-                       cause=CAUSES["backward_inert"]).outcome(HINTS["topo_order"], "On the smallest case, ")
+        return Verdict(
+            SINGLE["add"],
+            "failed",
+            "after backward(), a.grad should be 1 but your engine leaves it at 0",
+            {"a.grad": 1.0, "b.grad": 1.0},
+            {"a.grad": 0.0, "b.grad": 0.0},
+            cause=CAUSES["backward_inert"],
+        ).outcome(HINTS["topo_order"], "On the smallest case, ")
     if f.equal_data_merged:
         verdict = compare(ctx, EQUAL_DATA, Probe(seed=f.seed_missing))
         if verdict is not None:
-            return replace(verdict, cause=CAUSES["equal_data_merged"]).outcome(HINTS["topo_order"],
-                                                                              "On the smallest failing case, ")
+            return replace(verdict, cause=CAUSES["equal_data_merged"]).outcome(
+                HINTS["topo_order"], "On the smallest failing case, "
+            )
     ops = tuple(op for op, ok in (("add", f.add), ("mul", f.mul_inner or f.mul and not f.add)) if ok)
     if not ops:
-        return _not_judged("neither + nor * gives correct gradients on two leaves yet (see the add and mul checks), "
-                           "and the order of backward() is probed with them")
+        return _not_judged(
+            "neither + nor * gives correct gradients on two leaves yet (see the add and mul checks), "
+            "and the order of backward() is probed with them"
+        )
     reuse = f.reuse
     if reuse:  # a value used twice only through operations that accumulate: `=` for `+=` is accumulate's alone
-        ops, reuse = (tuple(op for op in ops if op in f.reused_by), True) if set(ops) & set(f.reused_by) \
-            else (ops, False)
+        ops, reuse = (
+            (tuple(op for op in ops if op in f.reused_by), True) if set(ops) & set(f.reused_by) else (ops, False)
+        )
     shape = Shape(ops=ops, max_ops=6, reuse_leaves=reuse, share_nodes=reuse, require_depth=2)
     return _run_search(ctx, "topo_order", shape, _probe(ctx))
 
@@ -285,8 +323,9 @@ def gradcheck(ctx: Context) -> Outcome:
     first = judge_gradcheck_many(ctx, sweep) if sweep else {}
     verdict = next((first[p] for p in sweep if first.get(p) is not None), None)
     if verdict is None:
-        verdict = search(ctx, shape, lambda program: judge_gradcheck(ctx, program),
-                         lambda many: judge_gradcheck_many(ctx, many))
+        verdict = search(
+            ctx, shape, lambda program: judge_gradcheck(ctx, program), lambda many: judge_gradcheck_many(ctx, many)
+        )
     if verdict is None:
         return Outcome("passed", "Analytic and numerical gradients agree on every expression tried.")
     verdict = replace(verdict, cause=basic_cause(f)) if basic_cause(f) else verdict.explained(ctx)

@@ -24,9 +24,26 @@ from grader.checks.cases import EQUAL_DATA, HAND_EXAMPLES, LEAVES, SINGLE, chain
 from grader.checks.context import Context
 from grader.checks.registry import check
 from grader.checks.suite_runs import (  # noqa: F401 - Run, _caught and _counted_mutants are used by tests
-    Catches, Run, Suite, _caught, _counted_mutants, catches, read_run)
-from grader.checks.suite_text import (collection_message, elsewhere, given_tests, interface_words, library_advice,
-                                      listed, outside_interface, own_quote, own_test_names, shown_name)
+    Catches,
+    Run,
+    Suite,
+    _caught,
+    _counted_mutants,
+    catches,
+    read_run,
+)
+from grader.checks.suite_text import (
+    collection_message,
+    elsewhere,
+    given_tests,
+    interface_words,
+    library_advice,
+    listed,
+    outside_interface,
+    own_quote,
+    own_test_names,
+    shown_name,
+)
 from grader.files import MODULE_FILE, TESTS_FILE
 from grader.lanes import RunReply, SuiteJob
 from grader.protocol import Code
@@ -45,8 +62,13 @@ FIXTURES = ("Value", "Neuron", "Layer", "MLP", "numerical_grad")
 def equivalence_probes() -> list:
     """Programs on which a mutant of the student's engine must differ from the unmutated engine to count:
     every operation alone, a value used twice through each, nesting, shared nodes, the hand examples."""
-    found = list(SINGLE.values()) + [EQUAL_DATA] + [chain(op) for op in ("add", "mul")] + \
-        [diamond(op) for op in ("add", "mul")] + [program for _, _, program, _ in HAND_EXAMPLES]
+    found = (
+        list(SINGLE.values())
+        + [EQUAL_DATA]
+        + [chain(op) for op in ("add", "mul")]
+        + [diamond(op) for op in ("add", "mul")]
+        + [program for _, _, program, _ in HAND_EXAMPLES]
+    )
     found += [(("leaf", 1.5), (op, 0, 0)) for op in BINARY]
     for ins in (("pow", 0, 2), ("tanh", 0), ("relu", 0), ("exp", 0), ("neg", 0)):
         found += [(("leaf", 0.7), ins, ("add", 1, 0)), (("leaf", -0.7), ins, ("leaf", -2.0), ("mul", 1, 2))]
@@ -62,14 +84,19 @@ def suite_job(assignment, code: Code, tests: str) -> SuiteJob:
     def per_run(own_run: RunReply) -> float:
         return min(limit, max(MIN_RUN_S, SLOWDOWN * own_run.duration))
 
-    needed = slicing.needed(code.cells, tests, FIXTURES + tuple(assignment.required_symbols)) \
-        if code.kind == "notebook" else None
-    return SuiteJob(code, tests, None, limit, per_run, FIXTURES, tuple(equivalence_probes()), (), needed,
-                    assignment.limits.cell_s)
+    needed = (
+        slicing.needed(code.cells, tests, FIXTURES + tuple(assignment.required_symbols))
+        if code.kind == "notebook"
+        else None
+    )
+    return SuiteJob(
+        code, tests, None, limit, per_run, FIXTURES, tuple(equivalence_probes()), (), needed, assignment.limits.cell_s
+    )
 
 
-def suite_plan(assignment, seed: str, pool: str, own: str | None = None, shape: str | None = None
-               ) -> tuple[tuple[EngineRun, ...], tuple[str, ...]]:
+def suite_plan(
+    assignment, seed: str, pool: str, own: str | None = None, shape: str | None = None
+) -> tuple[tuple[EngineRun, ...], tuple[str, ...]]:
     """This grading's engines after the student's own, and notes on what the plan left out (own: the student's
     engine as a block, for mutants of it; shape: what decides which engine each mutant is made from, the same
     wherever the files are graded: sabotage.plan)."""
@@ -86,21 +113,35 @@ def suite(ctx: Context) -> Suite | Outcome:
 
 def _collect(ctx: Context) -> Suite | Outcome:
     if not ctx.has_tests or ctx.suite_lane is None:
-        return Outcome("failed", f"No tests found: write your tests in {TESTS_FILE} beside {MODULE_FILE} "
-                       "(or pass --tests FILE).")
+        return Outcome(
+            "failed", f"No tests found: write your tests in {TESTS_FILE} beside {MODULE_FILE} (or pass --tests FILE)."
+        )
     outcome = ctx.suite_lane.result()
     if outcome.error or outcome.own is None:
         return Outcome("error", f"Running your tests: {outcome.error or 'the run did not start'}.")
     defined = own_test_names(ctx.tests_source)
     student = read_run(outcome.own, None)
-    student = Run(student.ok, {n: t for n, t in student.tests.items() if n.split("[", 1)[0] in defined},
-                  student.collection_errors, student.error, student.timeout, student.duration)
+    student = Run(
+        student.ok,
+        {n: t for n, t in student.tests.items() if n.split("[", 1)[0] in defined},
+        student.collection_errors,
+        student.error,
+        student.timeout,
+        student.duration,
+    )
     if student.timeout or not student.ok:
         return Suite(student, {}, {}, {}, stopped=f"your tests did not complete on your own engine ({student.error})")
     if student.collection_errors:
         return Suite(student, {}, {}, {}, stopped="your test file does not load on your own engine (see student_tests)")
-    student = Run(student.ok, student.tests, student.collection_errors, student.error, student.timeout,
-                  student.duration, read_run(outcome.own, None).probes)
+    student = Run(
+        student.ok,
+        student.tests,
+        student.collection_errors,
+        student.error,
+        student.timeout,
+        student.duration,
+        read_run(outcome.own, None).probes,
+    )
     allowed = set(student.tests)
     wheats, sabotages, blocks, own, decoy = {}, {}, {}, set(), None
     for reply in outcome.runs:
@@ -132,21 +173,32 @@ def _broken_run(run: Run, on: str, own: bool = True, packages: tuple[str, ...] =
     Of a run on another engine (own False) nothing the run wrote is quoted."""
     if run.collection_errors:
         if own:
-            return Outcome("error", f"Your test file could not be loaded {on}:\n"
-                           f"{collection_message(run.collection_errors[0], packages)}")
-        return Outcome("error", f"Your test file could not be collected {on}, though it is on your own engine: its "
-                       "top-level code depends on something only your engine has (a name, an attribute, its source). "
-                       "What pytest said there is not shown, as for every engine other than yours.")
+            return Outcome(
+                "error",
+                f"Your test file could not be loaded {on}:\n{collection_message(run.collection_errors[0], packages)}",
+            )
+        return Outcome(
+            "error",
+            f"Your test file could not be collected {on}, though it is on your own engine: its "
+            "top-level code depends on something only your engine has (a name, an attribute, its source). "
+            "What pytest said there is not shown, as for every engine other than yours.",
+        )
     if not run.ok:
         if own:
             return Outcome("error", f"Your tests did not complete {on}: {run.error}.")
-        return Outcome("error", f"Your tests did not complete {on}: {run.said}. They do on your own engine, so "
-                       "something in your module or tests depends on your engine's code.")
+        return Outcome(
+            "error",
+            f"Your tests did not complete {on}: {run.said}. They do on your own engine, so "
+            "something in your module or tests depends on your engine's code.",
+        )
     if not run.tests and own:
         return Outcome("failed", "Your test file holds no tests: pytest runs functions named test_*.")
     if not run.tests:
-        return Outcome("failed", f"None of your tests ran {on} under the names they have on your own engine: a "
-                       "test's name and parameters must not depend on the engine.")
+        return Outcome(
+            "failed",
+            f"None of your tests ran {on} under the names they have on your own engine: a "
+            "test's name and parameters must not depend on the engine.",
+        )
     return None
 
 
@@ -161,8 +213,9 @@ def _pass(n: int) -> str:
 def judged(ctx: Context, found: Suite) -> Catches:
     """What the suite catches, once per submission (sabotage pays for it; it caps student_tests and wheat)."""
     if "catches" not in ctx.cache:
-        ctx.cache["catches"] = catches(found, set(invalid_tests(found)), given_tests(ctx.tests_source),
-                                       ctx.assignment.limits.tests_s)
+        ctx.cache["catches"] = catches(
+            found, set(invalid_tests(found)), given_tests(ctx.tests_source), ctx.assignment.limits.tests_s
+        )
     return ctx.cache["catches"]
 
 
@@ -175,15 +228,25 @@ def _capped(ctx: Context, found: Suite, check_id: str, outcome: Outcome) -> Outc
     points = next((c.points for c in ctx.assignment.checks if c.id == check_id), 0.0)
     opening = "Your tests pass, but they" if outcome.status == "passed" else "Your tests"
     if not caught.judged:
-        cause = "no sabotaged engine could be made for this grading" if not caught.counted else \
-            "they did not run on every correct engine: see wheat"
+        cause = (
+            "no sabotaged engine could be made for this grading"
+            if not caught.counted
+            else "they did not run on every correct engine: see wheat"
+        )
         why = f"could not be judged on sabotaged engines ({cause}), so they earn nothing here"
     else:
-        why = (f"catch {len(caught.caught)} of {len(caught.counted)} sabotaged engines, so they earn "
-               f"{points * caught.share:.3g} of {points:.3g} points here")
-    return Outcome(outcome.status, f"{outcome.feedback}\n{opening} {why}: a test must check values and "
-                   "gradients, so that a wrong engine fails it (see sabotage).", outcome.counterexample,
-                   {**outcome.artifacts, "caught_share": round(caught.share, 4)}, caught.share)
+        why = (
+            f"catch {len(caught.caught)} of {len(caught.counted)} sabotaged engines, so they earn "
+            f"{points * caught.share:.3g} of {points:.3g} points here"
+        )
+    return Outcome(
+        outcome.status,
+        f"{outcome.feedback}\n{opening} {why}: a test must check values and "
+        "gradients, so that a wrong engine fails it (see sabotage).",
+        outcome.counterexample,
+        {**outcome.artifacts, "caught_share": round(caught.share, 4)},
+        caught.share,
+    )
 
 
 @check("student_tests", "Your own tests pass on your own engine")
@@ -204,38 +267,66 @@ def student_tests(ctx: Context) -> Outcome:
     if catching:
         artifacts["catching_own_bug"] = sorted(catching)[:LISTED_ARTIFACT]
     caught = {name: f"  {shown_name(name)}: {own_quote(t['message']) or 'failed'}" for name, t in catching.items()}
-    these = "This test fails on your engine and passes" if len(catching) == 1 else \
-        f"These {len(catching)} tests fail on your engine and pass"
-    good = (f"\n{these} on every correct engine: a test that catches a bug in your own engine is a good test, and "
+    these = (
+        "This test fails on your engine and passes"
+        if len(catching) == 1
+        else f"These {len(catching)} tests fail on your engine and pass"
+    )
+    good = (
+        (
+            f"\n{these} on every correct engine: a test that catches a bug in your own engine is a good test, and "
             "costs nothing here (the engine checks charge the bug). Fix the engine, not the test:\n"
-            + "\n".join(listed(caught))) if catching else ""
+            + "\n".join(listed(caught))
+        )
+        if catching
+        else ""
+    )
     once = ctx.suite_lane.result().run_once
     if once:
         artifacts["run_once"] = list(once)
     if not failing and not skipped:
-        said = (f"Each of your {_tests(len(run.tests))} passes on your engine, or fails there only by catching a bug "
-                f"in it.{good}") if catching else f"Your {_tests(len(run.tests))} {_pass(len(run.tests))} on your engine."
+        said = (
+            (
+                f"Each of your {_tests(len(run.tests))} passes on your engine, or fails there only by catching a bug "
+                f"in it.{good}"
+            )
+            if catching
+            else f"Your {_tests(len(run.tests))} {_pass(len(run.tests))} on your engine."
+        )
         outcome = Outcome("passed", said, artifacts=artifacts)
     else:
         lines = {name: f"  {shown_name(name)}: {own_quote(t['message']) or 'failed'}" for name, t in failing.items()}
         lines |= {name: f"  {shown_name(name)}: skipped (not written yet?)" for name in skipped}
-        opening = (f"{passed} of your {_tests(len(run.tests))} pass, or fail only by catching a bug in your "
-                   "engine; these do not:" if catching else
-                   f"{passed} of your {_tests(len(run.tests))} pass on your own engine:")
+        opening = (
+            f"{passed} of your {_tests(len(run.tests))} pass, or fail only by catching a bug in your "
+            "engine; these do not:"
+            if catching
+            else f"{passed} of your {_tests(len(run.tests))} pass on your own engine:"
+        )
         advice = library_advice([t["message"] for t in failing.values()])
-        outcome = Outcome("failed", f"{opening}\n" + "\n".join(listed(lines)) + good
-                          + (f"\n{advice}" if advice else ""), artifacts=artifacts,
-                          fraction=passed / len(run.tests))
+        outcome = Outcome(
+            "failed",
+            f"{opening}\n" + "\n".join(listed(lines)) + good + (f"\n{advice}" if advice else ""),
+            artifacts=artifacts,
+            fraction=passed / len(run.tests),
+        )
     if once:
-        outcome = Outcome(outcome.status, f"{outcome.feedback}\n{_once(once)}", outcome.counterexample,
-                          outcome.artifacts, outcome.fraction)
+        outcome = Outcome(
+            outcome.status,
+            f"{outcome.feedback}\n{_once(once)}",
+            outcome.counterexample,
+            outcome.artifacts,
+            outcome.fraction,
+        )
     return outcome if found.stopped else _capped(ctx, found, "student_tests", outcome)
 
 
 def _once(cells: tuple[int, ...]) -> str:
     named = ", ".join(str(n) for n in cells[:20]) + (f" and {len(cells) - 20} more" if len(cells) > 20 else "")
-    return (f"Cell{'s' if len(cells) != 1 else ''} {named} of your notebook, which your tests do not need, ran once; "
-            "on every other engine your tests ran after the cells they need.")
+    return (
+        f"Cell{'s' if len(cells) != 1 else ''} {named} of your notebook, which your tests do not need, ran once; "
+        "on every other engine your tests ran after the cells they need."
+    )
 
 
 def catching_own_bug(found: Suite, failing: dict[str, dict]) -> dict[str, dict]:
@@ -243,8 +334,11 @@ def catching_own_bug(found: Suite, failing: dict[str, dict]) -> dict[str, dict]:
     did not run on them all): they catch a bug of the student's engine, which its own check charges."""
     if found.stopped or not found.wheats or any(not run.ok or run.collection_errors for run in found.wheats.values()):
         return {}
-    return {name: t for name, t in failing.items()
-            if all(run.tests.get(name, {}).get("outcome") == "passed" for run in found.wheats.values())}
+    return {
+        name: t
+        for name, t in failing.items()
+        if all(run.tests.get(name, {}).get("outcome") == "passed" for run in found.wheats.values())
+    }
 
 
 def invalid_tests(found: Suite) -> dict[str, tuple[str, str]]:
@@ -270,30 +364,63 @@ def wheat(ctx: Context) -> Outcome:
     invalid = {n: why for n, why in invalid_tests(found).items() if n in own}
     total = len(own)
     named = sorted(invalid)
-    artifacts = {"wheats": {w: _counts(r) for w, r in found.wheats.items()}, "invalid": named[:LISTED_ARTIFACT],
-                 "invalid_count": len(invalid), "given": sorted(given)[:LISTED_ARTIFACT]}
+    artifacts = {
+        "wheats": {w: _counts(r) for w, r in found.wheats.items()},
+        "invalid": named[:LISTED_ARTIFACT],
+        "invalid_count": len(invalid),
+        "given": sorted(given)[:LISTED_ARTIFACT],
+    }
     if not own:
-        return Outcome("failed", "No tests of your own yet: the starter kit's worked example and stubs do not count. "
-                       "Write tests that check values and gradients.", artifacts=artifacts, fraction=0.0)
+        return Outcome(
+            "failed",
+            "No tests of your own yet: the starter kit's worked example and stubs do not count. "
+            "Write tests that check values and gradients.",
+            artifacts=artifacts,
+            fraction=0.0,
+        )
     if not invalid:
-        return _capped(ctx, found, "wheat", Outcome(
-            "passed", f"Your {_tests(total)} {_pass(total)} on {len(found.wheats)} correct engines written in "
-            "different styles.", artifacts=artifacts))
+        return _capped(
+            ctx,
+            found,
+            "wheat",
+            Outcome(
+                "passed",
+                f"Your {_tests(total)} {_pass(total)} on {len(found.wheats)} correct engines written in "
+                "different styles.",
+                artifacts=artifacts,
+            ),
+        )
     outside = outside_interface(ctx.tests_source, _engine_source(ctx), invalid)
-    lines = {name: f"  {shown_name(name)} rejects a correct engine ({WHEATS[w]}): {said}"
-             + (f"; it uses {', '.join(outside[name])}, which your Value has but the assignment's interface does not"
-                if name in outside else "") for name, (w, said) in invalid.items()}
-    interface_note = (f"\nEvery engine has only: {interface_words()}. Test with those alone (compare .data, "
-                      "within a tolerance, rather than Values with ==)." if outside else "")
-    return _capped(ctx, found, "wheat", Outcome(
-        "failed",
-        f"{len(invalid)} of your {total} tests reject a correct engine, so they are left out when counting sabotages "
-        "caught:\n" + "\n".join(listed(lines)) + "\nA test should check behaviour (values and gradients, within a "
-        "tolerance), not one implementation's details (private names, source code, the exact last digit of a float). "
-        "Only how a test failed is shown for engines other than yours, never its message: run it on your own "
-        "engine to see that." + interface_note,
-        artifacts=artifacts, fraction=1 - len(invalid) / total,
-    ))
+    lines = {
+        name: f"  {shown_name(name)} rejects a correct engine ({WHEATS[w]}): {said}"
+        + (
+            f"; it uses {', '.join(outside[name])}, which your Value has but the assignment's interface does not"
+            if name in outside
+            else ""
+        )
+        for name, (w, said) in invalid.items()
+    }
+    interface_note = (
+        f"\nEvery engine has only: {interface_words()}. Test with those alone (compare .data, "
+        "within a tolerance, rather than Values with ==)."
+        if outside
+        else ""
+    )
+    return _capped(
+        ctx,
+        found,
+        "wheat",
+        Outcome(
+            "failed",
+            f"{len(invalid)} of your {total} tests reject a correct engine, so they are left out when counting sabotages "
+            "caught:\n" + "\n".join(listed(lines)) + "\nA test should check behaviour (values and gradients, within a "
+            "tolerance), not one implementation's details (private names, source code, the exact last digit of a float). "
+            "Only how a test failed is shown for engines other than yours, never its message: run it on your own "
+            "engine to see that." + interface_note,
+            artifacts=artifacts,
+            fraction=1 - len(invalid) / total,
+        ),
+    )
 
 
 def _engine_source(ctx: Context) -> str:
@@ -326,26 +453,44 @@ def sabotage(ctx: Context) -> Outcome:
     valid, counted = caught.valid, caught.counted
     missed = [operators[op_id] for op_id in counted if op_id not in caught.caught]
     total = len(counted)
-    artifacts = {"caught": {op: shown_name(by) for op, by in caught.caught.items()}, "missed": [op.id for op in missed],
-                 "valid_tests": valid[:LISTED_ARTIFACT], "valid_count": len(valid),
-                 "bugs": {op_id: operators[op_id].misconception for op_id in counted},
-                 "of_your_engine": sorted(op for op in counted if op in found.own), "left_out": caught.dropped}
+    artifacts = {
+        "caught": {op: shown_name(by) for op, by in caught.caught.items()},
+        "missed": [op.id for op in missed],
+        "valid_tests": valid[:LISTED_ARTIFACT],
+        "valid_count": len(valid),
+        "bugs": {op_id: operators[op_id].misconception for op_id in counted},
+        "of_your_engine": sorted(op for op in counted if op in found.own),
+        "left_out": caught.dropped,
+    }
     if notes := ctx.suite_lane.job.notes:  # e.g. an engine too large to mutate
         artifacts["plan_notes"] = list(notes)
     if caught.timing:
         artifacts["timing"] = True
     if not valid:
-        why = ("each one fails or is skipped on some correct engine (see wheat), or comes unchanged from the "
-               "starter kit." if found.student.tests else "there are none.")
+        why = (
+            "each one fails or is skipped on some correct engine (see wheat), or comes unchanged from the starter kit."
+            if found.student.tests
+            else "there are none."
+        )
         return Outcome("failed", f"None of your tests can count: {why}", artifacts=artifacts, fraction=0.0)
     if not total:
-        return Outcome("skipped", "Not judged: no sabotaged engine could be made for this grading.", artifacts=artifacts)
+        return Outcome(
+            "skipped", "Not judged: no sabotaged engine could be made for this grading.", artifacts=artifacts
+        )
     mine = sum(op in found.own for op in counted)
     made = f" ({mine} made from your own engine)" if mine else ""
     if not missed:
-        return Outcome("passed", f"Your tests catch all {total} sabotaged engines{made}.", artifacts=artifacts,
-                       fraction=1.0)
-    lines = [f"  {op.id}{' (your own engine, mutated)' if op.id in found.own else ''}: {op.misconception}.\n"
-             f"    A test that would catch it: {op.catch}." for op in missed]
-    return Outcome("failed", f"Your tests catch {len(caught.caught)} of {total} sabotaged engines{made}. Not caught:\n"
-                   + "\n".join(lines), artifacts=artifacts, fraction=len(caught.caught) / total)
+        return Outcome(
+            "passed", f"Your tests catch all {total} sabotaged engines{made}.", artifacts=artifacts, fraction=1.0
+        )
+    lines = [
+        f"  {op.id}{' (your own engine, mutated)' if op.id in found.own else ''}: {op.misconception}.\n"
+        f"    A test that would catch it: {op.catch}."
+        for op in missed
+    ]
+    return Outcome(
+        "failed",
+        f"Your tests catch {len(caught.caught)} of {total} sabotaged engines{made}. Not caught:\n" + "\n".join(lines),
+        artifacts=artifacts,
+        fraction=len(caught.caught) / total,
+    )

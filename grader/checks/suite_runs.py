@@ -52,13 +52,27 @@ class Run:
 def read_run(reply: RunReply, allowed: set[str] | None) -> Run:
     """A run's claims, checked for shape (grader/protocol.py); test names outside allowed are dropped."""
     if reply.failure is not None:
-        return Run(False, {}, [], reply.failure.message, reply.failure.kind == "timeout", reply.duration,
-                   said=FAILURES.get(reply.failure.kind, "the run failed"))
+        return Run(
+            False,
+            {},
+            [],
+            reply.failure.message,
+            reply.failure.kind == "timeout",
+            reply.duration,
+            said=FAILURES.get(reply.failure.kind, "the run failed"),
+        )
     message = reply.reply or {}
     if (err := protocol.raised(message)) is not None:
         raised = exception_name(err.type) or "an exception whose class is not a built-in one"
-        return Run(False, {}, [], f"loading your code with it raised {err.type}: {err.message}", False,
-                   reply.duration, said=f"importing your module with it raised {raised}")
+        return Run(
+            False,
+            {},
+            [],
+            f"loading your code with it raised {err.type}: {err.message}",
+            False,
+            reply.duration,
+            said=f"importing your module with it raised {raised}",
+        )
     try:
         claim = protocol.suite_run(message.get("result"), allowed)
     except ValueError:
@@ -115,15 +129,21 @@ class Catches:
 def catches(found: Suite, invalid: set[str], given: set[str], limit: float) -> Catches:
     """Which tests are valid, which mutants count, and which a valid test catches."""
     wheat_runs = list(found.wheats.values())
-    valid = [n for n in found.student.tests if n not in invalid and n not in given
-             and all(r.tests.get(n, {}).get("outcome") == "passed" for r in wheat_runs)]
+    valid = [
+        n
+        for n in found.student.tests
+        if n not in invalid
+        and n not in given
+        and all(r.tests.get(n, {}).get("outcome") == "passed" for r in wheat_runs)
+    ]
     wheat_time = max((r.duration for r in wheat_runs), default=0.0)
     counted, dropped = _counted_mutants(found, valid)
     caught = {op_id: by for op_id in counted if (by := _caught(found.sabotages[op_id], valid, wheat_time, limit))}
     judged = bool(counted) and bool(wheat_runs) and all(r.ok and not r.collection_errors for r in wheat_runs)
     timing = wheat_time * TIMEOUT_MARGIN * STRETCH >= limit and any(
         _caught(found.sabotages[op_id], valid, 0.0, limit) != _caught(found.sabotages[op_id], valid, limit, limit)
-        for op_id in counted)
+        for op_id in counted
+    )
     return Catches(valid, counted, caught, dropped, judged, timing)
 
 
@@ -152,8 +172,12 @@ def _counted_mutants(found: Suite, valid: list[str]) -> tuple[list[str], dict[st
     counted, dropped = [], {}
     own_ok = all(found.student.tests.get(n, {}).get("outcome") == "passed" for n in valid)
     decoy = found.decoy
-    decoy_ok = decoy is not None and decoy.ok and decoy.probes == found.student.probes and \
-        all(decoy.tests.get(n, {}).get("outcome") == "passed" for n in valid)
+    decoy_ok = (
+        decoy is not None
+        and decoy.ok
+        and decoy.probes == found.student.probes
+        and all(decoy.tests.get(n, {}).get("outcome") == "passed" for n in valid)
+    )
     for op_id in sorted(found.sabotages):
         if op_id not in found.own:
             counted.append(op_id)

@@ -24,8 +24,9 @@ QUOTE_CHARS = 160
 LISTED = 10
 """Tests named per check; the rest are counted."""
 NAME_CHARS = 80
-BUILTIN_EXCEPTIONS = frozenset(name for name, value in vars(builtins).items()
-                               if isinstance(value, type) and issubclass(value, BaseException))
+BUILTIN_EXCEPTIONS = frozenset(
+    name for name, value in vars(builtins).items() if isinstance(value, type) and issubclass(value, BaseException)
+)
 
 
 def own_test_names(source: str) -> set[str]:
@@ -34,10 +35,18 @@ def own_test_names(source: str) -> set[str]:
         tree = ast.parse(source)
     except SyntaxError:
         return set(re.findall(r"def\s+(test\w*)\s*\(", source))
-    names = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-             and n.name.startswith("test")}
-    names |= {f"{c.name}::{f.name}" for c in ast.walk(tree) if isinstance(c, ast.ClassDef)
-              for f in c.body if isinstance(f, ast.FunctionDef) and f.name.startswith("test")}
+    names = {
+        n.name
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test")
+    }
+    names |= {
+        f"{c.name}::{f.name}"
+        for c in ast.walk(tree)
+        if isinstance(c, ast.ClassDef)
+        for f in c.body
+        if isinstance(f, ast.FunctionDef) and f.name.startswith("test")
+    }
     return names
 
 
@@ -66,7 +75,7 @@ def elsewhere(test: dict) -> str:
 
 def shown_name(name: str) -> str:
     """A test's name as the feedback shows it: capped (parametrize ids can be long)."""
-    return name if len(name) <= NAME_CHARS else name[:NAME_CHARS - 3] + "..."
+    return name if len(name) <= NAME_CHARS else name[: NAME_CHARS - 3] + "..."
 
 
 def listed(lines: dict[str, str], what: str = "tests") -> list[str]:
@@ -89,8 +98,11 @@ def _bodies(source: str) -> dict[str, str]:
         tree = ast.parse(source)
     except SyntaxError:
         return {}
-    return {node.name: ast.dump(ast.Module(body=node.body, type_ignores=[])) for node in tree.body
-            if isinstance(node, ast.FunctionDef) and node.name.startswith("test")}
+    return {
+        node.name: ast.dump(ast.Module(body=node.body, type_ignores=[]))
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef) and node.name.startswith("test")
+    }
 
 
 def given_tests(source: str) -> set[str]:
@@ -102,9 +114,11 @@ def given_tests(source: str) -> set[str]:
 _FRAME = re.compile(r'^(?P<file>\S+?):(?P<line>\d+): in |File "(?P<pyfile>[^"]+)", line (?P<pyline>\d+)')
 _ERROR = re.compile(r"^(?:[\w.]+\.)?(?P<type>[A-Z]\w*(?:Error|Exception|Exit|Interrupt))(?::|$)")
 _MISSING = re.compile(r"No module named '(?P<name>[\w.]+)'")
-WITHOUT_LIBRARIES = ("Test your engine without it: against numbers you know (worked out by hand, like the "
-                     "lesson's examples), and against central differences of your own forward pass, "
-                     "(f(x + h) - f(x - h)) / (2 * h) with a small h (your numerical_grad).")
+WITHOUT_LIBRARIES = (
+    "Test your engine without it: against numbers you know (worked out by hand, like the "
+    "lesson's examples), and against central differences of your own forward pass, "
+    "(f(x + h) - f(x - h)) / (2 * h) with a small h (your numerical_grad)."
+)
 
 
 def collection_message(text: str, packages: tuple[str, ...] = ()) -> str:
@@ -116,8 +130,10 @@ def collection_message(text: str, packages: tuple[str, ...] = ()) -> str:
     where = None
     for line in lines:
         frame = _FRAME.search(line)
-        if frame and frame.group("file" if frame.group("file") else "pyfile").rsplit("/", 1)[-1] in \
-                (TESTS_FILE, MODULE_FILE):
+        if frame and frame.group("file" if frame.group("file") else "pyfile").rsplit("/", 1)[-1] in (
+            TESTS_FILE,
+            MODULE_FILE,
+        ):
             name = (frame.group("file") or frame.group("pyfile")).rsplit("/", 1)[-1]
             where = f"{name}, line {frame.group('line') or frame.group('pyline')}"
     errors = [i for i, line in enumerate(said) if _ERROR.match(line.strip())]
@@ -127,14 +143,19 @@ def collection_message(text: str, packages: tuple[str, ...] = ()) -> str:
     error = said[errors[-1]].strip()
     shown = [f"{where}: {error}" if where else error]
     if error.startswith(("SyntaxError", "IndentationError", "TabError")):
-        code = [line for line in said[:errors[-1]] if line.strip() and not _FRAME.search(line)][:2]
+        code = [line for line in said[: errors[-1]] if line.strip() and not _FRAME.search(line)][:2]
         shown += textwrap.indent(textwrap.dedent("\n".join(code)), "    ").splitlines()
     missing = _MISSING.search(error)
     root = missing.group("name").split(".")[0] if missing else None
     if root and root != MODULE and root not in packages:
-        shown.append(f"{root} is not available where your tests are graded"
-                     + (f". {WITHOUT_LIBRARIES}" if root in UNAVAILABLE else
-                        ": use only the standard library, pytest and your own module."))
+        shown.append(
+            f"{root} is not available where your tests are graded"
+            + (
+                f". {WITHOUT_LIBRARIES}"
+                if root in UNAVAILABLE
+                else ": use only the standard library, pytest and your own module."
+            )
+        )
     return "\n".join(shown)
 
 
@@ -174,8 +195,12 @@ def _defined(node: ast.ClassDef) -> set[str]:
     """The methods of a class, its __slots__ and the attributes its methods set on self."""
     names = {n.name for n in node.body if isinstance(n, ast.FunctionDef)}
     for item in ast.walk(node):
-        if isinstance(item, ast.Attribute) and isinstance(item.ctx, ast.Store) and isinstance(item.value, ast.Name) \
-                and item.value.id == "self":
+        if (
+            isinstance(item, ast.Attribute)
+            and isinstance(item.ctx, ast.Store)
+            and isinstance(item.value, ast.Name)
+            and item.value.id == "self"
+        ):
             names.add(item.attr)
         if isinstance(item, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__slots__" for t in item.targets):
             try:
@@ -207,8 +232,16 @@ def outside_interface(tests_source: str, engine_source: str, names) -> dict[str,
         node = functions.get(name.split("[", 1)[0].rsplit("::", 1)[-1])
         if node is None:
             continue
-        used = sorted({f".{a.attr}" for a in ast.walk(node) if isinstance(a, ast.Attribute)
-                       and a.attr in own and a.attr not in common and not a.attr.startswith("__")})
+        used = sorted(
+            {
+                f".{a.attr}"
+                for a in ast.walk(node)
+                if isinstance(a, ast.Attribute)
+                and a.attr in own
+                and a.attr not in common
+                and not a.attr.startswith("__")
+            }
+        )
         if "__eq__" in own and any(_compares_values(c) for c in ast.walk(node)):
             used.append("== (your Value's __eq__)")
         if used:
@@ -220,8 +253,10 @@ def _compares_values(node: ast.AST) -> bool:
     """Is this `x == Value(...)` (or !=): a comparison only an engine with its own __eq__ can pass?"""
     if not isinstance(node, ast.Compare) or not any(isinstance(op, (ast.Eq, ast.NotEq)) for op in node.ops):
         return False
-    return any(isinstance(side, ast.Call) and isinstance(side.func, ast.Name) and side.func.id == "Value"
-               for side in (node.left, *node.comparators))
+    return any(
+        isinstance(side, ast.Call) and isinstance(side.func, ast.Name) and side.func.id == "Value"
+        for side in (node.left, *node.comparators)
+    )
 
 
 def interface_words() -> str:
@@ -230,11 +265,16 @@ def interface_words() -> str:
     value = [n.split(".", 1)[1] for n in names if n.startswith("Value.")]
     ops = [n for n in value if n.startswith("__")]
     plain = [f".{n}" + ("()" if n not in ("data", "grad", "label") else "") for n in value if not n.startswith("__")]
-    neuron = [f".{n.split('.', 1)[1]}" + ("()" if n.endswith("parameters") else "") for n in names
-              if n.startswith("Neuron.") and not n.endswith("__call__")]
+    neuron = [
+        f".{n.split('.', 1)[1]}" + ("()" if n.endswith("parameters") else "")
+        for n in names
+        if n.startswith("Neuron.") and not n.endswith("__call__")
+    ]
     functions = [f"{n}()" for n in names if "." not in n]
     symbols = {"__add__": "+", "__sub__": "-", "__mul__": "*", "__truediv__": "/", "__pow__": "**", "__neg__": "-x"}
     shown_ops = " ".join(symbols[o] for o in symbols if o in ops)
     either = " (a plain number on either side)" if any(o.startswith("__r") for o in ops) else ""
-    return (f"Value(data) with {', '.join(plain)} and the operators {shown_ops}{either}; Neuron(nin), called on a "
-            f"list, with {', '.join(neuron)}; {', '.join(functions)}")
+    return (
+        f"Value(data) with {', '.join(plain)} and the operators {shown_ops}{either}; Neuron(nin), called on a "
+        f"list, with {', '.join(neuron)}; {', '.join(functions)}"
+    )

@@ -11,20 +11,19 @@ import math
 from dataclasses import replace
 
 import reference
-from grader.checks import diagnose
 from grader import protocol
+from grader.checks import diagnose
 from grader.checks.context import Context
-from grader.protocol import UNREADABLE, Observation, a_bool, a_name, a_number, an_int, list_of
 from grader.checks.features import basic_cause
 from grader.checks.judging import error_message, not_written, shown
 from grader.checks.registry import check
 from grader.feedback import numbers
+from grader.protocol import UNREADABLE, Observation, a_bool, a_name, a_number, an_int, list_of
 from grader.result import Counterexample, Outcome
 from grader.sandbox.inside import probes
 from grader.spec import Training
 
-NEURON_REPLY = {"count": an_int, "values": list_of(a_name), "returned": a_name, "is_value": a_bool,
-                "output": a_number}
+NEURON_REPLY = {"count": an_int, "values": list_of(a_name), "returned": a_name, "is_value": a_bool, "output": a_number}
 # Neuron(3) with known parameters: tanh(0.5*1 - 1*2 + 0.25*-3 + 0.1) = tanh(-2.15)
 NEURON_CASE = {"nin": 3, "weights": [0.5, -1.0, 0.25], "bias": 0.1, "x": [1.0, 2.0, -3.0]}
 
@@ -34,36 +33,52 @@ def neuron(ctx: Context) -> Outcome:
     if missing := ctx.missing("Neuron", "a class whose Neuron(nin) holds nin weights and a bias"):
         return missing
     case = NEURON_CASE
-    code = ("n = Neuron(3)\nparams = n.parameters()\nfor p, v in zip(params, [0.5, -1.0, 0.25, 0.1]):\n"
-            "    p.data = v\nout = n([1.0, 2.0, -3.0])\nprint(len(params), out)")
+    code = (
+        "n = Neuron(3)\nparams = n.parameters()\nfor p, v in zip(params, [0.5, -1.0, 0.25, 0.1]):\n"
+        "    p.data = v\nout = n([1.0, 2.0, -3.0])\nprint(len(params), out)"
+    )
     got = ctx.student.ask(protocol.neuron(**case), NEURON_REPLY)
     if isinstance(got, dict) and not {"count", "values"} <= got.keys():
         got = Observation(error=UNREADABLE)
     if isinstance(got, Observation):
         message = error_message(got, "running Neuron(3), n.parameters() and n([1.0, 2.0, -3.0])")
-        return _with_cause(Outcome("error", message, Counterexample(code, {}, {}), not_written(got)),
-                           diagnose.from_error(message))
+        return _with_cause(
+            Outcome("error", message, Counterexample(code, {}, {}), not_written(got)), diagnose.from_error(message)
+        )
     nin = case["nin"]
     if got["count"] != nin + 1:
         why = " It looks like your neuron has no bias b." if got["count"] == nin else ""
-        return Outcome("failed", f"Neuron(3).parameters() returned {got['count']} values; expected {nin + 1}: the "
-                       f"{nin} weights, then the bias.{why}",
-                       Counterexample(code, {"len(params)": nin + 1}, {"len(params)": got["count"]}))
+        return Outcome(
+            "failed",
+            f"Neuron(3).parameters() returned {got['count']} values; expected {nin + 1}: the "
+            f"{nin} weights, then the bias.{why}",
+            Counterexample(code, {"len(params)": nin + 1}, {"len(params)": got["count"]}),
+        )
     if got["values"]:
-        return Outcome("failed", f"parameters() must return Values, so training can update them and read their "
-                       f"grad; it returned a {got['values'][0]}.")
+        return Outcome(
+            "failed",
+            f"parameters() must return Values, so training can update them and read their "
+            f"grad; it returned a {got['values'][0]}.",
+        )
     if not got.get("is_value", False):
-        return Outcome("failed", f"calling the neuron returned a {got.get('returned', 'nothing')}; it must return a Value, so "
-                       "that backward() can run through it.",
-                       Counterexample(code, {"type(out)": "Value"}, {"type(out)": got.get("returned", "nothing")}))
+        return Outcome(
+            "failed",
+            f"calling the neuron returned a {got.get('returned', 'nothing')}; it must return a Value, so "
+            "that backward() can run through it.",
+            Counterexample(code, {"type(out)": "Value"}, {"type(out)": got.get("returned", "nothing")}),
+        )
     act = sum(w * x for w, x in zip(case["weights"], case["x"])) + case["bias"]
     expected = math.tanh(act)
     if not ctx.close(expected, got.get("output")):
-        return Outcome("failed", f"with weights [0.5, -1.0, 0.25], bias 0.1 and x = [1.0, 2.0, -3.0], the neuron "
-                       "should give tanh(w . x + b) = tanh({}) = {}, but gives {}.".format(
-                           numbers(act)[0], *numbers(expected, shown(got.get("output"))))
-                       + _diagnose(got.get("output"), act),
-                       Counterexample(code, {"out.data": expected}, {"out.data": shown(got.get("output"))}))
+        return Outcome(
+            "failed",
+            "with weights [0.5, -1.0, 0.25], bias 0.1 and x = [1.0, 2.0, -3.0], the neuron "
+            "should give tanh(w . x + b) = tanh({}) = {}, but gives {}.".format(
+                numbers(act)[0], *numbers(expected, shown(got.get("output")))
+            )
+            + _diagnose(got.get("output"), act),
+            Counterexample(code, {"out.data": expected}, {"out.data": shown(got.get("output"))}),
+        )
     return Outcome("passed", "Neuron(nin) computes tanh(w . x + b) with its nin weights and its bias.")
 
 
@@ -72,7 +87,9 @@ def _diagnose(output, act: float) -> str:
         "the bias is missing from the sum": math.tanh(act - NEURON_CASE["bias"]),
         "there is no tanh on the output": act,
         "the activation is relu, not tanh": max(act, 0.0),
-        "parameters() does not list the weights first and the bias last": math.tanh(-1.0 * 1 + 0.25 * 2 + 0.1 * -3 + 0.5),
+        "parameters() does not list the weights first and the bias last": math.tanh(
+            -1.0 * 1 + 0.25 * 2 + 0.1 * -3 + 0.5
+        ),
     }
     for why, value in guesses.items():
         if isinstance(output, float) and math.isclose(output, value, rel_tol=1e-9, abs_tol=1e-12):
@@ -88,78 +105,136 @@ def training(ctx: Context) -> Outcome:
     if missing := ctx.missing(spec.model, f"the model the training loop trains, {spec.model}(...)"):
         return missing
     start = starting_parameters(spec)
-    args = {"model": spec.model, "sizes": list(spec.sizes), "xs": [list(x) for x in spec.xs], "ys": list(spec.ys),
-            "steps": spec.steps, "lr": spec.lr, "seed": spec.seed}
+    args = {
+        "model": spec.model,
+        "sizes": list(spec.sizes),
+        "xs": [list(x) for x in spec.xs],
+        "ys": list(spec.ys),
+        "steps": spec.steps,
+        "lr": spec.lr,
+        "seed": spec.seed,
+    }
     code = _loop_code(spec, start)
-    got = ctx.student.ask(protocol.train(args, start),
-                          {"initial": list_of(a_number), "losses": list_of(a_number), "grads": list_of(a_number)},
-                          timeout=max(ctx.deadline_left(), 1.0))
+    got = ctx.student.ask(
+        protocol.train(args, start),
+        {"initial": list_of(a_number), "losses": list_of(a_number), "grads": list_of(a_number)},
+        timeout=max(ctx.deadline_left(), 1.0),
+    )
     if isinstance(got, Observation):
         message = error_message(got, "running the training loop")
-        return _with_cause(Outcome("error", message, Counterexample(code, {}, {}), not_written(got)),
-                           diagnose.from_error(message) or basic_cause(ctx.features))
+        return _with_cause(
+            Outcome("error", message, Counterexample(code, {}, {}), not_written(got)),
+            diagnose.from_error(message) or basic_cause(ctx.features),
+        )
     initial, losses, grads = got.get("initial", []), got.get("losses", []), got.get("grads", [])
     if len(initial) == len(start) - 1 and spec.model == "Neuron":
         start = start[:-1] + [0.0]  # a neuron without a bias: compare with the lesson's neuron, bias held at 0
         initial = initial + [0.0]
     if len(initial) != len(start):
-        return Outcome("failed", f"{spec.model}{tuple(spec.sizes)}.parameters() returned {len(got.get('initial', []))} "
-                       f"values; the lesson's {spec.model} has {len(start)}.")
-    if not all(isinstance(v, float) and math.isclose(v, s, rel_tol=1e-12, abs_tol=1e-12)
-               for v, s in zip(initial, start)):
-        return Outcome("failed", "The grader sets the starting weights through parameters() (p.data = value for "
-                       f"each), but reading them back gave {[shown(v) for v in initial[:6]]}... instead of "
-                       f"{[round(s, 6) for s in start[:6]]}...: parameters() must return the model's own Values.")
+        return Outcome(
+            "failed",
+            f"{spec.model}{tuple(spec.sizes)}.parameters() returned {len(got.get('initial', []))} "
+            f"values; the lesson's {spec.model} has {len(start)}.",
+        )
+    if not all(
+        isinstance(v, float) and math.isclose(v, s, rel_tol=1e-12, abs_tol=1e-12) for v, s in zip(initial, start)
+    ):
+        return Outcome(
+            "failed",
+            "The grader sets the starting weights through parameters() (p.data = value for "
+            f"each), but reading them back gave {[shown(v) for v in initial[:6]]}... instead of "
+            f"{[round(s, 6) for s in start[:6]]}...: parameters() must return the model's own Values.",
+        )
     replay = probes.train(reference, **args, initial=start)
     expected = replay["losses"]
     if not expected or expected[0] < spec.threshold or not any(replay["grads"]):
-        return Outcome("skipped", "Not judged: from the starting weights the grader sets (random.seed"
-                       f"({spec.seed}) in the lesson's {spec.model}), the reference engine's loss is already below "
-                       f"{spec.threshold:g} or its gradients are all 0, so this training set cannot tell a working "
-                       "backward() from one that does nothing. Tell your instructor ([training] in the assignment).")
-    artifacts = {"student_loss": [shown(x) for x in losses], "reference_loss": expected,
-                 "threshold": spec.threshold, "steps": spec.steps}
-    diverged = next((k for k, (a, b) in enumerate(zip(losses, expected))
-                     if not (isinstance(a, float) and math.isclose(a, b, rel_tol=spec.rtol, abs_tol=1e-12))), None)
+        return Outcome(
+            "skipped",
+            "Not judged: from the starting weights the grader sets (random.seed"
+            f"({spec.seed}) in the lesson's {spec.model}), the reference engine's loss is already below "
+            f"{spec.threshold:g} or its gradients are all 0, so this training set cannot tell a working "
+            "backward() from one that does nothing. Tell your instructor ([training] in the assignment).",
+        )
+    artifacts = {
+        "student_loss": [shown(x) for x in losses],
+        "reference_loss": expected,
+        "threshold": spec.threshold,
+        "steps": spec.steps,
+    }
+    diverged = next(
+        (
+            k
+            for k, (a, b) in enumerate(zip(losses, expected))
+            if not (isinstance(a, float) and math.isclose(a, b, rel_tol=spec.rtol, abs_tol=1e-12))
+        ),
+        None,
+    )
     if diverged is None and len(losses) < len(expected):
         diverged = len(losses)
     converged = next((k for k, x in enumerate(losses) if isinstance(x, float) and x < spec.threshold), None)
     artifacts.update(first_divergence=diverged, converged_at=converged)
     still = not any(isinstance(g, float) and g != 0.0 for g in grads)
-    no_grads = (" After the first loss.backward(), every parameter's grad is still 0: backward() did not "
-                "carry the gradient back to the weights." if still else "")
+    no_grads = (
+        " After the first loss.backward(), every parameter's grad is still 0: backward() did not "
+        "carry the gradient back to the weights."
+        if still
+        else ""
+    )
     if diverged is not None:
         bad = losses[diverged] if diverged < len(losses) else "nothing"
         nan = " (not a number: the loss blew up)" if not isinstance(bad, float) or not math.isfinite(bad) else ""
-        reached = (f" Your loss does fall below {spec.threshold:g} (at step {converged}), but a falling loss does "
-                   "not prove an engine right: the gradients differ." if converged is not None else "")
-        return _with_cause(Outcome(
-            "failed",
-            "Started from the same weights (the grader's, set through parameters()), your loss and the reference "
-            f"engine's differ from step {diverged} on: {shown(bad)}{nan} instead of {expected[diverged]:.6g}."
-            f"{reached}{no_grads} Run the loop below and compare; the first check above that fails (add, mul, tanh, "
-            "accumulate...) names the rule to fix.",
-            Counterexample(code, {f"loss at step {diverged}": expected[diverged]},
-                           {f"loss at step {diverged}": shown(bad)}),
-            artifacts,
-        ), basic_cause(ctx.features) or diagnose.in_training(
-            ctx, lambda module: probes.train(module, **args, initial=start)["losses"], losses, spec.rtol))
+        reached = (
+            f" Your loss does fall below {spec.threshold:g} (at step {converged}), but a falling loss does "
+            "not prove an engine right: the gradients differ."
+            if converged is not None
+            else ""
+        )
+        return _with_cause(
+            Outcome(
+                "failed",
+                "Started from the same weights (the grader's, set through parameters()), your loss and the reference "
+                f"engine's differ from step {diverged} on: {shown(bad)}{nan} instead of {expected[diverged]:.6g}."
+                f"{reached}{no_grads} Run the loop below and compare; the first check above that fails (add, mul, tanh, "
+                "accumulate...) names the rule to fix.",
+                Counterexample(
+                    code, {f"loss at step {diverged}": expected[diverged]}, {f"loss at step {diverged}": shown(bad)}
+                ),
+                artifacts,
+            ),
+            basic_cause(ctx.features)
+            or diagnose.in_training(
+                ctx, lambda module: probes.train(module, **args, initial=start)["losses"], losses, spec.rtol
+            ),
+        )
     if still:
-        return Outcome("failed", f"Your losses match the reference's, but your engine reports no gradient.{no_grads}",
-                       Counterexample(code, {}, {}), artifacts)
+        return Outcome(
+            "failed",
+            f"Your losses match the reference's, but your engine reports no gradient.{no_grads}",
+            Counterexample(code, {}, {}),
+            artifacts,
+        )
     if converged is None:
-        return Outcome("failed", f"after {spec.steps} steps the loss is {shown(losses[-1])}; it should fall below "
-                       f"{spec.threshold:g}.", Counterexample(code, {}, {}), artifacts)
-    return Outcome("passed", f"Started from weights the grader chose (loss {expected[0]:.4g}), the loss falls below "
-                   f"{spec.threshold:g} at step {converged} and matches the reference engine at every one of the "
-                   f"{spec.steps} steps.", artifacts=artifacts)
+        return Outcome(
+            "failed",
+            f"after {spec.steps} steps the loss is {shown(losses[-1])}; it should fall below {spec.threshold:g}.",
+            Counterexample(code, {}, {}),
+            artifacts,
+        )
+    return Outcome(
+        "passed",
+        f"Started from weights the grader chose (loss {expected[0]:.4g}), the loss falls below "
+        f"{spec.threshold:g} at step {converged} and matches the reference engine at every one of the "
+        f"{spec.steps} steps.",
+        artifacts=artifacts,
+    )
 
 
 def starting_parameters(spec: Training) -> list[float]:
     """The weights both runs start from, chosen by the grader: the lesson's model on the reference
     engine, built right after random.seed(seed), as the lesson's own loop would build it."""
-    return [float(v) for v in probes.train(reference, spec.model, list(spec.sizes), [], [], 0, 0.0,
-                                           spec.seed)["initial"]]
+    return [
+        float(v) for v in probes.train(reference, spec.model, list(spec.sizes), [], [], 0, 0.0, spec.seed)["initial"]
+    ]
 
 
 def _with_cause(outcome: Outcome, cause) -> Outcome:

@@ -36,22 +36,35 @@ GRADED = (".py", ".ipynb")
 """The kinds of file grader check grades."""
 
 
-def main(*, submission: Path, assignment: str, tests: Path | None = None, json_path: Path | None = None,
-         html_path: Path | None = None, public_only: bool = False) -> int:
+def main(
+    *,
+    submission: Path,
+    assignment: str,
+    tests: Path | None = None,
+    json_path: Path | None = None,
+    html_path: Path | None = None,
+    public_only: bool = False,
+) -> int:
     if not os.path.lexists(submission):
-        raise UsageError(f"{submission} does not exist (run grader check from the folder holding "
-                         f"{MODULE_FILE}, or give its path)")
+        raise UsageError(
+            f"{submission} does not exist (run grader check from the folder holding {MODULE_FILE}, or give its path)"
+        )
     if submission.is_dir() and not submission.is_symlink():
         submission = _in_folder(submission)
     if submission.suffix not in GRADED:
-        raise UsageError(f"{submission.name} is not a .py file or a .ipynb notebook, the only kinds grader check "
-                         f"grades: give your engine's file ({MODULE_FILE}) or your notebook")
+        raise UsageError(
+            f"{submission.name} is not a .py file or a .ipynb notebook, the only kinds grader check "
+            f"grades: give your engine's file ({MODULE_FILE}) or your notebook"
+        )
     if tests is not None and not os.path.lexists(tests):
         raise UsageError(f"--tests {tests}: no such file")
     to_stdout = json_path == Path("-")
     json_file = None if to_stdout else json_path
-    outputs = [(json_file, None), (html_path, None)] if html_path else \
-        [(json_file, None), (Path("reports") / f"{submission.stem}.html", Path("."))]
+    outputs = (
+        [(json_file, None), (html_path, None)]
+        if html_path
+        else [(json_file, None), (Path("reports") / f"{submission.stem}.html", Path("."))]
+    )
     for path, base in outputs:
         if path is not None:
             fileio.refuse_links(path, base)  # before grading, not after
@@ -66,9 +79,19 @@ def main(*, submission: Path, assignment: str, tests: Path | None = None, json_p
         task = catalog.load(assignment)
         progress, cells = Progress(sys.stderr), CellProgress(sys.stderr)
         try:
-            result = grade(submission, task, Options(public_only=public_only, tests=tests, isolation=iso,
-                                                     suite_sandboxes=lanes, on_check=progress.done,
-                                                     progress=cells, prestarted=prestarted)).redacted()
+            result = grade(
+                submission,
+                task,
+                Options(
+                    public_only=public_only,
+                    tests=tests,
+                    isolation=iso,
+                    suite_sandboxes=lanes,
+                    on_check=progress.done,
+                    progress=cells,
+                    prestarted=prestarted,
+                ),
+            ).redacted()
         except SandboxError:
             # no trial up front (it cost every check a sandbox's start): the grading's own sandbox is the trial,
             # and when it cannot start, the trial says why and how to fix it (exit 3), as for a batch
@@ -78,6 +101,7 @@ def main(*, submission: Path, assignment: str, tests: Path | None = None, json_p
             cells.done()
     from grader.render import html
     from grader.render.terminal import render
+
     progress.clear()
     table = sys.stderr if to_stdout else sys.stdout  # --json -: stdout holds the JSON alone
     _say(render(result, task), table)
@@ -90,14 +114,14 @@ def main(*, submission: Path, assignment: str, tests: Path | None = None, json_p
         source = fileio.read_regular(submission).decode("utf-8", errors="replace")
     except OSError:
         source = None
-    fileio.atomic_write(html_path, html.student_report(result, source, task.title or task.id), mode=0o666,
-                        base=base)
+    fileio.atomic_write(html_path, html.student_report(result, source, task.title or task.id), mode=0o666, base=base)
     _say(printable(f"Report: {html_path}"), table)
     return ExitCode.OK if result.passed else ExitCode.FAILED
 
 
-def _prestart(submission: Path, assignment: str, tests: Path | None, iso: isolation.Isolation, lanes: int
-              ) -> Prestarted:
+def _prestart(
+    submission: Path, assignment: str, tests: Path | None, iso: isolation.Isolation, lanes: int
+) -> Prestarted:
     """The sandboxes the grading will want, started now: the engine's, and the suite's when there are tests to
     run (a tests file, or a notebook's own test functions). None that cannot start here, and none when the
     assignment cannot be read: the grading then starts its own, and says what is wrong."""
@@ -105,8 +129,12 @@ def _prestart(submission: Path, assignment: str, tests: Path | None, iso: isolat
     try:
         given = spec.limits(assignment)
         limits = SandboxLimits.for_grading(given.request_s, given.memory_mb, given.submission_s)
-        has_tests = tests is not None or os.path.lexists(submission.parent / TESTS_FILE) or \
-            notebook and b"def test_" in fileio.read_regular(submission)
+        has_tests = (
+            tests is not None
+            or os.path.lexists(submission.parent / TESTS_FILE)
+            or notebook
+            and b"def test_" in fileio.read_regular(submission)
+        )
         engine, suites, _ = layout("notebook" if notebook else "py", has_tests, lanes)
         return Prestarted([(limits, warm) for warm in (engine, *suites)], iso)
     except (GraderError, OSError, ValueError):
@@ -120,10 +148,15 @@ def _in_folder(folder: Path) -> Path:
     notebooks = sorted(p for p in folder.glob("*.ipynb") if not p.name.startswith("."))
     if len(notebooks) == 1:
         return notebooks[0]
-    found = f"it holds {len(notebooks)} notebooks ({', '.join(p.name for p in notebooks[:4])})" if notebooks else \
-        "it holds neither"
-    raise UsageError(f"{folder} is a folder: grader check grades the {MODULE_FILE} in it, or its one notebook, but "
-                     f"{found}; give the file's path (grader check {folder / MODULE_FILE})")
+    found = (
+        f"it holds {len(notebooks)} notebooks ({', '.join(p.name for p in notebooks[:4])})"
+        if notebooks
+        else "it holds neither"
+    )
+    raise UsageError(
+        f"{folder} is a folder: grader check grades the {MODULE_FILE} in it, or its one notebook, but "
+        f"{found}; give the file's path (grader check {folder / MODULE_FILE})"
+    )
 
 
 class _Line:
@@ -150,8 +183,10 @@ class Progress(_Line):
         from grader.render.terminal import MARK
 
         width = len(str(total))
-        line = f"[{count:>{width}}/{total}] {check.id}  {MARK[check.status]} {check.score:g}/{check.max_score:g} " \
-               f"({check.duration_s:.1f} s)"
+        line = (
+            f"[{count:>{width}}/{total}] {check.id}  {MARK[check.status]} {check.score:g}/{check.max_score:g} "
+            f"({check.duration_s:.1f} s)"
+        )
         self._write(f"\r\x1b[K{line}" if self.live else f"{line}\n")
 
     def clear(self) -> None:
@@ -195,8 +230,10 @@ class CellProgress(_Line):
     def _tick(self) -> None:
         while not self.stop.wait(self.AFTER_S if not self.shown else 1.0):
             number, place, count = self.current
-            line = f"running your notebook: cell {number} (code cell {place} of {count}), " \
-                   f"{time.monotonic() - self.started:.0f} s so far"
+            line = (
+                f"running your notebook: cell {number} (code cell {place} of {count}), "
+                f"{time.monotonic() - self.started:.0f} s so far"
+            )
             if self.live:
                 self._write(f"\r\x1b[K{line}")
             elif line.split(",")[0] != self.shown.split(",")[0]:

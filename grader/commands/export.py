@@ -21,10 +21,25 @@ TARGETS = {
 """Each export target, and the module whose main builds it."""
 
 
-def main(*, target: str, out: Path, assignment: str, graded: Path | None = None, roster: Path | None = None,
-         column: str | None = None, percent: bool = False) -> int:
+def main(
+    *,
+    target: str,
+    out: Path,
+    assignment: str,
+    graded: Path | None = None,
+    roster: Path | None = None,
+    column: str | None = None,
+    percent: bool = False,
+) -> int:
     run = importlib.import_module(TARGETS[target]).main
-    options = {"target": target, "out": out, "assignment": assignment, "graded": graded, "roster": roster,
-               "column": column, "percent": percent}
+    options = {
+        "target": target,
+        "out": out,
+        "assignment": assignment,
+        "graded": graded,
+        "roster": roster,
+        "column": column,
+        "percent": percent,
+    }
     wanted = inspect.signature(run).parameters
     return run(**{name: value for name, value in options.items() if name in wanted})

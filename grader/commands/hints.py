@@ -31,8 +31,9 @@ def test_name(operator_id: str) -> str:
 
 def proof_tests(operator_ids) -> str:
     """The test file: for each operator, the test its hint describes."""
-    return HEAD + "".join(f"\n\ndef {test_name(op)}():\n{textwrap.indent(all_operators()[op].proof, '    ')}\n"
-                          for op in operator_ids)
+    return HEAD + "".join(
+        f"\n\ndef {test_name(op)}():\n{textwrap.indent(all_operators()[op].proof, '    ')}\n" for op in operator_ids
+    )
 
 
 def prove(bases: list, mutants: list, operator_ids) -> dict[str, dict[str, str]]:
@@ -40,10 +41,16 @@ def prove(bases: list, mutants: list, operator_ids) -> dict[str, dict[str, str]]
     did not complete. bases[0] is the student's own engine of the run (the reference); every other engine
     is appended after it, as a grading's engines are."""
     code = Code("py", {MODULE_FILE: bases[0].source.encode()})
-    plan = tuple(EngineRun(e.id, "wheat" if e.check is None else "sabotage", e.id, None, engine_block(e.source, SWAPPED))
-                 for e in [*bases[1:], *mutants])
-    lane = SuiteLane(code, SandboxLimits(request_s=RUN_S, memory_mb=1024, cpu_s=int(RUN_S * (len(plan) + 2))), None,
-                     min(os.cpu_count() or 1, 4))
+    plan = tuple(
+        EngineRun(e.id, "wheat" if e.check is None else "sabotage", e.id, None, engine_block(e.source, SWAPPED))
+        for e in [*bases[1:], *mutants]
+    )
+    lane = SuiteLane(
+        code,
+        SandboxLimits(request_s=RUN_S, memory_mb=1024, cpu_s=int(RUN_S * (len(plan) + 2))),
+        None,
+        min(os.cpu_count() or 1, 4),
+    )
     lane.start(SuiteJob(code, proof_tests(operator_ids), plan, RUN_S, lambda own: RUN_S))
     lane.go()
     outcome = lane.result()
@@ -52,8 +59,11 @@ def prove(bases: list, mutants: list, operator_ids) -> dict[str, dict[str, str]]
     found = {}
     for reply, engine_id in [(outcome.own, bases[0].id), *((r, r.engine.id) for r in outcome.runs)]:
         run = read_run(reply, None)
-        found[engine_id] = {n: t["outcome"] for n, t in run.tests.items()} if run.ok and not run.collection_errors \
+        found[engine_id] = (
+            {n: t["outcome"] for n, t in run.tests.items()}
+            if run.ok and not run.collection_errors
             else {"": run.error or "; ".join(run.collection_errors)[:300]}
+        )
     return found
 
 
@@ -65,20 +75,27 @@ def problems(bases: list, mutants: list, outcomes: dict[str, dict[str, str]], op
         got = outcomes.get(engine.id, {"": "not run"})
         wrong = sorted(n for n in names if got.get(n) != "passed")
         if wrong:
-            found.append(f"a catch hint's test does not pass on the correct engine {engine.id}: {', '.join(wrong)}"
-                         + (f" ({got['']})" if "" in got else ""))
+            found.append(
+                f"a catch hint's test does not pass on the correct engine {engine.id}: {', '.join(wrong)}"
+                + (f" ({got['']})" if "" in got else "")
+            )
     for engine in mutants:
         op_id = engine.id.split("@", 1)[0]
         if outcomes.get(engine.id, {}).get(test_name(op_id)) != "failed":
-            found.append(f"the catch hint of {op_id} does not catch {engine.id}: its test "
-                         f"({test_name(op_id)}) {outcomes.get(engine.id, {}).get(test_name(op_id), 'did not run')} "
-                         f"there. Hint: {all_operators()[op_id].catch}")
+            found.append(
+                f"the catch hint of {op_id} does not catch {engine.id}: its test "
+                f"({test_name(op_id)}) {outcomes.get(engine.id, {}).get(test_name(op_id), 'did not run')} "
+                f"there. Hint: {all_operators()[op_id].catch}"
+            )
     return found
 
 
 def render(mutants: list, outcomes: dict[str, dict[str, str]], operator_ids) -> str:
-    lines = ["Catch hints, each run as the test it describes: it must pass on every correct engine and fail on "
-             "every mutant of its operator", ""]
+    lines = [
+        "Catch hints, each run as the test it describes: it must pass on every correct engine and fail on "
+        "every mutant of its operator",
+        "",
+    ]
     width = max(len(op) for op in operator_ids) + 2
     for op_id in operator_ids:
         own = [m for m in mutants if m.id.split("@", 1)[0] == op_id]

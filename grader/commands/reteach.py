@@ -18,8 +18,12 @@ def lesson_engine() -> str:
     """The reference engine and its Neuron, Layer and MLP, as one cell's code."""
     kit = resources.files("reference")
     engine = (kit / "engine.py").read_text(encoding="utf-8")
-    nn = (kit / "nn.py").read_text(encoding="utf-8").replace("from reference.engine import Value\n", "") \
+    nn = (
+        (kit / "nn.py")
+        .read_text(encoding="utf-8")
+        .replace("from reference.engine import Value\n", "")
         .replace("from __future__ import annotations\n", "")
+    )
     return engine + "\n\n" + nn
 
 
@@ -29,13 +33,16 @@ def main(*, out: Path, graded: Path | None) -> int:
     try:
         summary = json.loads((graded / "summary.json").read_text(encoding="utf-8"))
     except OSError as exc:
-        raise UsageError(f"--from {graded}: no summary.json there ({exc.strerror}); give the --out folder of "
-                         "a `grader batch`") from None
+        raise UsageError(
+            f"--from {graded}: no summary.json there ({exc.strerror}); give the --out folder of a `grader batch`"
+        ) from None
     except ValueError as exc:
         raise UsageError(f"--from {graded}: summary.json is not JSON ({exc})") from None
     if not isinstance(summary, dict) or "misconceptions" not in summary:
-        raise UsageError(f"--from {graded}: its summary.json counts no misconceptions; grade the class again "
-                         "with this version of `grader batch`")
+        raise UsageError(
+            f"--from {graded}: its summary.json counts no misconceptions; grade the class again "
+            "with this version of `grader batch`"
+        )
     nb = notebook(summary, lesson_engine())
     atomic_write(out, nbformat.writes(nb) + "\n")
     print(f"Reteach notebook ({len(summary['misconceptions'])} misconceptions) written to {out}")

@@ -9,10 +9,10 @@ on every correct engine and catch every mutant of its operator.
 
 from __future__ import annotations
 
-import os
-import tempfile
 import functools
 import multiprocessing
+import os
+import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,17 +71,22 @@ def main(*, assignment: str) -> int:
     bases, mutants = engines(task.sabotages)
     # One process per grading at a time, not threads: Python 3.11's ast is not safe to use from two threads
     # at once (a grading parses engines), and a thread pool marked random mutants E.
-    with tempfile.TemporaryDirectory(prefix="grader-selftest-") as tmp, \
-            ProcessPoolExecutor(max_workers=os.cpu_count() or 2, mp_context=multiprocessing.get_context("forkserver")) \
-            as pool:
+    with (
+        tempfile.TemporaryDirectory(prefix="grader-selftest-") as tmp,
+        ProcessPoolExecutor(
+            max_workers=os.cpu_count() or 2, mp_context=multiprocessing.get_context("forkserver")
+        ) as pool,
+    ):
         results = list(pool.map(functools.partial(_grade, tmp=Path(tmp), task=task), bases + mutants))
     print(admission(bases, task.sabotages))
     print(render(bases + mutants, results, [c.id for c in task.checks]))
     outcomes = hints.prove(bases, mutants, task.sabotages)
     unproven = hints.problems(bases, mutants, outcomes, task.sabotages)
     print("\n" + hints.render(mutants, outcomes, task.sabotages))
-    print("\n".join(f"PROBLEM: {p}" for p in unproven) or
-          "OK: every catch hint's test passes on every correct engine and catches every mutant of its operator.")
+    print(
+        "\n".join(f"PROBLEM: {p}" for p in unproven)
+        or "OK: every catch hint's test passes on every correct engine and catches every mutant of its operator."
+    )
     return ExitCode.OK if problems(bases + mutants, results) == [] and not unproven else ExitCode.FAILED
 
 
@@ -95,12 +100,17 @@ def _grade(engine: Engine, tmp: Path, task: spec.Assignment) -> Result:
 def admission(bases: list[Engine], operator_ids: tuple[str, ...]) -> str:
     """Which operators each engine admits (+) and which find nothing to change (-)."""
     width = max(len(o) for o in operator_ids) + 2
-    lines = ["Operators each engine admits (+ applies, - finds nothing to change)", "",
-             " " * width + " ".join(f"{b.id[:12]:>12}" for b in bases)]
+    lines = [
+        "Operators each engine admits (+ applies, - finds nothing to change)",
+        "",
+        " " * width + " ".join(f"{b.id[:12]:>12}" for b in bases),
+    ]
     for op_id in operator_ids:
         op = all_operators()[op_id]
-        marks = ["+" if (mutant(op_id, b.id) if b.id != "reference" else _try(op, b.source)) is not None else "-"
-                 for b in bases]
+        marks = [
+            "+" if (mutant(op_id, b.id) if b.id != "reference" else _try(op, b.source)) is not None else "-"
+            for b in bases
+        ]
         lines.append(f"{op_id:<{width}}" + " ".join(f"{m:>12}" for m in marks))
     return "\n".join(lines) + "\n"
 
@@ -125,8 +135,12 @@ def problems(engines_: list[Engine], results: list[Result]) -> list[str]:
 def render(engines_: list[Engine], results: list[Result], check_ids: list[str]) -> str:
     width = max(len(e.id) for e in engines_) + 2
     header = " " * width + " ".join(f"{i:>3}" for i in range(1, len(check_ids) + 1))
-    lines = ["Engine checks on the correct engines and each mutant", "(. passed, X failed, E error, "
-             "- skipped; [ ] marks the check named for the mutant's operator)", "", header]
+    lines = [
+        "Engine checks on the correct engines and each mutant",
+        "(. passed, X failed, E error, - skipped; [ ] marks the check named for the mutant's operator)",
+        "",
+        header,
+    ]
     for engine, result in zip(engines_, results):
         statuses = {c.id: c.status for c in result.checks}
         cells = []
@@ -139,5 +153,6 @@ def render(engines_: list[Engine], results: list[Result], check_ids: list[str]) 
     mutants = sum(e.check is not None for e in engines_)
     lines += [f"PROBLEM: {p}" for p in found] or [
         f"OK: every correct engine passes; each of the {mutants} mutants is caught by the check named for its "
-        "operator, and none is equivalent to a correct engine."]
+        "operator, and none is equivalent to a correct engine."
+    ]
     return "\n".join(lines)

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from grader.errors import ExitCode, UsageError
 from grader.fileio import atomic_write
-from grader.files import KIT as FILES, template_files
+from grader.files import KIT as FILES
+from grader.files import template_files
 
 
 def main(*, folder: Path) -> int:

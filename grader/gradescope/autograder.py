@@ -16,11 +16,11 @@ import sys
 from pathlib import Path
 
 from grader import catalog
+from grader.errors import ExitCode, IsolationError
 from grader.fileio import atomic_write
 from grader.files import GRADESCOPE_RESULTS, MODULE_FILE, TESTS_FILE
 from grader.gradescope.results import message, results
 from grader.grading import Options, grade
-from grader.errors import ExitCode, IsolationError
 from grader.sandbox.trial import require_started
 from grader.text import printable
 
@@ -54,15 +54,28 @@ def main(argv: list[str] | None = None) -> int:
     try:
         iso = require_started("gradescope", private=(args.root / "source", task.folder))
     except IsolationError as exc:
-        atomic_write(out, json.dumps(message("The autograder cannot run your code safely on this machine (a problem "
-                                             "of the autograder's set-up, not of your work: tell your instructor)."
-                                             f"\n\n{exc}"), indent=2))
+        atomic_write(
+            out,
+            json.dumps(
+                message(
+                    "The autograder cannot run your code safely on this machine (a problem "
+                    "of the autograder's set-up, not of your work: tell your instructor)."
+                    f"\n\n{exc}"
+                ),
+                indent=2,
+            ),
+        )
         print(f"grader: {printable(str(exc))}", file=sys.stderr)
         return exc.exit_code
     if submission is None:
-        data = message(f"No submission found: upload {MODULE_FILE} (and {TESTS_FILE}), or one notebook."
-                       + "".join(f"\n{link} is a symbolic link to a folder, which the grader does not follow: upload "
-                                 "the files themselves." for link in links))
+        data = message(
+            f"No submission found: upload {MODULE_FILE} (and {TESTS_FILE}), or one notebook."
+            + "".join(
+                f"\n{link} is a symbolic link to a folder, which the grader does not follow: upload "
+                "the files themselves."
+                for link in links
+            )
+        )
     else:
         tests = submission.parent / TESTS_FILE
         result = grade(submission, task, Options(tests=tests if os.path.lexists(tests) else None, isolation=iso))

@@ -14,15 +14,18 @@ def results(result: Result) -> dict[str, Any]:
     """A result in Gradescope's results.json format."""
     tests = []
     for c in result.checks:
-        tests.append({
-            "name": f"{c.id}: {c.title}",
-            "score": c.score,
-            "max_score": c.max_score,
-            "status": "passed" if c.status == "passed" else "failed",
-            "output": ("Not judged (skipped): " if c.status == "skipped" else "") + c.feedback
-            + (f"\n\nSmallest case:\n{c.counterexample.code}" if c.counterexample else ""),
-            "visibility": "hidden" if c.visibility == "hidden" else "visible",
-        })
+        tests.append(
+            {
+                "name": f"{c.id}: {c.title}",
+                "score": c.score,
+                "max_score": c.max_score,
+                "status": "passed" if c.status == "passed" else "failed",
+                "output": ("Not judged (skipped): " if c.status == "skipped" else "")
+                + c.feedback
+                + (f"\n\nSmallest case:\n{c.counterexample.code}" if c.counterexample else ""),
+                "visibility": "hidden" if c.visibility == "hidden" else "visible",
+            }
+        )
     data = {"score": result.score, "execution_time": result.duration_s, "tests": tests}
     if result.notes:
         data["output"] = "\n".join(result.notes)

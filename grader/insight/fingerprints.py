@@ -135,15 +135,15 @@ def fingerprints(source: str, k: int = K, w: int = W) -> Fingerprints:
         count += len(stream)
         codes = [c for c, _ in stream]
         lines = [line for _, line in stream]
-        runs = [hash(tuple(codes[i:i + k])) for i in range(len(codes) - k + 1)]  # ints hash alike in every process
+        runs = [hash(tuple(codes[i : i + k])) for i in range(len(codes) - k + 1)]  # ints hash alike in every process
         chosen = -1
         for start in range(max(len(runs) - w + 1, 1 if runs else 0)):
-            window = runs[start:start + w]
+            window = runs[start : start + w]
             smallest = min(window)
             at = start + len(window) - 1 - window[::-1].index(smallest)  # the rightmost smallest, as winnowing says
             if at != chosen:
                 chosen = at
-                spans.setdefault(smallest, []).append((min(lines[at:at + k]), max(lines[at:at + k])))
+                spans.setdefault(smallest, []).append((min(lines[at : at + k]), max(lines[at : at + k])))
     return Fingerprints({h: tuple(s) for h, s in spans.items()}, count)
 
 

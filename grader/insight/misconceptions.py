@@ -18,8 +18,10 @@ from typing import Any
 from grader.causes import CAUSES
 from grader.result import Result
 
-FAMILIES = {"assign_in_": "`=` for `+=` in a backward: a value used twice keeps only one path's gradient",
-            "detached_": "an operation built without its inputs as children: nothing flows back through it"}
+FAMILIES = {
+    "assign_in_": "`=` for `+=` in a backward: a value used twice keeps only one path's gradient",
+    "detached_": "an operation built without its inputs as children: nothing flows back through it",
+}
 """Causes counted as one misconception, by id prefix, with the family's words."""
 
 
@@ -63,13 +65,27 @@ def _entry(key: str, seen: list[Seen]) -> dict[str, Any]:
     parts = []
     for cause in sorted({s.cause for s in seen}):
         mine = [s for s in seen if s.cause == cause]
-        parts.append({"cause": cause, "method": CAUSES[cause].method, "words": CAUSES[cause].sentence,
-                      "count": len({s.student for s in mine}), "students": sorted({s.student for s in mine}),
-                      "counterexample": _smallest(mine)})
+        parts.append(
+            {
+                "cause": cause,
+                "method": CAUSES[cause].method,
+                "words": CAUSES[cause].sentence,
+                "count": len({s.student for s in mine}),
+                "students": sorted({s.student for s in mine}),
+                "counterexample": _smallest(mine),
+            }
+        )
     parts.sort(key=lambda p: (-p["count"], p["cause"]))
     words = next((w for prefix, w in FAMILIES.items() if key == prefix.rstrip("_")), None) or CAUSES[key].sentence
-    return {"id": key, "words": words, "count": len(students), "students": students,
-            "checks": sorted({s.check for s in seen}), "parts": parts, "counterexample": _smallest(seen)}
+    return {
+        "id": key,
+        "words": words,
+        "count": len(students),
+        "students": students,
+        "checks": sorted({s.check for s in seen}),
+        "parts": parts,
+        "counterexample": _smallest(seen),
+    }
 
 
 def tally(students: list[tuple[str, Result]]) -> dict[str, Any]:
@@ -80,8 +96,9 @@ def tally(students: list[tuple[str, Result]]) -> dict[str, Any]:
     by_family: dict[str, list[Seen]] = {}
     for s in seen:
         by_family.setdefault(family(s.cause), []).append(s)
-    misconceptions = sorted((_entry(key, members) for key, members in by_family.items()),
-                            key=lambda e: (-e["count"], e["id"]))
+    misconceptions = sorted(
+        (_entry(key, members) for key, members in by_family.items()), key=lambda e: (-e["count"], e["id"])
+    )
     misconceptions = [{**e, "headline": headline(e)} for e in misconceptions]
     unexplained: dict[str, set[str]] = {}
     explained = {s.student for s in seen}
@@ -99,10 +116,13 @@ def tally(students: list[tuple[str, Result]]) -> dict[str, Any]:
                 unexplained.setdefault(check.id, set()).add(student)
     return {
         "misconceptions": misconceptions,
-        "unexplained": [{"check": c, "count": len(s), "students": sorted(s)}
-                        for c, s in sorted(unexplained.items(), key=lambda i: (-len(i[1]), i[0]))],
-        "advisory": [{**e, "count": len(e["students"]), "students": sorted(e["students"])}
-                     for _, e in sorted(advisory.items())],
+        "unexplained": [
+            {"check": c, "count": len(s), "students": sorted(s)}
+            for c, s in sorted(unexplained.items(), key=lambda i: (-len(i[1]), i[0]))
+        ],
+        "advisory": [
+            {**e, "count": len(e["students"]), "students": sorted(e["students"])} for _, e in sorted(advisory.items())
+        ],
     }
 
 

@@ -23,12 +23,15 @@ def notebook(summary: dict[str, Any], engine: str) -> nbformat.NotebookNode:
     misconceptions = summary.get("misconceptions", [])
     graded = sum(s.get("status") == "graded" for s in summary.get("students", []))
     title = summary.get("title") or summary.get("assignment", "")
-    cells = [new_markdown_cell(
-        f"# Reteach: what the class got wrong in *{title}*\n\n"
-        f"{graded} submissions graded; {len(misconceptions)} misconceptions recognised, the most common first. "
-        "Each section shows the smallest case the class's own engines failed on, run on the lesson's engine. "
-        "Run the first cell, then any section."),
-        new_code_cell("# The lesson's engine: Value, and the Neuron built on it.\n" + engine.strip())]
+    cells = [
+        new_markdown_cell(
+            f"# Reteach: what the class got wrong in *{title}*\n\n"
+            f"{graded} submissions graded; {len(misconceptions)} misconceptions recognised, the most common first. "
+            "Each section shows the smallest case the class's own engines failed on, run on the lesson's engine. "
+            "Run the first cell, then any section."
+        ),
+        new_code_cell("# The lesson's engine: Value, and the Neuron built on it.\n" + engine.strip()),
+    ]
     for number, entry in enumerate(misconceptions, 1):
         cells += _section(number, entry, graded)
     if not misconceptions:
@@ -38,19 +41,32 @@ def notebook(summary: dict[str, Any], engine: str) -> nbformat.NotebookNode:
 
 def _section(number: int, entry: dict[str, Any], graded: int) -> list:
     share = f"{entry['count']} of {graded} students" if graded else f"{entry['count']} students"
-    text = [f"## {number}. {entry['words']}", "", f"**{share}.** Checks that failed from it: "
-            f"{', '.join(f'`{c}`' for c in entry['checks'])}."]
+    text = [
+        f"## {number}. {entry['words']}",
+        "",
+        f"**{share}.** Checks that failed from it: {', '.join(f'`{c}`' for c in entry['checks'])}.",
+    ]
     if len(entry["parts"]) > 1 or entry["parts"][0]["cause"] != entry["id"]:
-        text += ["", "Where: " + ", ".join(f"{p['count']} in `{p['method'] or p['cause']}`" for p in entry["parts"])
-                 + "."]
+        text += [
+            "",
+            "Where: " + ", ".join(f"{p['count']} in `{p['method'] or p['cause']}`" for p in entry["parts"]) + ".",
+        ]
     text += ["", f"The rule, as the students' feedback puts it: {entry['parts'][0]['words']}."]
     case = entry.get("counterexample")
     if not case:
         return [new_markdown_cell("\n".join(text))]
-    rows = [f"| `{name}` | {_number(value)} | {_number(case['got'].get(name, '-'))} |"
-            for name, value in case["expected"].items()]
-    text += ["", f"The smallest case the class's engines failed on (from the `{case['check']}` check):", "",
-             "| | the lesson's engine | a student's engine |", "|---|---|---|", *rows]
+    rows = [
+        f"| `{name}` | {_number(value)} | {_number(case['got'].get(name, '-'))} |"
+        for name, value in case["expected"].items()
+    ]
+    text += [
+        "",
+        f"The smallest case the class's engines failed on (from the `{case['check']}` check):",
+        "",
+        "| | the lesson's engine | a student's engine |",
+        "|---|---|---|",
+        *rows,
+    ]
     return [new_markdown_cell("\n".join(text)), new_code_cell(_runnable(case))]
 
 

@@ -89,8 +89,13 @@ def similar(works: list[Work], excluded_sources: tuple[str, ...] = ()) -> dict[s
         for h in p.spans:
             if held[h] <= limit:
                 index.setdefault(h, []).append(i)
-    candidates = {pair for holders in index.values() if len(holders) > 1 for pair in combinations(holders, 2)
-                  if not (works[pair[0]].previous and works[pair[1]].previous)}
+    candidates = {
+        pair
+        for holders in index.values()
+        if len(holders) > 1
+        for pair in combinations(holders, 2)
+        if not (works[pair[0]].previous and works[pair[1]].previous)
+    }
     gave = Counter(a for w in works for a in w.wrong) + Counter(a for w in works for a in w.right)
     pairs = []
     for i, j in sorted(candidates):
@@ -102,17 +107,31 @@ def similar(works: list[Work], excluded_sources: tuple[str, ...] = ()) -> dict[s
         behaviour, wrong = _behaviour(a, b, gave)
         if structure < STRUCTURE and behaviour < BEHAVIOUR:
             continue
-        pairs.append({"a": a.student, "b": b.student, "a_previous": a.previous, "b_previous": b.previous,
-                      "structure": round(structure, 3), "behaviour": round(behaviour, 3),
-                      "shared_wrong": [json.loads(x) for x in sorted(wrong)[:SHARED_SHOWN]],
-                      "shared_wrong_count": len(wrong),
-                      "a_lines": lines_of(prints[i], both), "b_lines": lines_of(prints[j], both)})
+        pairs.append(
+            {
+                "a": a.student,
+                "b": b.student,
+                "a_previous": a.previous,
+                "b_previous": b.previous,
+                "structure": round(structure, 3),
+                "behaviour": round(behaviour, 3),
+                "shared_wrong": [json.loads(x) for x in sorted(wrong)[:SHARED_SHOWN]],
+                "shared_wrong_count": len(wrong),
+                "a_lines": lines_of(prints[i], both),
+                "b_lines": lines_of(prints[j], both),
+            }
+        )
     pairs.sort(key=lambda p: (-max(p["structure"], p["behaviour"]), -p["structure"], p["a"], p["b"]))
     too_long = sorted(w.student for w in works if len(w.source) > MAX_CHARS and not w.previous)
-    return {"pairs": pairs[:LISTED], "more_pairs": max(0, len(pairs) - LISTED), "compared": len(works),
-            "not_compared": too_long,
-            "candidates": len(candidates), "common_fingerprints": sum(n > limit for n in held.values()),
-            "thresholds": {"structure": STRUCTURE, "maybe": MAYBE, "behaviour": BEHAVIOUR}}
+    return {
+        "pairs": pairs[:LISTED],
+        "more_pairs": max(0, len(pairs) - LISTED),
+        "compared": len(works),
+        "not_compared": too_long,
+        "candidates": len(candidates),
+        "common_fingerprints": sum(n > limit for n in held.values()),
+        "thresholds": {"structure": STRUCTURE, "maybe": MAYBE, "behaviour": BEHAVIOUR},
+    }
 
 
 def _behaviour(a: Work, b: Work, gave: Counter) -> tuple[float, set[str]]:

@@ -45,8 +45,16 @@ ZIP_TIME = (2020, 1, 1, 0, 0, 0)
 CRASH_TEXT = "The grader could not finish grading this submission; your instructor has the details."
 
 
-def main(*, target: str, out: Path, assignment: str, graded: Path | None = None, roster: Path | None = None,
-         column: str | None = None, percent: bool = False) -> int:
+def main(
+    *,
+    target: str,
+    out: Path,
+    assignment: str,
+    graded: Path | None = None,
+    roster: Path | None = None,
+    column: str | None = None,
+    percent: bool = False,
+) -> int:
     if target == "gradescope":
         from grader.gradescope import export
 
@@ -60,9 +68,11 @@ def main(*, target: str, out: Path, assignment: str, graded: Path | None = None,
         return 0
     class_list = rosters.read(roster) if roster else None
     if target in ("canvas", "moodle") and (class_list is None or class_list.lms != target):
-        raise UsageError(f"grader export {target} needs --roster FILE, the {target.capitalize()} export "
-                         f"({'the gradebook export CSV' if target == 'canvas' else 'the grading worksheet'})"
-                         + (f"; {roster} is a {class_list.lms} roster" if class_list else ""))
+        raise UsageError(
+            f"grader export {target} needs --roster FILE, the {target.capitalize()} export "
+            f"({'the gradebook export CSV' if target == 'canvas' else 'the grading worksheet'})"
+            + (f"; {roster} is a {class_list.lms} roster" if class_list else "")
+        )
     max_score = catalog.load(assignment).max_score if not rows else float(next(iter(rows.values()))["max_score"])
     if class_list is not None:
         _check_join(class_list, rows, graded)
@@ -83,16 +93,24 @@ def _check_join(class_list: rosters.Roster, rows: dict, graded: Path) -> None:
     ids = {s.user_id for s in class_list.students}
     graded_ids = {key for key, row in rows.items() if row.get("status") != "no_submission"}
     if graded_ids and not graded_ids & ids:
-        raise UsageError(f"none of the {len(graded_ids)} students graded in {graded} is on the roster "
-                         f"{class_list.path} ({class_list.lms} ids): is it the same course and LMS?")
+        raise UsageError(
+            f"none of the {len(graded_ids)} students graded in {graded} is on the roster "
+            f"{class_list.path} ({class_list.lms} ids): is it the same course and LMS?"
+        )
     left_out = sorted(rows[key]["student"] for key in graded_ids - ids)
     if left_out:
-        print(f"note: {len(left_out)} graded students are not on the roster, so not in the import: "
-              + ", ".join(left_out[:10]) + (" ..." if len(left_out) > 10 else ""), file=sys.stderr)
+        print(
+            f"note: {len(left_out)} graded students are not on the roster, so not in the import: "
+            + ", ".join(left_out[:10])
+            + (" ..." if len(left_out) > 10 else ""),
+            file=sys.stderr,
+        )
     absent = sum(s.user_id not in graded_ids for s in class_list.students)
     if absent:
-        print(f"note: {absent} of the roster's {len(ids)} students have no grade of their own: 0 for each",
-              file=sys.stderr)
+        print(
+            f"note: {absent} of the roster's {len(ids)} students have no grade of their own: 0 for each",
+            file=sys.stderr,
+        )
 
 
 def gradebook(graded: Path) -> dict[str, dict[str, str]]:
@@ -104,8 +122,10 @@ def gradebook(graded: Path) -> dict[str, dict[str, str]]:
     except OSError:
         if (graded / "grades.incomplete.csv").exists():  # an interrupted batch: its gradebook is not a class's
             finish = _finish(graded)
-            raise UsageError(f"the batch in {graded} was interrupted before every student was graded: "
-                             f"{finish} grades the rest, then export") from None
+            raise UsageError(
+                f"the batch in {graded} was interrupted before every student was graded: "
+                f"{finish} grades the rest, then export"
+            ) from None
         raise UsageError(f"{path} cannot be read: --from is the --out folder of a graded batch") from None
     if rows and "lms_user_id" not in rows[0]:
         raise UsageError(f"{path} has no lms_user_id column: grade the class again with this grader")
@@ -161,10 +181,12 @@ def _canvas_column(header: list[str], class_list: rosters.Roster) -> str:
     columns = [h for h in header if h not in skip and not any(t in h for t in rosters.CANVAS_TOTALS)]
     if len(columns) == 1:
         return columns[0]
-    raise UsageError(f"{class_list.path} has {len(columns)} assignment columns"
-                     + (f" ({', '.join(columns)})" if columns else "")
-                     + ": name the one to fill with --column (as Canvas names it, 'Title (id)'; a new title makes "
-                     "Canvas create the assignment)")
+    raise UsageError(
+        f"{class_list.path} has {len(columns)} assignment columns"
+        + (f" ({', '.join(columns)})" if columns else "")
+        + ": name the one to fill with --column (as Canvas names it, 'Title (id)'; a new title makes "
+        "Canvas create the assignment)"
+    )
 
 
 def _cell(header, row, name: str) -> str:
@@ -208,8 +230,16 @@ def plain_csv(class_list: rosters.Roster | None, rows: dict) -> str:
     for student in class_list.students:
         row = rows.get(student.user_id)
         sid = student.user_id if student.user_id != student.email else ""
-        writer.writerow([student.name, sid, student.email, row["score"] if row else "0.0",
-                         row["max_score"] if row else "", row["status"] if row else "no_submission"])
+        writer.writerow(
+            [
+                student.name,
+                sid,
+                student.email,
+                row["score"] if row else "0.0",
+                row["max_score"] if row else "",
+                row["status"] if row else "no_submission",
+            ]
+        )
     return buffer.getvalue()
 
 

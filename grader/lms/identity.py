@@ -67,8 +67,9 @@ def from_file_name(name: str) -> tuple[Identity, str] | None:
     """A loose file named by Canvas or Moodle: the student, and the file's own name; None for any other."""
     canvas = CANVAS.match(name.lower())
     if canvas:
-        return Identity("canvas", canvas["name"], canvas["uid"], canvas["sid"], late=bool(canvas["late"])), \
-            name[-len(canvas["file"]):]
+        return Identity("canvas", canvas["name"], canvas["uid"], canvas["sid"], late=bool(canvas["late"])), name[
+            -len(canvas["file"]) :
+        ]
     moodle = MOODLE.match(name)
     if moodle and moodle["file"]:
         return Identity("moodle", moodle["name"].strip(), moodle["uid"]), moodle["file"]
@@ -116,8 +117,15 @@ def gradescope(folder: Path) -> dict[str, Identity] | None:
             continue
         when = _time(entry.get(":created_at"))
         first, *others = [_submitter(p, match["sid"], when) for p in people]
-        found[str(key)] = Identity(first.lms, first.name, first.user_id, first.submission_id, first.email,
-                                   submitted_at=when, group=tuple(others))
+        found[str(key)] = Identity(
+            first.lms,
+            first.name,
+            first.user_id,
+            first.submission_id,
+            first.email,
+            submitted_at=when,
+            group=tuple(others),
+        )
     return found
 
 

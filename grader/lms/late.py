@@ -57,10 +57,17 @@ def _charged(policy: LatePolicy, days: int, when: str) -> Lateness:
     percent = min(days * policy.penalty_per_day, policy.max_penalty)
     if not percent:
         return Lateness(True, 0.0, f"Late: {when}. No points are taken off (the late policy only flags it).")
-    cap = " (the most the policy takes)" if percent == policy.max_penalty and days * policy.penalty_per_day > percent \
+    cap = (
+        " (the most the policy takes)"
+        if percent == policy.max_penalty and days * policy.penalty_per_day > percent
         else ""
-    return Lateness(True, percent, f"Late: {when}. The late policy takes {policy.penalty_per_day:g}% of the points "
-                    f"earned per day late: {percent:g}%{cap}.")
+    )
+    return Lateness(
+        True,
+        percent,
+        f"Late: {when}. The late policy takes {policy.penalty_per_day:g}% of the points "
+        f"earned per day late: {percent:g}%{cap}.",
+    )
 
 
 def _span(minutes: float) -> str:

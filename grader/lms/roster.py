@@ -73,8 +73,12 @@ class Roster:
         for s in self.students:
             if who.lms == self.lms and who.user_id and who.user_id == s.user_id:
                 return s
-            if self.lms == "gradescope" and who.lms == "gradescope" and who.email \
-                    and who.email.lower() == s.email.lower():
+            if (
+                self.lms == "gradescope"
+                and who.lms == "gradescope"
+                and who.email
+                and who.email.lower() == s.email.lower()
+            ):
                 return s
         if who.lms == "plain":
             named = [s for s in self.students if student_id.lower() in s.aliases]
@@ -104,9 +108,11 @@ def read(path: Path) -> Roster:
         return Roster("moodle", header, tuple(_moodle(header, body)), tuple(body), path)
     if "Email" in header and ({"SID", "Name", "First Name", "Full Name"} & set(header)):
         return Roster("gradescope", header, tuple(_gradescope(header, body)), tuple(body), path)
-    raise UsageError(f"{path} is not a roster this grader reads: expected a Canvas gradebook export (Student, ID, "
-                     "SIS User ID, SIS Login ID, Section...), a Moodle grading worksheet (Identifier, Full name...) "
-                     f"or a Gradescope roster (Name or First Name, Email, SID...); its header is {', '.join(header)}")
+    raise UsageError(
+        f"{path} is not a roster this grader reads: expected a Canvas gradebook export (Student, ID, "
+        "SIS User ID, SIS Login ID, Section...), a Moodle grading worksheet (Identifier, Full name...) "
+        f"or a Gradescope roster (Name or First Name, Email, SID...); its header is {', '.join(header)}"
+    )
 
 
 def _cell(header, row, name: str) -> str:
@@ -129,8 +135,13 @@ def _canvas(header, body):
         name, uid = _cell(header, row, "Student"), _cell(header, row, "ID")
         if not uid.isdigit() or "points possible" in name.lower() or name.lower() in TEST_STUDENT:
             continue  # the Points Possible row, a posting-policy row, the test student
-        yield Student("canvas", uid, name, _aliases(_cell(header, row, "SIS Login ID"),
-                                                    _cell(header, row, "SIS User ID")), cells=row)
+        yield Student(
+            "canvas",
+            uid,
+            name,
+            _aliases(_cell(header, row, "SIS Login ID"), _cell(header, row, "SIS User ID")),
+            cells=row,
+        )
 
 
 def _moodle(header, body):
@@ -140,8 +151,14 @@ def _moodle(header, body):
         if not number.isdigit():
             continue
         email = _cell(header, row, "Email address")
-        yield Student("moodle", number, _cell(header, row, "Full name"),
-                      _aliases(email, _cell(header, row, "ID number"), _cell(header, row, "Username")), email, row)
+        yield Student(
+            "moodle",
+            number,
+            _cell(header, row, "Full name"),
+            _aliases(email, _cell(header, row, "ID number"), _cell(header, row, "Username")),
+            email,
+            row,
+        )
 
 
 def _gradescope(header, body):
@@ -150,7 +167,10 @@ def _gradescope(header, body):
         if role and role.lower() != "student":
             continue
         email, sid = _cell(header, row, "Email"), _cell(header, row, "SID")
-        name = _cell(header, row, "Name") or _cell(header, row, "Full Name") or \
-            f"{_cell(header, row, 'First Name')} {_cell(header, row, 'Last Name')}".strip()
+        name = (
+            _cell(header, row, "Name")
+            or _cell(header, row, "Full Name")
+            or f"{_cell(header, row, 'First Name')} {_cell(header, row, 'Last Name')}".strip()
+        )
         if email or sid:
             yield Student("gradescope", sid or email, name, _aliases(email, sid), email, row)

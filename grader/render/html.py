@@ -54,28 +54,47 @@ SUSPECTS = {
 STATUS_TEXT = {"passed": "✓ PASS", "failed": "✗ FAIL", "error": "⚠ ERROR", "skipped": "– SKIP"}
 
 
-def student_report(result: Result, source: str | None = None, title: str = "", late: dict | None = None,
-                   student: str | None = None, class_page: str | None = None) -> str:
+def student_report(
+    result: Result,
+    source: str | None = None,
+    title: str = "",
+    late: dict | None = None,
+    student: str | None = None,
+    class_page: str | None = None,
+) -> str:
     """The report a student reads: score, rubric, and for each failed check what went wrong; `late` (text,
     penalty, final) says how late it was and what the late policy took. In a batch, it is headed by the
     student's id (not the file name the LMS gave), with a late badge, and links back to the class page."""
     checks = []
     for check in result.checks:
         hidden = check.visibility == "hidden"
-        view = dict(asdict(check), hidden=hidden, status_text=STATUS_TEXT[check.status], summary=summary(check.feedback))
+        view = dict(
+            asdict(check), hidden=hidden, status_text=STATUS_TEXT[check.status], summary=summary(check.feedback)
+        )
         if not hidden and check.status in ("failed", "error"):
             graph = check.artifacts.get("graph")
             view["graph_svg"] = graph_svg(graph) if graph else None
             cause = CAUSES.get(check.cause) if check.cause else None
-            view["source_html"] = suspect_source(source, check.id, cause.method if cause else None,
-                                                 cause.beside if cause else ()) if source else None
+            view["source_html"] = (
+                suspect_source(source, check.id, cause.method if cause else None, cause.beside if cause else ())
+                if source
+                else None
+            )
         if not hidden and check.id == "training" and check.artifacts.get("student_loss"):
             view["curve_svg"] = curve_svg(check.artifacts)
         checks.append(view)
     waiting, first, nothing = not_written(result)
-    return ENV.get_template("student.html.j2").render(result=result, checks=checks, title=title or result.assignment,
-                                                      late=late, student=student, class_page=class_page,
-                                                      waiting=waiting, first=first, nothing=nothing)
+    return ENV.get_template("student.html.j2").render(
+        result=result,
+        checks=checks,
+        title=title or result.assignment,
+        late=late,
+        student=student,
+        class_page=class_page,
+        waiting=waiting,
+        first=first,
+        nothing=nothing,
+    )
 
 
 def class_report(data: dict[str, Any], sources: dict[str, str] | None = None) -> str:
@@ -83,8 +102,10 @@ def class_report(data: dict[str, Any], sources: dict[str, str] | None = None) ->
     and the pairs of submissions worth a look, side by side (their code from sources, by student)."""
     histogram = data["histogram"]
     tallest = max(histogram) or 1
-    bars = [{"x": 40 + i * 52, "height": 160 * n / tallest, "count": n, "label": f"{i * 10}–{i * 10 + 10}"}
-            for i, n in enumerate(histogram)]
+    bars = [
+        {"x": 40 + i * 52, "height": 160 * n / tallest, "count": n, "label": f"{i * 10}–{i * 10 + 10}"}
+        for i, n in enumerate(histogram)
+    ]
     views = [_side_by_side(pair, sources or {}) for pair in data.get("similarity", {}).get("pairs", [])[:VIEWS]]
     return ENV.get_template("class.html.j2").render(data=data, bars=bars, views=views)
 
@@ -102,10 +123,15 @@ def _side_by_side(pair: dict[str, Any], sources: dict[str, str]) -> dict[str, An
         key = f"previous:{pair[side]}" if pair.get(f"{side}_previous") else pair[side]
         lines = sources.get(key, "").splitlines()
         marked = {n for first, last in pair[f"{side}_lines"] for n in range(first, last + 1)}
-        sides.append({"name": pair[side] + (" (previous term)" if pair.get(f"{side}_previous") else ""),
-                      "lines": [{"number": n, "text": text, "marked": n in marked}
-                                for n, text in enumerate(lines[:VIEW_LINES], 1)],
-                      "more": max(0, len(lines) - VIEW_LINES)})
+        sides.append(
+            {
+                "name": pair[side] + (" (previous term)" if pair.get(f"{side}_previous") else ""),
+                "lines": [
+                    {"number": n, "text": text, "marked": n in marked} for n, text in enumerate(lines[:VIEW_LINES], 1)
+                ],
+                "more": max(0, len(lines) - VIEW_LINES),
+            }
+        )
     return {"pair": pair, "sides": sides}
 
 
@@ -115,8 +141,9 @@ def write(path: Path, html: str) -> Path:
     return path
 
 
-def suspect_source(source: str, check_id: str, suspect: str | None = None, beside: tuple[str, ...] = ()) \
-        -> Markup | None:
+def suspect_source(
+    source: str, check_id: str, suspect: str | None = None, beside: tuple[str, ...] = ()
+) -> Markup | None:
     """The student's own code for the method most likely at fault, highlighted, in the file's line order:
     the one the recognised cause names (suspect) if the student's file has it, else the methods the cause
     says it is written beside (a missing __radd__: __add__), else those the check is about."""
@@ -143,9 +170,9 @@ def suspect_source(source: str, check_id: str, suspect: str | None = None, besid
         if room <= 1:
             break
         start = min([node.lineno] + [d.lineno for d in node.decorator_list])
-        shown = lines[start - 1:node.end_lineno]
+        shown = lines[start - 1 : node.end_lineno]
         if len(shown) > room:
-            shown = shown[:room - 1] + [f"# ... {len(shown) - room + 1} more lines of {node.name}"]
+            shown = shown[: room - 1] + [f"# ... {len(shown) - room + 1} more lines of {node.name}"]
         room -= len(shown)
         formatter = HtmlFormatter(noclasses=True, linenos="inline", linenostart=start, style="default")
         blocks.append(highlight("\n".join(shown), PythonLexer(), formatter))
@@ -182,9 +209,11 @@ def graph_svg(graph: dict[str, Any]) -> Markup:
         grad_line = ""
         if "grad" in n:
             grad_line = f"grad {_fmt(n['grad'], n['expected_grad'])}" + (
-                f"  ✗ expected {_fmt(n['expected_grad'], n['grad'])}" if wrong_grad else "")
+                f"  ✗ expected {_fmt(n['expected_grad'], n['grad'])}" if wrong_grad else ""
+            )
         data_line = f"data {_fmt(n['data'], n['expected_data'])}" + (
-            f"  ✗ expected {_fmt(n['expected_data'], n['data'])}" if wrong_data else "")
+            f"  ✗ expected {_fmt(n['expected_data'], n['data'])}" if wrong_data else ""
+        )
         cx, cy = x - gap_x / 2, y + box_h / 2
         sources = [i for i in n["inputs"] if i in by_id]
         edges = []
@@ -192,12 +221,29 @@ def graph_svg(graph: dict[str, Any]) -> Markup:
             twins = sources.count(i)
             bend = 0.0 if twins == 1 else (sources[:k].count(i) - (twins - 1) / 2) * 36
             ex, ey = pos[i][0] + box_w, pos[i][1] + box_h / 2
-            edges.append({"d": f"M {ex:.1f} {ey:.1f} Q {(ex + cx) / 2:.1f} {(ey + cy) / 2 + bend:.1f} {cx:.1f} {cy:.1f}",
-                          "source": by_id[i]["name"]})
-        items.append({"x": x, "y": y, "name": n["name"], "data": data_line, "grad": grad_line,
-                      "wrong": wrong_data or wrong_grad, "op": n["op"], "cx": cx, "cy": cy, "edges": edges})
-    svg = ENV.get_template("graph.svg.j2").render(items=items, width=width, height=height, box_w=box_w, box_h=box_h,
-                                                  op_r=op_r)
+            edges.append(
+                {
+                    "d": f"M {ex:.1f} {ey:.1f} Q {(ex + cx) / 2:.1f} {(ey + cy) / 2 + bend:.1f} {cx:.1f} {cy:.1f}",
+                    "source": by_id[i]["name"],
+                }
+            )
+        items.append(
+            {
+                "x": x,
+                "y": y,
+                "name": n["name"],
+                "data": data_line,
+                "grad": grad_line,
+                "wrong": wrong_data or wrong_grad,
+                "op": n["op"],
+                "cx": cx,
+                "cy": cy,
+                "edges": edges,
+            }
+        )
+    svg = ENV.get_template("graph.svg.j2").render(
+        items=items, width=width, height=height, box_w=box_w, box_h=box_h, op_r=op_r
+    )
     return Markup(svg)
 
 
@@ -216,13 +262,26 @@ def curve_svg(artifacts: dict[str, Any]) -> Markup:
     steps = max(len(student), len(reference), 2)
 
     def points(series):
-        return " ".join(f"{pad + i * (width - 2 * pad) / (steps - 1):.1f},"
-                        f"{height - pad - (min(v, top) / top) * (height - 2 * pad):.1f}"
-                        for i, v in enumerate(series) if v is not None)
+        return " ".join(
+            f"{pad + i * (width - 2 * pad) / (steps - 1):.1f},"
+            f"{height - pad - (min(v, top) / top) * (height - 2 * pad):.1f}"
+            for i, v in enumerate(series)
+            if v is not None
+        )
 
     threshold = artifacts.get("threshold")
     threshold_y = height - pad - (threshold / top) * (height - 2 * pad) if threshold and threshold < top else None
-    return Markup(ENV.get_template("curve.svg.j2").render(
-        width=width, height=height, pad=pad, top=top, steps=steps, student=points(student),
-        reference=points(reference), threshold=threshold, threshold_y=threshold_y,
-        divergence=artifacts.get("first_divergence")))
+    return Markup(
+        ENV.get_template("curve.svg.j2").render(
+            width=width,
+            height=height,
+            pad=pad,
+            top=top,
+            steps=steps,
+            student=points(student),
+            reference=points(reference),
+            threshold=threshold,
+            threshold_y=threshold_y,
+            divergence=artifacts.get("first_divergence"),
+        )
+    )

@@ -29,8 +29,12 @@ def render(result: Result, assignment: Assignment) -> str:
         lines += ["Notebook cells that did not run cleanly (Restart & Run All):"]
         lines += [_block(p, "  ") for p in result.notebook["problems"]] + [""]
     if result.status == "error":
-        lines += [f"Could not grade this submission ({result.error.kind}):", _block(result.error.message, "  "),
-                  "", f"Score: 0 / {result.max_score:g}"]
+        lines += [
+            f"Could not grade this submission ({result.error.kind}):",
+            _block(result.error.message, "  "),
+            "",
+            f"Score: 0 / {result.max_score:g}",
+        ]
         return printable("\n".join(lines))
     id_width = max(len(c.id) for c in result.checks)
     for c in result.checks:
@@ -45,13 +49,17 @@ def render(result: Result, assignment: Assignment) -> str:
         if c.counterexample:
             lines += ["  Paste under your Value class to reproduce:", _block(c.counterexample.code, "    ")]
             if c.counterexample.expected:
-                lines += [f"  expected: {_pairs(c.counterexample.expected, c.counterexample.got)}",
-                          f"  got:      {_pairs(c.counterexample.got, c.counterexample.expected)}"]
+                lines += [
+                    f"  expected: {_pairs(c.counterexample.expected, c.counterexample.got)}",
+                    f"  got:      {_pairs(c.counterexample.got, c.counterexample.expected)}",
+                ]
     hidden = [c for c in assignment.checks if c.visibility == "hidden" and c.id not in {x.id for x in result.checks}]
     lines += ["", f"Score: {round(result.score, 2):g} / {result.max_score:g}   ({result.duration_s:.1f} s)"]
     if hidden:
-        lines.append(f"{len(hidden)} hidden check(s) worth {sum(c.points for c in hidden):g} points run only when "
-                     "your instructor grades.")
+        lines.append(
+            f"{len(hidden)} hidden check(s) worth {sum(c.points for c in hidden):g} points run only when "
+            "your instructor grades."
+        )
     return printable("\n".join(lines))  # the grader's own words hold no control character: this changes nothing
 
 
@@ -64,8 +72,10 @@ def _not_written(result: Result) -> list[str]:
         return []
     lines = ["", "--- Not written yet (the starter kit's methods that still raise NotImplementedError)"]
     lines += [f"  {_line(name)}: needed by {', '.join(ids)}" for name, ids in waiting.items()]
-    lines.append(f"  {'Nothing is implemented yet: start' if nothing else 'Next, carry on'} with {_line(first)}, then run "
-                 "grader check again; each check shows its smallest failing case once it can run.")
+    lines.append(
+        f"  {'Nothing is implemented yet: start' if nothing else 'Next, carry on'} with {_line(first)}, then run "
+        "grader check again; each check shows its smallest failing case once it can run."
+    )
     return lines
 
 

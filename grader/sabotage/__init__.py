@@ -25,8 +25,8 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.sabotage.disguise import disguise
 from grader.sabotage import operators  # noqa: F401 - registers every operator
+from grader.sabotage.disguise import disguise
 from grader.sabotage.mutate import REGISTRY, NotApplicable, Operator
 from grader.sabotage.rewrite import rewrite
 from grader.sabotage.trees import unparse
@@ -70,7 +70,9 @@ class EngineRun:
 
 @functools.cache
 def wheats() -> tuple[Wheat, ...]:
-    return tuple(Wheat(i, d, (HERE / "engines" / f"wheat_{i}.py").read_text(encoding="utf-8")) for i, d in WHEATS.items())
+    return tuple(
+        Wheat(i, d, (HERE / "engines" / f"wheat_{i}.py").read_text(encoding="utf-8")) for i, d in WHEATS.items()
+    )
 
 
 def all_operators() -> dict[str, Operator]:
@@ -100,8 +102,14 @@ def engine_block(source: str, names: tuple[str, ...]) -> str:
     """The imports and the named classes of an engine's source, to append after a student's code. Cached: a
     batch rewrites each wheat and mutant VARIANTS times from one block (issue 20)."""
     tree = ast.parse(source)
-    kept = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom)) and not _is_future(n)
-            or isinstance(n, ast.ClassDef) and n.name in names]
+    kept = [
+        n
+        for n in tree.body
+        if isinstance(n, (ast.Import, ast.ImportFrom))
+        and not _is_future(n)
+        or isinstance(n, ast.ClassDef)
+        and n.name in names
+    ]
     return ast.unparse(ast.Module(body=kept, type_ignores=[])) + "\n"
 
 
@@ -143,8 +151,15 @@ def own_block(source: str) -> str | None:
     classes = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Value"]
     if not classes:
         return None
-    kept = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom)) and not _is_future(n)
-            or isinstance(n, ast.FunctionDef) and not n.name.startswith("test") or n is classes[-1]]
+    kept = [
+        n
+        for n in tree.body
+        if isinstance(n, (ast.Import, ast.ImportFrom))
+        and not _is_future(n)
+        or isinstance(n, ast.FunctionDef)
+        and not n.name.startswith("test")
+        or n is classes[-1]
+    ]
     return ast.unparse(ast.Module(body=kept, type_ignores=[])) + "\n"
 
 
@@ -163,8 +178,10 @@ def plan(operator_ids: tuple[str, ...], seed: str, pool: str, own: str | None = 
     wheat's, drawn as if it had not been."""
     notes = ()
     if own is not None and len(own) > OWN_BUDGET:
-        notes = (f"Your engine's code is {len(own) // 1000} KB, over the {OWN_BUDGET // 1000} KB of code the "
-                 "grader mutates, so every sabotaged engine was made from a correct engine instead of yours.",)
+        notes = (
+            f"Your engine's code is {len(own) // 1000} KB, over the {OWN_BUDGET // 1000} KB of code the "
+            "grader mutates, so every sabotaged engine was made from a correct engine instead of yours.",
+        )
         own = None
     rng = random.Random(hashlib.sha256(f"plan:{shape or seed}".encode()).hexdigest())
     key = hashlib.sha256(f"variants:{seed}".encode()).hexdigest()
@@ -173,8 +190,9 @@ def plan(operator_ids: tuple[str, ...], seed: str, pool: str, own: str | None = 
         k = int(hashlib.sha256(f"{key}:{engine_id}".encode()).hexdigest(), 16) % VARIANTS
         return _variant(engine_id, source, names, f"{pool}:{engine_id}:{k}")
 
-    runs = [EngineRun(f"wheat:{w.id}", "wheat", w.id, None, variant(f"wheat:{w.id}", w.source, SWAPPED))
-            for w in wheats()]
+    runs = [
+        EngineRun(f"wheat:{w.id}", "wheat", w.id, None, variant(f"wheat:{w.id}", w.source, SWAPPED)) for w in wheats()
+    ]
     own_mutants = []
     decoy = _own_variant(own, f"{seed}:decoy") if own is not None else None
     for op_id in operator_ids:
@@ -194,8 +212,9 @@ def plan(operator_ids: tuple[str, ...], seed: str, pool: str, own: str | None = 
             continue
         wheat_id = rng.choice(usable)
         engine_id = f"{op_id}@{wheat_id}"
-        runs.append(EngineRun(engine_id, "sabotage", wheat_id, op_id,
-                              variant(engine_id, mutant(op_id, wheat_id), SWAPPED)))
+        runs.append(
+            EngineRun(engine_id, "sabotage", wheat_id, op_id, variant(engine_id, mutant(op_id, wheat_id), SWAPPED))
+        )
     if own_mutants:
         runs += own_mutants + [EngineRun("own:decoy", "decoy", "own", None, decoy)]
     rng.shuffle(runs)

@@ -38,11 +38,20 @@ from grader.sabotage import disguise_methods as methods
 from grader.sabotage.disguise_methods import attr, copy, grad_target, load, store
 from grader.sabotage.mutate import RULES, NotApplicable, method, value_class
 from grader.sabotage.rewrite import _all_names, _Names
-from grader.sandbox.inside.ops import UPDATED
 from grader.sabotage.trees import nodes, own_statements, unparse
+from grader.sandbox.inside.ops import UPDATED
 
-SCOPES = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.NamedExpr, ast.Await,
-          ast.Yield, ast.YieldFrom)
+SCOPES = (
+    ast.Lambda,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+    ast.NamedExpr,
+    ast.Await,
+    ast.Yield,
+    ast.YieldFrom,
+)
 """Parts of an update whose reads stay where they are: they may read a name bound there."""
 SCOPE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
@@ -70,8 +79,9 @@ def disguise(source: str, seed: str) -> str:
     backward = method(cls, "backward")
     if backward is not None:
         for block, _ in _lists(backward.body, nested=False):
-            block[:] = [new for statement in block for new in methods.backward_statement(statement, rng, names,
-                                                                                            has_data)]
+            block[:] = [
+                new for statement in block for new in methods.backward_statement(statement, rng, names, has_data)
+            ]
     methods.radd(cls, rng, names)
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name == "Neuron":
@@ -102,13 +112,25 @@ def _branches(everything: list[ast.AST]) -> list[tuple[object, ast.If, ast.expr 
             continue
         bound, ifs = [], []
         for node in own_statements(fn, SCOPE):  # slicing.scope_nodes(fn)'s statements, in its order
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                    and isinstance(node.value, ast.Attribute) and node.value.attr == "grad":
+            if (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and isinstance(node.value, ast.Attribute)
+                and node.value.attr == "grad"
+            ):
                 bound.append(node)
-            elif isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1 \
-                    and isinstance(node.test.ops[0], ast.Eq):
-                ifs += [(side.value, node) for side in (node.test.left, *node.test.comparators)
-                        if isinstance(side, ast.Constant) and isinstance(side.value, str)]
+            elif (
+                isinstance(node, ast.If)
+                and isinstance(node.test, ast.Compare)
+                and len(node.test.ops) == 1
+                and isinstance(node.test.ops[0], ast.Eq)
+            ):
+                ifs += [
+                    (side.value, node)
+                    for side in (node.test.left, *node.test.comparators)
+                    if isinstance(side, ast.Constant) and isinstance(side.value, str)
+                ]
         for label, node in ifs:
             before = [n for n in bound if n.lineno < node.lineno]
             found.append((label, node, load(before[-1].targets[0].id) if before else None))
@@ -165,8 +187,11 @@ class _Updates:
             name = self.names.fresh()
             found.append(store(name, value))
             value = load(name)
-        half = ast.BinOp(ast.Constant(0.5), ast.Mult(), copy(value)) if self.rng.random() < 0.5 else \
-            ast.BinOp(copy(value), ast.Mult(), ast.Constant(0.5))
+        half = (
+            ast.BinOp(ast.Constant(0.5), ast.Mult(), copy(value))
+            if self.rng.random() < 0.5
+            else ast.BinOp(copy(value), ast.Mult(), ast.Constant(0.5))
+        )
         parts = [half, ast.BinOp(copy(value), ast.Div(), ast.Constant(2))]
         self.rng.shuffle(parts)
         total = ast.BinOp(parts[0], ast.Add(), parts[1])
@@ -175,8 +200,9 @@ class _Updates:
         name = self.names.fresh()
         return found + [store(name, total), ast.Assign([target], load(name))]
 
-    def hoist(self, value: ast.expr, target: str, incoming: ast.expr | None, twin: bool = False) \
-            -> tuple[list[ast.stmt], ast.expr]:
+    def hoist(
+        self, value: ast.expr, target: str, incoming: ast.expr | None, twin: bool = False
+    ) -> tuple[list[ast.stmt], ast.expr]:
         """Every `n.data` and `n.grad` the update always reads, into a local first; the target's `.data` and
         the incoming gradient read whether used or not. With twin (mul's two inputs), another input's data
         reads `(d if n is not x else x.data)`: the same number, and the target's own data in its update."""
@@ -248,8 +274,12 @@ class _PowMinusOne(ast.NodeTransformer):
 
     def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
         self.generic_visit(node)
-        if isinstance(node.op, ast.Sub) and isinstance(node.right, ast.Constant) \
-                and type(node.right.value) in (int, float) and node.right.value == 1:
+        if (
+            isinstance(node.op, ast.Sub)
+            and isinstance(node.right, ast.Constant)
+            and type(node.right.value) in (int, float)
+            and node.right.value == 1
+        ):
             return ast.BinOp(node.left, ast.Add(), ast.UnaryOp(ast.USub(), node.right))
         return node
 

@@ -59,11 +59,20 @@ def grad_target(statement: ast.stmt, assign_too: bool) -> ast.Attribute | None:
 def backward_statement(statement: ast.stmt, rng: random.Random, names: _Names, has_data: bool) -> list[ast.stmt]:
     """One of backward()'s own statements, with its seed or its reversal in disguise."""
     target = grad_target(statement, assign_too=True)
-    if target is not None and isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Constant) \
-            and type(statement.value.value) in (int, float) and statement.value.value == 1 and has_data:
+    if (
+        target is not None
+        and isinstance(statement, ast.Assign)
+        and isinstance(statement.value, ast.Constant)
+        and type(statement.value.value) in (int, float)
+        and statement.value.value == 1
+        and has_data
+    ):
         one = ast.BinOp(attr(target.value, "data"), ast.Pow(), ast.Constant(0))  # 1.0 for every float, nan too
-        setter = call(load("setattr"), copy(target.value), ast.Constant("grad"), one) if rng.random() < 0.5 \
+        setter = (
+            call(load("setattr"), copy(target.value), ast.Constant("grad"), one)
+            if rng.random() < 0.5
             else call(attr(target.value, "__setattr__"), ast.Constant("grad"), one)
+        )
         return [ast.Expr(setter)]
     if isinstance(statement, (ast.For, ast.AsyncFor)) and (order := _reversed(statement.iter)) is not None:
         name = names.fresh()
@@ -78,11 +87,17 @@ def backward_statement(statement: ast.stmt, rng: random.Random, names: _Names, h
             statement.body.insert(0, ast.Assign([statement.target], ast.Subscript(load(name), load(index), ast.Load())))
             statement.target = ast.Name(index, ast.Store())
         return found + [statement]
-    if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
-            and isinstance(statement.targets[0], ast.Name) and (order := _reversed(statement.value)) is not None:
+    if (
+        isinstance(statement, ast.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Name)
+        and (order := _reversed(statement.value)) is not None
+    ):
         name = statement.targets[0].id
-        return [store(name, call(load("list"), order)),
-                ast.Expr(call(ast.Attribute(load(name), "reverse", ast.Load())))]
+        return [
+            store(name, call(load("list"), order)),
+            ast.Expr(call(ast.Attribute(load(name), "reverse", ast.Load()))),
+        ]
     return [statement]
 
 
@@ -94,11 +109,19 @@ def _reversed(node: ast.expr) -> ast.expr | None:
         if node.func.id == "list" and isinstance(node.args[0], ast.Call):
             return _reversed(node.args[0])
         return None
-    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice) and node.slice.lower is None \
-            and node.slice.upper is None:
+    if (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.slice, ast.Slice)
+        and node.slice.lower is None
+        and node.slice.upper is None
+    ):
         step = node.slice.step
-        minus_one = isinstance(step, ast.UnaryOp) and isinstance(step.op, ast.USub) \
-            and isinstance(step.operand, ast.Constant) and step.operand.value == 1
+        minus_one = (
+            isinstance(step, ast.UnaryOp)
+            and isinstance(step.op, ast.USub)
+            and isinstance(step.operand, ast.Constant)
+            and step.operand.value == 1
+        )
         if minus_one or isinstance(step, ast.Constant) and step.value == -1:
             return node.value
     return None
@@ -132,10 +155,21 @@ def _self_plus_other(fn: ast.FunctionDef) -> bool:
     def named(node: ast.expr, name: str) -> bool:
         return isinstance(node, ast.Name) and node.id == name
 
-    plus = isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add) and named(value.left, me) \
+    plus = (
+        isinstance(value, ast.BinOp)
+        and isinstance(value.op, ast.Add)
+        and named(value.left, me)
         and named(value.right, other)
-    dunder = isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "__add__" \
-        and named(value.func.value, me) and not value.keywords and len(value.args) == 1 and named(value.args[0], other)
+    )
+    dunder = (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr == "__add__"
+        and named(value.func.value, me)
+        and not value.keywords
+        and len(value.args) == 1
+        and named(value.args[0], other)
+    )
     return plus or dunder
 
 
@@ -149,13 +183,20 @@ def subtraction(sub: ast.FunctionDef) -> None:
     class Negations(ast.NodeTransformer):
         def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
             self.generic_visit(node)
-            if not isinstance(node.op, ast.Add) or any(isinstance(n, ast.JoinedStr) or isinstance(n, ast.Constant)
-                                                       and isinstance(n.value, str) for n in ast.walk(node)):
+            if not isinstance(node.op, ast.Add) or any(
+                isinstance(n, ast.JoinedStr) or isinstance(n, ast.Constant) and isinstance(n.value, str)
+                for n in ast.walk(node)
+            ):
                 return node
             if isinstance(node.right, ast.UnaryOp) and isinstance(node.right.op, ast.USub):
                 node.right = neg(node.right.operand)
-            elif not any(isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub) or isinstance(n, ast.Attribute)
-                         and n.attr == "__neg__" for n in ast.walk(node)):
+            elif not any(
+                isinstance(n, ast.UnaryOp)
+                and isinstance(n.op, ast.USub)
+                or isinstance(n, ast.Attribute)
+                and n.attr == "__neg__"
+                for n in ast.walk(node)
+            ):
                 node.right = neg(neg(node.right))
             return node
 
@@ -170,8 +211,13 @@ def neuron(cls: ast.ClassDef) -> None:
         return
 
     def bias(node: ast.AST) -> bool:
-        return isinstance(node, ast.Attribute) and node.attr == "b" and isinstance(node.value, ast.Name) \
-            and node.value.id == "self" and isinstance(node.ctx, ast.Load)
+        return (
+            isinstance(node, ast.Attribute)
+            and node.attr == "b"
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "self"
+            and isinstance(node.ctx, ast.Load)
+        )
 
     class Bias(ast.NodeTransformer):
         def __init__(self, form):
@@ -181,11 +227,20 @@ def neuron(cls: ast.ClassDef) -> None:
             return self.form() if bias(node) else self.generic_visit(node)
 
     last = parameters.body[-1] if parameters.body else None
-    listed = isinstance(last, ast.Return) and isinstance(last.value, ast.BinOp) and isinstance(last.value.op, ast.Add) \
-        and isinstance(last.value.right, ast.List) and bool(last.value.right.elts) and bias(last.value.right.elts[-1])
+    listed = (
+        isinstance(last, ast.Return)
+        and isinstance(last.value, ast.BinOp)
+        and isinstance(last.value.op, ast.Add)
+        and isinstance(last.value.right, ast.List)
+        and bool(last.value.right.elts)
+        and bias(last.value.right.elts[-1])
+    )
     if listed and called is not None:
-        through = Bias(lambda: ast.Subscript(call(attr(load("self"), "parameters")),
-                                             ast.UnaryOp(ast.USub(), ast.Constant(1)), ast.Load()))
+        through = Bias(
+            lambda: ast.Subscript(
+                call(attr(load("self"), "parameters")), ast.UnaryOp(ast.USub(), ast.Constant(1)), ast.Load()
+            )
+        )
         called.body = [through.visit(statement) for statement in called.body]
     named = Bias(lambda: call(load("getattr"), load("self"), ast.Constant("b")))
     parameters.body = [named.visit(statement) for statement in parameters.body]

@@ -19,12 +19,11 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from grader.sandbox.inside.ops import RULES  # each rule: its method on Value, the names a dispatch uses
-
 from grader.causes import CAUSES, Cause
 from grader.errors import NotApplicable
-from grader.sabotage.trees import nodes, statements as statements_of, unparse
-
+from grader.sabotage.trees import nodes, unparse
+from grader.sabotage.trees import statements as statements_of
+from grader.sandbox.inside.ops import RULES  # each rule: its method on Value, the names a dispatch uses
 
 
 @dataclass(frozen=True)
@@ -80,6 +79,7 @@ def operator(id: str, *, cause: str, check: str, catch: str, proof: str, replace
 
 # -- finding code ------------------------------------------------------------------------------
 
+
 def value_class(tree: ast.Module, name: str = "Value") -> ast.ClassDef:
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name == name:
@@ -105,14 +105,25 @@ def rule_sites(tree: ast.Module, rule: str) -> list[list[ast.stmt]]:
 
 
 def _tests_label(test: ast.expr, labels: tuple[str, ...]) -> bool:
-    return (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
-            and any(isinstance(side, ast.Constant) and side.value in labels for side in (test.left, *test.comparators)))
+    return (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Eq)
+        and any(isinstance(side, ast.Constant) and side.value in labels for side in (test.left, *test.comparators))
+    )
 
 
 def grad_updates(statements: list[ast.stmt]) -> list[ast.AugAssign]:
     """`x.grad += ...` statements: the chain rule's accumulations."""
-    return [n for statement in statements for n in statements_of(statement) if isinstance(n, ast.AugAssign)
-            and isinstance(n.op, ast.Add) and isinstance(n.target, ast.Attribute) and n.target.attr == "grad"]
+    return [
+        n
+        for statement in statements
+        for n in statements_of(statement)
+        if isinstance(n, ast.AugAssign)
+        and isinstance(n.op, ast.Add)
+        and isinstance(n.target, ast.Attribute)
+        and n.target.attr == "grad"
+    ]
 
 
 def rule_updates(tree: ast.Module, rule: str) -> list[ast.AugAssign]:

@@ -47,9 +47,14 @@ def _vary_updates(tree: ast.Module, rng: random.Random) -> None:
     change, so its bytecode differs from the shipped one; any other, one time in two."""
     for fn in [n for n in statements(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]:
         own = own_statements(fn)  # not those of the functions nested in it: they get their own turn
-        sites = [(parent, field, i) for parent in (fn, *own) for field in ("body", "orelse", "finalbody")
-                 if isinstance(getattr(parent, field, None), list)
-                 for i, node in enumerate(getattr(parent, field)) if _is_update(node)]
+        sites = [
+            (parent, field, i)
+            for parent in (fn, *own)
+            for field in ("body", "orelse", "finalbody")
+            if isinstance(getattr(parent, field, None), list)
+            for i, node in enumerate(getattr(parent, field))
+            if _is_update(node)
+        ]
         reversals = [node for node in own if _is_reversal(node)]
         choices = [rng.random() < 0.5 for _ in range(len(sites) + len(reversals))]
         if choices and not any(choices):
@@ -62,28 +67,47 @@ def _vary_updates(tree: ast.Module, rng: random.Random) -> None:
             if rewrite_it:
                 load = ast.Attribute(clone(node.target.value), "grad", ast.Load())
                 getattr(parent, field)[i] = ast.Assign([node.target], ast.BinOp(load, ast.Add(), node.value))
-        for node, rewrite_it in zip(reversals, choices[len(sites):]):
+        for node, rewrite_it in zip(reversals, choices[len(sites) :]):
             if rewrite_it:
                 _flip_reversal(node)
         last = fn.body[-1] if fn.body else None
-        if isinstance(last, ast.Return) and last.value is not None and not isinstance(last.value, ast.Name) \
-                and rng.random() < 0.5:  # `return e` as `r = e; return r`
+        if (
+            isinstance(last, ast.Return)
+            and last.value is not None
+            and not isinstance(last.value, ast.Name)
+            and rng.random() < 0.5
+        ):  # `return e` as `r = e; return r`
             name = ast.Name(f"_r{rng.randrange(10**6)}", ast.Store())
             fn.body[-1:] = [ast.Assign([name], last.value), ast.Return(ast.Name(name.id, ast.Load()))]
 
 
 def _is_update(node: ast.AST) -> bool:
-    return isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Attribute) \
-        and node.target.attr == "grad" and isinstance(node.op, ast.Add)
+    return (
+        isinstance(node, ast.AugAssign)
+        and isinstance(node.target, ast.Attribute)
+        and node.target.attr == "grad"
+        and isinstance(node.op, ast.Add)
+    )
 
 
 def _is_reversal(node: ast.AST) -> bool:
     return isinstance(node, ast.For) and (
-        (isinstance(node.iter, ast.Call) and isinstance(node.iter.func, ast.Name) and node.iter.func.id == "reversed"
-         and len(node.iter.args) == 1 and isinstance(node.iter.args[0], ast.Name))
-        or (isinstance(node.iter, ast.Subscript) and isinstance(node.iter.value, ast.Name)
-            and isinstance(node.iter.slice, ast.Slice) and node.iter.slice.lower is None
-            and node.iter.slice.upper is None and isinstance(node.iter.slice.step, ast.UnaryOp)))
+        (
+            isinstance(node.iter, ast.Call)
+            and isinstance(node.iter.func, ast.Name)
+            and node.iter.func.id == "reversed"
+            and len(node.iter.args) == 1
+            and isinstance(node.iter.args[0], ast.Name)
+        )
+        or (
+            isinstance(node.iter, ast.Subscript)
+            and isinstance(node.iter.value, ast.Name)
+            and isinstance(node.iter.slice, ast.Slice)
+            and node.iter.slice.lower is None
+            and node.iter.slice.upper is None
+            and isinstance(node.iter.slice.step, ast.UnaryOp)
+        )
+    )
 
 
 def _flip_reversal(loop: ast.For) -> None:
@@ -106,7 +130,8 @@ class _Names:
         while True:
             length = self.rng.randint(2, 6)
             name = self.rng.choice(string.ascii_lowercase) + "".join(
-                self.rng.choice(string.ascii_lowercase + string.digits) for _ in range(length))
+                self.rng.choice(string.ascii_lowercase + string.digits) for _ in range(length)
+            )
             name = "_" + name if private else name
             if name not in self.taken and name not in KEEP:
                 self.taken.add(name)
@@ -131,8 +156,12 @@ def _drop_docstrings(everything: list[ast.AST]) -> None:
     for node in everything:
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                    and isinstance(body[0].value.value, str):
+            if (
+                body
+                and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)
+            ):
                 node.body = body[1:] or [ast.Pass()]
 
 
@@ -194,8 +223,9 @@ def _rename_private_attributes(everything: list[ast.AST], names: _Names) -> None
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name in mapping:
                     item.name = mapping[item.name]
                 if isinstance(item, ast.Assign) and _slots(item):
-                    item.value = ast.Tuple([ast.Constant(mapping.get(e.value, e.value)) for e in item.value.elts],
-                                           ast.Load())
+                    item.value = ast.Tuple(
+                        [ast.Constant(mapping.get(e.value, e.value)) for e in item.value.elts], ast.Load()
+                    )
 
 
 def _private(name: str) -> bool:
@@ -203,15 +233,20 @@ def _private(name: str) -> bool:
 
 
 def _slots(node: ast.Assign) -> bool:
-    return any(isinstance(t, ast.Name) and t.id == "__slots__" for t in node.targets) \
-        and isinstance(node.value, (ast.Tuple, ast.List)) \
+    return (
+        any(isinstance(t, ast.Name) and t.id == "__slots__" for t in node.targets)
+        and isinstance(node.value, (ast.Tuple, ast.List))
         and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.value.elts)
+    )
 
 
 def _shuffle_methods(cls: ast.ClassDef, rng: random.Random) -> None:
     """Methods in another order; everything else (and __init__, first) stays where it is."""
-    slots = [i for i, item in enumerate(cls.body) if isinstance(item, ast.FunctionDef) and item.name != "__init__"
-             and not item.decorator_list]
+    slots = [
+        i
+        for i, item in enumerate(cls.body)
+        if isinstance(item, ast.FunctionDef) and item.name != "__init__" and not item.decorator_list
+    ]
     methods = [cls.body[i] for i in slots]
     rng.shuffle(methods)
     for i, item in zip(slots, methods):

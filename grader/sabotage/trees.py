@@ -12,8 +12,26 @@ from __future__ import annotations
 
 import ast
 
-_NOT_NODES = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "name", "module", "level", "type_comment", "kind",
-                        "conversion", "simple", "is_async", "asname", "tag"})
+_NOT_NODES = frozenset(
+    {
+        "ctx",
+        "op",
+        "ops",
+        "id",
+        "attr",
+        "arg",
+        "name",
+        "module",
+        "level",
+        "type_comment",
+        "kind",
+        "conversion",
+        "simple",
+        "is_async",
+        "asname",
+        "tag",
+    }
+)
 """Fields that never hold a node a pass walks to: strings, numbers, and the leaf nodes of contexts and
 operators."""
 _FIELDS: dict[type, tuple[str, ...]] = {}
@@ -46,8 +64,9 @@ def nodes(tree: ast.AST) -> list[ast.AST]:
 def _blocks(kind: type) -> tuple[str, ...]:
     found = _BLOCKS.get(kind)
     if found is None:
-        found = _BLOCKS[kind] = tuple(f for f in ("body", "handlers", "orelse", "finalbody", "cases")
-                                      if f in kind._fields)
+        found = _BLOCKS[kind] = tuple(
+            f for f in ("body", "handlers", "orelse", "finalbody", "cases") if f in kind._fields
+        )
     return found
 
 
@@ -88,8 +107,9 @@ def clone(node):
     none but a statement's line, which unparse() below fills in)."""
     if isinstance(node, list):
         return [clone(item) for item in node]
-    if not isinstance(node, ast.AST) or isinstance(node, (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop,
-                                                          ast.boolop)):
+    if not isinstance(node, ast.AST) or isinstance(
+        node, (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+    ):
         return node
     copied = node.__class__.__new__(node.__class__)
     for field in node._fields:

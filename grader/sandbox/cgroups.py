@@ -19,7 +19,6 @@ sandbox is bounded per process instead (see `describe`).
 from __future__ import annotations
 
 import functools
-import os
 import subprocess
 import tempfile
 import time
@@ -65,8 +64,11 @@ def support() -> Support:
         return Support(None, f"{mount} cannot be read ({exc.strerror})")
     missing = [c for c in NEEDED if c not in offered]
     if missing:
-        return Support(None, f"the cgroup v2 hierarchy at {mount} does not offer the {' and '.join(missing)} "
-                             "controller" + ("s" if len(missing) > 1 else "") + "; cgroup v1 may hold them")
+        return Support(
+            None,
+            f"the cgroup v2 hierarchy at {mount} does not offer the {' and '.join(missing)} "
+            "controller" + ("s" if len(missing) > 1 else "") + "; cgroup v1 may hold them",
+        )
     cpu = "cpu" in offered
     parent = mount / PARENT
     try:
@@ -76,15 +78,19 @@ def support() -> Support:
     except OSError as exc:
         return Support(None, f"cgroups cannot be made under {mount} ({exc.strerror})")
     try:
-        moved = subprocess.run(group.wrap(["/bin/sh", "-c", "cat /proc/self/cgroup"]), capture_output=True,
-                               text=True, timeout=30)
+        moved = subprocess.run(
+            group.wrap(["/bin/sh", "-c", "cat /proc/self/cgroup"]), capture_output=True, text=True, timeout=30
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         moved = subprocess.CompletedProcess([], 1, "", str(exc))
     finally:
         group.close()
     if moved.returncode != 0 or group.path.name not in moved.stdout:
-        return Support(None, f"a process cannot be moved into a cgroup under {parent} "
-                             f"({(moved.stderr.strip().splitlines() or ['no reason given'])[-1]})")
+        return Support(
+            None,
+            f"a process cannot be moved into a cgroup under {parent} "
+            f"({(moved.stderr.strip().splitlines() or ['no reason given'])[-1]})",
+        )
     return Support(parent, "", cpu)
 
 
@@ -158,9 +164,13 @@ def describe(where: Support, processes: int, memory_mb: int, total_mb: int) -> s
     """What bounds one sandbox's memory and CPU here, in a sentence."""
     if where.parent is not None:
         cpu = ", one CPU at most and an equal share of the machine's" if where.cpu else ""
-        return (f"each sandbox has a cgroup of its own: {total_mb} MB of memory for all its processes together "
-                f"(shared memory and memfd included), {processes} processes{cpu}")
-    return (f"no cgroup for sandboxes ({where.why}): each sandbox is bounded by {processes} processes of "
-            f"{memory_mb} MB each, with memfd refused and the files it holds open counted against its disk space; "
-            "its processes share one session they cannot leave (one scheduling group where the kernel groups by "
-            "session)")
+        return (
+            f"each sandbox has a cgroup of its own: {total_mb} MB of memory for all its processes together "
+            f"(shared memory and memfd included), {processes} processes{cpu}"
+        )
+    return (
+        f"no cgroup for sandboxes ({where.why}): each sandbox is bounded by {processes} processes of "
+        f"{memory_mb} MB each, with memfd refused and the files it holds open counted against its disk space; "
+        "its processes share one session they cannot leave (one scheduling group where the kernel groups by "
+        "session)"
+    )

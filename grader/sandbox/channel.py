@@ -23,8 +23,11 @@ FRAME_CAP = 1 << 20
 
 
 def protocol_error(why: str) -> WorkerFailure:
-    return WorkerFailure("protocol", f"sent the grader something it cannot read ({why}): did your code write to "
-                         "the grader's channel, or replace the grader's code in your process?")
+    return WorkerFailure(
+        "protocol",
+        f"sent the grader something it cannot read ({why}): did your code write to "
+        "the grader's channel, or replace the grader's code in your process?",
+    )
 
 
 class Channel:
@@ -65,7 +68,7 @@ class Channel:
         end = HEADER.size + length
         if len(self.buffer) < end:
             return None
-        body = bytes(self.buffer[HEADER.size:end])
+        body = bytes(self.buffer[HEADER.size : end])
         del self.buffer[:end]
         try:
             message = json.loads(body)

@@ -78,8 +78,9 @@ def runtime() -> Runtime:
     if os.path.abspath(executable) == os.path.abspath(sys.executable):  # not realpath: venvs share one binary
         info = _runtime_info()
     else:
-        probe = subprocess.run([executable, "-s", "-E", "-c", _RUNTIME_SCRIPT], capture_output=True, text=True,
-                               timeout=60)
+        probe = subprocess.run(
+            [executable, "-s", "-E", "-c", _RUNTIME_SCRIPT], capture_output=True, text=True, timeout=60
+        )
         if probe.returncode != 0:
             raise IsolationError(f"GRADER_SANDBOX_PYTHON={executable} cannot be run: {probe.stderr.strip()[-500:]}")
         info = json.loads(probe.stdout)
@@ -97,11 +98,18 @@ def runtime() -> Runtime:
         except OSError:
             continue
         for name in names:
-            if name in OUR_PACKAGES or (name.startswith("__editable__") and "micrograd" in name) \
-                    or name.startswith("micrograd_grader"):
+            if (
+                name in OUR_PACKAGES
+                or (name.startswith("__editable__") and "micrograd" in name)
+                or name.startswith("micrograd_grader")
+            ):
                 masks.append(os.path.join(folder, name))
-    return Runtime(executable, tuple(sorted(r for r in roots if not r.startswith("/usr"))), tuple(info["site"]),
-                   tuple(sorted(masks)))
+    return Runtime(
+        executable,
+        tuple(sorted(r for r in roots if not r.startswith("/usr"))),
+        tuple(info["site"]),
+        tuple(sorted(masks)),
+    )
 
 
 _RUNTIME_SCRIPT = """
@@ -135,8 +143,9 @@ def bwrap_failure() -> str:
         return "GRADER_NO_BWRAP is set"
     if not os.path.exists("/usr/bin/bwrap"):
         return "bubblewrap (bwrap) is not installed"
-    probe = subprocess.run(["/usr/bin/bwrap", *namespaces(os.geteuid() == 0), *mounts(runtime()), "--", "/bin/true"],
-                           capture_output=True)
+    probe = subprocess.run(
+        ["/usr/bin/bwrap", *namespaces(os.geteuid() == 0), *mounts(runtime()), "--", "/bin/true"], capture_output=True
+    )
     lines = probe.stderr.decode(errors="replace").strip().splitlines()
     return "" if probe.returncode == 0 else lines[-1] if lines else "bwrap cannot create a sandbox here"
 
@@ -147,8 +156,16 @@ def namespaces(root: bool) -> list[str]:
         caps += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
     else:
         caps = ["--unshare-user-try", *caps]
-    return ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-            "--die-with-parent", "--new-session", *caps]
+    return [
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--die-with-parent",
+        "--new-session",
+        *caps,
+    ]
 
 
 DEVICES = ["--proc", "/proc", "--dev", "/dev"]
@@ -195,15 +212,34 @@ def sandbox_argv(iso: Isolation, code_dir: Path, work_dir: Path, disk_mb: int) -
         # /dev, then the writable folders (its /dev/shm over /dev's), then the runtime: a Python installed
         # under /tmp (a checkout cloned there, its venv) is bound over the sandbox's own /tmp, not hidden by it.
         *DEVICES,
-        "--perms", "1777", "--size", size, "--tmpfs", SANDBOX_TMP,
-        "--perms", "1777", "--size", str(SHM_MB * 1024 * 1024), "--tmpfs", "/dev/shm",
+        "--perms",
+        "1777",
+        "--size",
+        size,
+        "--tmpfs",
+        SANDBOX_TMP,
+        "--perms",
+        "1777",
+        "--size",
+        str(SHM_MB * 1024 * 1024),
+        "--tmpfs",
+        "/dev/shm",
         *mounts(iso.runtime, devices=False),
-        "--perms", "0755", "--dir", "/opt",
-        "--ro-bind", str(code_dir), CODE_DIR,
-        "--ro-bind", str(work_dir), WORK_DIR,
-        "--chdir", SANDBOX_TMP,
+        "--perms",
+        "0755",
+        "--dir",
+        "/opt",
+        "--ro-bind",
+        str(code_dir),
+        CODE_DIR,
+        "--ro-bind",
+        str(work_dir),
+        WORK_DIR,
+        "--chdir",
+        SANDBOX_TMP,
         "--",
-        *python, f"{CODE_DIR}/template.py",
+        *python,
+        f"{CODE_DIR}/template.py",
     ]
 
 
@@ -274,24 +310,31 @@ def _require(purpose: str, *, trusted: bool = False, private: tuple[Path, ...] =
     if iso.level == "uid":
         problems = uid_problems(iso, tuple(private) + grader_files())
         if not problems:
-            warn_once(f"no namespace sandbox ({why}); each sandbox runs as a uid of its own, with seccomp and "
-                      "resource limits")
+            warn_once(
+                f"no namespace sandbox ({why}); each sandbox runs as a uid of its own, with seccomp and resource limits"
+            )
             return iso
         if lenient:
-            warn_once(f"no namespace sandbox ({why}) and {problems[0]}; student code runs as root with resource "
-                      "limits only")
+            warn_once(
+                f"no namespace sandbox ({why}) and {problems[0]}; student code runs as root with resource limits only"
+            )
             return Isolation("limits", None, True, iso.runtime, drop_uid=False)
-        raise IsolationError("student code cannot be isolated here:\n- " + "\n- ".join(problems) +
-                             "\nInstall bubblewrap (apt-get install bubblewrap) where it can run, or fix the above; "
-                             "only if you trust every submission, pass --trusted-code.")
+        raise IsolationError(
+            "student code cannot be isolated here:\n- "
+            + "\n- ".join(problems)
+            + "\nInstall bubblewrap (apt-get install bubblewrap) where it can run, or fix the above; "
+            "only if you trust every submission, pass --trusted-code."
+        )
     if lenient:
         warn_once(f"no namespace sandbox ({why}); student code runs as you, with resource limits only")
         return iso
-    raise IsolationError(f"student code cannot be isolated here: {why}, and the grader does not run as root, so "
-                         "every submission would run as you, able to read and change your files, the other "
-                         "students' work and the grades. Install bubblewrap (apt-get install bubblewrap), or grade "
-                         "as root (each student then runs as a uid of its own); only if you trust every "
-                         "submission, pass --trusted-code.")
+    raise IsolationError(
+        f"student code cannot be isolated here: {why}, and the grader does not run as root, so "
+        "every submission would run as you, able to read and change your files, the other "
+        "students' work and the grades. Install bubblewrap (apt-get install bubblewrap), or grade "
+        "as root (each student then runs as a uid of its own); only if you trust every "
+        "submission, pass --trusted-code."
+    )
 
 
 def grader_files() -> tuple[Path, ...]:
@@ -308,41 +351,68 @@ def uid_problems(iso: Isolation, private: tuple[Path, ...]) -> list[str]:
     """What is wrong with running student code as a fresh uid here, found by trying it."""
     rt = iso.runtime
     with uids.lease() as lease:
-        args = json.dumps({"site": list(rt.site), "private": [str(p) for p in private],
-                           "confine": (Path(__file__).with_name("inside") / "confine.py").read_text()})
+        args = json.dumps(
+            {
+                "site": list(rt.site),
+                "private": [str(p) for p in private],
+                "confine": (Path(__file__).with_name("inside") / "confine.py").read_text(),
+            }
+        )
         try:
-            probe = subprocess.run([rt.executable, "-S", "-s", "-B", "-c", _PROBE, args], user=lease.uid,
-                                   group=lease.uid, extra_groups=[], env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
-                                   cwd="/", capture_output=True, text=True, timeout=120)
+            probe = subprocess.run(
+                [rt.executable, "-S", "-s", "-B", "-c", _PROBE, args],
+                user=lease.uid,
+                group=lease.uid,
+                extra_groups=[],
+                env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+                cwd="/",
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
         except PermissionError:
-            return [f"the sandbox's Python ({rt.executable}) cannot be run by an unprivileged user: "
-                    f"{_closed_folder(rt.executable)}; make it readable, or set GRADER_SANDBOX_PYTHON to a Python "
-                    "other users can run (with pytest installed)"]
+            return [
+                f"the sandbox's Python ({rt.executable}) cannot be run by an unprivileged user: "
+                f"{_closed_folder(rt.executable)}; make it readable, or set GRADER_SANDBOX_PYTHON to a Python "
+                "other users can run (with pytest installed)"
+            ]
     if probe.returncode != 0:
         last = (probe.stderr.strip().splitlines() or ["no output"])[-1]
-        return [f"the sandbox's Python ({rt.executable}) does not work as an unprivileged user ({last}): "
-                f"{_closed_folder(rt.executable)}; make it readable, or set GRADER_SANDBOX_PYTHON to a Python "
-                "other users can run (with pytest installed)"]
+        return [
+            f"the sandbox's Python ({rt.executable}) does not work as an unprivileged user ({last}): "
+            f"{_closed_folder(rt.executable)}; make it readable, or set GRADER_SANDBOX_PYTHON to a Python "
+            "other users can run (with pytest installed)"
+        ]
     report = json.loads(probe.stdout)
     problems = []
     if report.get("pytest") != "ok":
-        problems.append(f"the sandbox's Python ({rt.executable}) cannot import pytest ({report.get('pytest')}): "
-                        "install pytest there, or set GRADER_SANDBOX_PYTHON to a Python that has it")
+        problems.append(
+            f"the sandbox's Python ({rt.executable}) cannot import pytest ({report.get('pytest')}): "
+            "install pytest there, or set GRADER_SANDBOX_PYTHON to a Python that has it"
+        )
     if unconfined(report.get("missing", [])):
         problems.append(unconfined(report["missing"]))
     if report["readable"]:
         shown = ", ".join(report["readable"][:3]) + (" ..." if len(report["readable"]) > 3 else "")
-        problems.append(f"student code could read files it must not ({shown}): make them readable by their owner "
-                        "only (chmod -R go-rwx on the folder that holds them)")
+        problems.append(
+            f"student code could read files it must not ({shown}): make them readable by their owner "
+            "only (chmod -R go-rwx on the folder that holds them)"
+        )
     return problems
 
 
 def unconfined(missing: list[str]) -> str | None:
     """In words, the confinement steps a sandbox could not apply that running it as a uid of its own relies on."""
     steps = [m for m in missing if isinstance(m, str) and m.startswith(("no_new_privs", "seccomp"))]
-    return (f"the sandbox cannot apply {', '.join(steps)} here, without which a sandbox's uid could open network "
+    return (
+        (
+            f"the sandbox cannot apply {', '.join(steps)} here, without which a sandbox's uid could open network "
             "sockets or gain privileges: run the grader where seccomp works (a kernel with CONFIG_SECCOMP_FILTER, a "
-            "container whose seccomp profile allows it), or with bubblewrap") if steps else None
+            "container whose seccomp profile allows it), or with bubblewrap"
+        )
+        if steps
+        else None
+    )
 
 
 def _closed_folder(executable: str) -> str:

@@ -10,8 +10,9 @@ from grader.sandbox.limits import SandboxLimits
 from grader.sandbox.supervisor import Sandbox
 
 
-def layout(kind: str, tests: bool, suite_sandboxes: int, one_sandbox: bool = False
-           ) -> tuple[tuple[str, ...], list[tuple[str, ...]], bool]:
+def layout(
+    kind: str, tests: bool, suite_sandboxes: int, one_sandbox: bool = False
+) -> tuple[tuple[str, ...], list[tuple[str, ...]], bool]:
     """The sandboxes a grading's lanes start, as their warm imports: the engine lane's, the suite lane's own, and
     whether the engine lane's joins the suite's runs once the engine checks are done (a .py file's check, whose
     suite has no notebook to run beside the engine lane's: one sandbox's start saved, pytest warmed in the engine
@@ -39,8 +40,9 @@ class Prestarted:
             self.close()
             raise
 
-    def take(self, files: dict[str, bytes], limits: SandboxLimits, warm: tuple[str, ...],
-             iso: Isolation | None) -> Sandbox | None:
+    def take(
+        self, files: dict[str, bytes], limits: SandboxLimits, warm: tuple[str, ...], iso: Isolation | None
+    ) -> Sandbox | None:
         """A sandbox started with these limits, warm imports and isolation, now holding files; None if there is
         none left (the lane then starts its own)."""
         for sandbox in self.free:
@@ -61,8 +63,13 @@ class Prestarted:
         self.close()
 
 
-def sandbox_for(prestarted: Prestarted | None, files: dict[str, bytes], limits: SandboxLimits, warm: tuple[str, ...],
-                iso: Isolation | None) -> Sandbox:
+def sandbox_for(
+    prestarted: Prestarted | None,
+    files: dict[str, bytes],
+    limits: SandboxLimits,
+    warm: tuple[str, ...],
+    iso: Isolation | None,
+) -> Sandbox:
     """A started sandbox for a lane: one of prestarted's that matches, else a new one, starting."""
     taken = prestarted.take(files, limits, warm, iso) if prestarted is not None else None
     if taken is not None:

@@ -47,8 +47,13 @@ def _bytecode() -> dict[str, bytes]:
     with tempfile.TemporaryDirectory() as tmp:
         for path in INSIDE.glob("*.py"):
             target = Path(tmp) / path.name
-            py_compile.compile(str(path), cfile=str(target), dfile=f"{isolation.CODE_DIR}/{path.name}", doraise=True,
-                               invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
+            py_compile.compile(
+                str(path),
+                cfile=str(target),
+                dfile=f"{isolation.CODE_DIR}/{path.name}",
+                doraise=True,
+                invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH,
+            )
             found[Path(importlib.util.cache_from_source(path.name)).name] = target.read_bytes()
     return found
 
@@ -70,8 +75,14 @@ def _base(iso: isolation.Isolation) -> str | None:
 class Sandbox:
     """An isolated environment holding one submission's files, and its template process."""
 
-    def __init__(self, files: dict[str, bytes], limits: SandboxLimits = SandboxLimits(), warm: tuple[str, ...] = (),
-                 iso: isolation.Isolation | None = None, start: bool = True):
+    def __init__(
+        self,
+        files: dict[str, bytes],
+        limits: SandboxLimits = SandboxLimits(),
+        warm: tuple[str, ...] = (),
+        iso: isolation.Isolation | None = None,
+        start: bool = True,
+    ):
         self.iso = iso or isolation.detect()
         self.limits = limits
         self.warm = warm
@@ -140,9 +151,13 @@ class Sandbox:
         return {
             "uid": self.uid,
             "mode": self.iso.mode,
-            "limits": {"memory_mb": self.limits.memory_mb, "cpu_s": self.limits.cpu_s,
-                       "file_mb": self.limits.file_mb, "processes": self.limits.processes,
-                       "open_files": self.limits.open_files},
+            "limits": {
+                "memory_mb": self.limits.memory_mb,
+                "cpu_s": self.limits.cpu_s,
+                "file_mb": self.limits.file_mb,
+                "processes": self.limits.processes,
+                "open_files": self.limits.open_files,
+            },
             "control_fd": control_fd,
             "work": isolation.WORK_DIR if bwrap else str(self.work),
             "scratch": scratch,
@@ -183,10 +198,16 @@ class Sandbox:
             argv = self.group.wrap(argv)
         self.exits = {}
         self.disk_full = False
-        self._proc = subprocess.Popen(argv, env=env, cwd=str(self.scratch), stdin=subprocess.DEVNULL,
-                                      stdout=subprocess.DEVNULL, stderr=None if DEBUG else subprocess.PIPE,
-                                      pass_fds=(theirs.fileno(),),
-                                      start_new_session=True)  # the session its processes cannot leave
+        self._proc = subprocess.Popen(
+            argv,
+            env=env,
+            cwd=str(self.scratch),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=None if DEBUG else subprocess.PIPE,
+            pass_fds=(theirs.fileno(),),
+            start_new_session=True,
+        )  # the session its processes cannot leave
         theirs.close()
         self._control = ours
 
@@ -291,8 +312,11 @@ class Sandbox:
 
     def clean(self) -> None:
         """Kill every process but the template and empty the writable space; restart if that fails."""
-        if self.dead or not self._control_send({"op": "clean"}) or \
-                self._await("cleaned", time.monotonic() + 10) is None:
+        if (
+            self.dead
+            or not self._control_send({"op": "clean"})
+            or self._await("cleaned", time.monotonic() + 10) is None
+        ):
             self.restart()
             return
         if self.iso.mode == "uid":

@@ -41,15 +41,19 @@ def _try(iso: isolation.Isolation, needs_pytest: bool) -> str:
             missing = box.unavailable.get("pytest") if needs_pytest else None
     except SandboxError as exc:
         why = str(exc).removeprefix("the sandbox did not start: ")
-        return (f"student code cannot run here: a sandbox did not start ({why}). A sandbox shows student code only "
-                f"the Python that runs it ({python}) and the folders of its installation: a Python that needs "
-                "anything else (a wrapper or shim that runs another program, as pyenv's do) or that is installed "
-                f"under {isolation.CODE_DIR} or {isolation.WORK_DIR}, where a sandbox mounts its own folders, cannot "
-                "start there. Set GRADER_SANDBOX_PYTHON to a plain interpreter with pytest installed (python3 -c "
-                "'import sys; print(sys.executable)' prints the path of one), or install the grader elsewhere; "
-                "GRADER_SANDBOX_DEBUG=1 shows the sandbox's own errors.")
+        return (
+            f"student code cannot run here: a sandbox did not start ({why}). A sandbox shows student code only "
+            f"the Python that runs it ({python}) and the folders of its installation: a Python that needs "
+            "anything else (a wrapper or shim that runs another program, as pyenv's do) or that is installed "
+            f"under {isolation.CODE_DIR} or {isolation.WORK_DIR}, where a sandbox mounts its own folders, cannot "
+            "start there. Set GRADER_SANDBOX_PYTHON to a plain interpreter with pytest installed (python3 -c "
+            "'import sys; print(sys.executable)' prints the path of one), or install the grader elsewhere; "
+            "GRADER_SANDBOX_DEBUG=1 shows the sandbox's own errors."
+        )
     if missing:
-        return (f"student code cannot be graded here: the sandbox's Python ({python}) runs, but cannot import pytest "
-                f"({missing}), so every student's tests would fail to run. Install pytest there, or set "
-                "GRADER_SANDBOX_PYTHON to a Python that has it.")
+        return (
+            f"student code cannot be graded here: the sandbox's Python ({python}) runs, but cannot import pytest "
+            f"({missing}), so every student's tests would fail to run. Install pytest there, or set "
+            "GRADER_SANDBOX_PYTHON to a Python that has it."
+        )
     return ""

@@ -48,8 +48,10 @@ def _lock_dir() -> Path:
                 return folder
         except OSError:
             continue
-    raise NoUid("no sandbox can run as a uid of its own: no folder for the uid locks could be made "
-                f"({' or '.join(map(str, LOCK_DIRS))}, owned by root); make /run or /var/lock writable by root")
+    raise NoUid(
+        "no sandbox can run as a uid of its own: no folder for the uid locks could be made "
+        f"({' or '.join(map(str, LOCK_DIRS))}, owned by root); make /run or /var/lock writable by root"
+    )
 
 
 class Lease:
@@ -91,8 +93,10 @@ def lease(attempts: int = 2000, shared: bool = True) -> Lease:
             continue
         sweep(uid, shared)  # whatever a crashed grader left running or written as this uid
         return Lease(uid, fd, shared)
-    raise NoUid(f"no sandbox can run as a uid of its own: every uid from {FIRST_UID} to {FIRST_UID + SPAN - 1} is "
-                "in use; wait for the other graders on this machine to finish")
+    raise NoUid(
+        f"no sandbox can run as a uid of its own: every uid from {FIRST_UID} to {FIRST_UID + SPAN - 1} is "
+        "in use; wait for the other graders on this machine to finish"
+    )
 
 
 def _is_account(uid: int) -> bool:

@@ -48,8 +48,9 @@ class Unit:
     def gone(self) -> bool:
         return self.pid in self.sandbox.exits or self.sandbox.dead
 
-    def exchange(self, message: dict, timeout: float, until: float | None = None, on_event=None,
-                 gap: float | None = None) -> dict:
+    def exchange(
+        self, message: dict, timeout: float, until: float | None = None, on_event=None, gap: float | None = None
+    ) -> dict:
         """Send a request; pass each event frame to on_event; return the final reply.
 
         The reply must come within timeout seconds of sending, and before until (the caller's
@@ -76,8 +77,9 @@ class Unit:
                     on_event(frame["event"])
         except TimeoutError:
             if time.monotonic() >= end:
-                self._fail(OutOfTime(f"did not finish within {round(max(0.0, end - started), 2):g} s",
-                                     end < own - SLACK_S))
+                self._fail(
+                    OutOfTime(f"did not finish within {round(max(0.0, end - started), 2):g} s", end < own - SLACK_S)
+                )
             else:
                 self._fail(WorkerFailure("timeout", f"did not finish within {round(gap, 2):g} s"))
         except Closed:
@@ -88,8 +90,11 @@ class Unit:
 
     def _fail(self, failure: WorkerFailure) -> None:
         if self.sandbox.disk_full:
-            failure = WorkerFailure("disk", f"filled the sandbox's disk space (the limit is "
-                                            f"{self.sandbox.limits.disk_mb} MB for every file together)")
+            failure = WorkerFailure(
+                "disk",
+                f"filled the sandbox's disk space (the limit is "
+                f"{self.sandbox.limits.disk_mb} MB for every file together)",
+            )
         self.failed = failure
         self.close()
 

@@ -61,19 +61,58 @@ import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from truth_harness import (RTOL, Failure, close, describe, drive, engine_run, load, number,  # noqa: E402
-                           torch_run)
-from truth_probes import (ACCUMULATE_PROBES, GRADCHECK_ATOL, GRADCHECK_EXPRESSIONS, GRADCHECK_H,
-                          GRADCHECK_RTOL, HAND_EXAMPLES, NEURON_BIAS, NEURON_WEIGHTS, NEURON_X,
-                          OP_FORMS, TRAIN_LR, TRAIN_SEED, TRAIN_STEPS, TRAIN_THRESHOLD, TRAIN_XS,
-                          TRAIN_YS, forward_probes, rule_probes)  # noqa: E402
+from truth_harness import (
+    RTOL,
+    Failure,
+    close,
+    describe,
+    drive,
+    engine_run,
+    load,
+    number,  # noqa: E402
+    torch_run,
+)
+from truth_probes import (
+    ACCUMULATE_PROBES,
+    GRADCHECK_ATOL,
+    GRADCHECK_EXPRESSIONS,
+    GRADCHECK_H,
+    GRADCHECK_RTOL,
+    HAND_EXAMPLES,
+    NEURON_BIAS,
+    NEURON_WEIGHTS,
+    NEURON_X,
+    OP_FORMS,
+    TRAIN_LR,
+    TRAIN_SEED,
+    TRAIN_STEPS,
+    TRAIN_THRESHOLD,
+    TRAIN_XS,
+    TRAIN_YS,
+    forward_probes,
+    rule_probes,
+)  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 ENGINES = HERE / "engines"
 TRUTH_JSON = HERE / "truth.json"
 
-CHECKS = ("forward", "add", "mul", "pow", "tanh", "relu", "neg_sub", "accumulate", "topo_order",
-          "hand_examples", "gradcheck", "numerical_grad", "neuron", "training")
+CHECKS = (
+    "forward",
+    "add",
+    "mul",
+    "pow",
+    "tanh",
+    "relu",
+    "neg_sub",
+    "accumulate",
+    "topo_order",
+    "hand_examples",
+    "gradcheck",
+    "numerical_grad",
+    "neuron",
+    "training",
+)
 
 warnings.filterwarnings("ignore", message=".*Failed to initialize NumPy.*")
 
@@ -83,6 +122,7 @@ def engine_paths() -> list[Path]:
 
 
 # ---------------------------------------------------------------------------- the checks
+
 
 def check_forward(mod, ctx):
     for what, fn, values in forward_probes():
@@ -112,6 +152,7 @@ def _rule_check(op):
         probes = core + (scaled if ctx["mul_rule"] else [])
         for what, fn, values in probes:
             _compare_grads(mod, what, fn, values, "driver")
+
     return run
 
 
@@ -141,8 +182,10 @@ def check_accumulate(mod, ctx):
         expected = sum(number(split[i]) or 0.0 for i in group)
         reused = distinct[group[0]].grad
         if not close(reused, expected):
-            raise Failure(f"{what} with a = {values[group[0]]}: a.grad is {reused!r}, but the same engine gives "
-                          f"{expected!r} summed over separate leaves")
+            raise Failure(
+                f"{what} with a = {values[group[0]]}: a.grad is {reused!r}, but the same engine gives "
+                f"{expected!r} summed over separate leaves"
+            )
     if not judged:
         raise Failure("no operation could be probed with a reused value")
 
@@ -160,17 +203,22 @@ def _track(Value):
         out = x * y
         ops.append((out, (x, y)))
         return out
+
     return ops, add, mul
 
 
 TOPO_GRAPHS = (
     ("diamond (e = a*b; e + e*c)", lambda V, add, mul: (lambda e: add(e, mul(e, V(1.9))))(mul(V(0.7), V(-1.3)))),
     ("chain of 6 diamonds", lambda V, add, mul: _diamonds(V, add, mul, 6)),
-    ("fan-out (e used by three nodes)", lambda V, add, mul: (lambda e, c: add(add(mul(e, c), add(e, c)), mul(e, e)))(
-        add(V(0.45), V(1.15)), V(-0.4))),
+    (
+        "fan-out (e used by three nodes)",
+        lambda V, add, mul: (lambda e, c: add(add(mul(e, c), add(e, c)), mul(e, e)))(add(V(0.45), V(1.15)), V(-0.4)),
+    ),
     ("deep chain of 60 nodes", lambda V, add, mul: _chain(V, add, mul, 30)),
-    ("commuted products (a*b) + (b*a)", lambda V, add, mul: (lambda a, b, c: mul(add(mul(a, b), mul(b, a)), c))(
-        V(0.7), V(-1.3), V(1.9))),
+    (
+        "commuted products (a*b) + (b*a)",
+        lambda V, add, mul: (lambda a, b, c: mul(add(mul(a, b), mul(b, a)), c))(V(0.7), V(-1.3), V(1.9)),
+    ),
     ("the lesson's L = (a*b + c)*f", lambda V, add, mul: mul(add(mul(V(2.0), V(-3.0)), V(10.0)), V(-2.0))),
 )
 
@@ -211,6 +259,7 @@ def check_topo_order(mod, ctx):
             def record(original=original, key=id(out)):
                 calls.append(key)
                 return original()
+
             out._backward = record
         root.grad = 1.0
         try:
@@ -221,8 +270,9 @@ def check_topo_order(mod, ctx):
         wrong = [key for key, n in counts.items() if n != 1]
         if wrong:
             n = counts[wrong[0]]
-            raise Failure(f"{what}: a node's _backward ran {n} times instead of once "
-                          f"({len(wrong)} of {len(inner)} nodes)")
+            raise Failure(
+                f"{what}: a node's _backward ran {n} times instead of once ({len(wrong)} of {len(inner)} nodes)"
+            )
         position = {key: calls.index(key) for key in inner}
         for key, users in consumers.items():
             if any(position[user] > position[key] for user in users):
@@ -279,8 +329,10 @@ def check_gradcheck(mod, ctx):
             lo, _ = engine_run(mod, fn, down, "forward")
             numeric = (float(hi) - float(lo)) / (2 * GRADCHECK_H)
             if not close(analytic[i], numeric, GRADCHECK_RTOL, GRADCHECK_ATOL):
-                raise Failure(f"{what} with {values}: analytic grad of input {i} is {analytic[i]!r}, central "
-                              f"difference {numeric!r}")
+                raise Failure(
+                    f"{what} with {values}: analytic grad of input {i} is {analytic[i]!r}, central "
+                    f"difference {numeric!r}"
+                )
     skipped = [op for op, ok in works.items() if not ok]
     if skipped:
         ctx["notes"].append(f"gradcheck left out {', '.join(skipped)} (missing or raising)")
@@ -292,8 +344,11 @@ def check_numerical_grad(mod, ctx):
     ng = getattr(mod, "numerical_grad", None)
     if not callable(ng):
         raise Failure("no numerical_grad")
-    cases = (("x**3", lambda x: x ** 3, 2.0, 0.1), ("sin", math.sin, 1.0, 0.01),
-             ("3x**2 - 4x + 5", lambda x: 3 * x ** 2 - 4 * x + 5, 3.0, None))
+    cases = (
+        ("x**3", lambda x: x**3, 2.0, 0.1),
+        ("sin", math.sin, 1.0, 0.01),
+        ("3x**2 - 4x + 5", lambda x: 3 * x**2 - 4 * x + 5, 3.0, None),
+    )
     for what, f, x, h in cases:
         step = 1e-6 if h is None else h
         want = (f(x + step) - f(x - step)) / (2 * step)
@@ -456,8 +511,11 @@ def main(argv: list[str]) -> int:
     current = read_truth() if TRUTH_JSON.exists() else {}
     up_to_date = verdicts_only(current) == verdicts_only(truth)
     if "--check" in argv:
-        print("truth.json is up to date" if up_to_date else
-              f"{TRUTH_JSON} is out of date: run python tests/corpus/truth.py")
+        print(
+            "truth.json is up to date"
+            if up_to_date
+            else f"{TRUTH_JSON} is out of date: run python tests/corpus/truth.py"
+        )
         return 0 if up_to_date else 1
     if up_to_date and "--force" not in argv:
         print("truth.json is up to date (--force rewrites the notes too)")

@@ -24,6 +24,7 @@ OPTIONAL_MODULES = ("numpy", "matplotlib", "matplotlib.pyplot", "graphviz", "IPy
 
 # ---------------------------------------------------------------------------- loading
 
+
 class _Placeholder:
     """Stands for anything taken from a stubbed module (never used by the engines)."""
 
@@ -76,6 +77,7 @@ def load(path: Path) -> types.ModuleType:
 
 # ---------------------------------------------------------------------------- numbers
 
+
 def number(x) -> float | None:
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         return None
@@ -97,6 +99,7 @@ class Failure(Exception):
 
 # ---------------------------------------------------------------------------- torch side
 
+
 def torch_run(fn, values, backward=True):
     import torch
 
@@ -111,6 +114,7 @@ def torch_run(fn, values, backward=True):
 
 # ---------------------------------------------------------------------------- engine side
 
+
 class BrokenGraph(Exception):
     """The engine's record of a node's children cannot be walked."""
 
@@ -120,8 +124,10 @@ def children(v, Value) -> list:
         if name in getattr(v, "__dict__", {}):
             kids = getattr(v, name)
             if isinstance(kids, Value):
-                raise BrokenGraph(f"{name} of a {v._op if hasattr(v, '_op') else ''} node holds a single Value, "
-                                  "not a collection (written (self) instead of (self,)?)")
+                raise BrokenGraph(
+                    f"{name} of a {v._op if hasattr(v, '_op') else ''} node holds a single Value, "
+                    "not a collection (written (self) instead of (self,)?)"
+                )
             try:
                 return list(kids)
             except TypeError as exc:

@@ -4,7 +4,6 @@ from what an engine's Value offers, so the same probe runs on an engine and on t
 
 from __future__ import annotations
 
-
 POS = (0.7, 1.9, 2.6, 0.45, 1.15)
 MIXED = (0.7, -1.3, 1.9, -0.4, 2.6, -2.2)
 PAIRS = ((0.7, -1.3), (1.9, 0.45), (-2.2, 2.6), (-0.4, -1.15))
@@ -19,23 +18,30 @@ def forward_probes():
     """(description, function, values) for the forward check."""
     out = []
     for a, b in PAIRS:
-        out += [("a + b", lambda x, y: x + y, (a, b)), ("a * b", lambda x, y: x * y, (a, b)),
-                ("a - b", lambda x, y: x - y, (a, b))]
+        out += [
+            ("a + b", lambda x, y: x + y, (a, b)),
+            ("a * b", lambda x, y: x * y, (a, b)),
+            ("a - b", lambda x, y: x - y, (a, b)),
+        ]
     for a in MIXED:
         out += [
-            ("-a", lambda x: -x, (a,)), ("a.tanh()", lambda x: x.tanh(), (a,)),
+            ("-a", lambda x: -x, (a,)),
+            ("a.tanh()", lambda x: x.tanh(), (a,)),
             ("a.relu()", lambda x: x.relu(), (a,)),
-            ("a + 2", lambda x: x + 2.0, (a,)), ("2 + a", lambda x: 2.0 + x, (a,)),
-            ("a * 3", lambda x: x * 3.0, (a,)), ("3 * a", lambda x: 3.0 * x, (a,)),
-            ("a - 1", lambda x: x - 1.0, (a,)), ("1 - a", lambda x: 1.0 - x, (a,)),
+            ("a + 2", lambda x: x + 2.0, (a,)),
+            ("2 + a", lambda x: 2.0 + x, (a,)),
+            ("a * 3", lambda x: x * 3.0, (a,)),
+            ("3 * a", lambda x: 3.0 * x, (a,)),
+            ("a - 1", lambda x: x - 1.0, (a,)),
+            ("1 - a", lambda x: 1.0 - x, (a,)),
         ]
     for k in EXPONENTS:
         for a in _bases(k):
-            out.append((f"a ** {k!r}", lambda x, k=k: x ** k, (a,)))
+            out.append((f"a ** {k!r}", lambda x, k=k: x**k, (a,)))
     out += [
         ("((a*b + c)**2).tanh() - a", lambda a, b, c: ((a * b + c) ** 2).tanh() - a, (0.3, -0.8, 0.5)),
         ("(a - b).relu() * -(c + 1)", lambda a, b, c: (a - b).relu() * -(c + 1.0), (1.9, 0.45, -0.7)),
-        ("2 * a**3 - 1 + b * a", lambda a, b: 2.0 * a ** 3 - 1.0 + b * a, (1.15, -0.4)),
+        ("2 * a**3 - 1 + b * a", lambda a, b: 2.0 * a**3 - 1.0 + b * a, (1.15, -0.4)),
     ]
     return out
 
@@ -50,21 +56,29 @@ def _scaled(f):
 def rule_probes(op):
     if op == "add":
         core = [("a + b", lambda a, b: a + b, p) for p in PAIRS]
-        core += [("(a + b) + c", lambda a, b, c: (a + b) + c, (0.7, -1.3, 1.9)),
-                 ("a + (b + c)", lambda a, b, c: a + (b + c), (2.6, -0.4, 0.45))]
-        scaled = [("(a + b) * k", _scaled(lambda a, b: a + b), (0.7, -1.3, 2.6)),
-                  ("((a + b) + c) * k", _scaled(lambda a, b, c: (a + b) + c), (1.9, 0.45, -2.2, -1.15))]
+        core += [
+            ("(a + b) + c", lambda a, b, c: (a + b) + c, (0.7, -1.3, 1.9)),
+            ("a + (b + c)", lambda a, b, c: a + (b + c), (2.6, -0.4, 0.45)),
+        ]
+        scaled = [
+            ("(a + b) * k", _scaled(lambda a, b: a + b), (0.7, -1.3, 2.6)),
+            ("((a + b) + c) * k", _scaled(lambda a, b, c: (a + b) + c), (1.9, 0.45, -2.2, -1.15)),
+        ]
     elif op == "mul":
         core = [("a * b", lambda a, b: a * b, p) for p in PAIRS]
-        core += [("(a * b) * c", lambda a, b, c: (a * b) * c, (0.7, -1.3, 1.9)),
-                 ("a * (b * c)", lambda a, b, c: a * (b * c), (2.6, -0.4, 0.45)),
-                 ("((a * b) * c) * d", lambda a, b, c, d: ((a * b) * c) * d, (1.15, -2.2, 0.7, 1.9))]
+        core += [
+            ("(a * b) * c", lambda a, b, c: (a * b) * c, (0.7, -1.3, 1.9)),
+            ("a * (b * c)", lambda a, b, c: a * (b * c), (2.6, -0.4, 0.45)),
+            ("((a * b) * c) * d", lambda a, b, c, d: ((a * b) * c) * d, (1.15, -2.2, 0.7, 1.9)),
+        ]
         scaled = []
     elif op == "pow":
-        core = [(f"a ** {k!r}", lambda a, k=k: a ** k, (x,)) for k in EXPONENTS for x in _bases(k)[:3]]
-        core += [("(a ** 2) ** 3", lambda a: (a ** 2) ** 3, (0.7,)),
-                 ("(a ** 0.5) ** -1", lambda a: (a ** 0.5) ** -1, (1.9,))]
-        scaled = [(f"(a ** {k!r}) * s", _scaled(lambda a, k=k: a ** k), (_bases(k)[1], -1.3)) for k in EXPONENTS]
+        core = [(f"a ** {k!r}", lambda a, k=k: a**k, (x,)) for k in EXPONENTS for x in _bases(k)[:3]]
+        core += [
+            ("(a ** 2) ** 3", lambda a: (a**2) ** 3, (0.7,)),
+            ("(a ** 0.5) ** -1", lambda a: (a**0.5) ** -1, (1.9,)),
+        ]
+        scaled = [(f"(a ** {k!r}) * s", _scaled(lambda a, k=k: a**k), (_bases(k)[1], -1.3)) for k in EXPONENTS]
     elif op == "tanh":
         core = [("a.tanh()", lambda a: a.tanh(), (x,)) for x in MIXED]
         core += [("a.tanh().tanh()", lambda a: a.tanh().tanh(), (0.7,))]
@@ -76,10 +90,11 @@ def rule_probes(op):
     elif op == "neg_sub":
         core = [("-a", lambda a: -a, (x,)) for x in MIXED[:3]]
         core += [("a - b", lambda a, b: a - b, p) for p in PAIRS]
-        core += [("-(-a)", lambda a: -(-a), (0.45,)),
-                 ("(a - b) - c", lambda a, b, c: (a - b) - c, (0.7, -1.3, 1.9))]
-        scaled = [("(-a) * s", _scaled(lambda a: -a), (1.9, -2.2)),
-                  ("(a - b) * s", _scaled(lambda a, b: a - b), (0.7, -1.3, 2.6))]
+        core += [("-(-a)", lambda a: -(-a), (0.45,)), ("(a - b) - c", lambda a, b, c: (a - b) - c, (0.7, -1.3, 1.9))]
+        scaled = [
+            ("(-a) * s", _scaled(lambda a: -a), (1.9, -2.2)),
+            ("(a - b) * s", _scaled(lambda a, b: a - b), (0.7, -1.3, 2.6)),
+        ]
     else:
         raise ValueError(op)
     return core, scaled
@@ -95,9 +110,9 @@ ACCUMULATE_PROBES = (
     (("mul",), "a * a", lambda p, q: p * q, (1.9, 1.9), (0, 1)),
     (("mul",), "(a * b) * a", lambda p, b, q: (p * b) * q, (0.7, 2.6, 0.7), (0, 2)),
     (("add", "mul"), "a * b + a", lambda p, b, q: p * b + q, (-1.3, 0.45, -1.3), (0, 2)),
-    (("pow", "add"), "a**2 + a", lambda p, q: p ** 2 + q, (1.15, 1.15), (0, 1)),
-    (("pow", "mul"), "a**3 * a", lambda p, q: p ** 3 * q, (0.7, 0.7), (0, 1)),
-    (("pow", "add"), "a**2 + a**3", lambda p, q: p ** 2 + q ** 3, (-1.3, -1.3), (0, 1)),
+    (("pow", "add"), "a**2 + a", lambda p, q: p**2 + q, (1.15, 1.15), (0, 1)),
+    (("pow", "mul"), "a**3 * a", lambda p, q: p**3 * q, (0.7, 0.7), (0, 1)),
+    (("pow", "add"), "a**2 + a**3", lambda p, q: p**2 + q**3, (-1.3, -1.3), (0, 1)),
     (("tanh", "mul"), "a.tanh() * a", lambda p, q: p.tanh() * q, (0.7, 0.7), (0, 1)),
     (("tanh", "add"), "a.tanh() + a", lambda p, q: p.tanh() + q, (-0.4, -0.4), (0, 1)),
     (("relu", "add"), "a.relu() + a", lambda p, q: p.relu() + q, (1.9, 1.9), (0, 1)),
@@ -112,7 +127,7 @@ ACCUMULATE_PROBES = (
 OP_FORMS = {
     "add": lambda a, b: a + b,
     "mul": lambda a, b: a * b,
-    "pow": lambda a, b: a ** 2,
+    "pow": lambda a, b: a**2,
     "neg": lambda a, b: -a,
     "sub": lambda a, b: a - b,
     "tanh": lambda a, b: a.tanh(),
@@ -128,17 +143,20 @@ GRADCHECK_EXPRESSIONS = (
     (("mul",), "a*a*b", lambda a, b: a * a * b, (-0.4, 1.9)),
     (("add",), "a + a + b", lambda a, b: a + a + b, (0.7, -2.2)),
     (("pow", "add", "mul"), "(a*b + c)**2", lambda a, b, c: (a * b + c) ** 2, (2.0, -3.0, 5.5)),
-    (("pow",), "a**3", lambda a: a ** 3, (-1.3,)),
-    (("pow",), "a**0.5", lambda a: a ** 0.5, (1.9,)),
-    (("pow", "add"), "a**2 + a", lambda a: a ** 2 + a, (1.15,)),
-    (("pow", "mul"), "a**-1 * b**2", lambda a, b: a ** -1 * b ** 2, (0.7, -1.3)),
+    (("pow",), "a**3", lambda a: a**3, (-1.3,)),
+    (("pow",), "a**0.5", lambda a: a**0.5, (1.9,)),
+    (("pow", "add"), "a**2 + a", lambda a: a**2 + a, (1.15,)),
+    (("pow", "mul"), "a**-1 * b**2", lambda a, b: a**-1 * b**2, (0.7, -1.3)),
     (("tanh", "add", "mul"), "(a*b + c).tanh()", lambda a, b, c: (a * b + c).tanh(), (0.7, -0.4, 0.45)),
     (("tanh", "mul"), "a.tanh() * a", lambda a: a.tanh() * a, (0.7,)),
     (("tanh", "add", "mul"), "e = a.tanh(); e*b + e", lambda a, b: (lambda e: e * b + e)(a.tanh()), (-0.4, 1.9)),
-    (("relu", "add", "mul"), "(a*b + c).relu() * d", lambda a, b, c, d: (a * b + c).relu() * d,
-     (0.7, 1.9, 0.45, -1.3)),
-    (("relu", "add", "mul"), "(a*b + c).relu() * d (< 0)", lambda a, b, c, d: (a * b + c).relu() * d,
-     (0.7, -1.9, 0.45, -1.3)),
+    (("relu", "add", "mul"), "(a*b + c).relu() * d", lambda a, b, c, d: (a * b + c).relu() * d, (0.7, 1.9, 0.45, -1.3)),
+    (
+        ("relu", "add", "mul"),
+        "(a*b + c).relu() * d (< 0)",
+        lambda a, b, c, d: (a * b + c).relu() * d,
+        (0.7, -1.9, 0.45, -1.3),
+    ),
     (("relu", "add"), "a.relu() + a", lambda a: a.relu() + a, (2.6,)),
     (("neg", "add"), "-a + b", lambda a, b: -a + b, (0.7, -1.3)),
     (("neg", "mul"), "-(a*b) * a", lambda a, b: -(a * b) * a, (1.9, 0.45)),
@@ -150,10 +168,20 @@ GRADCHECK_RTOL = 1e-5
 GRADCHECK_ATOL = 1e-6
 
 HAND_EXAMPLES = (
-    ("L = (a*b + c)*f", lambda a, b, c, f: (a * b + c) * f, (2.0, -3.0, 10.0, -2.0),
-     {0: 6.0, 1: -4.0, 2: -2.0, 3: 4.0}, ("a", "b", "c", "f")),
-    ("the tanh neuron", lambda x1, x2, w1, w2, b: (x1 * w1 + x2 * w2 + b).tanh(),
-     (2.0, 0.0, -3.0, 1.0, 6.8813735870195432), {0: -1.5, 2: 1.0, 1: 0.5, 3: 0.0}, ("x1", "x2", "w1", "w2", "b")),
+    (
+        "L = (a*b + c)*f",
+        lambda a, b, c, f: (a * b + c) * f,
+        (2.0, -3.0, 10.0, -2.0),
+        {0: 6.0, 1: -4.0, 2: -2.0, 3: 4.0},
+        ("a", "b", "c", "f"),
+    ),
+    (
+        "the tanh neuron",
+        lambda x1, x2, w1, w2, b: (x1 * w1 + x2 * w2 + b).tanh(),
+        (2.0, 0.0, -3.0, 1.0, 6.8813735870195432),
+        {0: -1.5, 2: 1.0, 1: 0.5, 3: 0.0},
+        ("x1", "x2", "w1", "w2", "b"),
+    ),
     ("L = (a*b + 5)**2", lambda a, b: (a * b + 5.0) ** 2, (2.0, -3.0), {0: 6.0, 1: -4.0}, ("a", "b")),
 )
 

@@ -4,11 +4,13 @@ from grader.sabotage.mutate import changed, operator, rule_updates
 from grader.sabotage.trees import clone
 
 
-@operator("mul_own_data", cause="mul_own_data", check="mul",
-          catch="backpropagate through a * b with a != b and assert a.grad == b.data and b.grad == a.data",
-          proof=("a, b = Value(2.0), Value(3.0)\n"
-                 "(a * b).backward()\n"
-                 "assert a.grad == 3.0 and b.grad == 2.0"))
+@operator(
+    "mul_own_data",
+    cause="mul_own_data",
+    check="mul",
+    catch="backpropagate through a * b with a != b and assert a.grad == b.data and b.grad == a.data",
+    proof=("a, b = Value(2.0), Value(3.0)\n(a * b).backward()\nassert a.grad == 3.0 and b.grad == 2.0"),
+)
 def mul_own_data(tree: ast.Module) -> None:
     count = 0
     for update in rule_updates(tree, "mul"):

@@ -3,10 +3,15 @@ import ast
 from grader.sabotage.mutate import changed, method, operator, replace, value_class
 
 
-@operator("neuron_no_bias", cause="neuron_no_bias", check="neuron",
-          catch="assert len(Neuron(n).parameters()) == n + 1, its n weights and its bias (training is no test of it: a "
-                "neuron without a bias also brings the loss on the lesson's four points near 0)",
-          proof="assert len(Neuron(3).parameters()) == 4", replaces=("Value", "Neuron"))
+@operator(
+    "neuron_no_bias",
+    cause="neuron_no_bias",
+    check="neuron",
+    catch="assert len(Neuron(n).parameters()) == n + 1, its n weights and its bias (training is no test of it: a "
+    "neuron without a bias also brings the loss on the lesson's four points near 0)",
+    proof="assert len(Neuron(3).parameters()) == 4",
+    replaces=("Value", "Neuron"),
+)
 def neuron_no_bias(tree: ast.Module) -> None:
     neuron = value_class(tree, "Neuron")
     count = 0

@@ -3,11 +3,13 @@ import ast
 from grader.sabotage.mutate import changed, operator, replace, rule_updates
 
 
-@operator("relu_negative_grad", cause="relu_negative_grad", check="relu",
-          catch="backpropagate through relu of a negative number and assert the gradient is 0",
-          proof=("a = Value(-2.0)\n"
-                 "a.relu().backward()\n"
-                 "assert a.grad == 0"))
+@operator(
+    "relu_negative_grad",
+    cause="relu_negative_grad",
+    check="relu",
+    catch="backpropagate through relu of a negative number and assert the gradient is 0",
+    proof=("a = Value(-2.0)\na.relu().backward()\nassert a.grad == 0"),
+)
 def relu_negative_grad(tree: ast.Module) -> None:
     count = 0
     for update in rule_updates(tree, "relu"):

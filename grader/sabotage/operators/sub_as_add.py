@@ -3,11 +3,13 @@ import ast
 from grader.sabotage.mutate import changed, method, operator, replace, value_class
 
 
-@operator("sub_as_add", cause="sub_as_add", check="neg_sub", catch="assert the value and gradients of a - b (b's gradient is -1)",
-          proof=("a, b = Value(5.0), Value(3.0)\n"
-                 "c = a - b\n"
-                 "c.backward()\n"
-                 "assert c.data == 2.0 and b.grad == -1.0"))
+@operator(
+    "sub_as_add",
+    cause="sub_as_add",
+    check="neg_sub",
+    catch="assert the value and gradients of a - b (b's gradient is -1)",
+    proof=("a, b = Value(5.0), Value(3.0)\nc = a - b\nc.backward()\nassert c.data == 2.0 and b.grad == -1.0"),
+)
 def sub_as_add(tree: ast.Module) -> None:
     sub = method(value_class(tree), "__sub__")
     count = 0

@@ -4,19 +4,30 @@ from grader.sabotage.mutate import changed, operator, rule_updates
 from grader.sabotage.trees import clone
 
 
-@operator("tanh_grad_from_input", cause="tanh_grad_from_input", check="tanh",
-          catch="check tanh's gradient at a point other than 0 against numerical_grad of its forward pass",
-          proof=("a = Value(0.5)\n"
-                 "a.tanh().backward()\n"
-                 "expected = numerical_grad(lambda x: Value(x).tanh().data, 0.5)\n"
-                 "assert math.isclose(a.grad, expected, rel_tol=1e-4)"))
+@operator(
+    "tanh_grad_from_input",
+    cause="tanh_grad_from_input",
+    check="tanh",
+    catch="check tanh's gradient at a point other than 0 against numerical_grad of its forward pass",
+    proof=(
+        "a = Value(0.5)\n"
+        "a.tanh().backward()\n"
+        "expected = numerical_grad(lambda x: Value(x).tanh().data, 0.5)\n"
+        "assert math.isclose(a.grad, expected, rel_tol=1e-4)"
+    ),
+)
 def tanh_grad_from_input(tree: ast.Module) -> None:
     count = 0
     for update in rule_updates(tree, "tanh"):
         data = ast.Attribute(clone(update.target.value), "data", ast.Load())
         for node in ast.walk(update.value):
-            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and isinstance(node.left, ast.Constant) \
-                    and node.left.value == 1 and isinstance(node.right, ast.BinOp):
+            if (
+                isinstance(node, ast.BinOp)
+                and isinstance(node.op, ast.Sub)
+                and isinstance(node.left, ast.Constant)
+                and node.left.value == 1
+                and isinstance(node.right, ast.BinOp)
+            ):
                 square = node.right
                 if isinstance(square.op, ast.Pow):
                     square.left = data

@@ -80,14 +80,44 @@ def apply_limits(limits: dict, processes_in_use: int = 0) -> None:
 # (a session of its own would be a scheduling group of its own; a program that asks for one
 # goes on in the sandbox's).
 _ARCHES = {
-    "x86_64": (0xC000003E, 41, {"ptrace": 101, "process_vm_readv": 310, "process_vm_writev": 311,
-                                "io_uring_setup": 425, "shmget": 29, "semget": 64, "msgget": 68, "mq_open": 240,
-                                "add_key": 248, "request_key": 249, "keyctl": 250, "memfd_create": 319},
-               {"setsid": 112}),
-    "aarch64": (0xC00000B7, 198, {"ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271,
-                                  "io_uring_setup": 425, "shmget": 194, "semget": 190, "msgget": 186, "mq_open": 180,
-                                  "add_key": 217, "request_key": 218, "keyctl": 219, "memfd_create": 279},
-                {"setsid": 157}),
+    "x86_64": (
+        0xC000003E,
+        41,
+        {
+            "ptrace": 101,
+            "process_vm_readv": 310,
+            "process_vm_writev": 311,
+            "io_uring_setup": 425,
+            "shmget": 29,
+            "semget": 64,
+            "msgget": 68,
+            "mq_open": 240,
+            "add_key": 248,
+            "request_key": 249,
+            "keyctl": 250,
+            "memfd_create": 319,
+        },
+        {"setsid": 112},
+    ),
+    "aarch64": (
+        0xC00000B7,
+        198,
+        {
+            "ptrace": 117,
+            "process_vm_readv": 270,
+            "process_vm_writev": 271,
+            "io_uring_setup": 425,
+            "shmget": 194,
+            "semget": 190,
+            "msgget": 186,
+            "mq_open": 180,
+            "add_key": 217,
+            "request_key": 218,
+            "keyctl": 219,
+            "memfd_create": 279,
+        },
+        {"setsid": 157},
+    ),
 }
 _LD_W_ABS, _JEQ_K, _JGE_K, _RET_K = 0x20, 0x15, 0x35, 0x06
 _ALLOW, _ERRNO, _KILL = 0x7FFF0000, 0x00050000, 0x80000000
@@ -99,6 +129,7 @@ _AF_UNIX = 1
 def _seccomp_program(arch: int, socket_nr: int, refused: dict[str, int], pretended: dict[str, int]) -> list[bytes]:
     """A classic BPF program: another ABI is killed, refused calls get EPERM, pretended ones return 0 without
     running, socket() only AF_UNIX."""
+
     def stmt(code, k):
         return struct.pack("HBBI", code, 0, 0, k)
 
@@ -107,8 +138,9 @@ def _seccomp_program(arch: int, socket_nr: int, refused: dict[str, int], pretend
 
     # Layout: 0 ld arch, 1 jeq, 2 kill, 3 ld nr, 4 jge x32, 5 jeq socket, 6.. jeq pretended, then jeq refused,
     # allow, deny, pretend, ld domain, jeq AF_UNIX, allow, refuse (EACCES).
-    checks = [(number, "pretend") for number in sorted(pretended.values())] + \
-             [(number, "deny") for number in sorted(refused.values())]
+    checks = [(number, "pretend") for number in sorted(pretended.values())] + [
+        (number, "deny") for number in sorted(refused.values())
+    ]
     allow = 6 + len(checks)
     target = {"deny": allow + 1, "pretend": allow + 2}
     socket_check = allow + 3

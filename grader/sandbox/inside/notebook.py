@@ -12,8 +12,8 @@ apart by the grader, which hears "cell N starts" and then nothing.
 """
 
 from __future__ import annotations
-
 import __future__
+
 import ast
 import builtins
 import signal
@@ -38,6 +38,7 @@ def warm() -> None:
     """Create the shell in the template (no student code), so each unit starts with it ready."""
     global SHELL, PRISTINE
     import IPython.core.logger  # noqa: F401 - what the first cell run would import, in every unit
+
     SHELL = _shell()
     PRISTINE = _transformers(SHELL)
 
@@ -90,9 +91,14 @@ def _no_input(prompt=""):
 
 def _transformers(shell) -> tuple:
     manager = shell.input_transformer_manager
-    return (type(shell).transform_cell, id(manager), tuple(map(id, manager.cleanup_transforms)),
-            tuple(map(id, manager.line_transforms)), tuple(map(id, manager.token_transformers)),
-            tuple(map(id, shell.input_transformers_post)))
+    return (
+        type(shell).transform_cell,
+        id(manager),
+        tuple(map(id, manager.cleanup_transforms)),
+        tuple(map(id, manager.line_transforms)),
+        tuple(map(id, manager.token_transformers)),
+        tuple(map(id, shell.input_transformers_post)),
+    )
 
 
 def _use_transformed(shell, given: dict[str, str]) -> None:
@@ -117,14 +123,21 @@ def _use_transformed(shell, given: dict[str, str]) -> None:
     def run_async(raw_cell, *, transformed_cell=None, preprocessing_exc_tuple=None):
         if isinstance(transformed_cell, str) and "await" not in transformed_cell and "async" not in transformed_cell:
             return False
-        return should_run_async(raw_cell, transformed_cell=transformed_cell,
-                                preprocessing_exc_tuple=preprocessing_exc_tuple)
+        return should_run_async(
+            raw_cell, transformed_cell=transformed_cell, preprocessing_exc_tuple=preprocessing_exc_tuple
+        )
 
     shell.transform_cell, shell.should_run_async = transform_cell, run_async
 
 
-def run(cells: list[list], skip: list[int], cell_timeout: float, emit,
-        transformed: list[list] | None = None, lean: bool = False) -> tuple[types.ModuleType, list[dict]]:
+def run(
+    cells: list[list],
+    skip: list[int],
+    cell_timeout: float,
+    emit,
+    transformed: list[list] | None = None,
+    lean: bool = False,
+) -> tuple[types.ModuleType, list[dict]]:
     """Run cells ([index, source] pairs) except those in skip; the module and each cell's status. transformed:
     [index, text] pairs, cells as the run on the student's own engine transformed them (see _use_transformed).
     lean: run each cell whose transformation is given as plain Python (see _run_lean)."""
@@ -229,7 +242,7 @@ def run_engine(module: types.ModuleType, source: str) -> None:
 def _file_of(module: types.ModuleType) -> str:
     """The file name the student's own Value's code carries (their file, or the notebook cell defining it)."""
     value = vars(module).get("Value")
-    for member in (list(vars(value).values()) if isinstance(value, type) else []):
+    for member in list(vars(value).values()) if isinstance(value, type) else []:
         code = getattr(member, "__code__", None)
         if isinstance(code, types.CodeType):
             return code.co_filename

@@ -68,6 +68,13 @@ RULES = {
 """Each backward rule: the method that defines it on Value, and the names a dispatching backward() uses."""
 UPDATED = tuple(rule for rule in RULES if rule != "sub")
 """The rules whose backward holds gradient updates of its own (a - b is usually a + (-b))."""
-RULE_CHECK = {"add": "add", "mul": "mul", "pow": "pow", "tanh": "tanh", "relu": "relu", "neg": "neg_sub",
-              "sub": "neg_sub"}
+RULE_CHECK = {
+    "add": "add",
+    "mul": "mul",
+    "pow": "pow",
+    "tanh": "tanh",
+    "relu": "relu",
+    "neg": "neg_sub",
+    "sub": "neg_sub",
+}
 """The check that judges each operation's backward rule."""

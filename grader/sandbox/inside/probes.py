@@ -103,8 +103,7 @@ def gradcheck(program, Value, h):
             nudged = [list(ins) for ins in program]
             nudged[i][1] = program[i][1] + step
             out.append(read(build(nudged, Value)[-1], "data"))
-    return {"leaves": leaves, "analytic": observed["grad"][:-1], "output": observed["data"][-1], "up": up,
-            "down": down}
+    return {"leaves": leaves, "analytic": observed["grad"][:-1], "output": observed["data"][-1], "up": up, "down": down}
 
 
 def neuron_probe(module, nin, weights, bias, x):

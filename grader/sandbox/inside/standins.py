@@ -67,8 +67,10 @@ class StandIn:
 
     def _refuse(self, *args, **kwargs):
         root = self._path.split(".")[0]
-        raise StandInError(f"{root} {_absent(root)} where your code is graded, and your code used {self._path}; "
-                           f"grading code must not depend on {root} (or ask your instructor to offer it)")
+        raise StandInError(
+            f"{root} {_absent(root)} where your code is graded, and your code used {self._path}; "
+            f"grading code must not depend on {root} (or ask your instructor to offer it)"
+        )
 
     def __str__(self) -> str:
         return repr(self)
@@ -110,8 +112,22 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 # Names other code tests with isinstance (pytest.approx asks whether a value is a numpy array):
 # they stand in as classes nothing is an instance of.
-TYPES = {"ndarray", "generic", "number", "bool_", "integer", "floating", "complexfloating", "dtype", "matrix",
-         "DataFrame", "Series", "Figure", "Axes", "Tensor"}
+TYPES = {
+    "ndarray",
+    "generic",
+    "number",
+    "bool_",
+    "integer",
+    "floating",
+    "complexfloating",
+    "dtype",
+    "matrix",
+    "DataFrame",
+    "Series",
+    "Figure",
+    "Axes",
+    "Tensor",
+}
 
 
 class _StandInModule(types.ModuleType):

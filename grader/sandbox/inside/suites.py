@@ -45,9 +45,29 @@ class Outcomes:
 
 
 def _args(tests: str) -> list[str]:
-    return [tests, f"--rootdir={os.path.dirname(tests)}", "-q", "--tb=no", "--capture=sys",
-            "-p", "no:cacheprovider", "-p", "no:stepwise", "-o", "addopts=", "-o", "cache_dir=/nonexistent",
-            "-p", "no:pastebin", "-p", "no:junitxml", "-p", "no:doctest", "-p", "no:legacypath"]
+    return [
+        tests,
+        f"--rootdir={os.path.dirname(tests)}",
+        "-q",
+        "--tb=no",
+        "--capture=sys",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:stepwise",
+        "-o",
+        "addopts=",
+        "-o",
+        "cache_dir=/nonexistent",
+        "-p",
+        "no:pastebin",
+        "-p",
+        "no:junitxml",
+        "-p",
+        "no:doctest",
+        "-p",
+        "no:legacypath",
+    ]
 
 
 def prepare(run_dir: str) -> None:
@@ -55,6 +75,7 @@ def prepare(run_dir: str) -> None:
     global PREPARED
     import faulthandler  # noqa: F401 - what each session imports late (pytest's faulthandler and debugging
     import pdb  # noqa: F401 - plugins): imported here once, not again in every run
+
     import pytest  # noqa: F401
     from _pytest.config import _prepareconfig
 
@@ -88,14 +109,14 @@ def _fixtures(names: list[str]):
     if not names:
         return None
     import sys
+    import types
 
     import pytest
-
-    import types
 
     module = sys.modules.get(MODULE)
     plugin = types.ModuleType("grader_fixtures")  # a module, as conftest plugins are: no staticmethod around them
     for name in names:
+
         def fixture(name=name):
             return getattr(sys.modules.get(MODULE, module), name)
 

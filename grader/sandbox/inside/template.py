@@ -50,8 +50,16 @@ def main() -> None:
     unavailable = _warm(cfg)
     gc.collect()
     gc.freeze()  # children never walk the template's heap when they collect garbage
-    _send(control, {"op": "ready", "missing": missing, "unavailable": unavailable, "pid": os.getpid(),
-                    "python": sys.version.split()[0]})
+    _send(
+        control,
+        {
+            "op": "ready",
+            "missing": missing,
+            "unavailable": unavailable,
+            "pid": os.getpid(),
+            "python": sys.version.split()[0],
+        },
+    )
     os.dup2(devnull, 1)  # from here on nothing a unit prints reaches the grader (or blocks it)
     if not os.environ.get("GRADER_SANDBOX_DEBUG"):
         os.dup2(devnull, 2)

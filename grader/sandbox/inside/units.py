@@ -27,7 +27,6 @@ import standins
 from names import MODULE, TESTS_FILE
 
 
-
 def main(kind: str, fd: int, cfg: dict) -> None:
     sock = socket.socket(fileno=fd)
     if kind == "state":
@@ -59,14 +58,20 @@ class Loader:
     def error(self, exc: BaseException) -> dict:
         info = {"type": type(exc).__name__, "message": _text(exc), "traceback": self.traceback(exc)}
         if isinstance(exc, SyntaxError):
-            info.update(message=exc.msg, lineno=exc.lineno, offset=exc.offset,
-                        text=(exc.text or "").rstrip("\n"), file=os.path.basename(exc.filename or ""))
+            info.update(
+                message=exc.msg,
+                lineno=exc.lineno,
+                offset=exc.offset,
+                text=(exc.text or "").rstrip("\n"),
+                file=os.path.basename(exc.filename or ""),
+            )
         if isinstance(exc, SystemExit):
             info["message"] = f"sys.exit({exc.code!r}) was called"
         return info
 
     def traceback(self, exc: BaseException) -> str:
         """The traceback cut down to the student's own lines, with their file's name only."""
+
         def own(filename: str) -> bool:
             return filename in self.files or filename.startswith("<ipython-input-")
 
@@ -115,11 +120,18 @@ class State:
         value = getattr(self.module, "Value", None)
         stop = request.get("stop_on_error", True)
         if op == "eval_many":
-            return self._each(seq, request["programs"], lambda program: probes.evaluate(
-                program, value, request["backward"], request.get("want"), request.get("seed", False)), stop)
+            return self._each(
+                seq,
+                request["programs"],
+                lambda program: probes.evaluate(
+                    program, value, request["backward"], request.get("want"), request.get("seed", False)
+                ),
+                stop,
+            )
         if op == "gradcheck_many":
-            return self._each(seq, request["programs"], lambda program: probes.gradcheck(program, value, request["h"]),
-                              stop)
+            return self._each(
+                seq, request["programs"], lambda program: probes.gradcheck(program, value, request["h"]), stop
+            )
         if op == "numerical_grad":
             f = probes.FUNCTIONS[request["function"]]
             args = (f, request["x"]) if request.get("h") is None else (f, request["x"], request["h"])
@@ -151,8 +163,9 @@ class State:
         if code["kind"] == "notebook":
             import notebook
 
-            module, cells = notebook.run(code["cells"], code["skip"], code["cell_timeout"],
-                                         lambda **event: self.emit(seq, **event))
+            module, cells = notebook.run(
+                code["cells"], code["skip"], code["cell_timeout"], lambda **event: self.emit(seq, **event)
+            )
             self.module = module
             return {"symbols": _symbols(module), "cells": cells, "stand_ins": standins.USED}
         self.module = self.loader.load_file(os.path.join(self.cfg["work"], code["file"]))
@@ -178,8 +191,14 @@ def suite(sock: socket.socket, cfg: dict) -> None:
         import notebook
 
         if code["kind"] == "notebook":
-            module, _ = notebook.run(code["cells"], code["skip"], code["cell_timeout"], lambda **event: None,
-                                     code.get("transformed"), code.get("lean") is True)
+            module, _ = notebook.run(
+                code["cells"],
+                code["skip"],
+                code["cell_timeout"],
+                lambda **event: None,
+                code.get("transformed"),
+                code.get("lean") is True,
+            )
         else:
             with open(os.path.join(cfg["work"], code["file"]), encoding="utf-8") as f:
                 source = f.read()
