@@ -69,3 +69,36 @@ def grade_source(tmp_path):
 
 def statuses(result: Result) -> dict[str, str]:
     return {c.id: c.status for c in result.checks}
+
+
+@pytest.fixture(scope="session")
+def grader_once(tmp_path_factory):
+    """`python -m grader.cli ARGS...` run once per test session and shared by xdist's workers, for a command
+    whose output depends on its arguments alone (`grader selftest` takes a minute of the 2-core CI, and
+    three tests read it). Returns (returncode, stdout, stderr)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from filelock import FileLock
+
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # the folder every worker's basetemp is in
+    shared = shared / "grader-once"
+    shared.mkdir(exist_ok=True)
+
+    def run(*args: str) -> tuple[int, str, str]:
+        name = "-".join(a.strip("-").replace("/", "_") for a in args) or "none"
+        saved = shared / f"{name}.json"
+        with FileLock(str(saved) + ".lock"):
+            if not saved.exists():
+                done = subprocess.run(
+                    [sys.executable, "-m", "grader.cli", *args], capture_output=True, text=True, timeout=900
+                )
+                saved.write_text(json.dumps([done.returncode, done.stdout, done.stderr]))
+            code, out, err = json.loads(saved.read_text())
+        return code, out, err
+
+    return run

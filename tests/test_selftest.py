@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 from grader import catalog
@@ -12,21 +10,21 @@ from grader.commands.selftest import Engine, _grade, engines, problems
 from grader.sabotage import all_operators, wheats
 
 
-def test_selftest_passes_and_prints_the_matrices():
+def test_selftest_passes_and_prints_the_matrices(grader_once):
     """Does selftest exit 0 with the operator x engine matrix and a row per mutant, each marked failing in the
     column of the check named for its operator?"""
-    run = subprocess.run([sys.executable, "-m", "grader.cli", "selftest"], capture_output=True, text=True, timeout=900)
-    assert run.returncode == 0, run.stdout + run.stderr
-    assert "Operators each engine admits" in run.stdout
+    returncode, stdout, stderr = grader_once("selftest")
+    assert returncode == 0, stdout + stderr
+    assert "Operators each engine admits" in stdout
     bases, mutants = engines(tuple(all_operators()))
-    rows = {line.split()[0]: line for line in run.stdout.splitlines() if line.strip()}
+    rows = {line.split()[0]: line for line in stdout.splitlines() if line.strip()}
     for op_id in all_operators():
         assert op_id in rows and "+" in rows[op_id]  # every operator applies to some engine
     for engine in mutants:
         assert "[X]" in rows[engine.id] or "[E]" in rows[engine.id], rows[engine.id]
     assert {w.id for w in wheats()} <= set(rows) and "reference" in rows
-    assert "OK: every correct engine passes" in run.stdout
-    assert "OK: every catch hint's test passes on every correct engine and catches every mutant" in run.stdout
+    assert "OK: every correct engine passes" in stdout
+    assert "OK: every catch hint's test passes on every correct engine and catches every mutant" in stdout
 
 
 def test_selftest_flags_a_mutant_that_is_really_correct(tmp_path: Path):
