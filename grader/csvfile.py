@@ -44,9 +44,16 @@ class Writer:
     def __init__(self, delimiter: str = ",", lineterminator: str = "\n"):
         self.buffer = io.StringIO()
         self._writer = csv.writer(self.buffer, delimiter=delimiter, lineterminator=lineterminator)
+        self._quoted = csv.writer(
+            self.buffer, delimiter=delimiter, lineterminator=lineterminator, quoting=csv.QUOTE_ALL
+        )
 
     def writerow(self, row: Iterable[object]) -> None:
-        self._writer.writerow([cell(v) for v in row])
+        """One row; a row with a line break in a cell (a CR csv would not quote under a "\n" terminator) is
+        written with every cell quoted, so that it stays one row."""
+        cells = [cell(v) for v in row]
+        quoted = any("\r" in c or "\n" in c for c in cells)
+        (self._quoted if quoted else self._writer).writerow(cells)
 
     def text(self) -> str:
         return self.buffer.getvalue()

@@ -32,12 +32,14 @@ def join(
     rows = _mapped(class_list, rows, mapping) if mapping else rows
     ids = {s.user_id for s in class_list.students}
     handed_in = {key: row for key, row in rows.items() if row.get("status") != NO_SUBMISSION}
-    if handed_in and not set(handed_in) & ids:
+    unmatched = sorted((row["student"] for key, row in handed_in.items() if key not in ids), key=str.lower)
+    if len(handed_in) > 1 and not set(handed_in) & ids:
         raise UsageError(
             f"none of the {len(handed_in)} students graded in {graded} is on the roster "
-            f"{class_list.path} ({class_list.lms} ids): is it the same course and LMS?"
+            f"{class_list.path} ({class_list.lms} ids): is it the same course and LMS? (the first: "
+            + "; ".join(f"{name} (likely {_likely(class_list, name)})" for name in unmatched[:3])
+            + ")"
         )
-    unmatched = sorted((row["student"] for key, row in handed_in.items() if key not in ids), key=str.lower)
     if unmatched and not allow_unmatched:
         pairs = [f"{name} (likely {_likely(class_list, name)})" for name in unmatched[:SHOWN]]
         raise UsageError(
