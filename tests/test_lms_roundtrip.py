@@ -12,6 +12,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -483,3 +485,105 @@ def test_every_csv_cell_is_data_never_a_formula(tmp_path):
 
 def test_semicolon_detection_as_canvas_does():
     assert roster.separator("a;b;c\n1;2,5;3\n") == ";" and roster.separator('a,b,c\n1,"2;5",3\n') == ","
+
+
+TINY = """id = "tiny"
+version = "1"
+title = "Micrograd engine"
+[limits]
+request_s = 3.0
+[search]
+max_examples = 10
+[checks]
+forward = { points = 10 }
+"""
+
+
+def _batch(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "grader.cli", "batch", *args], capture_output=True, text=True, timeout=600
+    )
+
+
+def test_the_gradebook_is_always_the_whole_class(tmp_path):
+    """Three batches as an instructor runs them, into one --out that lies inside the download folder: the first
+    grades the class; the second (the same command) does not read its own --out as a student; a late student
+    graded alone later joins the class, in grades.csv and on the class page; the Canvas export then gives
+    every graded student their grade and leaves the rest as Canvas has them."""
+    (tmp_path / "tiny").mkdir()
+    (tmp_path / "tiny" / "assignment.toml").write_text(TINY)
+    gradebook = tmp_path / "gradebook.csv"
+    gradebook.write_text(
+        "Student,ID,SIS User ID,SIS Login ID,Section,Engine (7701)\n    Points Possible,,,,,10.00\n"
+        '"García Márquez, José",40001,,jgarcia,A,\n"王, 小明",40002,,xwang,A,\n"Müller, Zoë",40003,,zmuller,A,EX\n'
+        '"Okafor, Chidi",40004,,cokafor,A,4.00\n'
+    )
+    cls = tmp_path / "download"
+    cls.mkdir()
+    (cls / "garcíamárquezjosé_40001_95001_micrograd_mine.py").write_text(ENGINE)
+    (cls / "garcíamárquezjosé_40001_95002_test_micrograd.py").write_text(TESTS)
+    (cls / "王小明_40002_95003_micrograd_mine.py").write_text(ENGINE)
+    out = cls / "graded"
+    command = [
+        str(cls),
+        "--out",
+        str(out),
+        "--jobs",
+        "2",
+        "--assignment",
+        str(tmp_path / "tiny"),
+        "--roster",
+        str(gradebook),
+    ]
+    first = _batch(*command)
+    assert first.returncode == 0, first.stderr[-3000:]
+    second = _batch(*command)
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert "graded 2 submissions (2 unchanged since the last run" in second.stdout
+    assert "the batch's own --out folder" in second.stderr
+    late_dir = tmp_path / "late"
+    late_dir.mkdir()
+    (late_dir / "okaforchidi_LATE_40004_95009_micrograd_mine.py").write_text(ENGINE)
+    third = _batch(str(late_dir), *command[1:])
+    assert third.returncode == 0, third.stderr[-3000:]
+    grades = {r["lms_user_id"]: r for r in csv.DictReader(open(out / "grades.csv", newline=""))}
+    assert set(grades) == {"40001", "40002", "40003", "40004"}
+    assert [grades[i]["status"] for i in ("40001", "40002", "40003", "40004")] == [
+        "graded",
+        "graded",
+        "no_submission",
+        "graded",
+    ]
+    assert grades["40004"]["late"] == "yes" and "graded" not in {r["student"] for r in grades.values()}
+    summary = json.loads((out / "summary.json").read_text())
+    assert len(summary["students"]) == 4 and "okaforchidi" in (out / "index.html").read_text()
+    target = tmp_path / "import.csv"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grader.cli",
+            "export",
+            "canvas",
+            "--from",
+            str(out),
+            "--roster",
+            str(gradebook),
+            "--out",
+            str(target),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "3 grades changed" in done.stdout and "1 left as the LMS has them" in done.stdout
+    course = CanvasCourse(
+        {40001: "García Márquez, José", 40002: "王, 小明", 40003: "Müller, Zoë", 40004: "Okafor, Chidi"},
+        {7701: ("Engine", 10.0)},
+        {(40003, 7701): "EX", (40004, 7701): "4"},
+    )
+    assert canvas_import(target.read_text(), course).changes == {
+        (40001, 7701): "10.00",
+        (40002, 7701): "10.00",
+        (40004, 7701): "10.00",
+    }
