@@ -39,8 +39,10 @@ class Groups:
     def of(self, who: Identity) -> str | None:
         """The group a student is in, by their LMS id; a Moodle team folder (named by the group's name and id,
         which may equal some participant's id) by the group's name first."""
-        if who.lms == "moodle" and who.name in self.members:
-            return who.name
+        if who.lms == "moodle":  # Moodle writes a group's name with each `_` made a space
+            named = [name for name in self.members if name.replace("_", " ").strip() == who.name]
+            if named:
+                return named[0]
         for name, members in self.members.items():
             if any(m.lms == who.lms and m.user_id == who.user_id for m in members):
                 return name
