@@ -587,3 +587,45 @@ def test_the_gradebook_is_always_the_whole_class(tmp_path):
         (40002, 7701): "10.00",
         (40004, 7701): "10.00",
     }
+
+
+def test_a_moodle_team_submission(tmp_path, capsys):
+    """A Moodle team submission's folder is named by the group (its name and the group's id, not a
+    participant's). Without --groups the export stops on it (it matches no participant); exported without it,
+    the members' cells stay as Moodle has them and the last line counts them as group members not placed.
+    With --groups (here the team worksheet itself, whose `Group` column names each member's group) both
+    members get the group's grade."""
+    worksheet = tmp_path / "worksheet.csv"
+    worksheet.write_text(
+        "Identifier,Full name,Email address,Status,Group,Grade,Maximum Grade,Grade can be changed,"
+        "Last modified (submission),File submissions,Last modified (grade),Feedback comments\n"
+        '"Participant 991001",Ada Byron,ada@example.edu,"Submitted for grading",Team_Tanh,,10.00,Yes,-,,-,\n'
+        '"Participant 991002",Alan Turing,alan@example.edu,"Submitted for grading",Team_Tanh,,10.00,Yes,-,,-,\n'
+    )
+    cls = tmp_path / "download"
+    (cls / "Team Tanh_55_assignsubmission_file").mkdir(parents=True)
+    (cls / "Team Tanh_55_assignsubmission_file" / "micrograd_mine.py").write_text(ENGINE)
+    class_list = roster.read(worksheet)
+    assert [s.team for s in class_list.students] == ["Team_Tanh", "Team_Tanh"]
+    found = discover([cls], tmp_path / "staging")
+    out = _graded_class(tmp_path, found, {found.submissions[0].student: 14.0}, class_list)
+    target = tmp_path / "graded.csv"
+    options = dict(target="moodle", out=target, assignment="micrograd", graded=out, roster=worksheet)
+    with pytest.raises(UsageError, match="match no row of the roster"):
+        export.main(**options)
+    export.main(**options, allow_unmatched=True)
+    assert "2 left as the LMS has them (2 in a group the grader could not place)" in capsys.readouterr().out
+    strings = {
+        "grade": "Grade",
+        "recordid": "Identifier",
+        "lastmodifiedgrade": "Last modified (grade)",
+        "hiddenuser": "Participant ",
+    }
+    assignment = MoodleAssignment(strings, ".", 10.0, {991001: 1, 991002: 2})
+    assert moodle_import(target.read_text(), assignment) == {}
+    placed, _ = groups.apply(groups.read(worksheet), found.submissions)
+    assert placed[0].identity.user_id == "991001" and [m.user_id for m in placed[0].identity.group] == ["991002"]
+    found = type(found)(placed, found.notes, found.missing)
+    out = _graded_class(tmp_path / "again", found, {found.submissions[0].student: 14.0}, class_list)
+    export.main(**{**options, "graded": out})
+    assert moodle_import(target.read_text(), assignment) == {1: 7.0, 2: 7.0}
