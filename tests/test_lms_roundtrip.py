@@ -516,13 +516,15 @@ def test_the_gradebook_is_always_the_whole_class(tmp_path):
     gradebook.write_text(
         "Student,ID,SIS User ID,SIS Login ID,Section,Engine (7701)\n    Points Possible,,,,,10.00\n"
         '"García Márquez, José",40001,,jgarcia,A,\n"王, 小明",40002,,xwang,A,\n"Müller, Zoë",40003,,zmuller,A,EX\n'
-        '"Okafor, Chidi",40004,,cokafor,A,4.00\n'
+        '"Okafor, Chidi",40004,,cokafor,A,4.00\n"Lovelace, Ada",40005,,ada,A,\n'
     )
     cls = tmp_path / "download"
     cls.mkdir()
     (cls / "garcíamárquezjosé_40001_95001_micrograd_mine.py").write_text(ENGINE)
     (cls / "garcíamárquezjosé_40001_95002_test_micrograd.py").write_text(TESTS)
     (cls / "王小明_40002_95003_micrograd_mine.py").write_text(ENGINE)
+    (cls / "ada").mkdir()  # a plain student folder (her login): the download is a folder of students' folders
+    (cls / "ada" / "micrograd_mine.py").write_text(ENGINE)
     out = cls / "graded"
     command = [
         str(cls),
@@ -539,7 +541,7 @@ def test_the_gradebook_is_always_the_whole_class(tmp_path):
     assert first.returncode == 0, first.stderr[-3000:]
     second = _batch(*command)
     assert second.returncode == 0, second.stderr[-3000:]
-    assert "graded 2 submissions (2 unchanged since the last run" in second.stdout
+    assert "graded 3 submissions (3 unchanged since the last run" in second.stdout
     assert "the batch's own --out folder" in second.stderr
     late_dir = tmp_path / "late"
     late_dir.mkdir()
@@ -547,16 +549,17 @@ def test_the_gradebook_is_always_the_whole_class(tmp_path):
     third = _batch(str(late_dir), *command[1:])
     assert third.returncode == 0, third.stderr[-3000:]
     grades = {r["lms_user_id"]: r for r in csv.DictReader(open(out / "grades.csv", newline=""))}
-    assert set(grades) == {"40001", "40002", "40003", "40004"}
-    assert [grades[i]["status"] for i in ("40001", "40002", "40003", "40004")] == [
+    assert set(grades) == {"40001", "40002", "40003", "40004", "40005"}
+    assert [grades[i]["status"] for i in ("40001", "40002", "40003", "40004", "40005")] == [
         "graded",
         "graded",
         "no_submission",
         "graded",
+        "graded",
     ]
     assert grades["40004"]["late"] == "yes" and "graded" not in {r["student"] for r in grades.values()}
     summary = json.loads((out / "summary.json").read_text())
-    assert len(summary["students"]) == 4 and "okaforchidi" in (out / "index.html").read_text()
+    assert len(summary["students"]) == 5 and "okaforchidi" in (out / "index.html").read_text()
     target = tmp_path / "import.csv"
     done = subprocess.run(
         [
@@ -576,9 +579,15 @@ def test_the_gradebook_is_always_the_whole_class(tmp_path):
         text=True,
     )
     assert done.returncode == 0, done.stderr
-    assert "3 grades changed" in done.stdout and "1 left as the LMS has them" in done.stdout
+    assert "4 grades changed" in done.stdout and "1 left as the LMS has them" in done.stdout
     course = CanvasCourse(
-        {40001: "García Márquez, José", 40002: "王, 小明", 40003: "Müller, Zoë", 40004: "Okafor, Chidi"},
+        {
+            40001: "García Márquez, José",
+            40002: "王, 小明",
+            40003: "Müller, Zoë",
+            40004: "Okafor, Chidi",
+            40005: "Lovelace, Ada",
+        },
         {7701: ("Engine", 10.0)},
         {(40003, 7701): "EX", (40004, 7701): "4"},
     )
@@ -586,6 +595,7 @@ def test_the_gradebook_is_always_the_whole_class(tmp_path):
         (40001, 7701): "10.00",
         (40002, 7701): "10.00",
         (40004, 7701): "10.00",
+        (40005, 7701): "10.00",
     }
 
 
