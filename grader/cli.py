@@ -93,6 +93,15 @@ COMMANDS = {
                     "worksheet, Gradescope roster): every student on it gets a row",
                 },
             ),
+            (
+                ("--groups",),
+                {
+                    "type": Path,
+                    "metavar": "FILE",
+                    "help": "who is in which group (Canvas's group set export, or a CSV of group and member): "
+                    "every member gets the group submission's grade and report",
+                },
+            ),
         ],
     ),
     "template": (
@@ -116,6 +125,27 @@ COMMANDS = {
             (("--roster",), {"type": Path, "help": "the LMS's class list (its gradebook export or grading worksheet)"}),
             (("--column",), {"help": "canvas: the assignment's column, as Canvas names it ('Title (id)')"}),
             (("--percent",), {"action": "store_true", "help": "canvas: grades as percentages, not points"}),
+            (
+                ("--zero-missing",),
+                {
+                    "action": "store_true",
+                    "help": "0 for a roster student with no submission whose grade in the LMS is blank (excused "
+                    "students and grades already there are never changed)",
+                },
+            ),
+            (
+                ("--allow-unmatched",),
+                {"action": "store_true", "help": "export even when graded students match no roster row (left out)"},
+            ),
+            (
+                ("--map",),
+                {
+                    "dest": "mapping",
+                    "type": Path,
+                    "metavar": "FILE",
+                    "help": "a CSV pairing graded students with roster rows: `student,roster id` per line",
+                },
+            ),
         ],
     ),
     "selftest": (

@@ -105,7 +105,7 @@ def test_lms_ids_decide_duplicates_never_dates(tmp_path):
     ]
     assert len({k.lower() for k in students}) == len(students)  # distinct even on a case-blind disk
     notes = _notes(found)
-    assert "alice_1_11_micrograd_mine.py: alice's older submission (LMS id 11)" in notes
+    assert 'alice_1_11_micrograd_mine.py: an older submission of "alice" (LMS id 11)' in notes
     assert "carl: 3 submissions and no LMS submission ids" in notes
 
 

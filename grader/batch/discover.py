@@ -34,7 +34,7 @@ from pathlib import Path
 
 from grader.batch import archives
 from grader.batch.found import Found, Missing, Submission
-from grader.batch.names import one_per_student, plain_name, printable, safe_id
+from grader.batch.names import one_per_student, plain_name, printable, quoted, safe_id
 from grader.batch.notes import Note, listed
 from grader.errors import BadMetadata
 from grader.files import MODULE_FILE, TESTS_FILE
@@ -48,9 +48,18 @@ GRADED = (".py", ".ipynb")
 MAX_DEPTH = 40
 
 
-def discover(inputs: list[Path], staging: Path, limits: archives.ArchiveLimits = archives.ArchiveLimits()) -> Found:
-    """Every submission under the inputs, sorted by student id, and the notes."""
-    walk = _Discovery(Path(staging), limits)
+def discover(
+    inputs: list[Path], staging: Path, limits: archives.ArchiveLimits | None = None, exclude: Path | None = None
+) -> Found:
+    """Every submission under the inputs, sorted by student id, and the notes; `exclude` (the batch's --out,
+    which may be inside an input) is never read as a submission."""
+    walk = _Discovery(Path(staging), limits or archives.ArchiveLimits())
+    if exclude is not None:
+        try:
+            info = os.stat(exclude, follow_symlinks=False)
+            walk.exclude = (info.st_dev, info.st_ino)
+        except OSError:
+            pass  # not made yet: nothing of it to read
     for item in inputs:
         walk.input(Path(item))
     return walk.finish()
@@ -89,6 +98,8 @@ class _Discovery:
     budget: archives.Budget = field(init=False)
     seen: set[Path] = field(default_factory=set)
     """The inputs walked already (an input named twice is walked once)."""
+    exclude: tuple[int, int] | None = None
+    """The batch's own --out folder (device, inode): skipped wherever it is met."""
 
     def __post_init__(self):
         self.budget = archives.Budget(self.limits.batch_bytes)
@@ -150,13 +161,15 @@ class _Discovery:
                 if root:
                     self.student(root, where, entry.name, depth + 1)
                 else:
-                    self.unreadable(entry.name, where, depth + 1, f"{entry.name} is not a readable zip")
+                    self.unreadable(
+                        entry.name, where, depth + 1, f"the file {quoted(entry.name)} is not a readable zip"
+                    )
             elif path.suffix in GRADED and entry.stat(follow_symlinks=False).st_size > self.limits.member_bytes:
                 self.unreadable(
                     entry.name,
                     where,
                     depth + 1,
-                    f"{_own_name(entry.name)} is larger than {archives.size_text(self.limits.member_bytes)}",
+                    f"the file {quoted(entry.name)} is larger than {archives.size_text(self.limits.member_bytes)}",
                 )
             elif path.suffix in GRADED:
                 self.loose(path, where, depth + 1)
@@ -188,11 +201,11 @@ class _Discovery:
         who = who or lms.from_folder_name(_own_name(name))
         if not mains:
             self.note("not_graded", where, "no .py file or notebook in it; nothing to grade")
-            for path, label, _ in files:
+            for _path, label, _ in files:
                 self.note("left_out", label, "not used (no submission beside it)", where)
             why = (
-                f"{listed(too_big)} {'is' if len(too_big) == 1 else 'are'} larger than "
-                f"{archives.size_text(self.limits.member_bytes)}"
+                f"the file{'s' if len(too_big) > 1 else ''} {listed([quoted(n) for n in too_big])} "
+                f"{'is' if len(too_big) == 1 else 'are'} larger than {archives.size_text(self.limits.member_bytes)}"
                 if too_big
                 else f"only {TESTS} was found, no engine to grade"
                 if files
@@ -279,6 +292,8 @@ class _Discovery:
                 continue
             if stat.S_ISLNK(info.st_mode):
                 self.note("left_out", where, "a symbolic link; not followed", owner)
+            elif (info.st_dev, info.st_ino) == self.exclude:
+                self.note("input", where, "the batch's own --out folder; not read as submissions", owner)
             elif stat.S_ISDIR(info.st_mode) and (entry.name in SKIP_DIRS or entry.name.startswith(".")):
                 kind = "a hidden folder" if entry.name.startswith(".") else "a system folder"
                 self.note("left_out", where, f"{kind}; skipped ({_count_files(Path(entry.path))} files in it)", owner)
@@ -310,7 +325,11 @@ class _Discovery:
 
     @staticmethod
     def class_member(parts: tuple[str, ...]) -> str | None:
+        """A class zip keeps what is graded, students' zips, and a Gradescope export's submission_metadata.yml
+        (at most one folder down: `assignment_<id>_export/`), which names every submission's students."""
         suffix = Path(parts[-1]).suffix
+        if parts[-1] == lms.GRADESCOPE_METADATA and len(parts) <= 2:
+            return None
         return None if suffix in GRADED or suffix.lower() == ".zip" else "not a .py file, notebook or zip; skipped"
 
     @staticmethod
@@ -373,7 +392,7 @@ class _Discovery:
         why = archives.copy_file(entry.main, main, self.limits.member_bytes)
         if why:
             self.note("not_graded", entry.main_label, f"{why}; {student} not graded")
-            return f"{entry.main.name}: {why}"
+            return f"the file {quoted(entry.main.name)}: {why}"
         tests = None
         if entry.tests:
             tests = folder / TESTS

@@ -6,7 +6,8 @@ work cannot be graded (only tests, a notebook over the size limit, a zip that ca
 be read) gets a row with status `error`, 0 points and the reason, and their own
 result.json and report.html saying what was found and what to hand in; and every student
 on the roster nothing was found for gets a row with status `no_submission` and 0. Each other member of a group
-submission (Gradescope's other submitters) gets a row with the group's grade. Work
+submission (Gradescope's other submitters, or a member --groups names) gets a row with the group's grade and
+report, unless they have a row of their own. Work
 from a plain folder that the roster names (by login, SIS id or email) takes the roster's
 LMS id, so that the export can give it back; work the roster does not name keeps its row,
 and a note says so.
@@ -25,6 +26,7 @@ from grader.batch.names import safe_id
 from grader.batch.outputs import Row, atomic_write
 from grader.files import GRADESCOPE_FILE, MODULE_FILE, REPORT_FILE, RESULT_FILE
 from grader.gradescope.results import results
+from grader.lms.identity import Identity
 from grader.lms.roster import Roster
 from grader.render import html
 from grader.result import Result, SubmissionError
@@ -89,31 +91,29 @@ def everyone(
         if sid.lower() in taken:
             sid = f"{sid}_{student.user_id}"
         taken.add(sid.lower())
-        why = f"no submission was found for {student.name} ({roster.lms} id {student.user_id})"
-        rows.append(
-            Row(
-                sid,
-                False,
-                _error(assignment, why, sid, "not_found"),
-                False,
-                "",
-                "",
-                [],
-                student.identity(),
-                status=NO_SUBMISSION,
-                reason="no submission",
-            )
-        )
+        rows.append(absent(sid, student.identity(), assignment))
     return rows
 
 
+def absent(sid: str, who: Identity, assignment: Assignment) -> Row:
+    """The row of a roster student nothing was found for."""
+    why = f"no submission was found for {who.name} ({who.lms} id {who.user_id})"
+    result = _error(assignment, why, sid, "not_found")
+    return Row(sid, False, result, False, "", "", [], who, status=NO_SUBMISSION, reason="no submission")
+
+
 def _group_members(rows: list[Row]) -> list[Row]:
-    """A row for each other member of a group submission (Gradescope's other submitters): the group's grade."""
+    """A row for each other member of a group submission (Gradescope's other submitters, or --groups' members):
+    the group's grade and report; never for a member with a row of their own, and once for each member."""
     taken = {r.student.lower() for r in rows}
+    placed = {(r.identity.lms, r.identity.user_id) for r in rows if r.identity and r.identity.user_id}
     extra = []
     for row in rows:
         for member in row.identity.group if row.identity else ():
-            sid = safe_id(member.name) or f"gradescope-{safe_id(member.user_id)}"
+            if member.user_id and (member.lms, member.user_id) in placed:
+                continue
+            placed.add((member.lms, member.user_id))
+            sid = safe_id(member.name) or f"{member.lms}-{safe_id(member.user_id)}"
             if sid.lower() in taken:
                 sid = f"{sid}_{safe_id(member.user_id)}"
             taken.add(sid.lower())
@@ -122,7 +122,7 @@ def _group_members(rows: list[Row]) -> list[Row]:
                     row,
                     student=sid,
                     identity=member,
-                    reason=row.reason or f"graded with {row.student}'s group submission",
+                    reason=row.reason or f"graded with the group submission of {row.student}",
                 )
             )
     return extra

@@ -65,7 +65,7 @@ def one_per_student(entries: list, note: Callable[[str, str, str], None]) -> lis
     for entry in kept:
         if entry.renamed:
             note("renamed", entry.main_label, entry.renamed)
-    return list(zip(kept, unique_ids(kept, lambda name, why: note("duplicate", name, why))))
+    return list(zip(kept, unique_ids(kept, lambda name, why: note("duplicate", name, why)), strict=True))
 
 
 def settle_by_lms_id(entries: list, note: Callable[[str, str, str], None]) -> Any | None:
@@ -75,7 +75,7 @@ def settle_by_lms_id(entries: list, note: Callable[[str, str, str], None]) -> An
     tests = sorted((e for e in entries if e.tests and not e.main), key=lambda e: e.lms_id or -1)
     if not mains:
         for e in tests:
-            note("not_graded", e.tests_label, f"{e.name}'s tests, but no submission of theirs; not graded")
+            note("not_graded", e.tests_label, f"the tests of {quoted(e.name)}, but no submission of theirs; not graded")
         problems = [e for e in entries if e.problem]
         chosen = problems[-1] if problems else tests[-1] if tests else None
         if chosen and not chosen.problem:
@@ -87,7 +87,7 @@ def settle_by_lms_id(entries: list, note: Callable[[str, str, str], None]) -> An
         note(
             "superseded",
             e.main_label,
-            f"{e.name}'s older submission (LMS id {e.lms_id}); graded the newer "
+            f"an older submission of {quoted(e.name)} (LMS id {e.lms_id}); graded the newer "
             f"{chosen.main_label} (id {chosen.lms_id})",
         )
     if tests and chosen.tests is None:
@@ -95,7 +95,9 @@ def settle_by_lms_id(entries: list, note: Callable[[str, str, str], None]) -> An
         tests = tests[:-1]
     for e in tests:
         note(
-            "superseded", e.tests_label, f"{e.name}'s tests, not used (graded with {chosen.tests_label or 'no tests'})"
+            "superseded",
+            e.tests_label,
+            f"tests of {quoted(e.name)}, not used (graded with {chosen.tests_label or 'no tests'})",
         )
     return chosen
 
@@ -139,6 +141,12 @@ def printable(note: str) -> str:
     """A note safe to print on a terminal, on one line: a file name's control characters (newlines too) are
     escaped, not obeyed, as everywhere else (grader/text.py)."""
     return text.printable(note, keep="")
+
+
+def quoted(name: str) -> str:
+    """A name a student or an LMS chose, inside a sentence: in quotes, so that no sentence (a gradebook's
+    reason, a note) starts with it, and a spreadsheet never reads one as a formula."""
+    return f'"{name}"'
 
 
 def short_hash(text: str) -> str:

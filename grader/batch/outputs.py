@@ -3,8 +3,6 @@ summary page, from each student's row (their Result, and what the batch knows of
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import re
 from collections import Counter
@@ -12,6 +10,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from grader import csvfile
 from grader.batch.insight import WORK_FILE, class_insight
 from grader.batch.notes import Grouped, as_data
 from grader.fileio import atomic_write  # every batch output: whole, 0600, never through a link
@@ -87,8 +86,7 @@ def flags_for(source: str) -> list[str]:
 
 def gradebook(rows: list[Row], check_ids: list[str]) -> str:
     """grades.csv: one row per student, one column per check, readable by a spreadsheet or an LMS import."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
+    writer = csvfile.Writer(lineterminator="\r\n")
     writer.writerow(
         [
             "student",
@@ -125,7 +123,7 @@ def gradebook(rows: list[Row], check_ids: list[str]) -> str:
                 *(scores.get(cid, "") for cid in check_ids),
             ]
         )
-    return buffer.getvalue()
+    return writer.text()
 
 
 def class_data(rows: list[Row], assignment: Assignment, notes: tuple[Grouped, ...]) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from grader import catalog, secret, spec
 from grader.batch.discover import Submission, discover
+from grader.batch.earlier import earlier_rows
 from grader.batch.everyone import everyone
 from grader.batch.graders import Graders
 from grader.batch.insight import code_of, previous_works
@@ -36,6 +37,7 @@ from grader.batch.outputs import INCOMPLETE, Incomplete, Row, atomic_write, flag
 from grader.batch.tasks import OUTPUTS, Task, TaskOutcome, checked, failed, fingerprint, host_id, time_limit, timed_out
 from grader.errors import BadResult, ExitCode, GradingProcessDied, SchedulerLost, UnfitWorker, UsageError
 from grader.files import RESULT_FILE
+from grader.lms import groups as lms_groups
 from grader.lms import late
 from grader.lms import roster as rosters
 from grader.result import Result
@@ -160,13 +162,16 @@ def main(
     roster: Path | None = None,
     previous: Path | None = None,
     base: Path | None = None,
+    groups: Path | None = None,
 ) -> int:
     """`grader batch`: every input must exist before anything is graded."""
-    missing = [str(p) for p in inputs + [p for p in (base,) if p] if not p.exists()]
+    missing = [str(p) for p in inputs + [p for p in (base, groups) if p] if not p.exists()]
     if missing:
         raise UsageError(f"no such file or folder: {', '.join(missing)}")
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out} is a file: name a folder for the results (made if it does not exist)")
+    if any(out.resolve() == p.resolve() for p in inputs):
+        raise UsageError(f"--out {out} is one of the inputs: name a folder for the results outside the submissions")
     if previous is not None:
         previous_works(previous)  # an unreadable --previous stops the batch before anything is graded
     return run_batch(
@@ -180,6 +185,7 @@ def main(
         roster=roster,
         previous=previous,
         base=code_of(base.name, base.read_bytes()) if base else None,
+        groups=groups,
     )
 
 
@@ -194,15 +200,22 @@ def run_batch(
     roster: Path | None = None,
     previous: Path | None = None,
     base: str | None = None,
+    groups: Path | None = None,
 ) -> int:
     task_spec = catalog.load(assignment)  # fail early on an unknown assignment
     class_list = rosters.read(roster) if roster else None  # and on a roster it cannot read
+    teams = lms_groups.read(groups) if groups else None
     with tempfile.TemporaryDirectory(prefix="grader-batch-") as staging:
-        found = discover(inputs, Path(staging))
+        found = discover(inputs, Path(staging), exclude=out)
         noted = grouped(found.notes)  # one line per student and kind, the important kinds first
         for line in noted:
             print(f"note: {line.text}", file=sys.stderr)
-        students = [_student(s, out, late.assess(task_spec.late, s.identity)) for s in found.submissions]
+        submissions = found.submissions
+        if teams is not None:
+            submissions, group_notes = lms_groups.apply(teams, submissions)
+            for line in group_notes:
+                print(f"note: {line}", file=sys.stderr)
+        students = [_student(s, out, late.assess(task_spec.late, s.identity)) for s in submissions]
     if not students and not found.missing and class_list is None:  # before any folder is made
         raise UsageError(
             f"no submissions found under {', '.join(map(str, inputs))}: a batch grades .py files, "
@@ -245,7 +258,11 @@ def run_batch(
         )
         return ExitCode.FAILED
     graded = rows
-    rows = everyone(rows, found.missing, class_list, out / STUDENTS, task_spec)
+    now = [(r.student, r.identity) for r in rows] + [(m.student, m.identity) for m in found.missing]
+    before = earlier_rows(out, now, class_list is not None, task_spec)  # the whole class, not only this run's
+    if before:
+        print(f"note: {len(before)} students graded into {out} by an earlier batch keep their rows", file=sys.stderr)
+    rows = everyone(rows + before, found.missing, class_list, out / STUDENTS, task_spec)
     write_class_outputs(out, task_spec, sorted(rows, key=lambda r: r.student), noted, previous, base)
     handed_in = [r for r in rows if r.shown_status != "no_submission"]
     absent = len(rows) - len(handed_in)

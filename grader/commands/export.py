@@ -1,7 +1,8 @@
 """`grader export TARGET`: what the grader builds for somewhere else, each target in a module of its own.
 
 TARGETS names each target's module; its main(**options) takes the options it needs of out, assignment,
-graded (a graded batch's folder), roster, column and percent, by keyword.
+graded (a graded batch's folder), roster, column, percent, zero_missing, allow_unmatched and mapping, by
+keyword.
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ def main(
     roster: Path | None = None,
     column: str | None = None,
     percent: bool = False,
+    zero_missing: bool = False,
+    allow_unmatched: bool = False,
+    mapping: Path | None = None,
 ) -> int:
     run = importlib.import_module(TARGETS[target]).main
     options = {
@@ -40,6 +44,9 @@ def main(
         "roster": roster,
         "column": column,
         "percent": percent,
+        "zero_missing": zero_missing,
+        "allow_unmatched": allow_unmatched,
+        "mapping": mapping,
     }
     wanted = inspect.signature(run).parameters
     return run(**{name: value for name, value in options.items() if name in wanted})

@@ -4,16 +4,20 @@ Grades leave as the LMS's own file, keyed by the LMS's own ids from the batch's 
 (`lms_user_id`), so no grade is joined by a name: the roster (the LMS's export) gives the
 rows, in its order, and the grader only fills the grade.
 
-- canvas: Canvas's gradebook import: `Student, ID, SIS User ID, SIS Login ID, Section`, one
-  column named as Canvas names the assignment (`Title (id)`, from the roster; a new title
-  makes Canvas create the assignment), the `Points Possible` row, then one row per roster
-  student. Points are scaled to the assignment's points possible, 2 decimals (`--percent`:
-  `85.5%`).
-- moodle: the grading worksheet given back whole, with `Grade` filled (scaled to each row's
-  `Maximum Grade`, 2 decimals); every other cell, `Last modified (grade)` included, as read,
-  which is what Moodle's offline-grading upload checks.
+- canvas: Canvas's gradebook import: the roster's student columns as read (`Student` or
+  `LastName, FirstName`, `ID`, ... `Section`), one column named as Canvas names the assignment
+  (`Title (id)`, from the roster), the `Points Possible` row as read, then one row per roster
+  student, separated as the roster was (`,` or `;`). Points are scaled to the column's points
+  possible and written as the roster writes numbers (`7,50`; `--percent`: `85,50%`).
+- moodle: the grading worksheet given back whole, with the grade cell filled (scaled to each row's
+  maximum grade, in its number form); every other cell, the grade's last-modified time included,
+  as read, which is what Moodle's offline-grading upload checks.
 - gradescope-csv: a plain CSV (`Name, SID, Email, Score, Max Points, Status`), one row per
   roster student (or per gradebook row without a roster).
+
+Which cell each roster student gets (their grade, or the LMS's own cell where the grader has no work of
+theirs) is grader/lms/writeback.py's; which row a graded student's grade goes to, grader/lms/matching.py's.
+Every file is written through grader/csvfile.py, so no cell is a formula.
 - feedback: a zip of every student's report, named as their LMS takes bulk feedback back:
   Canvas `lastfirst[_late]_<user id>_<attachment id>_feedback.html` (Canvas matches the first
   two numbers: the user and their submitted file), Moodle `Full Name_<participant
@@ -25,21 +29,22 @@ from __future__ import annotations
 import csv
 import io
 import json
-import sys
+import unicodedata
 import zipfile
 from dataclasses import replace
 from pathlib import Path
 
-from grader import catalog
+from grader import catalog, csvfile
+from grader.batch.names import safe_id
 from grader.errors import BadResult, UsageError
 from grader.fileio import atomic_write
 from grader.files import REPORT_FILE, RESULT_FILE
+from grader.lms import matching, numbers, writeback
 from grader.lms import roster as rosters
 from grader.render import html
 from grader.result import Result, SubmissionError
 
 TARGETS = ("gradescope", "canvas", "moodle", "gradescope-csv", "feedback")
-CANVAS_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 POINTS_POSSIBLE = "    Points Possible"
 ZIP_TIME = (2020, 1, 1, 0, 0, 0)
 CRASH_TEXT = "The grader could not finish grading this submission; your instructor has the details."
@@ -54,6 +59,9 @@ def main(
     roster: Path | None = None,
     column: str | None = None,
     percent: bool = False,
+    zero_missing: bool = False,
+    allow_unmatched: bool = False,
+    mapping: Path | None = None,
 ) -> int:
     if target == "gradescope":
         from grader.gradescope import export
@@ -73,48 +81,35 @@ def main(
             f"({'the gradebook export CSV' if target == 'canvas' else 'the grading worksheet'})"
             + (f"; {roster} is a {class_list.lms} roster" if class_list else "")
         )
-    max_score = catalog.load(assignment).max_score if not rows else float(next(iter(rows.values()))["max_score"])
+    if mapping is not None and class_list is None:
+        raise UsageError("--map pairs graded students with roster rows: give the roster with --roster FILE")
+    max_score = catalog.load(assignment).max_score if not rows else _max_score(rows)
     if class_list is not None:
-        _check_join(class_list, rows, graded)
+        rows = matching.join(class_list, rows, graded, mapping, allow_unmatched)
+    options = writeback.Options(percent, zero_missing)
+    tally = writeback.Tally()
     if target == "canvas":
-        text = canvas(class_list, rows, max_score, column, percent)
+        text = canvas(class_list, rows, max_score, column, options, tally)
     elif target == "moodle":
-        text = moodle(class_list, rows)
+        text = moodle(class_list, rows, options, tally)
     else:
-        text = plain_csv(class_list, rows)
+        text = plain_csv(class_list, rows, options, tally)
     atomic_write(out, text)
-    print(f"{target} grades written to {out}")
+    print(f"{target} grades written to {out}: {tally.line()}")
     return 0
 
 
-def _check_join(class_list: rosters.Roster, rows: dict, graded: Path) -> None:
-    """Refuse a roster that shares no student with the gradebook (another course, another LMS): every grade
-    would be 0; otherwise say who is in one and not the other."""
-    ids = {s.user_id for s in class_list.students}
-    graded_ids = {key for key, row in rows.items() if row.get("status") != "no_submission"}
-    if graded_ids and not graded_ids & ids:
-        raise UsageError(
-            f"none of the {len(graded_ids)} students graded in {graded} is on the roster "
-            f"{class_list.path} ({class_list.lms} ids): is it the same course and LMS?"
-        )
-    left_out = sorted(rows[key]["student"] for key in graded_ids - ids)
-    if left_out:
-        print(
-            f"note: {len(left_out)} graded students are not on the roster, so not in the import: "
-            + ", ".join(left_out[:10])
-            + (" ..." if len(left_out) > 10 else ""),
-            file=sys.stderr,
-        )
-    absent = sum(s.user_id not in graded_ids for s in class_list.students)
-    if absent:
-        print(
-            f"note: {absent} of the roster's {len(ids)} students have no grade of their own: 0 for each",
-            file=sys.stderr,
-        )
+def _max_score(rows: dict) -> float:
+    for row in rows.values():
+        parsed = numbers.parse(row.get("max_score", ""))
+        if parsed and parsed[0] > 0:
+            return parsed[0]
+    return 0.0
 
 
 def gradebook(graded: Path) -> dict[str, dict[str, str]]:
-    """The batch's gradebook rows, by LMS user id (or by student id when the LMS gave none)."""
+    """The batch's gradebook rows, by LMS user id (or by student id when the LMS gave none); of two rows with
+    one id, the one with work wins over a roster's no_submission."""
     path = graded / "grades.csv"
     try:
         with open(path, newline="", encoding="utf-8") as f:
@@ -129,7 +124,12 @@ def gradebook(graded: Path) -> dict[str, dict[str, str]]:
         raise UsageError(f"{path} cannot be read: --from is the --out folder of a graded batch") from None
     if rows and "lms_user_id" not in rows[0]:
         raise UsageError(f"{path} has no lms_user_id column: grade the class again with this grader")
-    return {(r["lms_user_id"] or r["student"]): r for r in rows}
+    found: dict[str, dict[str, str]] = {}
+    for row in rows:
+        key = row["lms_user_id"] or row["student"]
+        if key not in found or found[key].get("status") == writeback.NO_SUBMISSION:
+            found[key] = row
+    return found
 
 
 def _finish(graded: Path) -> str:
@@ -141,106 +141,150 @@ def _finish(graded: Path) -> str:
     return finish if isinstance(finish, str) and finish else "the same grader batch command (without --force)"
 
 
-def _fraction(row: dict[str, str] | None, max_score: float) -> float:
-    """The share of the points this student earned (0 with no row, no submission or an error)."""
-    if row is None or not max_score:
-        return 0.0
-    try:
-        return max(0.0, float(row["score"])) / max_score
-    except (KeyError, ValueError):
-        return 0.0
-
-
-def canvas(class_list: rosters.Roster, rows: dict, max_score: float, column: str | None, percent: bool) -> str:
+def canvas(
+    class_list: rosters.Roster,
+    rows: dict,
+    max_score: float,
+    column: str | None,
+    options: writeback.Options,
+    tally: writeback.Tally,
+) -> str:
     header = list(class_list.header)
+    info = _canvas_info(header)
     name = column or _canvas_column(header, class_list)
-    possible = max_score
-    if name in header:
-        index = header.index(name)
-        for row in class_list.rows:
-            if row and "points possible" in row[0].lower() and index < len(row):
-                try:
-                    possible = float(row[index])
-                except ValueError:
-                    pass
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow([*CANVAS_COLUMNS, name])
-    writer.writerow([POINTS_POSSIBLE, "", "", "", "", f"{possible:.2f}"])
+    index = header.index(name) if name in header else -1
+    possible, form, points_cell = _points_possible(class_list, name, index, max_score)
+    target = writeback.Column(100.0 if options.percent else possible, form)
+    writer = csvfile.Writer(class_list.delimiter)
+    writer.writerow([*header[:info], name])
+    writer.writerow([POINTS_POSSIBLE, *[""] * (info - 1), points_cell])
     for student in class_list.students:
-        share = _fraction(rows.get(student.user_id), max_score)
-        grade = f"{round(100 * share, 2):.2f}%" if percent else f"{round(possible * share, 2):.2f}"
-        cells = [_cell(header, student.cells, c) for c in CANVAS_COLUMNS]
-        writer.writerow([*cells, grade])
-    return buffer.getvalue()
+        cell = student.cells[index] if 0 <= index < len(student.cells) else ""
+        grade = writeback.decide(rows.get(student.user_id), cell, target, options, tally)
+        writer.writerow([*(list(student.cells[:info]) + [""] * info)[:info], grade])
+    return writer.text()
+
+
+def _canvas_info(header: list[str]) -> int:
+    """How many leading columns are the student's (up to and including `Section`, as Canvas's importer
+    counts them)."""
+    count = 0
+    for cell in header:
+        if cell.strip() not in rosters.CANVAS_ID_COLUMNS:
+            break
+        count += 1
+    return count
+
+
+def _points_possible(
+    class_list: rosters.Roster, name: str, index: int, max_score: float
+) -> tuple[float, numbers.Form, str]:
+    """The column's points possible, their number form and the cell to write back (as read). A new column
+    (not in the roster: Canvas creates the assignment) takes the grader's maximum, in the file's form."""
+    rows = [r for r in class_list.rows if r and "points possible" in r[0].lower()]
+    usual = numbers.Form("," if class_list.delimiter == ";" else ".")
+    if index < 0:
+        forms = [numbers.parse(c) for r in rows for c in r[1:]]
+        form = next((f[1] for f in forms if f and f[1].decimals), usual)
+        return max_score, form, form.write(max_score)
+    cell = rows[0][index] if rows and index < len(rows[0]) else ""
+    parsed = numbers.parse(cell)
+    if parsed is None or parsed[0] <= 0:
+        where = (
+            f"the Points Possible row of column '{name}'"
+            if rows
+            else f"column '{name}' (it has no Points Possible row)"
+        )
+        raise UsageError(
+            f"{class_list.path}: {where} holds {cell.strip()!r}, not points this export can scale grades to: "
+            "export the gradebook from Canvas again, or set the assignment's points in Canvas first"
+        )
+    value, form = parsed
+    return value, form if form.decimals else usual, cell
 
 
 def _canvas_column(header: list[str], class_list: rosters.Roster) -> str:
-    """The assignment's column in the roster: the only one, or the one --column names."""
-    skip = set(CANVAS_COLUMNS) | {"Integration ID"}
-    columns = [h for h in header if h not in skip and not any(t in h for t in rosters.CANVAS_TOTALS)]
+    """The assignment's column in the roster: the only one, else the only one named `Title (id)`, or the one
+    --column names."""
+    columns = [
+        h for h in header[_canvas_info(header) :] if not any(t in h for t in rosters.CANVAS_TOTALS) and h.strip()
+    ]
+    titled = [h for h in columns if _title_id(h)]
     if len(columns) == 1:
         return columns[0]
+    if len(titled) == 1:
+        return titled[0]
     raise UsageError(
         f"{class_list.path} has {len(columns)} assignment columns"
-        + (f" ({', '.join(columns)})" if columns else "")
-        + ": name the one to fill with --column (as Canvas names it, 'Title (id)'; a new title makes "
-        "Canvas create the assignment)"
+        + (f" ({', '.join(columns)[:500]})" if columns else "")
+        + ": name the one to fill with --column (as Canvas names it, 'Title (id)'; a title without an id "
+        "first matches an assignment of that title, else Canvas creates one)"
     )
 
 
-def _cell(header, row, name: str) -> str:
-    return row[header.index(name)] if name in header and header.index(name) < len(row) else ""
+def _title_id(header: str) -> bool:
+    """Is a header Canvas's `Title (id)`?"""
+    text = header.strip()
+    if not text.endswith(")") or " (" not in text:
+        return False
+    return text[text.rindex(" (") + 2 : -1].isdigit()
 
 
-def moodle(class_list: rosters.Roster, rows: dict) -> str:
+def moodle(class_list: rosters.Roster, rows: dict, options: writeback.Options, tally: writeback.Tally) -> str:
     header = list(class_list.header)
-    for needed in ("Identifier", "Grade", "Maximum Grade", "Last modified (grade)"):
-        if needed not in header:
-            raise UsageError(f"{class_list.path} has no '{needed}' column: download the grading worksheet again")
+    where = class_list.columns
+    if "grade" not in where or "maximum" not in where:
+        raise UsageError(
+            f"{class_list.path} has no column of maximum grades (a worksheet of an assignment graded on a scale, "
+            "or not downloaded from Moodle's Download grading worksheet): this export writes points only"
+        )
+    grade_at, most_at = where["grade"], where["maximum"]
     by_row = {s.cells: s for s in class_list.students}
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    writer = csvfile.Writer(class_list.delimiter)
     writer.writerow(header)
     for read in class_list.rows:
         student = by_row.get(read)
         cells = list(read) + [""] * (len(header) - len(read))
         if student is not None:
-            try:
-                maximum = float(cells[header.index("Maximum Grade")])
-            except ValueError:
-                maximum = 0.0
             row = rows.get(student.user_id)
-            if maximum and row is not None:
-                cells[header.index("Grade")] = f"{round(maximum * _fraction(row, float(row['max_score'])), 2):.2f}"
-            elif maximum:
-                cells[header.index("Grade")] = "0.00"
+            parsed = numbers.parse(cells[most_at])
+            if parsed is None or parsed[0] <= 0:
+                if row is not None and row.get("status") != writeback.NO_SUBMISSION or options.zero_missing:
+                    raise UsageError(
+                        f"{class_list.path}: the maximum grade of {cells[0].strip()} (column "
+                        f"'{header[most_at]}') is {cells[most_at].strip()!r}, not a number: download the "
+                        "grading worksheet again"
+                    )
+                tally.kept["with no submission"] += 1
+            else:
+                value, form = parsed
+                column = writeback.Column(value, numbers.Form(form.separator, form.decimals or 2))
+                cells[grade_at] = writeback.decide(row, cells[grade_at], column, options, tally, student.team)
         writer.writerow(cells)
-    return buffer.getvalue()
+    return writer.text()
 
 
-def plain_csv(class_list: rosters.Roster | None, rows: dict) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+def plain_csv(class_list: rosters.Roster | None, rows: dict, options: writeback.Options, tally: writeback.Tally) -> str:
+    writer = csvfile.Writer()
     writer.writerow(["Name", "SID", "Email", "Score", "Max Points", "Status"])
     if class_list is None:
-        for key, row in sorted(rows.items(), key=lambda kv: kv[1]["student"]):
+        for row in sorted(rows.values(), key=lambda r: r["student"]):
             writer.writerow([row["student"], row["lms_user_id"], "", row["score"], row["max_score"], row["status"]])
-        return buffer.getvalue()
+            tally.changed += 1
+        return writer.text()
     for student in class_list.students:
         row = rows.get(student.user_id)
         sid = student.user_id if student.user_id != student.email else ""
-        writer.writerow(
-            [
-                student.name,
-                sid,
-                student.email,
-                row["score"] if row else "0.0",
-                row["max_score"] if row else "",
-                row["status"] if row else "no_submission",
-            ]
-        )
-    return buffer.getvalue()
+        if row is None or row.get("status") == writeback.NO_SUBMISSION:
+            score = "0.0" if options.zero_missing else ""
+            tally.changed += bool(score)
+            tally.kept["with no submission"] += not score
+        else:
+            score = row["score"]
+            tally.changed += 1
+        status = row["status"] if row else writeback.NO_SUBMISSION
+        writer.writerow([student.name, sid, student.email, score, row["max_score"] if row else "", status])
+    return writer.text()
 
 
 def feedback(graded: Path, rows: dict, out: Path) -> int:
@@ -263,14 +307,30 @@ def feedback(graded: Path, rows: dict, out: Path) -> int:
 
 
 def feedback_name(student: dict) -> str:
+    """A report's name in the feedback zip, as the student's LMS matches it, of safe characters only (ASCII
+    letters and digits, `_`, `-`, `.` and, for Moodle, spaces): Canvas reads the first two all-digit `_` parts
+    (the user and their attached file), Moodle the second of five `_` parts (the participant)."""
     who = student.get("lms") or {}
-    lms, name, uid, sub = who.get("lms"), who.get("name", ""), who.get("user_id", ""), who.get("submission_id", "")
-    if lms == "canvas" and uid and sub:
-        name = "".join(c for c in name.lower() if c.isalnum() or c == "-") or "student"
-        return f"{name}{'_late' if who.get('late') else ''}_{uid}_{sub}_feedback.html"
-    if lms == "moodle" and uid and name and "_" not in name and "/" not in name:
-        return f"{name}_{uid}_assignsubmission_file_feedback.html"
-    return f"{student['student']}/feedback.html"
+    lms, name = who.get("lms"), str(who.get("name", ""))
+    uid, sub = str(who.get("user_id", "")), str(who.get("submission_id", ""))
+    if lms == "canvas" and _digits(uid) and _digits(sub):
+        short = _ascii(name).lower()
+        short = short if short and not short.isdigit() else "student"
+        return f"{short}{'_late' if who.get('late') else ''}_{uid}_{sub}_feedback.html"
+    if lms == "moodle" and _digits(uid):
+        full = " ".join(_ascii(part) for part in name.split()).strip() or "Participant"
+        return f"{full}_{uid}_assignsubmission_file_feedback.html"
+    return f"{safe_id(str(student.get('student', ''))) or 'student'}/feedback.html"
+
+
+def _digits(text: str) -> bool:
+    return 0 < len(text) <= 20 and text.isascii() and text.isdigit()
+
+
+def _ascii(text: str) -> str:
+    """Letters and digits of a name, accents dropped, anything else (other scripts too) left out; at most 60."""
+    folded = unicodedata.normalize("NFKD", text[:200])
+    return "".join(c for c in folded if c.isascii() and c.isalnum())[:60]
 
 
 def student_safe(folder: Path, report: Path) -> str:

@@ -7,10 +7,15 @@ Each LMS's download names its students its own way, and each has a small reader 
 - Canvas ("Download Submissions"): every file is `lastfirst[_late]_<user id>_<attachment
   id>_<file name>`. The user id is the gradebook's `ID`; the second number is the id of the
   file the student attached (it grows with every resubmission, so the highest is the newest),
-  and `_late` is Canvas's late marker.
+  and `_late` (`_LATE` in newer versions) is Canvas's late marker. `lastfirst` is the sortable
+  name lowercased with every non-word character removed: letters of any script stay
+  (`garcíamárquezjosé`, `王`, `o_brienpat`), and Canvas itself removes each `_<digits>_` from
+  it, so the name ends where the first two all-digit `_` parts begin.
 - Moodle ("Download all submissions"): one folder per participant, `<Full Name>_<participant
   id>_assignsubmission_file[_]` (the trailing `_` before Moodle 4.1), or flat files with that
-  prefix. The participant id is the grading worksheet's `Participant <id>`.
+  prefix; Moodle writes the name with each `_` made a space (anonymous: `Participant`, in the
+  site's language; a team submission: the group's name and the group's id). The participant id
+  is the grading worksheet's `Participant <id>`.
 - Gradescope ("Export Submissions"): folders `submission_<id>/` beside `submission_metadata.yml`,
   which names each submission's submitters (name, SID, email) and its submission time.
 - Anything else is a plain folder: the file, zip or folder name is all there is.
@@ -25,10 +30,7 @@ from pathlib import Path
 
 from grader.errors import BadMetadata
 
-CANVAS = re.compile(r"^(?P<name>[a-z][a-z0-9-]*?)(?P<late>_late)?_(?P<uid>\d+)_(?P<sid>\d+)_(?P<file>.+)$")
-"""A Canvas download's file name (lowercased): lastfirst[_late]_userid_attachmentid_filename."""
-MOODLE = re.compile(r"^(?P<name>[^_/]+)_(?P<uid>\d+)_assignsubmission_(?P<plugin>[a-z]+)(?:_(?P<file>.*))?$")
-"""A Moodle download's folder or file name: Full Name_participantid_assignsubmission_plugin[_][filename]."""
+MOODLE_PLUGIN = "assignsubmission"
 GRADESCOPE_FOLDER = re.compile(r"^submission_(?P<sid>\d+)$")
 GRADESCOPE_METADATA = "submission_metadata.yml"
 MOST_METADATA_BYTES = 20 * 2**20
@@ -53,6 +55,19 @@ class Identity:
     group: tuple[Identity, ...] = ()
     """The other members of a group submission (Gradescope's other submitters): each gets the grade too."""
 
+    @classmethod
+    def from_dict(cls, data: object, depth: int = 0) -> Identity | None:
+        """An identity as summary.json holds it (dataclasses.asdict), read as untrusted data; None if it is not
+        one."""
+        if not isinstance(data, dict) or not isinstance(data.get("lms"), str):
+            return None
+        text = {k: str(data.get(k) or "")[:1000] for k in ("lms", "name", "user_id", "submission_id", "email")}
+        group = data.get("group") if depth == 0 and isinstance(data.get("group"), list) else []
+        members = tuple(m for m in (cls.from_dict(g, 1) for g in group[:1000]) if m is not None)
+        return cls(
+            **text, late=data.get("late") is True, submitted_at=str(data.get("submitted_at") or "")[:100], group=members
+        )
+
     @property
     def sort_key(self) -> int:
         """Which of one student's submissions is the newest: the highest LMS id wins."""
@@ -63,27 +78,64 @@ def plain(name: str) -> Identity:
     return Identity("plain", name)
 
 
+def _digits(part: str) -> bool:
+    return part.isascii() and part.isdigit()
+
+
+def canvas_parts(name: str) -> tuple[str, bool, str, str, str] | None:
+    """A Canvas download name split as Canvas writes it, `lastfirst[_late]_<user id>_<attachment id>_<file>`:
+    (name, late, user id, attachment id, file); None when it is not one. The name is everything before the
+    first two all-digit `_` parts, in any script and case (Canvas removes `_<digits>_` from it, so it holds
+    none); no regular expression, one split."""
+    parts = name.split("_")
+    for i in range(1, len(parts) - 2):
+        if _digits(parts[i]) and _digits(parts[i + 1]):
+            head, late = parts[:i], False
+            if len(head) > 1 and head[-1].lower() == "late":
+                head, late = head[:-1], True
+            file = "_".join(parts[i + 2 :])
+            return ("_".join(head), late, parts[i], parts[i + 1], file) if file and head[0] else None
+    return None
+
+
+def _canvas(name: str) -> tuple[Identity, str] | None:
+    parts = canvas_parts(name)
+    if parts is None:
+        return None
+    who, late, uid, sub, file = parts
+    return Identity("canvas", who, uid, sub, late=late), file
+
+
+def _moodle(name: str) -> tuple[Identity, str] | None:
+    """`Full Name_<id>_assignsubmission_<plugin>[_[file]]` as Moodle's own importer reads it: five `_` parts at
+    most, the second numeric; the full name holds no `_` (Moodle writes each as a space)."""
+    parts = name.split("_", 4)
+    if len(parts) < 4 or not _digits(parts[1]) or parts[2] != MOODLE_PLUGIN or not parts[3].isalpha():
+        return None
+    if not parts[0].strip() or "/" in parts[0]:
+        return None
+    return Identity("moodle", parts[0].strip(), parts[1]), parts[4] if len(parts) == 5 else ""
+
+
 def from_file_name(name: str) -> tuple[Identity, str] | None:
     """A loose file named by Canvas or Moodle: the student, and the file's own name; None for any other."""
-    canvas = CANVAS.match(name.lower())
+    canvas = _canvas(name)
     if canvas:
-        return Identity("canvas", canvas["name"], canvas["uid"], canvas["sid"], late=bool(canvas["late"])), name[
-            -len(canvas["file"]) :
-        ]
-    moodle = MOODLE.match(name)
-    if moodle and moodle["file"]:
-        return Identity("moodle", moodle["name"].strip(), moodle["uid"]), moodle["file"]
+        return canvas
+    moodle = _moodle(name)
+    if moodle and moodle[1]:
+        return moodle
     return None
 
 
 def from_folder_name(name: str) -> Identity | None:
     """A student's folder or zip named by Canvas or Moodle; None for any other."""
-    canvas = CANVAS.match(name.lower())
+    canvas = _canvas(name)
     if canvas:
-        return Identity("canvas", canvas["name"], canvas["uid"], canvas["sid"], late=bool(canvas["late"]))
-    moodle = MOODLE.match(name)
-    if moodle and not moodle["file"]:
-        return Identity("moodle", moodle["name"].strip(), moodle["uid"])
+        return canvas[0]
+    moodle = _moodle(name)
+    if moodle and not moodle[1]:
+        return moodle[0]
     return None
 
 

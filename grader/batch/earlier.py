@@ -1,0 +1,93 @@
+"""The students an earlier batch into the same --out graded, so that the gradebook is always the whole class.
+
+A batch grades what its inputs hold now: a late student graded alone into the class's --out, or a second
+download holding only resubmissions, would otherwise leave a gradebook and class page of those few while
+`students/` holds everyone. So each student of the folder's summary.json that this run did not grade (by
+student id, or by LMS id) keeps their row, read back from their own result.json and the summary's entry
+(their LMS identity, late penalty, reason). A roster's `no_submission` rows are not carried: the roster
+given now decides them (without one now, they are kept, unless the student has work now).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from grader.batch.everyone import absent
+from grader.batch.outputs import Row
+from grader.errors import BadResult
+from grader.files import RESULT_FILE
+from grader.lms.identity import Identity
+from grader.result import Result
+from grader.spec import Assignment
+
+NO_SUBMISSION = "no_submission"
+MOST_SUMMARY_BYTES = 200 * 2**20
+
+
+def earlier_rows(
+    out: Path, now: list[tuple[str, Identity | None]], roster_given: bool, assignment: Assignment
+) -> list[Row]:
+    """The rows of students graded into `out` before and not among those this run has a row for (`now`: each
+    one's student id and LMS identity)."""
+    try:
+        path = out / "summary.json"
+        if not path.is_file() or path.stat().st_size > MOST_SUMMARY_BYTES:
+            return []
+        students = json.loads(path.read_text(encoding="utf-8")).get("students")
+    except (OSError, ValueError, AttributeError):
+        return []
+    if not isinstance(students, list):
+        return []
+    ids = {student.lower() for student, _ in now}
+    lms_ids = {(who.lms, who.user_id) for _, who in now if who and who.user_id}
+    kept = []
+    for entry in students:
+        row = _row(out, entry, assignment) if isinstance(entry, dict) else None
+        if row is None or row.student.lower() in ids:
+            continue
+        who = row.identity
+        if who is not None and who.user_id and (who.lms, who.user_id) in lms_ids:
+            continue
+        if row.status == NO_SUBMISSION and roster_given:
+            continue
+        ids.add(row.student.lower())
+        kept.append(row)
+    return kept
+
+
+def _row(out: Path, entry: dict, assignment: Assignment) -> Row | None:
+    """A student's row as an earlier batch wrote it, or None when their files are not there to read."""
+    student, folder, status = entry.get("student"), entry.get("folder"), entry.get("status")
+    if not isinstance(student, str) or not student or not isinstance(status, str):
+        return None
+    who = Identity.from_dict(entry.get("lms"))
+    penalty = entry.get("late_penalty")
+    reason = entry.get("reason") if isinstance(entry.get("reason"), str) else ""
+    flags = [f for f in entry.get("flags") or [] if isinstance(f, str)] if isinstance(entry.get("flags"), list) else []
+    if status == NO_SUBMISSION:
+        return absent(student, who, assignment) if who is not None else None
+    if not isinstance(folder, str) or Path(folder).name != student:  # a group member's: made again from the group's
+        return None
+    result = _saved(out / folder)
+    if result is None:
+        return None
+    return Row(
+        student,
+        entry.get("late") is True,
+        result,
+        True,
+        result.submission,
+        folder,
+        flags,
+        who,
+        reason=reason,
+        penalty=float(penalty) if isinstance(penalty, (int, float)) else 0.0,
+    )
+
+
+def _saved(folder: Path) -> Result | None:
+    try:
+        return Result.from_dict(json.loads((folder / RESULT_FILE).read_text(encoding="utf-8")))
+    except (OSError, ValueError, BadResult):
+        return None
