@@ -360,10 +360,10 @@ class SuiteLane:
             with self._lock:
                 into.append(run)
 
-    def _keep_transformed(self, reply: dict) -> None:
-        """The cells as a run on the student's own engine transformed them, for the later runs (protocol's
-        transformed() says why that is safe); a lane's threads keep the first they get."""
-        found = protocol.transformed(reply.get("result") if isinstance(reply, dict) else None, self.job.code)
+    def _keep_transformed(self, first: dict | None) -> None:
+        """The cells as IPython transforms them, from the first frame of a run asked to derive them, for the later
+        runs (protocol's transformed() says why that is safe); a lane's threads keep the first they get."""
+        found = protocol.transformed(first, self.job.code)
         with self._lock:
             if found and not self.job.code.transformed:
                 self.job = dataclasses.replace(self.job, code=dataclasses.replace(self.job.code, transformed=found))
@@ -386,8 +386,9 @@ class SuiteLane:
         job = self.job
         skip = self._skip if skip is None else skip
         lean = lean or bool(self.outcome.run_once) and self._lean
+        derive = engine is None and not job.code.transformed and job.code.kind == "notebook"
         message = protocol.suite(
-            job.code.request(skip, self._cell_timeout, lean),
+            job.code.request(skip, self._cell_timeout, lean, derive),
             job.tests,
             engine.block if engine else None,
             list(job.fixtures),
@@ -397,10 +398,9 @@ class SuiteLane:
             unit = sandbox.unit("suite")
         except WorkerFailure as failure:
             return RunReply(engine, failure=failure, duration=time.monotonic() - started)
+        heard: list[dict] = []
         try:
-            reply = unit.exchange(message, timeout, self._until)
-            if engine is None and not job.code.transformed and job.code.kind == "notebook":
-                self._keep_transformed(reply)
+            reply = unit.exchange(message, timeout, self._until, lambda event: len(heard) < 1 and heard.append(event))
             return RunReply(engine, reply=reply, duration=time.monotonic() - started)
         except OutOfTime as failure:
             if failure.outer:
@@ -410,5 +410,7 @@ class SuiteLane:
         except WorkerFailure as failure:
             return RunReply(engine, failure=failure, duration=time.monotonic() - started)
         finally:
+            if derive:  # said before the student's code ran, so it holds however the run ended
+                self._keep_transformed(heard[0] if heard else None)
             if not unit.failed:
                 unit.close()

@@ -113,9 +113,9 @@ def _ordered(lane: SuiteLane, runs: list[RunReply]) -> list[RunReply]:
 
 def only_needed(lane: SuiteLane, sandbox: Sandbox, own: RunReply, timeout: float) -> float:
     """After the run on the whole notebook (the usual way): run the tests on the student's engine again with
-    only the cells they need, lean (each cell as plain Python, from the whole run's transformation of it:
-    grader/sandbox/inside/notebook.py); if every test and probe comes out the same, the other runs leave the
-    rest out and are lean too (each run's limit then follows that run's time)."""
+    only the cells they need, lean (each cell as plain Python, as the whole run derived IPython's transformation
+    of it before running any: grader/sandbox/inside/notebook.py); if every test and probe comes out the same, the
+    other runs leave the rest out and are lean too (each run's limit then follows that run's time)."""
     if lane.job.needed is None or lane.job.code.kind != "notebook":
         return timeout
     demo = _demo(lane) - lane._skip

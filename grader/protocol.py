@@ -35,12 +35,16 @@ class Code:
     stand_ins: tuple[str, ...] = ()
     """Packages the assignment allows: where one is not installed, importing it gives a stand-in."""
     transformed: tuple[tuple[int, str], ...] = ()
-    """Of a notebook, cells as IPython transformed them in the run of the tests on the student's own engine
-    (transformed()): later runs take these rather than tokenize every cell again."""
+    """Of a notebook, cells as IPython transforms them, derived by a run of the tests on the student's own engine
+    before any of the student's code ran in it (transformed()): later runs take these rather than tokenize every
+    cell again."""
 
-    def request(self, skip: frozenset[int] = frozenset(), cell_timeout: float = 30.0, lean: bool = False) -> dict:
+    def request(
+        self, skip: frozenset[int] = frozenset(), cell_timeout: float = 30.0, lean: bool = False, derive: bool = False
+    ) -> dict:
         """How to load it: the module's file, or the notebook's cells without those in skip (lean: each cell
-        transformed runs as plain Python, grader/sandbox/inside/notebook.py's _run_lean)."""
+        transformed runs as plain Python, grader/sandbox/inside/notebook.py's _run_lean; derive: a suite run first
+        says how IPython transforms the cells, before it runs any, grader/sandbox/inside/units.py's suite)."""
         if self.kind == "notebook":
             return {
                 "kind": "notebook",
@@ -50,6 +54,7 @@ class Code:
                 "stand_ins": list(self.stand_ins),
                 "transformed": [list(c) for c in self.transformed],
                 "lean": lean,
+                "derive": derive,
             }
         return {"kind": "py", "file": MODULE_FILE, "stand_ins": list(self.stand_ins)}
 
@@ -308,15 +313,17 @@ def suite_run(result: Any, allowed: set[str] | None) -> SuiteRun:
     return SuiteRun(tests, errors, probes)
 
 
-def transformed(result: Any, code: Code) -> tuple[tuple[int, str], ...]:
-    """The cells of code as a run claims IPython transformed them (a suite reply's result), each kept only if
-    it names one of code's cells and is a text of reasonable length for it; () when there are none.
+def transformed(first: Any, code: Code) -> tuple[tuple[int, str], ...]:
+    """The cells of code as IPython transforms them, as claimed by the first frame of a suite run asked to derive
+    them (the event frame its process sends before it runs any of the student's code), each kept only if it names
+    one of code's cells and is a text of reasonable length for it; () when there are none.
 
-    A claim taken as code: later runs of the same student's tests, in the same student's sandbox, run these
-    texts for those cells. The run that made them is the one on the student's own engine, which is told
-    nothing but the student's files, the tests and the probes: what it could pass on is nothing secret."""
+    A claim taken as code: later runs of the same student's tests run these texts for those cells. Only that
+    first frame is read: the process was the template's fork, which never runs student code, until it was sent,
+    and a frame sent is out of its reach; whatever the student's code says later (a frame of its own, the reply)
+    is not read for it. So what later runs take is the submission's own cells as IPython reads them."""
     sources = dict(code.cells)
-    claimed = result.get("transformed") if isinstance(result, dict) else None
+    claimed = first.get("transformed") if isinstance(first, dict) else None
     if code.kind != "notebook" or not isinstance(claimed, list):
         return ()
     found = {}

@@ -177,15 +177,24 @@ def _symbols(module) -> list[str]:
 
 
 def suite(sock: socket.socket, cfg: dict) -> None:
-    """One run of the student's tests on one engine; a single reply."""
+    """One run of the student's tests on one engine; a single reply. Asked to derive (a notebook's run on the
+    student's own engine), it first sends, as an event frame, the cells as IPython transforms them
+    (notebook.derive), which later runs take: made before any of the student's code runs in the process, and sent
+    (out of the process's reach) before it does."""
     request = frames.receive(sock)
     if request is None:
         return
+    seq = request.get("seq")
+    code, engine = request["code"], request.pop("engine", None) or ""
+    if code["kind"] == "notebook" and code.get("derive"):
+        import notebook
+
+        code["transformed"] = notebook.derive(code["cells"], code["skip"])
+        frames.send(sock, {"seq": seq, "event": {"transformed": code["transformed"]}})
     loader = Loader(cfg)
     run_dir = os.path.join(cfg["scratch"], "run")
     os.makedirs(run_dir, exist_ok=True)
     os.chdir(run_dir)
-    code, engine = request["code"], request.pop("engine", None) or ""
     standins.install(code.get("stand_ins", []))
     try:
         import notebook
@@ -210,16 +219,14 @@ def suite(sock: socket.socket, cfg: dict) -> None:
         with open(tests, "w", encoding="utf-8") as f:
             f.write(request["tests"])
     except BaseException as exc:  # noqa: BLE001
-        frames.send(sock, {"seq": request.get("seq"), "ok": False, "error": loader.error(exc)})
+        frames.send(sock, {"seq": seq, "ok": False, "error": loader.error(exc)})
         return
     numbers = _probe_all(request.get("probes") or [])  # before the tests, which could change the engine
     import suites
 
     result = suites.run(tests, request.get("fixtures") or [])
     result["probes"] = numbers
-    if code["kind"] == "notebook" and not code.get("transformed"):
-        result["transformed"] = notebook.transformed(code["cells"])
-    frames.send(sock, {"seq": request.get("seq"), "ok": True, "result": result})
+    frames.send(sock, {"seq": seq, "ok": True, "result": result})
 
 
 def _probe_all(programs: list) -> list:
