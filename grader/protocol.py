@@ -287,12 +287,10 @@ MAX_TESTS = 2000
 
 @dataclass(frozen=True)
 class SuiteRun:
-    """A suite reply that completed: each test's outcome, the collection errors, and the engine's numbers
-    on the equivalence probes (read before the tests ran)."""
+    """A suite reply that completed: each test's outcome and the collection errors."""
 
     tests: dict[str, dict[str, Any]]
     collection_errors: list[str]
-    probes: tuple
 
 
 def suite_run(result: Any, allowed: set[str] | None) -> SuiteRun:
@@ -307,10 +305,46 @@ def suite_run(result: Any, allowed: set[str] | None) -> SuiteRun:
             if isinstance(name, str) and len(name) <= 300 and (allowed is None or name in allowed)
         }
         errors = [str(e)[:3000] for e in result["collection_errors"]][:20]
-        probes = tuple(_probe_entry(p) for p in (result.get("probes") or [])[:200])
     except (KeyError, TypeError, AttributeError) as exc:
         raise ValueError(exc) from None
-    return SuiteRun(tests, errors, probes)
+    return SuiteRun(tests, errors)
+
+
+BEFORE_TESTS = 2
+"""Event frames a suite run may send before its tests: the derived transformations, then the probes."""
+
+
+@dataclass(frozen=True)
+class Before:
+    """What a suite run said before its tests could run, each from its own event frame at its own place in the
+    run's frames (sandbox/inside/units.py's suite): claims that no test of the student's made, since a frame
+    sent is out of the process's reach. Any other frame, or one out of place, is not read for them."""
+
+    transformed: tuple[tuple[int, str], ...] = ()
+    """Of a run asked to derive them (its first frame, sent before any of the student's code ran): transformed()."""
+    probes: tuple | None = None
+    """The engine's numbers on the equivalence probes (the next frame, sent before the test file was written), or
+    None when the run sent none there."""
+
+
+def before_tests(events: list, code: Code, derived: bool, probed: bool) -> Before:
+    """The claims of a suite run's first event frames (at most BEFORE_TESTS of them are kept), each read only at
+    its place: the derived transformations first when derived was asked, then the probes when probed was."""
+    events = list(events[:BEFORE_TESTS])
+    found = ()
+    if derived:
+        first = events.pop(0) if events else None
+        if not (isinstance(first, dict) and "transformed" in first):
+            return Before()
+        found = transformed(first, code)
+    next_ = events[0] if events else None
+    if not probed or not isinstance(next_, dict) or not isinstance(next_.get("probes"), list):
+        return Before(found)
+    try:
+        probes = tuple(_probe_entry(p) for p in next_["probes"][:200])
+    except (KeyError, TypeError, AttributeError, ValueError, OverflowError):
+        return Before(found)
+    return Before(found, probes)
 
 
 def transformed(first: Any, code: Code) -> tuple[tuple[int, str], ...]:

@@ -4,10 +4,13 @@ it (the `run` fixture of test_adversarial.py):
 
 - a notebook's tests, run on the student's own engine, cannot hand the later runs code the notebook does not hold
   (the cells' transformed texts are derived before any of the student's code runs);
+- tests cannot fake the numbers that say whether a mutant of the student's engine differs from it (the probes are
+  read from a frame sent before the test file is written), so they cannot leave out the mutants they miss.
 """
 
 from __future__ import annotations
 
+from conftest import BASE_ENGINE
 from test_adversarial import HOSTILE, check, private_install, run, statuses  # noqa: F401
 
 
@@ -45,3 +48,17 @@ def test_derived_texts_are_the_cells_as_a_shell_that_ran_no_student_code_reads_t
     )
     derived = json.loads(out.stdout.strip().splitlines()[-1])
     assert derived == [[0, "x = 1\nget_ipython().system('echo hi')\ny = 2\n"]], derived
+
+
+def test_tests_cannot_claim_the_mutants_they_miss_are_equivalent(run, tmp_path):  # noqa: F811
+    """Do forward-only tests that, on every engine where they catch nothing, make the run claim the student's own
+    engine's numbers on the equivalence probes (in the reply, through the channel's send, and in a frame of their
+    own) still have every mutant of the student's engine they miss counted, and missed: none is left out as
+    equivalent, so they earn the share of all the sabotages they catch, not of those they chose?"""
+    result, _, _, _ = check(run, tmp_path, BASE_ENGINE, HOSTILE / "equivalence_claims_tests.py")
+    sabotage = next(c for c in result["checks"] if c["id"] == "sabotage")
+    artifacts = sabotage["artifacts"]
+    missed_own = set(artifacts["of_your_engine"]) - set(artifacts["caught"])
+    assert missed_own and missed_own <= set(artifacts["missed"]), artifacts
+    assert not [op for op, why in artifacts["left_out"].items() if "equivalent" in why], artifacts["left_out"]
+    assert sabotage["score"] <= sabotage["max_score"] * 2 / len(artifacts["bugs"]), sabotage["feedback"]

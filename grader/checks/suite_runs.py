@@ -41,7 +41,7 @@ class Run:
     timeout: bool
     duration: float
     probes: tuple = ()
-    """The engine's numbers on the equivalence probes, read before the tests ran."""
+    """The engine's numbers on the equivalence probes, as the run said before its test file was written."""
     said: str = ""
     """Why the run did not complete in the grader's words only (for engines other than the student's)."""
 
@@ -50,7 +50,9 @@ class Run:
 
 
 def read_run(reply: RunReply, allowed: set[str] | None) -> Run:
-    """A run's claims, checked for shape (grader/protocol.py); test names outside allowed are dropped."""
+    """A run's claims, checked for shape (grader/protocol.py); test names outside allowed are dropped. The probes'
+    numbers are those the run said before its tests, however it ended."""
+    probes = reply.probes or ()
     if reply.failure is not None:
         return Run(
             False,
@@ -59,6 +61,7 @@ def read_run(reply: RunReply, allowed: set[str] | None) -> Run:
             reply.failure.message,
             reply.failure.kind == "timeout",
             reply.duration,
+            probes,
             said=FAILURES.get(reply.failure.kind, "the run failed"),
         )
     message = reply.reply or {}
@@ -71,13 +74,14 @@ def read_run(reply: RunReply, allowed: set[str] | None) -> Run:
             f"loading your code with it raised {err.type}: {err.message}",
             False,
             reply.duration,
+            probes,
             said=f"importing your module with it raised {raised}",
         )
     try:
         claim = protocol.suite_run(message.get("result"), allowed)
     except ValueError:
-        return Run(False, {}, [], UNREADABLE_RUN, False, reply.duration, said=FAILURES["protocol"])
-    return Run(True, claim.tests, claim.collection_errors, "", False, reply.duration, claim.probes)
+        return Run(False, {}, [], UNREADABLE_RUN, False, reply.duration, probes, said=FAILURES["protocol"])
+    return Run(True, claim.tests, claim.collection_errors, "", False, reply.duration, probes)
 
 
 @dataclass(frozen=True)
