@@ -35,24 +35,37 @@ DERIVE = r"""
 import json, sys
 from grader.sandbox.inside import notebook
 notebook.warm()
-print(json.dumps(notebook.derive(json.loads(sys.argv[1]), [3])))
+print(json.dumps(notebook.derive(json.loads(sys.stdin.read()), [3])))
 """
 
 
 def test_derived_texts_are_the_cells_as_a_shell_that_ran_no_student_code_reads_them():
     """derive(), called in a unit before any student code: each cell of several lines that IPython turns into several
     lines, as the template's shell does; never a text of one line (IPython prefilters those with the namespace,
-    so each run transforms them itself), a one-line cell, or a cell the run leaves out."""
+    so each run transforms them itself), a one-line cell, or a cell the run leaves out; and no more than half a
+    frame of them, as JSON (the others transform in each run)."""
     import json
     import subprocess
     import sys
 
     cells = [[0, "x = 1\n!echo hi\ny = 2\n"], [1, "%%capture\nx = 3\n"], [2, "z = 1"], [3, "a = 1\n%time b = 2\n"]]
-    out = subprocess.run(
-        [sys.executable, "-c", DERIVE, json.dumps(cells)], capture_output=True, text=True, timeout=60, check=True
-    )
-    derived = json.loads(out.stdout.strip().splitlines()[-1])
+
+    def derive(cells: list) -> list:
+        out = subprocess.run(
+            [sys.executable, "-c", DERIVE],
+            input=json.dumps(cells),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    derived = derive(cells)
     assert derived == [[0, "x = 1\nget_ipython().system('echo hi')\ny = 2\n"]], derived
+    wide = [[i, f"x{i} = '{chr(0x4E00 + i) * 30_000}'\ny = 1\n"] for i in range(8)]  # 180 KB each, as JSON
+    derived = derive(wide)
+    assert [i for i, _ in derived] == [0, 1], [i for i, _ in derived]  # what fits in a frame, with room to spare
 
 
 def test_tests_cannot_claim_the_mutants_they_miss_are_equivalent(run, tmp_path):  # noqa: F811

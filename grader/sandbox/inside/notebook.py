@@ -16,6 +16,7 @@ import __future__
 
 import ast
 import builtins
+import json
 import signal
 import sys
 import types
@@ -194,9 +195,9 @@ def transformed(cells: list[list]) -> list[list]:
     return [[i, TRANSFORMED[source]] for i, source in cells if source in TRANSFORMED]
 
 
-DERIVED_MAX = 256 * 1024
-"""Characters of transformed text derive() hands on at most (a frame holds 1 MB); past it, cells transform in each
-run."""
+DERIVED_MAX = 512 * 1024
+"""Bytes of transformed text, as JSON, that derive() hands on at most (a frame holds 1 MB); past them, cells
+transform in each run."""
 
 
 def derive(cells: list[list], skip: list[int]) -> list[list]:
@@ -216,7 +217,7 @@ def derive(cells: list[list], skip: list[int]) -> list[list]:
             text = transform(shell, source)
         except Exception:  # noqa: BLE001 - a cell IPython cannot transform: the run reports it as the cell's error
             continue
-        size += len(text)
+        size += len(json.dumps(text))
         if size > DERIVED_MAX:
             break
         if len(text.splitlines()) > 1:
