@@ -129,6 +129,9 @@ class RunReply:
     reply: dict[str, Any] | None = None
     failure: WorkerFailure | None = None
     duration: float = 0.0
+    probes: tuple | None = None
+    """The engine's numbers on the job's probes, as the run said before its test file was written (protocol.Before),
+    whatever became of the run afterwards; None when it said none."""
 
 
 @dataclass
@@ -160,7 +163,7 @@ class SuiteJob:
     """Each later run's limit, from the student's own run (a slow engine gets more time)."""
     fixtures: tuple[str, ...] = ()
     probes: tuple = ()
-    """Programs every run reports its engine's numbers on, before the tests (mutants' equivalence)."""
+    """Programs every run reports its engine's numbers on, before its test file is written (mutants' equivalence)."""
     notes: tuple[str, ...] = ()
     """What the plan left out and why (for the student)."""
     needed: frozenset[int] | None = None
@@ -360,10 +363,9 @@ class SuiteLane:
             with self._lock:
                 into.append(run)
 
-    def _keep_transformed(self, reply: dict) -> None:
-        """The cells as a run on the student's own engine transformed them, for the later runs (protocol's
-        transformed() says why that is safe); a lane's threads keep the first they get."""
-        found = protocol.transformed(reply.get("result") if isinstance(reply, dict) else None, self.job.code)
+    def _keep_transformed(self, found: tuple[tuple[int, str], ...]) -> None:
+        """The cells as IPython transforms them, from the first frame of a run asked to derive them, for the later
+        runs (protocol's transformed() says why that is safe); a lane's threads keep the first they get."""
         with self._lock:
             if found and not self.job.code.transformed:
                 self.job = dataclasses.replace(self.job, code=dataclasses.replace(self.job.code, transformed=found))
@@ -386,8 +388,9 @@ class SuiteLane:
         job = self.job
         skip = self._skip if skip is None else skip
         lean = lean or bool(self.outcome.run_once) and self._lean
+        derive = engine is None and not job.code.transformed and job.code.kind == "notebook"
         message = protocol.suite(
-            job.code.request(skip, self._cell_timeout, lean),
+            job.code.request(skip, self._cell_timeout, lean, derive),
             job.tests,
             engine.block if engine else None,
             list(job.fixtures),
@@ -397,18 +400,25 @@ class SuiteLane:
             unit = sandbox.unit("suite")
         except WorkerFailure as failure:
             return RunReply(engine, failure=failure, duration=time.monotonic() - started)
+        heard: list[dict] = []
+
+        def hear(event: dict) -> None:
+            if len(heard) < protocol.BEFORE_TESTS:
+                heard.append(event)
+
+        reply, failure = None, None
         try:
-            reply = unit.exchange(message, timeout, self._until)
-            if engine is None and not job.code.transformed and job.code.kind == "notebook":
-                self._keep_transformed(reply)
-            return RunReply(engine, reply=reply, duration=time.monotonic() - started)
-        except OutOfTime as failure:
-            if failure.outer:
-                self.outcome.cut = True
-                return None
-            return RunReply(engine, failure=failure, duration=time.monotonic() - started)
-        except WorkerFailure as failure:
-            return RunReply(engine, failure=failure, duration=time.monotonic() - started)
+            reply = unit.exchange(message, timeout, self._until, hear)
+        except WorkerFailure as exc:  # OutOfTime too
+            failure = exc
         finally:
+            ended = time.monotonic()
             if not unit.failed:
                 unit.close()
+        before = protocol.before_tests(heard, job.code, derive, bool(job.probes))
+        if derive:  # said before the student's code ran, so it holds however the run ended
+            self._keep_transformed(before.transformed)
+        if isinstance(failure, OutOfTime) and failure.outer:
+            self.outcome.cut = True
+            return None
+        return RunReply(engine, reply, failure, ended - started, before.probes)

@@ -98,7 +98,7 @@ def run_early(lane: SuiteLane, sandboxes: list[Sandbox]) -> bool:
     if not _ok(full) or lane.outcome.cut:
         lane.outcome.runs = _ordered(lane, done)
         return True
-    if not same_run(full.reply, needed_only.reply):
+    if not same_run(full, needed_only):
         lane.job = dataclasses.replace(lane.job, needed=None)
         return False
     lane.outcome.runs = _ordered(lane, done)
@@ -113,34 +113,35 @@ def _ordered(lane: SuiteLane, runs: list[RunReply]) -> list[RunReply]:
 
 def only_needed(lane: SuiteLane, sandbox: Sandbox, own: RunReply, timeout: float) -> float:
     """After the run on the whole notebook (the usual way): run the tests on the student's engine again with
-    only the cells they need, lean (each cell as plain Python, from the whole run's transformation of it:
-    grader/sandbox/inside/notebook.py); if every test and probe comes out the same, the other runs leave the
-    rest out and are lean too (each run's limit then follows that run's time)."""
+    only the cells they need, lean (each cell as plain Python, as the whole run derived IPython's transformation
+    of it before running any: grader/sandbox/inside/notebook.py); if every test and probe comes out the same, the
+    other runs leave the rest out and are lean too (each run's limit then follows that run's time)."""
     if lane.job.needed is None or lane.job.code.kind != "notebook":
         return timeout
     demo = _demo(lane) - lane._skip
     if not demo:
         return timeout
     again = lane._run(sandbox, None, timeout, lane._skip | demo, lean=True)
-    if not _ok(again) or not same_run(own.reply, again.reply):
+    if not _ok(again) or not same_run(own, again):
         return timeout
     lane._skip, lane._lean = lane._skip | demo, True
     lane.outcome.run_once = tuple(sorted(i + 1 for i in demo))
     return lane.job.per_run(again)
 
 
-def same_run(whole: dict | None, needed: dict | None) -> bool:
+def same_run(whole: RunReply, needed: RunReply) -> bool:
     """Did two runs of the tests on the student's engine (claims) give every test the same outcome, the
     same collection errors and the same probe numbers?"""
 
-    def summary(reply) -> tuple | None:
+    def summary(run: RunReply) -> tuple | None:
+        reply = run.reply
         if not isinstance(reply, dict) or protocol.raised(reply) is not None:
             return None
         try:
-            run = protocol.suite_run(reply.get("result"), None)
+            claim = protocol.suite_run(reply.get("result"), None)
         except ValueError:
             return None
-        return {n: t["outcome"] for n, t in run.tests.items()}, run.collection_errors, run.probes
+        return {n: t["outcome"] for n, t in claim.tests.items()}, claim.collection_errors, run.probes
 
     first = summary(whole)
     return first is not None and first == summary(needed)

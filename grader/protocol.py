@@ -35,12 +35,16 @@ class Code:
     stand_ins: tuple[str, ...] = ()
     """Packages the assignment allows: where one is not installed, importing it gives a stand-in."""
     transformed: tuple[tuple[int, str], ...] = ()
-    """Of a notebook, cells as IPython transformed them in the run of the tests on the student's own engine
-    (transformed()): later runs take these rather than tokenize every cell again."""
+    """Of a notebook, cells as IPython transforms them, derived by a run of the tests on the student's own engine
+    before any of the student's code ran in it (transformed()): later runs take these rather than tokenize every
+    cell again."""
 
-    def request(self, skip: frozenset[int] = frozenset(), cell_timeout: float = 30.0, lean: bool = False) -> dict:
+    def request(
+        self, skip: frozenset[int] = frozenset(), cell_timeout: float = 30.0, lean: bool = False, derive: bool = False
+    ) -> dict:
         """How to load it: the module's file, or the notebook's cells without those in skip (lean: each cell
-        transformed runs as plain Python, grader/sandbox/inside/notebook.py's _run_lean)."""
+        transformed runs as plain Python, grader/sandbox/inside/notebook.py's _run_lean; derive: a suite run first
+        says how IPython transforms the cells, before it runs any, grader/sandbox/inside/units.py's suite)."""
         if self.kind == "notebook":
             return {
                 "kind": "notebook",
@@ -50,6 +54,7 @@ class Code:
                 "stand_ins": list(self.stand_ins),
                 "transformed": [list(c) for c in self.transformed],
                 "lean": lean,
+                "derive": derive,
             }
         return {"kind": "py", "file": MODULE_FILE, "stand_ins": list(self.stand_ins)}
 
@@ -282,12 +287,10 @@ MAX_TESTS = 2000
 
 @dataclass(frozen=True)
 class SuiteRun:
-    """A suite reply that completed: each test's outcome, the collection errors, and the engine's numbers
-    on the equivalence probes (read before the tests ran)."""
+    """A suite reply that completed: each test's outcome and the collection errors."""
 
     tests: dict[str, dict[str, Any]]
     collection_errors: list[str]
-    probes: tuple
 
 
 def suite_run(result: Any, allowed: set[str] | None) -> SuiteRun:
@@ -302,21 +305,59 @@ def suite_run(result: Any, allowed: set[str] | None) -> SuiteRun:
             if isinstance(name, str) and len(name) <= 300 and (allowed is None or name in allowed)
         }
         errors = [str(e)[:3000] for e in result["collection_errors"]][:20]
-        probes = tuple(_probe_entry(p) for p in (result.get("probes") or [])[:200])
     except (KeyError, TypeError, AttributeError) as exc:
         raise ValueError(exc) from None
-    return SuiteRun(tests, errors, probes)
+    return SuiteRun(tests, errors)
 
 
-def transformed(result: Any, code: Code) -> tuple[tuple[int, str], ...]:
-    """The cells of code as a run claims IPython transformed them (a suite reply's result), each kept only if
-    it names one of code's cells and is a text of reasonable length for it; () when there are none.
+BEFORE_TESTS = 2
+"""Event frames a suite run may send before its tests: the derived transformations, then the probes."""
 
-    A claim taken as code: later runs of the same student's tests, in the same student's sandbox, run these
-    texts for those cells. The run that made them is the one on the student's own engine, which is told
-    nothing but the student's files, the tests and the probes: what it could pass on is nothing secret."""
+
+@dataclass(frozen=True)
+class Before:
+    """What a suite run said before its tests could run, each from its own event frame at its own place in the
+    run's frames (sandbox/inside/units.py's suite): claims that no test of the student's made, since a frame
+    sent is out of the process's reach. Any other frame, or one out of place, is not read for them."""
+
+    transformed: tuple[tuple[int, str], ...] = ()
+    """Of a run asked to derive them (its first frame, sent before any of the student's code ran): transformed()."""
+    probes: tuple | None = None
+    """The engine's numbers on the equivalence probes (the next frame, sent before the test file was written), or
+    None when the run sent none there."""
+
+
+def before_tests(events: list, code: Code, derived: bool, probed: bool) -> Before:
+    """The claims of a suite run's first event frames (at most BEFORE_TESTS of them are kept), each read only at
+    its place: the derived transformations first when derived was asked, then the probes when probed was."""
+    events = list(events[:BEFORE_TESTS])
+    found = ()
+    if derived:
+        first = events.pop(0) if events else None
+        if not (isinstance(first, dict) and "transformed" in first):
+            return Before()
+        found = transformed(first, code)
+    next_ = events[0] if events else None
+    if not probed or not isinstance(next_, dict) or not isinstance(next_.get("probes"), list):
+        return Before(found)
+    try:
+        probes = tuple(_probe_entry(p) for p in next_["probes"][:200])
+    except (KeyError, TypeError, AttributeError, ValueError, OverflowError):
+        return Before(found)
+    return Before(found, probes)
+
+
+def transformed(first: Any, code: Code) -> tuple[tuple[int, str], ...]:
+    """The cells of code as IPython transforms them, as claimed by the first frame of a suite run asked to derive
+    them (the event frame its process sends before it runs any of the student's code), each kept only if it names
+    one of code's cells and is a text of reasonable length for it; () when there are none.
+
+    A claim taken as code: later runs of the same student's tests run these texts for those cells. Only that
+    first frame is read: the process was the template's fork, which never runs student code, until it was sent,
+    and a frame sent is out of its reach; whatever the student's code says later (a frame of its own, the reply)
+    is not read for it. So what later runs take is the submission's own cells as IPython reads them."""
     sources = dict(code.cells)
-    claimed = result.get("transformed") if isinstance(result, dict) else None
+    claimed = first.get("transformed") if isinstance(first, dict) else None
     if code.kind != "notebook" or not isinstance(claimed, list):
         return ()
     found = {}

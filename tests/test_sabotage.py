@@ -128,7 +128,8 @@ def test_a_crash_counts_as_a_catch_only_for_a_fast_suite():
 def test_mutants_of_the_students_own_engine_count_only_against_a_decoy(tmp_path, micrograd):
     """Are some sabotages made from the student's own engine, and does a suite that recognises its own
     code (passes only on the engine exactly as written) catch none of them: it fails on the decoy, the
-    same engine rewritten, and so those mutants are left out?"""
+    same engine rewritten, and so cannot catch those mutants, which still count (whether they count is never
+    the tests' to say: issue 28 D)?"""
     mine = BASE_ENGINE.read_text().replace("class Value:", "class Value:\n    SIGNATURE = 'mine-7731'\n", 1)
     assert "SIGNATURE" in mine
     (tmp_path / "micrograd_mine.py").write_text(mine)
@@ -149,8 +150,9 @@ def test_mutants_of_the_students_own_engine_count_only_against_a_decoy(tmp_path,
     assert wheat.status == "passed"
     sabotage = next(c for c in result.checks if c.id == "sabotage")
     assert sabotage.artifacts["caught"] == {}
-    assert sabotage.artifacts["left_out"], sabotage.artifacts  # its own engine's mutants were made, and dropped
-    assert all("rewritten" in why for why in sabotage.artifacts["left_out"].values())
+    mine = set(sabotage.artifacts["of_your_engine"])  # its own engine's mutants were made, count, and are missed
+    assert mine and mine <= set(sabotage.artifacts["missed"]) and not sabotage.artifacts["left_out"], sabotage.artifacts
+    assert "cannot catch a mutant of it" in sabotage.feedback
 
 
 def test_a_mutant_that_behaves_like_the_engine_is_left_out():
@@ -170,6 +172,6 @@ def test_a_mutant_that_behaves_like_the_engine_is_left_out():
         own=frozenset({"add_half", "mul_own_data"}),
         decoy=Run(True, ok, [], "", False, 0.1, same),
     )
-    counted, dropped = _counted_mutants(found, ["test_x"])
+    counted, dropped = _counted_mutants(found)
     assert counted == ["mul_own_data", "pow_off_by_one"]
     assert "equivalent" in dropped["add_half"]

@@ -20,7 +20,6 @@ grader's words (suite_text.py), never what a test wrote.
 from __future__ import annotations
 
 from grader import slicing
-from grader.checks.cases import EQUAL_DATA, HAND_EXAMPLES, LEAVES, SINGLE, chain, diamond
 from grader.checks.context import Context
 from grader.checks.registry import check
 from grader.checks.suite_runs import (  # noqa: F401 - Run, _caught and _counted_mutants are used by tests
@@ -30,6 +29,8 @@ from grader.checks.suite_runs import (  # noqa: F401 - Run, _caught and _counted
     _caught,
     _counted_mutants,
     catches,
+    engine_right,
+    equivalence_probes,
     read_run,
 )
 from grader.checks.suite_text import (
@@ -49,7 +50,6 @@ from grader.lanes import RunReply, SuiteJob
 from grader.protocol import Code
 from grader.result import Outcome
 from grader.sabotage import WHEATS, EngineRun, all_operators, plan
-from grader.sandbox.inside.ops import BINARY
 
 SUITE_CHECKS = ("student_tests", "wheat", "sabotage")
 """The checks about the student's tests rather than their engine."""
@@ -57,23 +57,6 @@ SLOWDOWN = 10  # a run on another engine may take this many times the run on the
 MIN_RUN_S = 5.0  # ...but never less than this
 FIXTURES = ("Value", "Neuron", "Layer", "MLP", "numerical_grad")
 """Names of the lesson's symbols a test may take as parameters (nbgrader style: def test_x(Value))."""
-
-
-def equivalence_probes() -> list:
-    """Programs on which a mutant of the student's engine must differ from the unmutated engine to count:
-    every operation alone, a value used twice through each, nesting, shared nodes, the hand examples."""
-    found = (
-        list(SINGLE.values())
-        + [EQUAL_DATA]
-        + [chain(op) for op in ("add", "mul")]
-        + [diamond(op) for op in ("add", "mul")]
-        + [program for _, _, program, _ in HAND_EXAMPLES]
-    )
-    found += [(("leaf", 1.5), (op, 0, 0)) for op in BINARY]
-    for ins in (("pow", 0, 2), ("tanh", 0), ("relu", 0), ("exp", 0), ("neg", 0)):
-        found += [(("leaf", 0.7), ins, ("add", 1, 0)), (("leaf", -0.7), ins, ("leaf", -2.0), ("mul", 1, 2))]
-    found += [LEAVES + (("radd", 2.0, 0), ("rmul", 3.0, 1), ("rsub", 1.0, 2), ("add", 4, 5), ("mul", 7, 6))]
-    return [[list(ins) for ins in program] for program in found]
 
 
 def suite_job(assignment, code: Code, tests: str) -> SuiteJob:
@@ -133,15 +116,12 @@ def _collect(ctx: Context) -> Suite | Outcome:
         return Suite(student, {}, {}, {}, stopped=f"your tests did not complete on your own engine ({student.error})")
     if student.collection_errors:
         return Suite(student, {}, {}, {}, stopped="your test file does not load on your own engine (see student_tests)")
+    probes = read_run(outcome.own, None).probes
     student = Run(
-        student.ok,
-        student.tests,
-        student.collection_errors,
-        student.error,
-        student.timeout,
-        student.duration,
-        read_run(outcome.own, None).probes,
+        student.ok, student.tests, student.collection_errors, student.error, student.timeout, student.duration, probes
     )
+    tolerances = ctx.assignment.tolerances
+    right = engine_right(probes, ctx.assignment.ops, tolerances.rtol, tolerances.atol)
     allowed = set(student.tests)
     wheats, sabotages, blocks, own, decoy = {}, {}, {}, set(), None
     for reply in outcome.runs:
@@ -157,7 +137,7 @@ def _collect(ctx: Context) -> Suite | Outcome:
             blocks[engine.operator] = engine.block
             if engine.kind == "own":
                 own.add(engine.operator)
-    return Suite(student, wheats, sabotages, blocks, own=frozenset(own), decoy=decoy)
+    return Suite(student, wheats, sabotages, blocks, own=frozenset(own), decoy=decoy, right=right)
 
 
 def _suite_beyond_student(ctx: Context, engines: str) -> Suite | Outcome:
@@ -488,6 +468,13 @@ def sabotage(ctx: Context) -> Outcome:
         f"    A test that would catch it: {op.catch}."
         for op in missed
     ]
+    blind = len(valid) - len(caught.own_valid)
+    if blind and any(op.id in found.own for op in missed):
+        lines.append(
+            f"{_tests(blind)} of yours that pass on every correct engine do not pass on your own engine, or on it "
+            "rewritten (the same code, its names and layout changed), so they cannot catch a mutant of it: a test "
+            "catches a mutant only by passing on the engine it was made from and failing on the mutant."
+        )
     return Outcome(
         "failed",
         f"Your tests catch {len(caught.caught)} of {total} sabotaged engines{made}. Not caught:\n" + "\n".join(lines),

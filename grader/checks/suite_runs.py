@@ -5,16 +5,26 @@ Suite. From them, Catches says which of the student's tests are valid (pass on e
 engine), which sabotaged engines count, and which of those a valid test catches: the sabotage
 check pays for it, and it caps what student_tests and wheat pay, since tests that catch nothing
 have shown nothing.
+
+Which engines count is never the tests' to say: it follows the plan, the reference, and what each engine computed
+on the equivalence probes before its run wrote the test file (no test of the student's had run). How the tests fared
+decides only which of them catch what: a test that fails on the student's own engine, or on it rewritten (the
+decoy), cannot catch a mutant of it, since it does not tell the mutant from the engine it was made from.
 """
 
 from __future__ import annotations
 
+import functools
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from grader import protocol
+from grader.checks.cases import EQUAL_DATA, HAND_EXAMPLES, LEAVES, SINGLE, chain, diamond
+from grader.checks.context import reference_run
 from grader.checks.suite_text import exception_name
 from grader.lanes import RunReply
+from grader.sandbox.inside.ops import BINARY, NEEDS
 
 TIMEOUT_MARGIN = 3  # a crash or a hang counts as a catch only if the wheats ran 3x faster than the limit
 UNREADABLE_RUN = "the run answered the grader with something it cannot read (did your code replace the grader's code?)"
@@ -41,7 +51,7 @@ class Run:
     timeout: bool
     duration: float
     probes: tuple = ()
-    """The engine's numbers on the equivalence probes, read before the tests ran."""
+    """The engine's numbers on the equivalence probes, as the run said before its test file was written."""
     said: str = ""
     """Why the run did not complete in the grader's words only (for engines other than the student's)."""
 
@@ -50,7 +60,9 @@ class Run:
 
 
 def read_run(reply: RunReply, allowed: set[str] | None) -> Run:
-    """A run's claims, checked for shape (grader/protocol.py); test names outside allowed are dropped."""
+    """A run's claims, checked for shape (grader/protocol.py); test names outside allowed are dropped. The probes'
+    numbers are those the run said before its tests, however it ended."""
+    probes = reply.probes or ()
     if reply.failure is not None:
         return Run(
             False,
@@ -59,6 +71,7 @@ def read_run(reply: RunReply, allowed: set[str] | None) -> Run:
             reply.failure.message,
             reply.failure.kind == "timeout",
             reply.duration,
+            probes,
             said=FAILURES.get(reply.failure.kind, "the run failed"),
         )
     message = reply.reply or {}
@@ -71,13 +84,14 @@ def read_run(reply: RunReply, allowed: set[str] | None) -> Run:
             f"loading your code with it raised {err.type}: {err.message}",
             False,
             reply.duration,
+            probes,
             said=f"importing your module with it raised {raised}",
         )
     try:
         claim = protocol.suite_run(message.get("result"), allowed)
     except ValueError:
-        return Run(False, {}, [], UNREADABLE_RUN, False, reply.duration, said=FAILURES["protocol"])
-    return Run(True, claim.tests, claim.collection_errors, "", False, reply.duration, claim.probes)
+        return Run(False, {}, [], UNREADABLE_RUN, False, reply.duration, probes, said=FAILURES["protocol"])
+    return Run(True, claim.tests, claim.collection_errors, "", False, reply.duration, probes)
 
 
 @dataclass(frozen=True)
@@ -95,6 +109,56 @@ class Suite:
     """The operators whose mutant was made from the student's own engine."""
     decoy: Run | None = None
     """The student's engine rewritten, unmutated (when any mutant of it was planned)."""
+    right: bool = True
+    """Whether the student's engine computes the reference's numbers on every equivalence probe made of the
+    assignment's operations (engine_right): mutants of an engine with a bug there do not count."""
+
+
+def equivalence_probes() -> list:
+    """Programs on which a mutant of the student's engine must differ from the unmutated engine to count:
+    every operation alone, a value used twice through each, nesting, shared nodes, the hand examples."""
+    found = (
+        list(SINGLE.values())
+        + [EQUAL_DATA]
+        + [chain(op) for op in ("add", "mul")]
+        + [diamond(op) for op in ("add", "mul")]
+        + [program for _, _, program, _ in HAND_EXAMPLES]
+    )
+    found += [(("leaf", 1.5), (op, 0, 0)) for op in BINARY]
+    for ins in (("pow", 0, 2), ("tanh", 0), ("relu", 0), ("exp", 0), ("neg", 0)):
+        found += [(("leaf", 0.7), ins, ("add", 1, 0)), (("leaf", -0.7), ins, ("leaf", -2.0), ("mul", 1, 2))]
+    found += [LEAVES + (("radd", 2.0, 0), ("rmul", 3.0, 1), ("rsub", 1.0, 2), ("add", 4, 5), ("mul", 7, 6))]
+    return [[list(ins) for ins in program] for program in found]
+
+
+@functools.cache
+def _reference_numbers() -> tuple[tuple[frozenset[str], tuple[float, ...] | None], ...]:
+    """Of each equivalence probe: the operations it needs, and the reference's numbers on it (data, then grad), or
+    None where it is outside the reference's domain."""
+    found = []
+    for program in equivalence_probes():
+        needs = frozenset(NEEDS.get(ins[0], ins[0]) for ins in program if ins[0] != "leaf")
+        expected = reference_run(tuple(tuple(ins) for ins in program))
+        found.append((needs, None if expected is None else tuple(expected.data) + tuple(expected.grad or ())))
+    return tuple(found)
+
+
+def engine_right(claimed: tuple, ops: tuple[str, ...], rtol: float, atol: float) -> bool:
+    """Do the numbers an engine's run claimed on the equivalence probes (before its tests) agree with the
+    reference's on every probe built only from ops (the assignment's: a bug elsewhere costs no check, so it
+    must not decide anything either)? False when a probe is missing or raised where the reference computes."""
+    reference = _reference_numbers()
+    if len(claimed) != len(reference):
+        return False
+    for (needs, expected), got in zip(reference, claimed, strict=True):
+        if expected is None or not needs <= set(ops):
+            continue
+        if len(got) != len(expected) or not all(
+            isinstance(x, float) and math.isclose(x, y, rel_tol=rtol, abs_tol=max(atol, 1e-9))
+            for x, y in zip(got, expected, strict=True)
+        ):
+            return False
+    return True
 
 
 STRETCH = 4
@@ -119,6 +183,9 @@ class Catches:
     timing: bool = False
     """Whether how fast the suite ran on the correct engines decided a catch: wall-clock time, which
     other gradings on the machine can stretch, so a batch grades such a student again alone."""
+    own_valid: list[str] = field(default_factory=list)
+    """Of valid, the tests that also pass on the student's own engine and on its decoy: the only ones that can
+    catch a mutant of the student's engine."""
 
     @property
     def share(self) -> float:
@@ -136,56 +203,71 @@ def catches(found: Suite, invalid: set[str], given: set[str], limit: float) -> C
         and n not in given
         and all(r.tests.get(n, {}).get("outcome") == "passed" for r in wheat_runs)
     ]
+    decoy = found.decoy
+    own_valid = [n for n in valid if _passed(found.student, n) and decoy is not None and _passed(decoy, n)]
     wheat_time = max((r.duration for r in wheat_runs), default=0.0)
-    counted, dropped = _counted_mutants(found, valid)
-    caught = {op_id: by for op_id in counted if (by := _caught(found.sabotages[op_id], valid, wheat_time, limit))}
+    counted, dropped = _counted_mutants(found)
+
+    def caught_by(op_id: str, wheat_s: float) -> str | None:
+        """For a mutant of the student's engine, its decoy stands beside the correct engines: a test that fails on
+        it catches nothing, and a crash or a hang counts only when the suite ran, and ran fast, on it too."""
+        if op_id not in found.own:
+            return _caught(found.sabotages[op_id], valid, wheat_s, limit)
+        ran = decoy is not None and decoy.ok
+        own_s = max(wheat_s, decoy.duration if ran else limit)
+        return _caught(found.sabotages[op_id], own_valid, own_s, limit, hangs=ran)
+
+    caught = {op_id: by for op_id in counted if (by := caught_by(op_id, wheat_time))}
     judged = bool(counted) and bool(wheat_runs) and all(r.ok and not r.collection_errors for r in wheat_runs)
     timing = wheat_time * TIMEOUT_MARGIN * STRETCH >= limit and any(
-        _caught(found.sabotages[op_id], valid, 0.0, limit) != _caught(found.sabotages[op_id], valid, limit, limit)
-        for op_id in counted
+        caught_by(op_id, 0.0) != caught_by(op_id, limit) for op_id in counted
     )
-    return Catches(valid, counted, caught, dropped, judged, timing)
+    return Catches(valid, counted, caught, dropped, judged, timing, own_valid)
 
 
-def _caught(run: Run, valid: list[str], wheat_time: float, limit: float) -> str | None:
+def _passed(run: Run, name: str) -> bool:
+    return run.tests.get(name, {}).get("outcome") == "passed"
+
+
+def _caught(run: Run, valid: list[str], wheat_time: float, limit: float, hangs: bool = True) -> str | None:
     """The name of a valid test that catches this sabotage, if any.
 
     A failed assertion catches it. A crash (another exception) or a hang catches it only when
     the suite ran far inside the time limit on the correct engines, so that a slow or
-    fragile suite is not credited for running out of time.
+    fragile suite is not credited for running out of time; a hang not at all without hangs.
     """
     fast = wheat_time * TIMEOUT_MARGIN < limit
     for name in valid:
         t = run.tests.get(name)
         if t and t["outcome"] == "failed" and (t["kind"] == "assertion" or fast):
             return name
-    if run.timeout and fast:
+    if run.timeout and fast and hangs:
         return "(the suite hung on this engine)"
     return None
 
 
-def _counted_mutants(found: Suite, valid: list[str]) -> tuple[list[str], dict[str, str]]:
-    """The operators whose mutant counts, and why the others are left out. A mutant of the student's
-    engine counts only when it behaves differently from the unmutated engine on the grader's probes,
-    and only when the student's valid tests pass on their engine and on its decoy (the same engine,
-    rewritten): a test that recognises its own code fails on the decoy and so counts for nothing."""
+def _counted_mutants(found: Suite) -> tuple[list[str], dict[str, str]]:
+    """The operators whose mutant counts, and why the others are left out. A mutant of a correct engine always
+    counts. A mutant of the student's engine counts when that engine computes the reference's numbers (found.right),
+    its decoy (the same engine, rewritten) the engine's own, and the mutant other numbers: all on the equivalence
+    probes, as each run said before its test file was written. How the student's tests fared on any engine
+    decides nothing here (catches() says which of them may catch such a mutant)."""
     counted, dropped = [], {}
-    own_ok = all(found.student.tests.get(n, {}).get("outcome") == "passed" for n in valid)
-    decoy = found.decoy
-    decoy_ok = (
-        decoy is not None
-        and decoy.ok
-        and decoy.probes == found.student.probes
-        and all(decoy.tests.get(n, {}).get("outcome") == "passed" for n in valid)
-    )
+    mine = found.student.probes
+    decoy = found.decoy.probes if found.decoy is not None else ()
     for op_id in sorted(found.sabotages):
         if op_id not in found.own:
             counted.append(op_id)
-        elif not own_ok:
-            dropped[op_id] = "your tests do not all pass on your own engine"
-        elif not decoy_ok:
-            dropped[op_id] = "your engine could not be rewritten faithfully, or your tests fail on it rewritten"
-        elif not found.student.probes or found.sabotages[op_id].probes == found.student.probes:
+        elif not mine:
+            dropped[op_id] = "your engine's numbers on the grader's probes could not be read"
+        elif not found.right:
+            dropped[op_id] = (
+                "your engine does not yet compute the right numbers on every probe of the assignment's "
+                "operations (see the engine checks), so a mutant of it would judge your tests by a bug of yours"
+            )
+        elif decoy != mine:
+            dropped[op_id] = "your engine could not be rewritten faithfully (rewritten, it computes other numbers)"
+        elif found.sabotages[op_id].probes == mine:
             dropped[op_id] = "the mutant behaves like your engine on every probe (an equivalent mutant)"
         else:
             counted.append(op_id)

@@ -5,8 +5,9 @@
 - Sabotages: one mutant per mutation operator (operators/), made from a wheat or, as in
   mutation testing, from the student's own engine, chosen for this grading. A mutant of the
   student's engine counts only where the grader sees it behave differently from the
-  unmutated engine; a decoy (the student's engine rewritten, unmutated) tells a test that
-  checks behaviour from one that recognises its own code.
+  unmutated engine, on probes each run computes before its tests (checks/suite_runs.py); a
+  decoy (the student's engine rewritten, unmutated) tells a test that checks behaviour from
+  one that recognises its own code, which then cannot catch a mutant of it.
 
 Every engine is disguised (disguise.py: each trace an operator leaves is in every correct
 engine too) and rewritten for the grading (rewrite.py), and runs after the student's own

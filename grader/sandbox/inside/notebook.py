@@ -16,6 +16,7 @@ import __future__
 
 import ast
 import builtins
+import json
 import signal
 import sys
 import types
@@ -29,7 +30,8 @@ SHELL = None
 PRISTINE = None
 """How the template's shell transforms cells (its transformers), to tell when a student's code changed that."""
 TRANSFORMED: dict[str, str] = {}
-"""Of this process's cells: each multi-line cell's text as the pristine shell transformed it (see run())."""
+"""Of this process's cells: each multi-line cell's text as the pristine shell transformed it (see run()); a record
+for the tests of this module: what later runs take is derive()'s, made before any student code runs."""
 ENGINE_LINE = 1_000_000
 """The line every statement of an engine run after the student's code says it is on (see run_engine)."""
 
@@ -103,10 +105,11 @@ def _transformers(shell) -> tuple:
 
 def _use_transformed(shell, given: dict[str, str]) -> None:
     """Each multi-line cell's transformation (the text IPython makes of `%magic`, `!cmd`...) taken from given
-    (what the run on the student's own engine made of the same cell), and recorded in TRANSFORMED, as long as
-    the shell transforms as the template's does; a one-line cell, or any cell once the student's code has
-    changed the shell's transformers, is transformed here as IPython does. A text transformed is the same
-    text whichever process transforms it: this saves each run of the tests its share of IPython's tokenizing.
+    (what the run on the student's own engine derived before running any cell: derive()), and recorded in
+    TRANSFORMED, as long as the shell transforms as the template's does; a one-line cell, or any cell once the
+    student's code has changed the shell's transformers, is transformed here as IPython does. A text transformed
+    is the same text whichever process transforms it: this saves each run of the tests its share of IPython's
+    tokenizing.
     And a cell whose text says neither `await` nor `async` runs without the check for top-level await, which
     could find none."""
     transform, should_run_async = shell.transform_cell, shell.should_run_async
@@ -139,7 +142,7 @@ def run(
     lean: bool = False,
 ) -> tuple[types.ModuleType, list[dict]]:
     """Run cells ([index, source] pairs) except those in skip; the module and each cell's status. transformed:
-    [index, text] pairs, cells as the run on the student's own engine transformed them (see _use_transformed).
+    [index, text] pairs, cells as IPython transforms them (derive(), see _use_transformed).
     lean: run each cell whose transformation is given as plain Python (see _run_lean)."""
     shell = SHELL or _shell()
     given = {}
@@ -190,6 +193,36 @@ def run(
 def transformed(cells: list[list]) -> list[list]:
     """[index, text] for each of cells this process transformed as the template's shell would."""
     return [[i, TRANSFORMED[source]] for i, source in cells if source in TRANSFORMED]
+
+
+DERIVED_MAX = 512 * 1024
+"""Bytes of transformed text, as JSON, that derive() hands on at most (a frame holds 1 MB); past them, cells
+transform in each run."""
+
+
+def derive(cells: list[list], skip: list[int]) -> list[list]:
+    """[index, text] for the cells not in skip that IPython's shell, as the template made it, turns into more than
+    one line: to be called in a unit before it runs any of the student's code, so that what later runs take
+    (instead of tokenizing each cell again) is the submission's own cells as IPython reads them, whatever the
+    student's code does afterwards. Only a text of several lines is a function of the cell alone: IPython
+    prefilters a one-line text with the namespace (autocall, automagic), so such a cell transforms in each run."""
+    if PRISTINE is None:
+        return []
+    shell, found, size = SHELL, [], 0
+    transform = type(shell).transform_cell
+    for index, source in cells:
+        if index in skip or len(source.splitlines()) < 2:
+            continue
+        try:
+            text = transform(shell, source)
+        except Exception:  # noqa: BLE001 - a cell IPython cannot transform: the run reports it as the cell's error
+            continue
+        size += len(json.dumps(text))
+        if size > DERIVED_MAX:
+            break
+        if len(text.splitlines()) > 1:
+            found.append([index, text])
+    return found
 
 
 def _run_cell(shell, source: str, count: int) -> BaseException | None:

@@ -177,15 +177,27 @@ def _symbols(module) -> list[str]:
 
 
 def suite(sock: socket.socket, cfg: dict) -> None:
-    """One run of the student's tests on one engine; a single reply."""
+    """One run of the student's tests on one engine; a single reply, and before it what the grader must not take
+    from a process the tests ran in, each sent as an event frame (out of the process's reach once sent) before what
+    could change it runs:
+    - asked to derive (a notebook's run on the student's own engine), first thing, before any of the student's code
+      runs, the cells as IPython transforms them (notebook.derive), which later runs take;
+    - asked for probes, once the student's code and the engine are loaded and before the test file is even
+      written, the engine's numbers on them, which decide whether a mutant of the student's engine counts."""
     request = frames.receive(sock)
     if request is None:
         return
+    seq = request.get("seq")
+    code, engine = request["code"], request.pop("engine", None) or ""
+    if code["kind"] == "notebook" and code.get("derive"):
+        import notebook
+
+        code["transformed"] = notebook.derive(code["cells"], code["skip"])
+        frames.send(sock, {"seq": seq, "event": {"transformed": code["transformed"]}})
     loader = Loader(cfg)
     run_dir = os.path.join(cfg["scratch"], "run")
     os.makedirs(run_dir, exist_ok=True)
     os.chdir(run_dir)
-    code, engine = request["code"], request.pop("engine", None) or ""
     standins.install(code.get("stand_ins", []))
     try:
         import notebook
@@ -206,20 +218,22 @@ def suite(sock: socket.socket, cfg: dict) -> None:
         if engine:  # as compiled code only: the tests can read neither the engine's text nor a file of it
             notebook.run_engine(module, engine)
         del engine
+    except BaseException as exc:  # noqa: BLE001
+        frames.send(sock, {"seq": seq, "ok": False, "error": loader.error(exc)})
+        return
+    if request.get("probes"):
+        frames.send(sock, {"seq": seq, "event": {"probes": _probe_all(request["probes"])}})
+    try:
         tests = os.path.join(run_dir, TESTS_FILE)
         with open(tests, "w", encoding="utf-8") as f:
             f.write(request["tests"])
     except BaseException as exc:  # noqa: BLE001
-        frames.send(sock, {"seq": request.get("seq"), "ok": False, "error": loader.error(exc)})
+        frames.send(sock, {"seq": seq, "ok": False, "error": loader.error(exc)})
         return
-    numbers = _probe_all(request.get("probes") or [])  # before the tests, which could change the engine
     import suites
 
     result = suites.run(tests, request.get("fixtures") or [])
-    result["probes"] = numbers
-    if code["kind"] == "notebook" and not code.get("transformed"):
-        result["transformed"] = notebook.transformed(code["cells"])
-    frames.send(sock, {"seq": request.get("seq"), "ok": True, "result": result})
+    frames.send(sock, {"seq": seq, "ok": True, "result": result})
 
 
 def _probe_all(programs: list) -> list:
