@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from grader.errors import IsolationError, SandboxError, WorkerFailure
-from grader.sandbox import cgroups, isolation, uids
+from grader.sandbox import cgroups, isolation, uids, wipe
 from grader.sandbox.channel import FRAME_CAP, Channel
 from grader.sandbox.limits import SandboxLimits  # noqa: F401 - callers take SandboxLimits from here too
 from grader.sandbox.unit import Unit
@@ -325,8 +325,7 @@ class Sandbox:
     def restart(self) -> None:
         self._kill_everything()
         if self.iso.bwrap is None:
-            for item in self.scratch.iterdir():
-                shutil.rmtree(item, ignore_errors=True) if item.is_dir() and not item.is_symlink() else item.unlink()
+            wipe.clear(str(self.scratch))
         self.dead = False
         self._start()
         self.wait_ready()
@@ -368,7 +367,7 @@ class Sandbox:
     def close(self) -> None:
         self._kill_everything()
         if getattr(self, "root", None) is not None:
-            shutil.rmtree(self.root, ignore_errors=True)
+            wipe.remove(str(self.root))
         if getattr(self, "group", None) is not None:
             self.group.close()
             self.group = None
