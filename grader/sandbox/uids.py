@@ -244,17 +244,6 @@ def _open_folder(fd: int, name: str) -> int:
         return -1
 
 
-def used_bytes(scratch: Path, uid: int, shared: bool, limit: int) -> int:
-    """A sandbox's disk space (stopping once past limit): its own folder, and with shared, what its uid has in the
-    machine's shared writable folders and holds open where no folder names it."""
-    used = owned_bytes(scratch, uid, limit)
-    if shared:
-        for top in shared_writable():
-            used += owned_bytes(Path(top), uid, limit)
-        used += unlinked_bytes(processes_of(uid))
-    return used
-
-
 def unlinked_bytes(pids: list[int]) -> int:
     """Bytes of the files these processes hold open that no folder names any more (deleted, or made
     nameless): a disk, or in /dev/shm memory, that no walk of the folders finds."""
