@@ -35,8 +35,9 @@ from grader.loading import load
 from grader.protocol import Code
 from grader.result import CheckResult, Outcome, Result, SubmissionError
 from grader.sabotage import own_block
+from grader.sandbox import isolation
 from grader.sandbox.isolation import Isolation
-from grader.sandbox.prestarted import Prestarted, layout
+from grader.sandbox.prestarted import Prestarted, layout, sandbox_for
 from grader.sandbox.supervisor import Sandbox, SandboxLimits
 from grader.spec import Assignment, CheckSpec
 
@@ -144,17 +145,17 @@ def open_lanes(
     read: Submitted, assignment: Assignment, options: Options, specs: list[CheckSpec], ends: float | None = None
 ):
     """Step 2: the engine lane, and the suite lane when the tests are graded (its sandboxes warm up while
-    this thread writes the plan of engines). With one_sandbox (a batch), both share one sandbox in turn.
+    this thread writes the plan of engines). With one_sandbox (a batch), and where sandboxes would share the
+    machine's /tmp (a uid of their own without namespaces), both share one sandbox in turn.
     Everything is closed on the way out, whatever happened. ends: the grading's deadline, which the runs
     of a notebook's tests that start before it is loaded keep to."""
     given = assignment.limits
     limits = SandboxLimits.for_grading(given.request_s, given.memory_mb, given.submission_s)
     code, suite = read.code, None
     tested = read.tests is not None and any(c.id in SUITE_CHECKS for c in specs)
-    engine_warm, suites, join = layout(code.kind, tested, options.suite_sandboxes, options.one_sandbox)
-    shared = Sandbox(code.files, limits, engine_warm, options.isolation, start=False) if options.one_sandbox else None
-    if shared is not None:
-        shared.start()
+    one = options.one_sandbox or (options.isolation or isolation.detect()).shares_tmp  # lanes that would share /tmp
+    engine_warm, suites, join = layout(code.kind, tested, options.suite_sandboxes, one)
+    shared = sandbox_for(options.prestarted, code.files, limits, engine_warm, options.isolation) if one else None
     try:
         with (
             _closing(shared),

@@ -135,7 +135,7 @@ def _prestart(
             or notebook
             and b"def test_" in fileio.read_regular(submission)
         )
-        engine, suites, _ = layout("notebook" if notebook else "py", has_tests, lanes)
+        engine, suites, _ = layout("notebook" if notebook else "py", has_tests, lanes, iso.shares_tmp)
         return Prestarted([(limits, warm) for warm in (engine, *suites)], iso)
     except (GraderError, OSError, ValueError):
         return Prestarted([], iso)

@@ -12,8 +12,9 @@ template moves itself into its group before anything else runs (`wrap`), and eve
 forks stays there: a group's cgroup.procs is root's, so student code cannot move out.
 
 Where there is no cgroup v2 with the memory and pids controllers, or it cannot be written
-(cgroup v1, a read-only /sys/fs/cgroup in Docker, not root), `support()` says why, and each
-sandbox is bounded per process instead (see `describe`).
+(cgroup v1, a read-only /sys/fs/cgroup in Docker, not root), `support()` says why, each
+sandbox is bounded per process, and the grader sums its processes' memory itself (watch.py;
+see `describe`).
 """
 
 from __future__ import annotations
@@ -169,8 +170,8 @@ def describe(where: Support, processes: int, memory_mb: int, total_mb: int) -> s
             f"(shared memory and memfd included), {processes} processes{cpu}"
         )
     return (
-        f"no cgroup for sandboxes ({where.why}): each sandbox is bounded by {processes} processes of "
-        f"{memory_mb} MB each, with memfd refused and the files it holds open counted against its disk space; "
-        "its processes share one session they cannot leave (one scheduling group where the kernel groups by "
-        "session)"
+        f"no cgroup for sandboxes ({where.why}): the grader stops a sandbox whose processes together hold more "
+        f"than {total_mb} MB of memory (summed ten times a second), each of at most {processes} processes of "
+        f"{memory_mb} MB, with memfd refused; its processes share one session they cannot leave (one scheduling "
+        "group where the kernel groups by session)"
     )

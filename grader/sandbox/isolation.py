@@ -9,7 +9,10 @@ Three levels, best first:
 - `uid` (root, no bubblewrap, as in Docker and so on Gradescope): each sandbox runs as an
   unprivileged uid of its own, which cannot read the grader's files (checked), cannot
   write any file of the grader's or of another student's, cannot signal the grader;
-  network sockets are refused by a seccomp filter, disk use is watched.
+  network sockets are refused by a seccomp filter. Where root can make namespaces (not in
+  Docker), each sandbox also has a mount and network namespace of its own (its own /tmp and
+  /dev/shm, its own abstract unix sockets); elsewhere its disk use is watched, it may open
+  no socket at all, and a grading's two lanes take turns in one sandbox, as a batch's do.
 - `limits` (neither): resource limits only, the student's code runs as whoever runs the
   grader. Fine for a student's own `grader check`; refused for batch and Gradescope
   grading unless the instructor says the code is trusted.
@@ -63,6 +66,10 @@ class Isolation:
     runtime: Runtime
     drop_uid: bool = True
     """As root: run each sandbox as a uid of its own (False only when explicitly trusted)."""
+    namespaces: bool = True
+    """Sandboxes and units may have namespaces of their own: bubblewrap's, or without it, as root, a mount and
+    network namespace per sandbox; and a writable space of its own per unit where the kernel allows (False: the
+    grader cleans a sandbox's space between units; without bubblewrap, where root cannot make namespaces)."""
 
     @property
     def mode(self) -> str:
@@ -70,6 +77,12 @@ class Isolation:
         if self.bwrap:
             return "pidns"
         return "uid" if self.root and self.drop_uid else "plain"
+
+    @property
+    def shares_tmp(self) -> bool:
+        """Sandboxes see the machine's /tmp (a uid of their own without namespaces): a grading then uses one
+        sandbox, in turn, so that its two lanes cannot leave each other notes there."""
+        return self.mode == "uid" and not self.namespaces
 
 
 @functools.cache
@@ -133,7 +146,20 @@ def detect() -> Isolation:
     rt = runtime()
     bwrap = None if bwrap_failure() else "/usr/bin/bwrap"
     level = "namespaces" if bwrap else "uid" if root else "limits"
-    return Isolation(level, bwrap, root, rt)
+    return Isolation(level, bwrap, root, rt, namespaces=level == "namespaces" or level == "uid" and can_unshare())
+
+
+@functools.cache
+def can_unshare() -> bool:
+    """Whether this process (root) can make a mount and network namespace: tried in a child of its own."""
+    import ctypes
+
+    unshare = ctypes.CDLL(None, use_errno=True).unshare  # looked up before the fork: the child only calls it
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0 if unshare(0x00020000 | 0x40000000) == 0 else 1)  # CLONE_NEWNS | CLONE_NEWNET
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status) == 0
 
 
 @functools.cache
@@ -310,8 +336,15 @@ def _require(purpose: str, *, trusted: bool = False, private: tuple[Path, ...] =
     if iso.level == "uid":
         problems = uid_problems(iso, tuple(private) + grader_files())
         if not problems:
+            apart = (
+                "and a mount and network namespace of its own"
+                if iso.namespaces
+                else "but no namespace (root cannot make one here): sandboxes see the machine's /tmp, so a grading's "
+                "lanes take turns in one sandbox, and student code may open no socket"
+            )
             warn_once(
-                f"no namespace sandbox ({why}); each sandbox runs as a uid of its own, with seccomp and resource limits"
+                f"no namespace sandbox ({why}); each sandbox runs as a uid of its own, with seccomp and resource "
+                f"limits, {apart}"
             )
             return iso
         if lenient:
@@ -403,12 +436,12 @@ def uid_problems(iso: Isolation, private: tuple[Path, ...]) -> list[str]:
 
 def unconfined(missing: list[str]) -> str | None:
     """In words, the confinement steps a sandbox could not apply that running it as a uid of its own relies on."""
-    steps = [m for m in missing if isinstance(m, str) and m.startswith(("no_new_privs", "seccomp"))]
+    steps = [m for m in missing if isinstance(m, str) and m.startswith(("no_new_privs", "seccomp", "namespaces"))]
     return (
         (
             f"the sandbox cannot apply {', '.join(steps)} here, without which a sandbox's uid could open network "
-            "sockets or gain privileges: run the grader where seccomp works (a kernel with CONFIG_SECCOMP_FILTER, a "
-            "container whose seccomp profile allows it), or with bubblewrap"
+            "sockets, gain privileges or share /tmp with another sandbox: run the grader where seccomp works (a "
+            "kernel with CONFIG_SECCOMP_FILTER, a container whose seccomp profile allows it), or with bubblewrap"
         )
         if steps
         else None

@@ -4,20 +4,21 @@ them, kill them. Nothing here ever imports or runs a student's code.
 A `Sandbox` is one isolated environment (see isolation.py) with its own warm template
 process (inside/template.py). A `Unit` is one process forked from the template for one
 unit of work, with a socket of its own (unit.py). Units of one sandbox run one at a time, and
-between two units the sandbox can be cleaned (every other process killed, the writable
-space emptied), so a unit can leave nothing for the next one to find. Where the machine
-allows, a sandbox's processes share one cgroup that bounds them together (cgroups.py).
+a unit can leave nothing for the next one to find: each starts in writable space of its own,
+new tmpfs no earlier unit touched (inside/spaces.py), and however it ended, every other process
+of the sandbox is killed before the next starts. Where units cannot have space of their own
+(the kernel refuses them a user namespace, or the sandbox has no namespaces at all), the grader
+empties the sandbox's space between units itself, with its own authority (wipe.py). A sandbox
+that cannot be shown clean is restarted, never reused. Where the machine allows, a sandbox's
+processes share one cgroup that bounds them together (cgroups.py); elsewhere the grader sums
+their memory itself (watch.py).
 """
 
 from __future__ import annotations
 
-import functools
-import importlib.util
 import json
 import os
-import py_compile
 import select
-import shutil
 import signal
 import socket
 import subprocess
@@ -27,49 +28,15 @@ import time
 from pathlib import Path
 
 from grader.errors import IsolationError, SandboxError, WorkerFailure
-from grader.sandbox import cgroups, isolation, uids
+from grader.sandbox import cgroups, folders, isolation, space, uids, watch, wipe
 from grader.sandbox.channel import FRAME_CAP, Channel
+from grader.sandbox.inside.processes import LISTED, descendants
 from grader.sandbox.limits import SandboxLimits  # noqa: F401 - callers take SandboxLimits from here too
 from grader.sandbox.unit import Unit
 
-INSIDE = Path(__file__).with_name("inside")
 STARTUP_S = 60.0
 DEBUG = bool(os.environ.get("GRADER_SANDBOX_DEBUG"))  # the sandbox's stderr stays on the grader's
 CONTROL_MAX = 65536
-
-
-@functools.cache
-def _bytecode() -> dict[str, bytes]:
-    """inside/'s modules compiled once per grader process, as __pycache__ files (their hash checked against the
-    copies beside them): the sandbox's Python, started with -B, writes none, and compiled them at every
-    sandbox's start. A Python of another version looks for its own file name and compiles, as before."""
-    found = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for path in INSIDE.glob("*.py"):
-            target = Path(tmp) / path.name
-            py_compile.compile(
-                str(path),
-                cfile=str(target),
-                dfile=f"{isolation.CODE_DIR}/{path.name}",
-                doraise=True,
-                invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH,
-            )
-            found[Path(importlib.util.cache_from_source(path.name)).name] = target.read_bytes()
-    return found
-
-
-def _base(iso: isolation.Isolation) -> str | None:
-    """Where sandbox folders go: GRADER_SANDBOX_ROOT, or (running student code as other uids without
-    bubblewrap) a folder they can pass through but not list; else the usual temporary folder."""
-    configured = os.environ.get("GRADER_SANDBOX_ROOT")
-    if configured:
-        return configured
-    if iso.mode != "uid":
-        return None
-    base = uids.LOCK_DIRS[0].parent / "sandboxes"
-    base.mkdir(parents=True, exist_ok=True)
-    base.chmod(0o711)
-    return str(base)
 
 
 class Sandbox:
@@ -78,26 +45,35 @@ class Sandbox:
     def __init__(
         self,
         files: dict[str, bytes],
-        limits: SandboxLimits = SandboxLimits(),
+        limits: SandboxLimits | None = None,
         warm: tuple[str, ...] = (),
         iso: isolation.Isolation | None = None,
         start: bool = True,
     ):
         self.iso = iso or isolation.detect()
-        self.limits = limits
+        self.limits = limits = limits or SandboxLimits()
         self.warm = warm
         self.lease = uids.lease(shared=self.iso.bwrap is None) if self.iso.root and self.iso.drop_uid else None
         self.uid = self.lease.uid if self.lease else 0
         self.group: cgroups.Group | None = None
         self.exits: dict[int, int] = {}
-        self.disk_full = False
+        self.stopped: str | None = None
+        """Why the grader stopped the sandbox (memory, disk), until it starts again."""
         self._proc: subprocess.Popen | None = None
+        self._template: int | None = None
         self._control: socket.socket | None = None
         self._stop_watch = threading.Event()
+        self._dirty = False
+        """A unit was spawned since the sandbox was last cleaned."""
         try:
-            self.root = Path(tempfile.mkdtemp(prefix="grader-sandbox-", dir=_base(self.iso)))
+            self.root = Path(tempfile.mkdtemp(prefix="grader-sandbox-", dir=folders.base(self.iso)))
             self.code, self.work, self.scratch = self.root / "code", self.root / "work", self.root / "scratch"
-            self._lay_out(files)
+            needed = [*self.iso.runtime.roots, *([] if self.iso.bwrap else [str(self.code), str(self.work)])]
+            self.space = space.describe(self.iso, limits, self.scratch, needed, self.uid)
+            self.fresh = bool(self.space.units)
+            """Each unit covers the sandbox's writable space with its own (False once a unit could not)."""
+            folders.lay_out(self.root, self.uid, writes_here=not self.space.own)
+            self.put(files)
             where = cgroups.support()
             if where.parent is not None:
                 self.group = cgroups.Group(where.parent, limits.sandbox_mb << 20, limits.processes, where.cpu)
@@ -110,44 +86,15 @@ class Sandbox:
 
     # -- files ------------------------------------------------------------------------------------
 
-    def _lay_out(self, files: dict[str, bytes]) -> None:
-        """code/ (the units' code) and work/ (the submission) readable by the sandbox only; scratch/ its own."""
-        for folder in (self.code, self.work, self.scratch):
-            folder.mkdir()
-        for path in INSIDE.glob("*.py"):
-            shutil.copyfile(path, self.code / path.name)
-        (self.code / "__pycache__").mkdir()
-        for name, data in _bytecode().items():
-            (self.code / "__pycache__" / name).write_bytes(data)
-        if self.uid:
-            self.root.chmod(0o711)
-            for folder in (self.code, self.work):
-                os.chown(folder, 0, self.uid)
-                folder.chmod(0o750)
-                for item in [*folder.iterdir(), *folder.glob("__pycache__/*")]:
-                    os.chown(item, 0, self.uid)
-                    item.chmod(0o750 if item.is_dir() else 0o640)
-            os.chown(self.scratch, self.uid, self.uid)
-            self.scratch.chmod(0o700)
-        self.put(files)
-
     def put(self, files: dict[str, bytes]) -> None:
         """Write the submission's files into work/, readable by the sandbox only: before it starts, or after (a
         sandbox started before its grading knew them: grader/sandbox/prestarted.py), before any unit runs."""
-        for name, data in files.items():
-            (self.work / name).write_bytes(data)
-            if self.uid:
-                os.chown(self.work / name, 0, self.uid)
-                (self.work / name).chmod(0o640)
+        folders.put(self.work, self.uid, files)
 
     # -- the template ------------------------------------------------------------------------------
 
     def _config(self, control_fd: int) -> dict:
         bwrap = self.iso.bwrap is not None
-        scratch = isolation.SANDBOX_TMP if bwrap else str(self.scratch)
-        wipe = [isolation.SANDBOX_TMP, "/dev/shm"] if bwrap else [scratch]
-        if self.iso.mode == "uid":
-            wipe += list(uids.shared_writable())
         return {
             "uid": self.uid,
             "mode": self.iso.mode,
@@ -160,10 +107,15 @@ class Sandbox:
             },
             "control_fd": control_fd,
             "work": isolation.WORK_DIR if bwrap else str(self.work),
-            "scratch": scratch,
+            "scratch": self.space.scratch,
             "site": list(self.iso.runtime.site),
             "warm": list(self.warm),
-            "wipe": wipe,
+            "fresh": [list(s) for s in self.space.units],
+            "private": [list(s) for s in self.space.private],
+            "keep": list(self.space.keep),
+            # AF_UNIX only where the sandbox has a network namespace of its own (where its uid is the only boundary,
+            # an abstract unix socket, which has no file and no permission check, would reach other sandboxes)
+            "unix_sockets": self.iso.mode != "uid" or bool(self.space.private),
         }
 
     def start(self) -> None:
@@ -197,7 +149,9 @@ class Sandbox:
         if self.group is not None:
             argv = self.group.wrap(argv)
         self.exits = {}
-        self.disk_full = False
+        self.stopped = None
+        self._template = None
+        self._dirty = False
         self._proc = subprocess.Popen(
             argv,
             env=env,
@@ -227,13 +181,17 @@ class Sandbox:
         self.unavailable: dict[str, str] = ready.get("unavailable") or {}
         self.python = str(ready.get("python", ""))[:20]
         """The version of the Python that runs student code here."""
-        if self.iso.bwrap is None:
+        memory, disk = self.group is None, not self.space.own
+        if memory or disk:
             self._stop_watch = threading.Event()
-            threading.Thread(target=self._watch_disk, args=(self._stop_watch,), daemon=True).start()
+            threading.Thread(
+                target=watch.watch, args=(self, self._stop_watch, memory, disk), daemon=True, name="sandbox-watch"
+            ).start()
 
     def _confined(self, missing) -> None:
         """Fail closed (IsolationError, exit 3) when student code would run as a uid of its own, with no
-        namespace, and without no_new_privs or the seccomp filter; elsewhere say once what is missing."""
+        namespace, and without no_new_privs, the seccomp filter, or (where the grader asked for them) the
+        sandbox's own namespaces; elsewhere say once what is missing."""
         missing = [str(m)[:80] for m in missing[:5]] if isinstance(missing, list) else []
         problem = isolation.unconfined(missing) if self.iso.mode == "uid" else None
         if problem:
@@ -297,39 +255,68 @@ class Sandbox:
     # -- units ---------------------------------------------------------------------------------
 
     def unit(self, kind: str) -> Unit:
-        """A fresh process forked from the template for one unit of work."""
+        """A fresh process forked from the template for one unit of work, once the sandbox is clean of the last."""
         if self.dead:
             self.restart()
+        elif self._dirty:
+            self.clean()
+        self._dirty = True
         ours, theirs = socket.socketpair()
-        sent = self._control_send({"op": "spawn", "kind": kind}, [theirs.fileno()])
+        sent = self._control_send({"op": "spawn", "kind": kind, "fresh": self.fresh}, [theirs.fileno()])
         theirs.close()
         spawned = self._await("spawned", time.monotonic() + 10) if sent else None
         if spawned is None:
             ours.close()
             self.restart()
             raise WorkerFailure("crash", "the sandbox's process stopped answering (your code may have stopped it)")
+        if not isinstance(spawned.get("pid"), int):  # the unit could not cover the space, and ran nothing
+            ours.close()
+            self.fresh = False  # from now on the grader empties the sandbox's space between units
+            self._dirty = False
+            isolation.warn_once(
+                f"units of work cannot have writable space of their own here ({str(spawned.get('unfresh'))[:120]}): "
+                "the grader empties each sandbox's between units"
+            )
+            if space.empty(self.space, self._template_pid(), self.scratch):
+                self.restart()
+            return self.unit(kind)
         return Unit(self, kind, spawned["pid"], Channel(ours, FRAME_CAP))
 
     def clean(self) -> None:
-        """Kill every process but the template and empty the writable space; restart if that fails."""
+        """End every process but the template, and where units do not cover the writable space with their own,
+        empty it with the grader's authority. A sandbox that cannot be shown clean is stopped, and restarted
+        before another unit runs in it: never reused."""
+        if not self._dirty or self.dead:
+            return  # a dead sandbox restarts before its next unit
         if (
-            self.dead
-            or not self._control_send({"op": "clean"})
-            or self._await("cleaned", time.monotonic() + 10) is None
+            not self._control_send({"op": "clean"})
+            or (cleaned := self._await("cleaned", time.monotonic() + 10)) is None
+            or cleaned.get("left") != 0
+            or self.iso.mode == "uid"
+            and not uids.kill_uid(self.uid, skip=frozenset({self._proc.pid}))  # with the grader's authority
+            or not self.fresh
+            and space.empty(self.space, self._template_pid(), self.scratch)
         ):
-            self.restart()
+            self._kill_everything()
+            self.dead = True
             return
-        if self.iso.mode == "uid":
-            uids.kill_uid(self.uid, skip=frozenset({self._proc.pid}))
+        self._dirty = False
 
     def restart(self) -> None:
         self._kill_everything()
-        if self.iso.bwrap is None:
-            for item in self.scratch.iterdir():
-                shutil.rmtree(item, ignore_errors=True) if item.is_dir() and not item.is_symlink() else item.unlink()
+        if not self.space.own and space.empty(self.space, None, self.scratch):
+            raise SandboxError("the sandbox's files could not be removed, so it cannot start again clean")
         self.dead = False
         self._start()
         self.wait_ready()
+
+    def _template_pid(self) -> int | None:
+        """The template's process id here (bubblewrap's child), or None when it is gone."""
+        if self._proc is None or self._proc.poll() is not None:
+            return None
+        if self._template is None:
+            self._template = self._proc.pid if self.iso.bwrap is None else watch.child_of(self._proc.pid)
+        return self._template
 
     def _kill_everything(self) -> None:
         self._stop_watch.set()
@@ -350,25 +337,39 @@ class Sandbox:
         if self.lease is not None:
             uids.kill_uid(self.uid)
 
-    def _watch_disk(self, stop: threading.Event) -> None:
-        """Without bubblewrap's size-capped /tmp: stop the sandbox when its files pass the disk limit."""
-        cap = self.limits.disk_mb * 1024 * 1024
-        while not stop.wait(0.1):
-            if uids.used_bytes(self.scratch, self.uid or os.getuid(), self.iso.mode == "uid", cap) > cap:
-                self.disk_full = True
-                if self.iso.mode == "uid":
-                    uids.kill_uid(self.uid)
-                elif self._proc is not None:
-                    try:
-                        os.killpg(self._proc.pid, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
-                return
+    # -- what the watcher needs (watch.py) ----------------------------------------------------------
+
+    def processes(self) -> list[int]:
+        """The sandbox's processes: its template and every process below it (it adopts orphans), else its uid's or
+        its template's session's (a kernel that does not list children)."""
+        template = self._template_pid()
+        if template is not None and LISTED:
+            return [template, *descendants(template)]
+        if self.lease is not None:
+            return uids.processes_of(self.uid)
+        return watch.in_session(template) if template is not None else []
+
+    def disk_bytes(self, pids: list[int], limit: int) -> int:
+        """Bytes of files the sandbox holds on the host (no namespaces), stopping once past limit."""
+        uid = self.uid or os.getuid()
+        return watch.uid_disk_bytes(self.scratch, uid, self.iso.mode == "uid", limit, pids)
+
+    def stop(self, why: str) -> None:
+        """Stop every process of the sandbox (the watcher found it past a limit: memory, disk)."""
+        self.stopped = why
+        if self.lease is not None:
+            uids.kill_uid(self.uid)
+        proc = self._proc
+        if proc is not None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
     def close(self) -> None:
         self._kill_everything()
         if getattr(self, "root", None) is not None:
-            shutil.rmtree(self.root, ignore_errors=True)
+            wipe.remove(str(self.root))
         if getattr(self, "group", None) is not None:
             self.group.close()
             self.group = None

@@ -21,13 +21,13 @@ import functools
 import os
 import pwd
 import secrets
-import shutil
 import signal
 import stat
 import time
 from pathlib import Path
 
 from grader.errors import NoUid
+from grader.sandbox import wipe
 
 FIRST_UID = 200_000
 SPAN = 100_000
@@ -124,24 +124,25 @@ def processes_of(uid: int, *, skip: frozenset[int] = frozenset()) -> list[int]:
     return found
 
 
-def kill_uid(uid: int, *, skip: frozenset[int] = frozenset()) -> None:
-    """Kill every process running as uid (but those in skip), until none is left."""
-    kill_until_gone(lambda: processes_of(uid, skip=skip))
+def kill_uid(uid: int, *, skip: frozenset[int] = frozenset()) -> bool:
+    """Kill every process running as uid (but those in skip), until none is left; whether none is."""
+    return kill_until_gone(lambda: processes_of(uid, skip=skip))
 
 
-def kill_until_gone(find) -> None:
+def kill_until_gone(find) -> bool:
     """SIGKILL every process find() lists, and again, until it lists none (a process may fork while it is
-    killed); at most 100 rounds."""
+    killed); at most 100 rounds. Whether it lists none."""
     for _ in range(100):
         pids = find()
         if not pids:
-            return
+            return True
         for pid in pids:
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
         time.sleep(0.005)
+    return not find()
 
 
 def sweep(uid: int, shared: bool = True) -> None:
@@ -180,56 +181,67 @@ def shared_writable() -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
-def remove_owned(top: Path, uid: int) -> None:
-    try:
-        entries = list(os.scandir(top))
-    except OSError:
-        return
-    for entry in entries:
-        try:
-            if entry.stat(follow_symlinks=False).st_uid != uid:
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path, ignore_errors=True)
-            else:
-                os.unlink(entry.path)
-        except OSError:
-            continue
+def remove_owned(top: Path, uid: int) -> int:
+    """Remove what uid has at the top of a folder other users share, and everything under it (without recursion:
+    grader/sandbox/wipe.py); how many of its entries are left."""
+    return wipe.clear(str(top), owner=uid)
 
 
 def owned_bytes(top: Path, uid: int, limit: int) -> int:
-    """Bytes held by the uid's files at the top of a folder, and everything under its own folders
-    there (stopping once past limit)."""
-    total = 0
-    stack = [str(top)]
-    while stack and total <= limit:
-        try:
-            entries = list(os.scandir(stack.pop()))
-        except OSError:
-            continue
-        for entry in entries:
+    """Bytes held by the uid's files at the top of a folder, and everything under its own folders there
+    (stopping once past limit). One folder is open at a time, entered from the one above it and left by its "..",
+    never named by a path (which a deep tree makes longer than any path may be): a tree 1,500 deep costs one
+    open folder, and no recursion."""
+    try:
+        fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return 0
+    total, levels = 0, [_names(fd)]
+    try:
+        while levels and total <= limit:
+            if not levels[-1]:
+                levels.pop()
+                if levels:  # back up to the folder above (a process that moved this one moves where the count goes)
+                    up = _open_folder(fd, "..")
+                    os.close(fd)
+                    fd = up
+                    if fd < 0:
+                        break
+                continue
+            name = levels[-1].pop()
             try:
-                st = entry.stat(follow_symlinks=False)
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
             except OSError:
                 continue
             if st.st_uid != uid:
                 continue
-            if entry.is_dir(follow_symlinks=False):
-                stack.append(entry.path)
-            else:
+            if not stat.S_ISDIR(st.st_mode):
                 total += st.st_blocks * 512
-    return total
+                continue
+            inner = _open_folder(fd, name)
+            if inner >= 0:
+                os.close(fd)
+                fd = inner
+                levels.append(_names(fd))
+        return total
+    finally:
+        if fd >= 0:
+            os.close(fd)
 
 
-def used_bytes(scratch: Path, uid: int, shared: bool, limit: int) -> int:
-    """A sandbox's disk space (stopping once past limit): its own folder, and with shared, what its uid has in the
-    machine's shared writable folders and holds open where no folder names it."""
-    used = owned_bytes(scratch, uid, limit)
-    if shared:
-        for top in shared_writable():
-            used += owned_bytes(Path(top), uid, limit)
-        used += unlinked_bytes(processes_of(uid))
-    return used
+def _names(fd: int) -> list[str]:
+    try:
+        return os.listdir(fd)
+    except OSError:
+        return []
+
+
+def _open_folder(fd: int, name: str) -> int:
+    """The folder name of the folder fd, opened; -1 if it cannot be."""
+    try:
+        return os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+    except OSError:
+        return -1
 
 
 def unlinked_bytes(pids: list[int]) -> int:

@@ -89,11 +89,16 @@ class Unit:
         raise self.failed
 
     def _fail(self, failure: WorkerFailure) -> None:
-        if self.sandbox.disk_full:
+        limits = self.sandbox.limits
+        if self.sandbox.stopped == "disk":
             failure = WorkerFailure(
-                "disk",
-                f"filled the sandbox's disk space (the limit is "
-                f"{self.sandbox.limits.disk_mb} MB for every file together)",
+                "disk", f"filled the sandbox's disk space (the limit is {limits.disk_mb} MB for every file together)"
+            )
+        elif self.sandbox.stopped == "memory":
+            failure = WorkerFailure(
+                "memory",
+                f"was stopped: its processes together held more than {limits.sandbox_mb} MB of memory, the limit "
+                f"for all of them at once (each process may use {limits.memory_mb} MB)",
             )
         self.failed = failure
         self.close()
@@ -115,7 +120,7 @@ class Unit:
         return WorkerFailure("crash", f"exited with code {code} (os._exit or a crash in the process)")
 
     def close(self) -> None:
-        """End this unit: every process of the sandbox but the template is killed."""
+        """End this unit, however it ended (its process may have exited on its own, leaving children): every
+        process of the sandbox but the template is killed, and the sandbox cleaned for the next."""
         self.channel.close()
-        if not self.sandbox.dead and self.pid not in self.sandbox.exits:
-            self.sandbox.clean()
+        self.sandbox.clean()

@@ -4,14 +4,16 @@
 2. turn address randomisation off (re-executing once), so an engine whose order follows
    memory addresses (children in a set) behaves the same on every run;
 3. hard resource limits (memory, CPU, file size, open files, processes, no core dumps);
-4. no new privileges, and a seccomp filter: no network sockets (only AF_UNIX), no
-   ptrace or reading another process's memory, no io_uring; no memfd (memory no
+4. no new privileges, and a seccomp filter: no network sockets (only AF_UNIX, and none at all
+   where the sandbox has no network namespace of its own, so that no abstract unix socket, which
+   has no file and no permission check, reaches another sandbox), no ptrace or reading another process's memory, no io_uring; no memfd (memory no
    process's limit counts); no new session (setsid does nothing: the sandbox's processes
    stay in the one session the grader started it in, one scheduling group, so a hundred
    busy processes get no more CPU than one); 32-bit and x32 system calls are refused;
 5. not dumpable, so no other process of the same uid can read its memory.
 
-Every unit process is forked from the template and inherits all of it.
+Every unit process is forked from the template and inherits all of it; once it has made its
+own writable space (spaces.py), it adds a second filter: no namespace of its own (no_namespaces).
 """
 
 from __future__ import annotations
@@ -126,9 +128,11 @@ _X32_BIT = 0x40000000
 _AF_UNIX = 1
 
 
-def _seccomp_program(arch: int, socket_nr: int, refused: dict[str, int], pretended: dict[str, int]) -> list[bytes]:
+def _seccomp_program(
+    arch: int, socket_nr: int, refused: dict[str, int], pretended: dict[str, int], unix: bool = True
+) -> list[bytes]:
     """A classic BPF program: another ABI is killed, refused calls get EPERM, pretended ones return 0 without
-    running, socket() only AF_UNIX."""
+    running, socket() only AF_UNIX (with unix), else not at all (socketpair() still makes a connected pair)."""
 
     def stmt(code, k):
         return struct.pack("HBBI", code, 0, 0, k)
@@ -150,7 +154,7 @@ def _seccomp_program(arch: int, socket_nr: int, refused: dict[str, int], pretend
         stmt(_RET_K, _KILL),
         stmt(_LD_W_ABS, 0),
         jump(_JGE_K, _X32_BIT, target["deny"] - 5, 0),
-        jump(_JEQ_K, socket_nr, socket_check - 6, 0),
+        jump(_JEQ_K, socket_nr, (socket_check if unix else target["deny"]) - 6, 0),
     ]
     for i, (number, outcome) in enumerate(checks):
         program.append(jump(_JEQ_K, number, target[outcome] - (6 + i) - 1, 0))
@@ -170,8 +174,9 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
 
 
-def lock_down() -> list[str]:
-    """No new privileges, the seccomp filter, not dumpable. Returns what could not be applied."""
+def lock_down(unix_sockets: bool = True) -> list[str]:
+    """No new privileges, the seccomp filter (socket() for AF_UNIX only with unix_sockets, else refused), not
+    dumpable. Returns what could not be applied."""
     missing = []
     if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         missing.append("no_new_privs")
@@ -179,13 +184,60 @@ def lock_down() -> list[str]:
     if machine is None:
         missing.append(f"seccomp (no filter for {platform.machine()})")
     else:
-        program = _seccomp_program(*machine)
+        program = _seccomp_program(*machine, unix=unix_sockets)
         fprog = _SockFprog(len(program), b"".join(program))
         if _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
             missing.append(f"seccomp (errno {ctypes.get_errno()})")
     if _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
         missing.append("not dumpable")
     return missing
+
+
+# What student code may not make: a namespace of its own (in a user namespace of its own it could mount tmpfs no
+# limit counts, and mount over what the grader gave it). Per machine: audit architecture, clone, unshare, setns,
+# clone3 (whose flags are in memory a filter cannot read: answered ENOSYS, so the C library uses clone instead).
+_NAMESPACE_CALLS = {"x86_64": (0xC000003E, 56, 272, 308, 435), "aarch64": (0xC00000B7, 220, 97, 268, 435)}
+_NEW_NAMESPACES = 0x7E020080  # CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET | NEWTIME
+_JSET_K, _ENOSYS = 0x45, 38
+
+
+def no_namespaces() -> bool:
+    """A second filter, for a unit once its own namespaces are made, before anything else runs: no new namespace
+    (clone and unshare with a namespace flag, and setns, get EPERM). Whether it applies."""
+    machine = _NAMESPACE_CALLS.get(platform.machine())
+    if machine is None:
+        return False
+    arch, clone, unshare, setns, clone3 = machine
+
+    def stmt(code, k):
+        return struct.pack("HBBI", code, 0, 0, k)
+
+    def jump(code, k, jt, jf):
+        return struct.pack("HBBI", code, jt, jf, k)
+
+    program = [
+        stmt(_LD_W_ABS, 4),  # 0
+        jump(_JEQ_K, arch, 0, 5),  # 1: another ABI is the main filter's: allow here (7)
+        stmt(_LD_W_ABS, 0),  # 2
+        jump(_JEQ_K, clone, 4, 0),  # 3: flags (8)
+        jump(_JEQ_K, unshare, 3, 0),  # 4: flags (8)
+        jump(_JEQ_K, setns, 5, 0),  # 5: refuse (11)
+        jump(_JEQ_K, clone3, 5, 0),  # 6: ENOSYS (12)
+        stmt(_RET_K, _ALLOW),  # 7
+        stmt(_LD_W_ABS, 16),  # 8: the flags, the first argument's low half
+        jump(_JSET_K, _NEW_NAMESPACES, 1, 0),  # 9
+        stmt(_RET_K, _ALLOW),  # 10
+        stmt(_RET_K, _ERRNO | _EPERM),  # 11
+        stmt(_RET_K, _ERRNO | _ENOSYS),  # 12
+    ]
+    fprog = _SockFprog(len(program), b"".join(program))
+    return _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) == 0
+
+
+def adopt_orphans() -> None:
+    """Be the parent of every process of the sandbox whose parent dies (a daemon's double fork included), as
+    process 1 of a pid namespace is: the grader then finds them all below the template (PR_SET_CHILD_SUBREAPER)."""
+    _libc.prctl(36, 1, 0, 0, 0)
 
 
 def die_with_parent() -> None:

@@ -6,21 +6,22 @@ and then waits for the grader. For each unit of work the grader sends a socket (
 control channel, as SCM_RIGHTS) and the template forks: the child is the unit, talking to
 the grader on that socket only. The template never reads a unit's socket, so nothing a
 unit is told (an engine's source, a program) ever enters the template's memory, and so
-no later unit can find it there. Between units the grader asks the template to clean:
-every other process is killed and the writable space emptied.
+no later unit can find it there. Each unit starts in writable space of its own, new tmpfs that no
+earlier unit touched (spaces.py), where the kernel allows; elsewhere the grader empties the
+sandbox's space itself between units, with its own authority. Between units the grader asks the
+template to kill every other process, and it says how many it could not.
 
 With bubblewrap the template is process 1 of its own pid namespace: a student's process
-cannot signal it, and when it dies every process in the sandbox dies with it.
+cannot signal it, and when it dies every process in the sandbox dies with it. Without it, as
+root, it first gives the sandbox a mount and network namespace of its own (spaces.private).
 """
 
 from __future__ import annotations
 
-import errno
 import gc
 import json
 import os
 import select
-import shutil
 import signal
 import socket
 import sys
@@ -30,18 +31,33 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import confine  # noqa: E402
+import processes  # noqa: E402
+import spaces  # noqa: E402
 
 CONTROL_MAX = 65536
+SPAWN_S = 5.0
+"""How long a unit may take to make its writable space before the template gives up on it."""
 
 
 def main() -> None:
     cfg = json.loads(os.environ["GRADER_SANDBOX"])
+    if cfg.get("private") and os.getuid() == 0:  # not again after fix_addresses' exec: the namespaces stay
+        try:
+            spaces.private(cfg["private"], cfg["keep"])
+            os.environ["GRADER_PRIVATE"] = ""
+        except OSError as exc:
+            os.environ["GRADER_PRIVATE"] = f"namespaces ({exc.strerror or exc})"[:80]
     confine.drop_privileges(cfg["uid"])
     confine.fix_addresses()  # after dropping: an exec as root with capabilities would clear the flag
+    unprivate = os.environ.pop("GRADER_PRIVATE", "") if cfg.get("private") else None
     os.environ.pop("GRADER_SANDBOX", None)
     os.environ.pop("GRADER_REEXEC", None)
     confine.apply_limits(cfg["limits"], _own_processes() if cfg["mode"] == "plain" else 0)
-    missing = confine.lock_down()
+    # AF_UNIX sockets only where the sandbox has a network namespace of its own: an abstract one reaches no other
+    missing = confine.lock_down(unix_sockets=cfg["unix_sockets"] and not unprivate)
+    confine.adopt_orphans()  # every process of the sandbox stays below the template (watch.py counts them there)
+    if unprivate:
+        missing.append(unprivate)
     sys.path[1:1] = cfg["site"]
     os.chdir(cfg["scratch"])
     control = socket.socket(fileno=cfg["control_fd"])
@@ -117,6 +133,7 @@ class Template:
         os.set_blocking(self.wake_r, False)
         signal.set_wakeup_fd(self.wake_w)
         signal.signal(signal.SIGCHLD, lambda *_: None)
+        self.children = processes.LISTED
 
     def serve(self) -> None:
         while True:
@@ -143,25 +160,37 @@ class Template:
     def _handle(self, message: dict, fds: list[int]) -> None:
         op = message.get("op")
         if op == "spawn" and len(fds) == 1:
-            pid = self._spawn(message["kind"], fds[0])
-            _send(self.control, {"op": "spawned", "pid": pid})
+            pid, why = self._spawn(message["kind"], fds[0], message.get("fresh") is True)
+            _send(self.control, {"op": "spawned", "pid": pid, **({"unfresh": why} if why else {})})
             return
         for fd in fds:
             os.close(fd)
         if op == "clean":
             killed = self._kill_all()
-            self._wipe()
-            _send(self.control, {"op": "cleaned", "killed": killed})
+            _send(self.control, {"op": "cleaned", "killed": killed, "left": len(self._others())})
 
-    def _spawn(self, kind: str, fd: int) -> int:
+    def _spawn(self, kind: str, fd: int, fresh: bool) -> tuple[int | None, str]:
+        """Fork a unit (with fresh, in writable space of its own); its pid, or None and why its space could
+        not be made (it then ran nothing)."""
+        ready_r, ready_w = os.pipe()
         pid = os.fork()
         if pid == 0:
             try:
+                os.close(ready_r)
                 signal.set_wakeup_fd(-1)
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
                 os.setpgid(0, 0)
                 if self.cfg["mode"] == "plain":
                     confine.die_with_parent()
+                if fresh:
+                    try:
+                        spaces.fresh(self.cfg["fresh"], self.cfg["keep"])
+                    except OSError as exc:
+                        os.write(ready_w, str(exc).encode()[:200] or b"?")
+                        os._exit(71)
+                confine.no_namespaces()
+                os.chdir(self.cfg["scratch"])  # the new /tmp, not the one it covers
+                os.close(ready_w)
                 os.closerange(3, fd)
                 os.closerange(fd + 1, 1 << 16)
                 import units
@@ -170,8 +199,21 @@ class Template:
             finally:
                 os._exit(70)
         os.close(fd)
+        os.close(ready_w)
+        try:
+            readable, _, _ = select.select([ready_r], [], [], SPAWN_S)
+            why = os.read(ready_r, 200).decode(errors="replace") if readable else "it did not start in time"
+        finally:
+            os.close(ready_r)
+        if why:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            os.waitpid(pid, 0)
+            return None, why
         self.units[pid] = kind
-        return pid
+        return pid, ""
 
     def _reap(self) -> None:
         while True:
@@ -187,24 +229,28 @@ class Template:
                 _send(self.control, {"op": "exited", "pid": pid, "code": code})
 
     def _others(self) -> list[int]:
-        """Every other live process this template may kill: the namespace's, the uid's, or its units' groups."""
+        """Every other live process of the sandbox: every one below the template (it adopts orphans, as process 1
+        of a pid namespace does) where the kernel lists children; else the namespace's, the uid's, or its units'
+        process groups."""
         mode, me = self.cfg["mode"], os.getpid()
-        if mode == "plain":
+        if self.children:
+            candidates = processes.descendants(me)
+        elif mode == "plain":
             return list(self.units)
+        else:
+            candidates = [int(entry) for entry in os.listdir("/proc") if entry.isdigit() and int(entry) != me]
         uid = os.getuid()
         found = []
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit() or int(entry) == me:
-                continue
+        for pid in candidates:
             try:
-                if mode == "uid" and os.stat(f"/proc/{entry}").st_uid != uid:
+                if mode == "uid" and not self.children and os.stat(f"/proc/{pid}").st_uid != uid:
                     continue
-                with open(f"/proc/{entry}/stat", "rb") as f:
+                with open(f"/proc/{pid}/stat", "rb") as f:
                     state = f.read().rsplit(b")", 1)[1].split()[0]
             except (OSError, IndexError):
                 continue
             if state not in (b"Z", b"X"):  # the dead only wait to be reaped
-                found.append(int(entry))
+                found.append(pid)
         return found
 
     def _kill_all(self) -> int:
@@ -215,7 +261,7 @@ class Template:
                 break
             for pid in others:
                 try:
-                    if self.cfg["mode"] == "plain":
+                    if self.cfg["mode"] == "plain" and not self.children:
                         os.killpg(pid, signal.SIGKILL)
                     else:
                         os.kill(pid, signal.SIGKILL)
@@ -226,27 +272,6 @@ class Template:
             self._reap()
         self._reap()
         return killed
-
-    def _wipe(self) -> None:
-        """Empty the writable space a unit could leave notes in for the next one."""
-        uid = os.getuid()
-        for top in self.cfg["wipe"]:
-            try:
-                entries = os.listdir(top)
-            except OSError:
-                continue
-            for name in entries:
-                path = os.path.join(top, name)
-                try:
-                    if self.cfg["mode"] != "pidns" and top != self.cfg["scratch"] and os.lstat(path).st_uid != uid:
-                        continue  # a shared host folder: only what this sandbox made
-                    if os.path.isdir(path) and not os.path.islink(path):
-                        shutil.rmtree(path, ignore_errors=True)
-                    else:
-                        os.unlink(path)
-                except OSError as exc:
-                    if exc.errno != errno.ENOENT:
-                        continue
 
 
 if __name__ == "__main__":
