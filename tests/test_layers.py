@@ -18,8 +18,9 @@ The layers, top to bottom:
 - insight (beside): insight/, what a class got wrong and which submissions look alike, from
   results and code as data; it sits above the model only, and nothing below entry uses it.
 - model: what the layers above share: spec, result, programs, files, causes (the misconceptions),
-  errors, text, feedback (a result made fit to leave the machine), fileio, secret, slicing (the cells a
-  notebook's tests need), and the grader package itself (its version).
+  errors, text, feedback (a result made fit to leave the machine), fileio, folders (trees walked and removed
+  within bounds, without recursion), secret, slicing (the cells a notebook's tests need), and the grader
+  package itself (its version).
 - sandbox (beside): sandbox/ on the host; it knows errors and nothing else of the model.
 - inside: sandbox/inside/, the code copied into the sandbox: stdlib only, and the one home
   of what both sides must agree on (the op table, the student's file names, the frames).
@@ -48,6 +49,7 @@ LAYERS = {
         "grader.errors",
         "grader.text",
         "grader.fileio",
+        "grader.folders",
         "grader.secret",
         "grader.feedback",
         "grader.slicing",

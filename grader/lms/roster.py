@@ -24,7 +24,7 @@ import io
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.batch.names import safe_id
+from grader.batch.names import bounded, safe_id
 from grader.errors import UsageError
 from grader.lms.identity import Identity
 
@@ -55,7 +55,7 @@ class Student:
     def id_base(self) -> str:
         """The id a student with no submission gets: Canvas's `lastfirst`, else the name made safe."""
         if self.lms == "canvas":
-            return "".join(c for c in self.name.lower() if c.isalnum()) or f"canvas-{self.user_id}"
+            return bounded("".join(c for c in self.name.lower() if c.isalnum())) or f"canvas-{safe_id(self.user_id)}"
         return safe_id(self.name) or f"{self.lms}-{safe_id(self.user_id)}"
 
 

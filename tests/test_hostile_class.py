@@ -1,0 +1,129 @@
+"""One student's files never stop or stall the class in the grader's own process (issue 28, part A).
+
+Each example of the issue is a hostile submission or class in tests/adversarial/, put through the
+real pass it broke: a correct engine holding an int literal too long to write as text (the
+similarity pass, the suite's plan), a zip of a few files 1,600 folders deep (the staging folder's
+removal, discovery's count of a hidden folder), text that met a regular expression with nested or
+overlapping quantifiers (path cleaning, import flags), and an LMS name longer than a file name (the
+staging folder). Then the hostile-class fuzz: seeded classes of every kind of hostile work
+(bench/hostilegen.py) through every pass a batch makes in its own process, and one class, with each
+example in it, through the real `grader batch`: it ends within a bound, gives every student exactly
+one row and writes every class file. bench/bench_hostile.py runs the same generator for longer.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from conftest import CORRECT_ENGINES, HERE
+
+from grader.batch.discover import discover
+from grader.folders import MAX_DEPTH, Walk, count_files, remove_tree, temporary_folder
+
+HOSTILE = HERE / "adversarial"
+sys.path.insert(0, str(HOSTILE))
+sys.path.insert(0, str(HERE.parent / "bench"))
+import deep_zip  # noqa: E402
+import long_lms_name  # noqa: E402
+
+ENGINE = CORRECT_ENGINES[0].read_text()
+
+
+# -- the issue's examples, each through the pass it broke ---------------------------------------------------
+
+
+def test_trees_a_thousand_folders_deep_are_read_and_removed_without_recursion(tmp_path):
+    """Zips whose members are 400, 800, 1,200 and 1,600 folders deep (under a hidden folder too), and a hidden
+    folder on disk 1,200 deep: are the three students found, the deep files left out with a note, the hidden
+    folder's files counted within bounds, and the staging folder removed, rather than RecursionError with
+    nobody graded?"""
+    cls = tmp_path / "class"
+    cls.mkdir()
+    deep_zip.write(cls / "mallory.zip")
+    deep_zip.write(cls / "eve.zip", hidden=True)
+    (cls / "oscar").mkdir()
+    (cls / "oscar" / "micrograd_mine.py").write_text(ENGINE)
+    try:
+        _deep(cls / "oscar" / ".cache", 1_200)
+        with temporary_folder("grader-batch-") as staging:
+            found = discover([cls], staging)
+            assert sorted(s.student for s in found.submissions) == ["eve", "mallory", "oscar"]
+        assert not staging.exists()
+        notes = [n.text for n in found.notes]
+        assert sum(f"nested more than {MAX_DEPTH} folders deep; skipped" in n for n in notes) == 8, notes
+        assert any("a hidden folder; skipped (more than 2 files in it)" in n for n in notes), notes
+        assert count_files(cls / "oscar" / ".cache") == "more than 2"
+        walk = Walk(cls / "oscar" / ".cache", depth=10)
+        assert max(level for *_, level in walk) == 10 and walk.too_deep == 1
+    finally:
+        assert remove_tree(cls) and not cls.exists()
+
+
+def _deep(top: Path, depth: int) -> None:
+    """A tree `depth` folders deep with a file every 25, made by descriptor (its paths are too long to name)."""
+    top.mkdir()
+    fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for level in range(depth):
+            os.mkdir("d", dir_fd=fd)
+            inner = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+            if level % 25 == 0:
+                os.close(os.open("x.py", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))
+    finally:
+        os.close(fd)
+
+
+def test_a_tree_deeper_than_the_recursion_limit_is_removed(tmp_path):
+    """remove_tree on 1,200 nested folders (deeper than Python's recursion limit), with a read-only folder and a
+    link to a folder outside in it: is it all gone, and the link's target kept?"""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("kept")
+    _deep(tmp_path / "tree", 1_200)
+    (tmp_path / "tree" / "link").symlink_to(outside, target_is_directory=True)
+    (tmp_path / "tree" / "locked").mkdir()
+    (tmp_path / "tree" / "locked" / "f").write_text("x")
+    (tmp_path / "tree" / "locked").chmod(0o555)
+    assert remove_tree(tmp_path / "tree")
+    assert not (tmp_path / "tree").exists() and (outside / "keep.txt").read_text() == "kept"
+    assert remove_tree(tmp_path / "never-was")
+
+
+def test_an_lms_name_longer_than_a_file_name_is_graded(tmp_path):
+    """A Gradescope export naming a student with 300 characters, and one whose metadata gives an int of 5,000
+    digits: is every student staged under an id a folder can have, rather than OSError (or ValueError) with
+    nobody in the export graded?"""
+    export = long_lms_name.write(tmp_path / "export")
+    broken = tmp_path / "broken"
+    (broken / "submission_7").mkdir(parents=True)
+    (broken / "submission_7" / "micrograd_mine.py").write_text(ENGINE)
+    (broken / "submission_metadata.yml").write_text(f"submission_7:\n  :submitters:\n  - :sid: {'7' * 5000}\n")
+    with temporary_folder("grader-batch-") as staging:
+        found = discover([export, broken], staging)
+        ids = [s.student for s in found.submissions]
+        assert len(ids) == 3 and all(
+            len(i) <= 100 and s.path.is_file() for i, s in zip(ids, found.submissions, strict=True)
+        )
+    assert "Alice_Archer" in ids and "submission_7" in ids
+    assert any("cannot be read (ValueError" in n.why for n in found.notes)
+
+
+def test_each_students_discovery_and_staging_is_guarded(tmp_path):
+    """A staging folder nothing can be written in (a file stands in its place): is each student found a row with
+    the reason (a zip that could not be extracted, work that could not be copied for grading), rather than the
+    first OSError stopping discovery for the class?"""
+    cls = tmp_path / "class"
+    (cls / "alice").mkdir(parents=True)
+    (cls / "alice" / "micrograd_mine.py").write_text(ENGINE)
+    deep_zip.write(cls / "bob.zip")
+    (tmp_path / "staging").write_text("not a folder")
+    found = discover([cls], tmp_path / "staging")
+    assert found.submissions == ()
+    why = {m.student: m.reason for m in found.missing}
+    assert sorted(why) == ["alice", "bob"], why
+    assert why["alice"].startswith("micrograd_mine.py: could not be copied for grading (") and "Error" in why["alice"]
+    assert why["bob"].startswith("bob could not be read (") and "Error" in why["bob"], why
