@@ -14,12 +14,15 @@ one row and writes every class file. bench/bench_hostile.py runs the same genera
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
 from conftest import CORRECT_ENGINES, HERE
 
+from grader.batch import outputs
 from grader.batch.discover import discover
+from grader.batch.outputs import flags_for
 from grader.folders import MAX_DEPTH, Walk, count_files, remove_tree, temporary_folder
 
 HOSTILE = HERE / "adversarial"
@@ -29,6 +32,13 @@ import deep_zip  # noqa: E402
 import long_lms_name  # noqa: E402
 
 ENGINE = CORRECT_ENGINES[0].read_text()
+
+
+def _in_a_process(code: str, seconds: float) -> float:
+    """Run `code` in a fresh Python, killed after `seconds`; the seconds it says it took."""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=seconds)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return float(done.stdout.strip().splitlines()[-1])
 
 
 # -- the issue's examples, each through the pass it broke ---------------------------------------------------
@@ -91,6 +101,57 @@ def test_a_tree_deeper_than_the_recursion_limit_is_removed(tmp_path):
     assert remove_tree(tmp_path / "tree")
     assert not (tmp_path / "tree").exists() and (outside / "keep.txt").read_text() == "kept"
     assert remove_tree(tmp_path / "never-was")
+
+
+def test_path_cleaning_and_import_flags_take_linear_time():
+    """Messages a student's code can make (a path of 64 folders, slashes, a sandbox's folder over and over) and
+    a file of two megabytes of blank lines: are they cleaned of the machine's paths, and the file's imports
+    read, in well under a second each, rather than in hours (nested quantifiers: exponential; `^\\s*` over
+    blank lines: quadratic)? Run in a process of its own, killed after a minute."""
+    took = _in_a_process(
+        "import time\n"
+        "from grader import feedback\n"
+        "from grader.batch.outputs import flags_for\n"
+        "texts = ['/a' * 64, '/' * 10**6 + 'x', '/a' * 200_000, '/tmp/grader-sandbox-1/' * 50_000,\n"
+        "         'ImportError: ' + '/lib/python3.' * 50_000, ('x' * 3_000 + '\\n') * 500]\n"
+        "started = time.monotonic()\n"
+        "for text in texts:\n"
+        "    feedback.said(text)\n"
+        "    feedback.without_paths(text, [])\n"
+        "flags = flags_for('\\n' * 2 * 2**20 + 'import torch\\n')\n"
+        "assert flags == ['imports torch'], flags\n"
+        "print(time.monotonic() - started)\n",
+        60,
+    )
+    assert took < 5, took
+
+
+def test_cleaning_keeps_its_meaning():
+    """The linear cleaning takes out what the patterns did: a library's path up to its last library folder, a
+    path through a sandbox's or a grading's folder up to the file's name; a line cut drops its partial word."""
+    from grader.feedback import CUT_CHARS, without_paths
+
+    assert without_paths('File "/usr/lib/python3.11/importlib/__init__.py", line 126', []) == (
+        'File "importlib/__init__.py", line 126'
+    )
+    assert without_paths("(/tmp/grader-task-x1/s/alice/micrograd_mine.py:3) /v/site-packages/_pytest/a.py:1", []) == (
+        "(micrograd_mine.py:3) _pytest/a.py:1"
+    )
+    assert without_paths("/a/site-packages/b/site-packages/c.py grader-task-1/x /grader-sandbox-/y", []) == (
+        "c.py grader-task-1/x /grader-sandbox-/y"
+    )
+    cut = without_paths("x " * (CUT_CHARS // 2 - 10) + "/home/instructor/.venv/lib/python3.11/" * 10, [])
+    assert "/home" not in cut and cut.endswith("...")
+
+
+def test_imports_are_flagged_wherever_they_are_written():
+    assert flags_for("import os, torch.nn as nn\nfrom micrograd.engine import Value\n") == [
+        "imports micrograd",
+        "imports torch",
+    ]
+    assert flags_for("%pip install x\n  import reference.engine  # a notebook's cells\n") == ["imports reference"]
+    assert flags_for("x = 'import torch'\nimportant = 1\n") == []
+    assert flags_for("\n" * (outputs.PARSED_CHARS + 1) + "if x:\n\timport\ttorch\n") == ["imports torch"]
 
 
 def test_an_lms_name_longer_than_a_file_name_is_graded(tmp_path):

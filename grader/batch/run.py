@@ -128,6 +128,7 @@ def _sha256(data: bytes) -> str:
 
 def _row(student: Student, result: Result, skipped: bool) -> Row:
     sub, lateness = student.submission, student.lateness
+    code = code_of(sub.path.name, student.source)  # bounded, and never raises: nor does flags_for
     return Row(
         sub.student,
         sub.late or lateness.late,
@@ -135,11 +136,11 @@ def _row(student: Student, result: Result, skipped: bool) -> Row:
         skipped,
         sub.path.name,
         f"{STUDENTS}/{student.out.name}",
-        flags_for(student.source.decode("utf-8", "replace")),
+        flags_for(code),
         sub.identity,
         reason=lateness.text,
         penalty=lateness.penalty(result.score),
-        code=code_of(sub.path.name, student.source),
+        code=code,
     )
 
 
