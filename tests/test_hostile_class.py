@@ -13,17 +13,23 @@ one row and writes every class file. bench/bench_hostile.py runs the same genera
 
 from __future__ import annotations
 
+import csv
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import CORRECT_ENGINES, HERE
 
+from grader import __version__, catalog
 from grader.batch import outputs
 from grader.batch.discover import discover
-from grader.batch.outputs import flags_for
+from grader.batch.outputs import Row, flags_for, write_class_outputs
 from grader.folders import MAX_DEPTH, Walk, count_files, remove_tree, temporary_folder
+from grader.result import Result
+from grader.sabotage import own_block
 
 HOSTILE = HERE / "adversarial"
 sys.path.insert(0, str(HOSTILE))
@@ -31,7 +37,38 @@ sys.path.insert(0, str(HERE.parent / "bench"))
 import deep_zip  # noqa: E402
 import long_lms_name  # noqa: E402
 
+HUGE_LITERAL = (HOSTILE / "huge_literal.py").read_text()
 ENGINE = CORRECT_ENGINES[0].read_text()
+SPEC = """id = "hostile"
+version = "1"
+title = "A hostile class"
+required_symbols = ["Value"]
+sabotages = ["add_half", "mul_own_data"]
+[limits]
+request_s = 3.0
+tests_s = 10.0
+[search]
+max_examples = 10
+[checks]
+forward = { points = 6 }
+add = { points = 6 }
+student_tests = { points = 2 }
+wheat = { points = 1 }
+sabotage = { points = 1 }
+"""
+
+
+@pytest.fixture(scope="module")
+def assignment(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("hostile") / "hostile"
+    folder.mkdir()
+    (folder / "assignment.toml").write_text(SPEC)
+    return folder
+
+
+def _row(student: str, code: str) -> Row:
+    result = Result(f"{student}.py", None, "hostile", __version__, "graded", None, 12.0, 16.0, 1.0, ())
+    return Row(student, False, result, False, f"{student}.py", f"students/{student}", flags_for(code), code=code)
 
 
 def _in_a_process(code: str, seconds: float) -> float:
@@ -42,6 +79,42 @@ def _in_a_process(code: str, seconds: float) -> float:
 
 
 # -- the issue's examples, each through the pass it broke ---------------------------------------------------
+
+
+def test_a_huge_int_literal_costs_no_one_their_grade(tmp_path, assignment):
+    """A correct engine holding a 20,000-bit int literal (6,000 digits written out): are the gradebook, the
+    class data, the class page and work.json written for the class, with the pair compared, rather than
+    ValueError from the similarity pass before any class file (and does the suite's plan read the engine
+    without writing the literal back)?"""
+    task = catalog.load(str(assignment))
+    rows = [_row("alice", ENGINE), _row("mallory", HUGE_LITERAL)]
+    write_class_outputs(tmp_path, task, rows, ())
+    assert [r["student"] for r in csv.DictReader(open(tmp_path / "grades.csv"))] == ["alice", "mallory"]
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["similarity"]["compared"] == 2 and summary["failed_passes"] == {}
+    assert (tmp_path / "index.html").is_file() and (tmp_path / "work.json").is_file()
+    assert own_block(HUGE_LITERAL) is None  # the plan makes no mutant of it, and says nothing it cannot write
+
+
+def test_a_class_wide_pass_that_fails_costs_its_section_never_the_gradebook(tmp_path, assignment):
+    """A class-wide pass that fails (here --previous names a folder whose work.json was damaged since): is the
+    gradebook written all the same, with summary.json and the class page saying which section is missing and
+    why, the other sections there?"""
+    task = catalog.load(str(assignment))
+    earlier = tmp_path / "last-term"
+    earlier.mkdir()
+    (earlier / "work.json").write_text('{"students": [{"student": "x"}]}')
+    out = tmp_path / "out"
+    write_class_outputs(out, task, [_row("alice", ENGINE), _row("bob", ENGINE)], (), previous=earlier)
+    assert len(list(csv.DictReader(open(out / "grades.csv")))) == 2
+    summary = json.loads((out / "summary.json").read_text())
+    assert (
+        summary["similarity"] is None
+        and "the similarity pass could not finish" in summary["failed_passes"]["similarity"]
+    )
+    assert "misconceptions" in summary and "misconceptions" not in summary["failed_passes"]
+    page = (out / "index.html").read_text()
+    assert "the similarity pass could not finish" in page and 'id="histogram"' in page
 
 
 def test_trees_a_thousand_folders_deep_are_read_and_removed_without_recursion(tmp_path):

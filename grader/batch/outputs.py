@@ -1,5 +1,12 @@
 """What a batch writes besides each student's files: the gradebook, the class data and the class
-summary page, from each student's row (their Result, and what the batch knows of their file)."""
+summary page, from each student's row (their Result, and what the batch knows of their file).
+
+The gradebook is written first, before any pass over the whole class (the misconceptions, the
+similarity pass: grader/batch/insight.py), so that nothing a class-wide pass meets in one student's
+code can cost anyone their grade; a pass that fails costs its own section of summary.json and of
+the class page, which say so. The class page too is written whatever a section holds: one that
+cannot be drawn is left out, and the page says so.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +14,7 @@ import ast
 import csv
 import io
 import json
+import sys
 from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -19,6 +27,7 @@ from grader.lms.identity import Identity
 from grader.render import html
 from grader.result import Result
 from grader.spec import Assignment
+from grader.text import failure
 
 FLAGGED_IMPORTS = ("reference", "micrograd", "torch")
 """Modules whose import is worth an instructor's look: the reference engine, micrograd itself, torch."""
@@ -27,6 +36,8 @@ PARSED_CHARS = 50_000
 take a second of the instructor's process, is read line by line)."""
 LINE_CHARS = 1_000
 """The most of one line read for an import (an import statement is a few dozen characters)."""
+WHY_CHARS = 1_000
+"""The longest reason a row gives (the gradebook's `reason`, summary.json's)."""
 
 
 @dataclass(frozen=True)
@@ -65,9 +76,14 @@ class Row:
     @property
     def why(self) -> str:
         if self.reason:
-            return self.reason
+            return _capped(self.reason)
         error = self.result.error
-        return f"{error.kind}: {error.message.splitlines()[0] if error.message else ''}" if error else ""
+        first = error.message.partition("\n")[0] if error and error.message else ""
+        return _capped(f"{error.kind}: {first}") if error else ""
+
+
+def _capped(text: str) -> str:
+    return text if len(text) <= WHY_CHARS else text[: WHY_CHARS - 1] + "…"
 
 
 GRADEBOOK = "grades.csv"
@@ -251,6 +267,11 @@ def write_class_outputs(
     base: str | None = None,
     incomplete: Incomplete | None = None,
 ) -> None:
+    """The class's files, the gradebook first: then the class data with its insight (each class-wide pass in a
+    guard of its own: grader/batch/insight.py), work.json, and the class page."""
+    name, stale = (INCOMPLETE, GRADEBOOK) if incomplete else (GRADEBOOK, INCOMPLETE)
+    atomic_write(out / name, gradebook(rows, [c.id for c in assignment.checks]))
+    (out / stale).unlink(missing_ok=True)
     data = class_data(rows, assignment, notes)
     insight, sources, work = class_insight([(r.student, r.result, r.code) for r in rows], previous, base)
     data |= insight
@@ -260,9 +281,22 @@ def write_class_outputs(
         found=incomplete.found if incomplete else len(rows),
         finish=incomplete.finish if incomplete else None,
     )
-    name, stale = (INCOMPLETE, GRADEBOOK) if incomplete else (GRADEBOOK, INCOMPLETE)
-    atomic_write(out / name, gradebook(rows, [c.id for c in assignment.checks]))
-    (out / stale).unlink(missing_ok=True)
+    page = class_page(data, sources)
     atomic_write(out / "summary.json", json.dumps(data, indent=2))
     atomic_write(out / WORK_FILE, work)
-    atomic_write(out / "index.html", html.class_report(data, sources))
+    atomic_write(out / "index.html", page)
+
+
+def class_page(data: dict[str, Any], sources: dict[str, str]) -> str:
+    """The class page; if drawing the similarity section (the only one showing students' code) fails, the page
+    without it, saying why (summary.json's `failed_passes` too)."""
+    try:
+        return html.class_report(data, sources)
+    except Exception as exc:  # noqa: BLE001 - one section that cannot be drawn never costs the class page
+        print(f"note: the class page's similar work could not be drawn ({failure(exc)})", file=sys.stderr)
+        data["failed_passes"] = {
+            **data.get("failed_passes", {}),
+            "similarity": f"its section of the class page could not be drawn ({failure(exc)}); its pairs are in "
+            "summary.json",
+        }
+        return html.class_report({**data, "similarity": None}, {})
