@@ -18,6 +18,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -34,8 +35,10 @@ from grader.sabotage import own_block
 HOSTILE = HERE / "adversarial"
 sys.path.insert(0, str(HOSTILE))
 sys.path.insert(0, str(HERE.parent / "bench"))
+import blank_lines  # noqa: E402  (hostile fixtures, not a package)
 import deep_zip  # noqa: E402
 import long_lms_name  # noqa: E402
+from hostilegen import drive, make_class, problems  # noqa: E402
 
 HUGE_LITERAL = (HOSTILE / "huge_literal.py").read_text()
 ENGINE = CORRECT_ENGINES[0].read_text()
@@ -261,3 +264,58 @@ def test_each_students_discovery_and_staging_is_guarded(tmp_path):
     assert sorted(why) == ["alice", "bob"], why
     assert why["alice"].startswith("micrograd_mine.py: could not be copied for grading (") and "Error" in why["alice"]
     assert why["bob"].startswith("bob could not be read (") and "Error" in why["bob"], why
+
+
+# -- the hostile-class fuzz ----------------------------------------------------------------------------------
+
+SEEDS = range(12)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_hostile_class_gets_one_row_per_student_from_every_pass(tmp_path, assignment, seed):
+    """A seeded class of eight hostile students (bench/hostilegen.py), through every pass a batch makes in its
+    own process (discovery, extraction and staging, each student's result cleaned and rendered, the class
+    outputs with the similarity pass, the exports and the reteach notebook), with real files: does it end
+    within a bound, with exactly one row per student and every class file written?"""
+    cls = make_class(tmp_path / "class", seed, students=8)
+    try:
+        took = drive(cls, tmp_path / "out", catalog.load(str(assignment)), tmp_path / "exports")
+        assert problems(cls, tmp_path / "out", tmp_path / "exports") == []
+        assert took < 20, (took, cls.kinds)
+    finally:
+        remove_tree(cls.root)
+
+
+def test_grader_batch_on_a_hostile_class(tmp_path, assignment):
+    """The real `grader batch` (sandboxes, grading processes) on a class holding each of the issue's examples
+    (a correct engine with a huge literal, with its tests; a zip 1,600 folders deep; a message of 64 folders;
+    a megabyte of blank lines; a Gradescope name of 300 characters) and a seeded class of hostile students
+    beside them: does it end within a bound, exit 0, give every student exactly one row and write every
+    class file, grading the correct engine with the huge literal as correct?"""
+    cls = make_class(tmp_path / "class", 1000, students=4)
+    folder = cls.inputs[0]
+    (folder / "mallory").mkdir()
+    (folder / "mallory" / "micrograd_mine.py").write_text(HUGE_LITERAL)
+    (folder / "mallory" / "test_micrograd.py").write_text((HERE / "fixtures" / "suites" / "good.py").read_text())
+    deep_zip.write(folder / "trudy.zip", hidden=True)
+    (folder / "slasher.py").write_text((HOSTILE / "slashes.py").read_text())
+    blank_lines.write(folder / "blanky.py", megabytes=1)
+    inputs = [*cls.inputs, long_lms_name.write(tmp_path / "gradescope-long")]
+    expected = cls.rows + 4 + 2
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "grader.cli", "batch", *map(str, inputs), "--out", str(out)]
+    command += ["--assignment", str(assignment), "--jobs", "2"] + (["--roster", str(cls.roster)] if cls.roster else [])
+    started = time.monotonic()
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    finally:
+        remove_tree(cls.root)
+    took = time.monotonic() - started
+    assert done.returncode == 0, done.stderr[-3000:]
+    cls.rows = expected
+    assert problems(cls, out) == [], done.stderr[-3000:]
+    rows = {r["student"]: r for r in csv.DictReader(open(out / "grades.csv"))}
+    assert rows["mallory"]["forward"] == "6.0" and rows["mallory"]["add"] == "6.0", rows["mallory"]
+    assert rows["slasher"]["status"] == "error" and "/a/a" in rows["slasher"]["reason"], rows["slasher"]
+    assert rows["blanky"]["status"] == "graded" and rows["trudy"]["status"] == "graded"
+    assert took < 240, took
