@@ -16,6 +16,13 @@ report, Gradescope's results.json and a batch's gradebook and class page all sho
   case at CODE_LINES (saying how much was left out), every line at LINE_CHARS characters, so a
   terminal section, an HTML card or a results.json entry stays under the cap whatever the
   student's code printed or the search found.
+
+Much of what is cleaned is the student's (an exception's message, a test's output), and the cleaning
+runs in the grader's own process, so it is bounded before it starts and linear in what it reads: a
+text is read up to TEXT_CHARS, a line up to CUT_CHARS (the cut drops the last, partial word, so no
+path is left half-cleaned), and paths are found with str methods in the text's words, never with a
+regular expression whose quantifiers nest or overlap (`(?:/[^ ]+)*/site-packages/` took
+exponential time on a run of slashes).
 """
 
 from __future__ import annotations
@@ -47,11 +54,23 @@ OWN_CODE = ("grader/", "reference/")
 error keeps their frames, for the instructor to report."""
 SANDBOX_FOLDERS = ("/tmp/run/", "/opt/grader/", "/sandbox/")
 """The sandbox's own folders, as student code sees them (grader/sandbox/isolation.py)."""
+TEXT_CHARS = 200_000
+"""The most of one text read (a card shows CARD_LINES lines of LINE_CHARS characters)."""
+CUT_CHARS = 4 * LINE_CHARS
+"""The most of one line read: more than is shown, since taking a path out shortens it."""
+WORD_ENDS = " \t'\"(),:"
+"""Where a line longer than CUT_CHARS may be cut: after one of these, so that no path is cut in two."""
 _FRAME = re.compile(r'^(\s*)File "(?P<py>[^"]*)", line \d+|^(?P<pt>\S+?):\d+: in \S|^\s*<frozen [^>]+>:\d+: in ')
-_LIBRARY_PATH = re.compile(r"(?:/[^\s'\"():,]+)*/(?:site-packages|dist-packages|lib/python3\.\d+)/")
-_SANDBOX_ROOT = re.compile(r"(?:/[^/\s'\"]+)*/grader-(?:sandbox|task)-[^/\s'\"]+/(?:[^/\s'\"]+/)*")
-"""A path through a sandbox's folder on the host (wherever GRADER_SANDBOX_ROOT puts it) or a batch's staging
-folder, up to the file's name."""
+_PATH_WORDS = re.compile(r"""([\s'"]+)""")
+"""What separates the words a path through a sandbox's folder can be (one class, one quantifier: linear)."""
+_LIBRARY_WORDS = re.compile(r"""([\s'"():,]+)""")
+"""What separates the words a library's path can be."""
+SANDBOX_ROOTS = ("/grader-sandbox-", "/grader-task-")
+"""Folders of a sandbox on the host (wherever GRADER_SANDBOX_ROOT puts it) or of a batch's grading: a path
+through one goes, up to the file's name."""
+LIBRARY_FOLDERS = ("/site-packages/", "/dist-packages/")
+PYTHON_LIBRARY = "/lib/python3."
+"""A Python's standard library (`/lib/python3.11/`): a path up to the last of these folders goes."""
 
 
 def machine_paths() -> list[tuple[str, str]]:
@@ -69,11 +88,73 @@ def machine_paths() -> list[tuple[str, str]]:
 
 
 def without_paths(text: str, paths: list[tuple[str, str]] | None = None) -> str:
-    """The text with every folder of the machine taken out (a student's file keeps its name)."""
-    text = _SANDBOX_ROOT.sub("", text)
+    """The text (bounded first) with every folder of the machine taken out (a student's file keeps its name)."""
+    text = bounded(text)
+    if any(root in text for root in SANDBOX_ROOTS):
+        text = _each_word(text, _PATH_WORDS, _without_sandbox_root)
     for prefix, replacement in paths if paths is not None else machine_paths():
         text = text.replace(prefix, replacement)
-    return _LIBRARY_PATH.sub("", text)
+    if any(folder in text for folder in LIBRARY_FOLDERS) or PYTHON_LIBRARY in text:
+        text = _each_word(text, _LIBRARY_WORDS, _without_library_path)
+    return text
+
+
+def bounded(text: str) -> str:
+    """The text up to TEXT_CHARS (at a line's end), each line up to CUT_CHARS: a line cut loses its last,
+    partial word (after the last of WORD_ENDS: a path cut in two would no longer be recognised, and would
+    show), and ends with '...'."""
+    if len(text) <= CUT_CHARS:
+        return text
+    if len(text) > TEXT_CHARS:
+        end = text.rfind("\n", 0, TEXT_CHARS)
+        text = text[: end if end > 0 else TEXT_CHARS]
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if len(line) > CUT_CHARS:
+            cut = line[:CUT_CHARS]
+            lines[i] = cut[: max(0, *(cut.rfind(c) + 1 for c in WORD_ENDS))] + "..."
+    return "\n".join(lines)
+
+
+def _each_word(text: str, separators: re.Pattern, clean) -> str:
+    parts = separators.split(text)  # words at the even places, what separates them at the odd ones
+    parts[::2] = [clean(word) for word in parts[::2]]
+    return "".join(parts)
+
+
+def _without_sandbox_root(word: str) -> str:
+    """A word holding a path through a sandbox's or a grading's folder (`/tmp/grader-task-x1/s/alice/a.py:3`),
+    without the path up to the file's name (`a.py:3`)."""
+    named = -1  # where the first such folder's name (never empty) ends
+    for root in SANDBOX_ROOTS:
+        at = word.find(root)
+        while at != -1:
+            end = word.find("/", at + len(root))
+            if end > at + len(root):
+                named = end if named == -1 else min(named, end)
+                break
+            at = word.find(root, at + len(root)) if end != -1 else -1
+    if named == -1:
+        return word
+    return word[: word.find("/")] + word[word.rfind("/") + 1 :]
+
+
+def _without_library_path(word: str) -> str:
+    """A word holding a path into a library (`/usr/lib/python3.11/site-packages/torch/nn.py`), without the path
+    up to the last library folder (`torch/nn.py`)."""
+    end = max((i + len(folder) for folder in LIBRARY_FOLDERS if (i := word.rfind(folder)) != -1), default=-1)
+    at = word.find(PYTHON_LIBRARY)
+    while at != -1:
+        digits = at + len(PYTHON_LIBRARY)
+        stop = digits
+        while stop < len(word) and word[stop].isdigit():
+            stop += 1
+        if stop > digits and stop < len(word) and word[stop] == "/":
+            end = max(end, stop + 1)
+        at = word.find(PYTHON_LIBRARY, stop)
+    if end == -1:
+        return word
+    return word[: word.find("/")] + word[end:]
 
 
 def without_library_frames(text: str) -> str:

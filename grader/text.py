@@ -30,3 +30,18 @@ def printable_data(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [printable_data(v) for v in value]
     return value
+
+
+FAILURE_CHARS = 200
+
+
+def failure(exc: BaseException, most: int = FAILURE_CHARS) -> str:
+    """An exception as a note or a message names it: its type and the first line of what it says, capped and
+    printable. Never raises, though str() of an exception can (its argument may be an int too long to write)."""
+    try:  # an OSError's text names a path (of the grader's machine): its reason alone is said
+        said = exc.strerror or "" if isinstance(exc, OSError) and exc.strerror else str(exc)
+    except Exception:  # noqa: BLE001 - what it says is a courtesy
+        said = ""
+    first = said.strip().splitlines()[0] if said.strip() else ""
+    first = first if len(first) <= most else first[: most - 1] + "…"
+    return printable(f"{type(exc).__name__}: {first}" if first else type(exc).__name__, keep="")

@@ -19,8 +19,8 @@ The layers, top to bottom:
   results and code as data; it sits above the model only, and nothing below entry uses it.
 - model: what the layers above share: spec, result, programs, files, causes (the misconceptions),
   errors, text, feedback (a result made fit to leave the machine), fileio, csvfile (the one writer of every
-  CSV: cells that are data), secret, slicing (the cells a notebook's tests need), and the grader package
-  itself (its version).
+  CSV: cells that are data), folders (trees walked and removed within bounds, without recursion), secret,
+  slicing (the cells a notebook's tests need), and the grader package itself (its version).
 - sandbox (beside): sandbox/ on the host; it knows errors and nothing else of the model.
 - inside: sandbox/inside/, the code copied into the sandbox: stdlib only, and the one home
   of what both sides must agree on (the op table, the student's file names, the frames).
@@ -49,6 +49,7 @@ LAYERS = {
         "grader.errors",
         "grader.text",
         "grader.fileio",
+        "grader.folders",
         "grader.secret",
         "grader.feedback",
         "grader.slicing",

@@ -6,8 +6,9 @@ zip's headers claim are never trusted: a member stops at `member_bytes`, an arch
 `archive_bytes`, all the archives of a batch at `batch_bytes`; a member past `ratio_floor`
 bytes that expands more than `ratio` times its compressed size is a zip bomb, and an
 archive with more than `members` entries is read only up to that count. Symbolic links,
-absolute names and `..` are never written. Each member left out gets a note naming it
-and why. `copy_file` copies one loose file the same way: no link followed, bounded size.
+absolute names, `..`, names nested deeper than discovery reads (grader/folders.py's MAX_DEPTH) and
+names the file system cannot hold are never written, so every tree extracted is shallow. Each
+member left out gets a note naming it and why. `copy_file` copies one loose file the same way: no link followed, bounded size.
 """
 
 from __future__ import annotations
@@ -22,8 +23,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.errors import NotAnArchive
+from grader.folders import MAX_DEPTH, MAX_ENTRIES
 
 CHUNK = 64 * 1024
+NAME_BYTES = 255
+"""The longest name of one file or folder most file systems hold (a member's longer part is skipped)."""
+PATH_BYTES = 1_024
+"""The longest member name written, in bytes (a member's name can be 64 KB; the staging folder's path and
+this stay under the 4,096 bytes a path may take)."""
 
 
 @dataclass(frozen=True)
@@ -32,7 +39,7 @@ class ArchiveLimits:
     """Largest file taken from an archive (or from a folder)."""
     archive_bytes: int = 200 * 2**20
     """Most bytes written out of one archive."""
-    members: int = 10_000
+    members: int = MAX_ENTRIES
     """Most entries read from one archive."""
     ratio: float = 100.0
     """Largest expansion (uncompressed / compressed) of a member past ratio_floor bytes."""
@@ -127,7 +134,8 @@ def _check_directory(archive: Path, label: str, limits: ArchiveLimits) -> None:
 
 
 def _parts(name: str) -> tuple[tuple[str, ...], str | None]:
-    """A member's path parts, or why it may not be written (absolute, or climbing out with ..)."""
+    """A member's path parts, or why it may not be written (absolute, climbing out with .., nested deeper than
+    discovery reads, or a name the file system cannot hold)."""
     if name.startswith(("/", "\\")) or (len(name) > 1 and name[1] == ":"):
         return (), "an absolute path; skipped"
     parts = tuple(p for p in name.replace("\\", "/").split("/") if p not in ("", "."))
@@ -135,6 +143,13 @@ def _parts(name: str) -> tuple[tuple[str, ...], str | None]:
         return (), "a path climbing out with '..'; skipped"
     if not parts:
         return (), "an empty name; skipped"
+    if len(parts) > MAX_DEPTH:
+        return (), f"nested more than {MAX_DEPTH} folders deep; skipped"
+    size = len(name.encode("utf-8", "surrogatepass"))
+    if size > PATH_BYTES:
+        return (), f"a name of {size:,} bytes (the most written is {PATH_BYTES:,}); skipped"
+    if any(len(p.encode("utf-8", "surrogatepass")) > NAME_BYTES for p in parts):
+        return (), f"a file or folder name longer than {NAME_BYTES} bytes, which no file system holds; skipped"
     return parts, None
 
 

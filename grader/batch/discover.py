@@ -19,6 +19,11 @@ beyond the names the LMS gave (the rules in full: docs/batch.md):
   (only tests, a file over the size limit, a zip that cannot be read), never only a note.
 - Links are never followed; zips are extracted with bounded sizes (grader.batch.archives);
   every file left out gets a note, of a kind and about a student (grader.batch.notes).
+- Every walk is bounded before it starts: folders MAX_DEPTH deep at most, LISTED entries of one
+  folder and MAX_ENTRIES under one student's; a hidden folder's files are counted within those
+  bounds (grader/folders.py), never by a recursive walk. Each input, each thing in a container
+  and each student's staging runs in a guard: whatever it raises costs that student a row with
+  the reason (or the input a note), never the batch.
 
 Each submission chosen is copied into the staging folder, alone with its tests, so grading
 reads only that student's own bytes.
@@ -26,6 +31,7 @@ reads only that student's own bytes.
 
 from __future__ import annotations
 
+import itertools
 import os
 import stat
 import zipfile
@@ -38,14 +44,17 @@ from grader.batch.names import one_per_student, plain_name, printable, quoted, s
 from grader.batch.notes import Note, listed
 from grader.errors import BadMetadata
 from grader.files import MODULE_FILE, TESTS_FILE
+from grader.folders import MAX_DEPTH, MAX_ENTRIES, count_files
 from grader.lms import identity as lms
 from grader.lms.identity import Identity
+from grader.text import failure
 
 SKIP_DIRS = {"__MACOSX", ".ipynb_checkpoints", "__pycache__", ".git"}
 MODULE = MODULE_FILE
 TESTS = TESTS_FILE
 GRADED = (".py", ".ipynb")
-MAX_DEPTH = 40
+LISTED = 100_000
+"""The most entries read from one folder (a class's folder of a few thousand students' files included)."""
 
 
 def discover(
@@ -61,7 +70,12 @@ def discover(
         except OSError:
             pass  # not made yet: nothing of it to read
     for item in inputs:
-        walk.input(Path(item))
+        try:
+            walk.input(Path(item))
+        except FileNotFoundError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - whatever an input holds, the others are read
+            walk.note("input", str(item), f"could not be read ({failure(exc)}); skipped")
     return walk.finish()
 
 
@@ -100,6 +114,8 @@ class _Discovery:
     """The inputs walked already (an input named twice is walked once)."""
     exclude: tuple[int, int] | None = None
     """The batch's own --out folder (device, inode): skipped wherever it is met."""
+    entries_left: int = MAX_ENTRIES
+    """Entries still to be read under the student's folder being collected."""
 
     def __post_init__(self):
         self.budget = archives.Budget(self.limits.batch_bytes)
@@ -150,33 +166,50 @@ class _Discovery:
             e.is_dir(follow_symlinks=False) and self.student_folder(Path(e.path), e.name) for e, _ in entries
         )
         for entry, where in entries:
-            path = Path(entry.path)
-            if entry.is_dir(follow_symlinks=False):
-                if per_student:
-                    self.student(path, where, entry.name, depth + 1, (gradescope or {}).get(entry.name))
-                else:
-                    self.container(path, where, depth + 1, owner)
-            elif path.suffix.lower() == ".zip":
-                root = self.unpack(path, where, self.student_member, where)
-                if root:
-                    self.student(root, where, entry.name, depth + 1)
-                else:
-                    self.unreadable(
-                        entry.name, where, depth + 1, f"the file {quoted(entry.name)} is not a readable zip"
-                    )
-            elif path.suffix in GRADED and entry.stat(follow_symlinks=False).st_size > self.limits.member_bytes:
-                self.unreadable(
-                    entry.name,
-                    where,
-                    depth + 1,
-                    f"the file {quoted(entry.name)} is larger than {archives.size_text(self.limits.member_bytes)}",
-                )
-            elif path.suffix in GRADED:
-                self.loose(path, where, depth + 1)
-            elif gradescope is not None and entry.name == lms.GRADESCOPE_METADATA:
-                continue
+            self.guarded(entry, where, depth, owner, per_student, gradescope)
+
+    def guarded(self, entry: os.DirEntry, where: str, depth: int, owner: str, per_student: bool, gradescope) -> None:
+        """contained(), in a guard: whatever reading one student's work raises is that student's row with the
+        reason (a container's, a note about it), never the end of the batch."""
+        before = len(self.entries)
+        try:
+            self.contained(entry, where, depth, owner, per_student, gradescope)
+        except Exception as exc:  # noqa: BLE001 - one student's files never stop the class's discovery
+            del self.entries[before:]
+            if entry.is_dir(follow_symlinks=False) and not per_student:
+                self.note("left_out", where, f"could not be read ({failure(exc)}); skipped", owner)
             else:
-                self.note("left_out", where, "not a .py file, notebook or zip; skipped", owner)
+                self.unreadable(
+                    entry.name, where, depth + 1, f"{_own_name(entry.name)} could not be read ({failure(exc)})"
+                )
+
+    def contained(self, entry: os.DirEntry, where: str, depth: int, owner: str, per_student: bool, gradescope) -> None:
+        """One thing in a container: a student's folder, zip or file, another container, or a file left out."""
+        path = Path(entry.path)
+        if entry.is_dir(follow_symlinks=False):
+            if per_student:
+                self.student(path, where, entry.name, depth + 1, (gradescope or {}).get(entry.name))
+            else:
+                self.container(path, where, depth + 1, owner)
+        elif path.suffix.lower() == ".zip":
+            root = self.unpack(path, where, self.student_member, where)
+            if root:
+                self.student(root, where, entry.name, depth + 1)
+            else:
+                self.unreadable(entry.name, where, depth + 1, f"the file {quoted(entry.name)} is not a readable zip")
+        elif path.suffix in GRADED and entry.stat(follow_symlinks=False).st_size > self.limits.member_bytes:
+            self.unreadable(
+                entry.name,
+                where,
+                depth + 1,
+                f"the file {quoted(entry.name)} is larger than {archives.size_text(self.limits.member_bytes)}",
+            )
+        elif path.suffix in GRADED:
+            self.loose(path, where, depth + 1)
+        elif gradescope is not None and entry.name == lms.GRADESCOPE_METADATA:
+            return
+        else:
+            self.note("left_out", where, "not a .py file, notebook or zip; skipped", owner)
 
     def loose(self, path: Path, where: str, depth: int) -> None:
         """A file in a container: one student's submission (or, from Canvas, their tests)."""
@@ -195,6 +228,7 @@ class _Discovery:
         """A student's own folder or extracted zip: everything in it is theirs, whatever it is called."""
         files: list[tuple[Path, str, int]] = []
         too_big: list[str] = []
+        self.entries_left = MAX_ENTRIES
         self.collect(root, where, depth, files, where, too_big)
         mains = [f for f in files if f[0].suffix == ".ipynb" or not f[0].name.startswith("test_")]
         mains.sort(key=lambda f: (0 if f[0].name == MODULE else 1 if f[0].suffix == ".ipynb" else 2, f[2], f[1]))
@@ -235,9 +269,12 @@ class _Discovery:
         """The entry of the student an LMS's name says (`who`), else of the plain `name`, added to the entries."""
         if who is None:
             return self.add_named(plain_name(name), main, label, depth)
+        student = safe_id(who.name) or (f"{who.lms}-{safe_id(who.user_id)}" if who.user_id else plain_name(name)[0])
         entry = _Entry(
-            safe_id(who.name) or f"{who.lms}-{who.user_id}",
-            ("lms", who.lms, who.user_id),
+            student,
+            # an LMS's id tells its students apart; work it gives none (metadata naming no SID nor email) is told
+            # apart as plain work is, never taken for one student's
+            ("lms", who.lms, who.user_id) if who.user_id else ("name", student.lower()),
             who,
             who.late,
             who.sort_key if who.sort_key >= 0 else None,
@@ -257,6 +294,13 @@ class _Discovery:
         """A student's files, at any depth: (path, label, depth). `owner` names the student's zip or folder;
         `too_big` gets the names of the files to grade that are over the size limit."""
         for entry, where in self.visible(folder, label, depth, owner):
+            self.entries_left -= 1
+            if self.entries_left < 0:
+                if self.entries_left == -1:
+                    self.note(
+                        "left_out", owner, f"holds more than {MAX_ENTRIES:,} files and folders; the rest not read"
+                    )
+                return
             path = Path(entry.path)
             if entry.is_dir(follow_symlinks=False):
                 self.collect(path, where, depth + 1, files, owner, too_big)
@@ -279,10 +323,13 @@ class _Discovery:
             return
         try:
             with os.scandir(folder) as it:
-                entries = sorted(it, key=lambda e: e.name)
+                entries = sorted(itertools.islice(it, LISTED + 1), key=lambda e: e.name)
         except OSError as exc:
             self.note("left_out", label, f"cannot be read ({exc.strerror}); skipped", owner)
             return
+        if len(entries) > LISTED:
+            entries = entries[:LISTED]
+            self.note("left_out", label, f"holds more than {LISTED:,} entries; only {LISTED:,} were read", owner)
         for entry in entries:
             where = f"{label}/{entry.name}"
             try:
@@ -296,7 +343,7 @@ class _Discovery:
                 self.note("input", where, "the batch's own --out folder; not read as submissions", owner)
             elif stat.S_ISDIR(info.st_mode) and (entry.name in SKIP_DIRS or entry.name.startswith(".")):
                 kind = "a hidden folder" if entry.name.startswith(".") else "a system folder"
-                self.note("left_out", where, f"{kind}; skipped ({_count_files(Path(entry.path))} files in it)", owner)
+                self.note("left_out", where, f"{kind}; skipped ({count_files(Path(entry.path))} files in it)", owner)
             elif entry.name.startswith("."):
                 self.note("left_out", where, "a hidden file; skipped", owner)
             elif stat.S_ISDIR(info.st_mode):
@@ -344,7 +391,8 @@ class _Discovery:
         if lms.from_folder_name(name):
             return True
         try:
-            names = [n for n in os.listdir(folder) if not n.startswith(".")]
+            with os.scandir(folder) as it:
+                names = [e.name for e in itertools.islice(it, LISTED) if not e.name.startswith(".")]
         except OSError:
             return False
         notebooks = [n for n in names if n.endswith(".ipynb")]
@@ -373,7 +421,10 @@ class _Discovery:
             if entry.main is None:
                 missing.append(Missing(student, entry.identity, entry.problem or "nothing to grade", entry.main_label))
                 continue
-            sub = self.stage(entry, student)
+            try:
+                sub = self.stage(entry, student)
+            except Exception as exc:  # noqa: BLE001 - a student who cannot be staged is that student's row
+                sub = f"{entry.main.name}: could not be copied for grading ({failure(exc)})"
             if isinstance(sub, Submission):
                 submissions.append(sub)
             else:
@@ -406,10 +457,6 @@ class _Discovery:
 def _own_name(name: str) -> str:
     """A zip's or file's name without its extension (a student's zip is named like their folder)."""
     return name[:-4] if name.lower().endswith(".zip") else name
-
-
-def _count_files(folder: Path) -> int:
-    return sum(len(files) for _, _, files in os.walk(folder))
 
 
 def _is_zip(path: Path) -> bool:

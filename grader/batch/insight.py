@@ -4,6 +4,12 @@ The similarity pass needs each student's code, which a batch's own folders do no
 of every student (a notebook's code cells) is written to WORK_FILE beside summary.json, with the
 answers their results recorded, and a later term's batch reads it back with `--previous DIR`. The
 starter kit's code is never a match, nor is the lesson's own code given with `--base FILE`.
+
+Every pass here runs in the instructor's own process over what students wrote, after the gradebook
+is written (grader/batch/outputs.py): each is bounded before it starts (a notebook's code is read
+from its JSON, no more than MAX_CHARS of it, not validated cell by cell), and each runs in a guard,
+so a pass that fails costs its own section of summary.json and of the class page, which say so
+(`failed_passes`), never the gradebook nor the other sections.
 """
 
 from __future__ import annotations
@@ -12,27 +18,63 @@ import json
 from pathlib import Path
 from typing import Any
 
-import nbformat
-
 from grader.errors import UsageError
 from grader.files import MODULE_FILE, NOTEBOOK_FILE, template_files
+from grader.insight.fingerprints import MAX_CHARS
 from grader.insight.misconceptions import tally
 from grader.insight.similarity import Work, answers, similar
-from grader.notebooks import code_cells
+from grader.text import failure
 
 WORK_FILE = "work.json"
 """Each student's code and answers, for --previous in a later term (readable by its owner only)."""
 
 
+KEPT_CHARS = MAX_CHARS + 1
+"""The most of a student's code a batch keeps: one character more than the similarity pass compares, so that
+code too long to compare is still known to be (and no more of it fills memory, work.json or the class page)."""
+
+
 def code_of(name: str, source: bytes) -> str:
-    """The code of a student's file: a notebook's code cells, one after the other, or the file's text."""
+    """The code of a student's file: a notebook's code cells, one after the other, or the file's text; at most
+    KEPT_CHARS of it. Never raises: a notebook that cannot be read has no code to compare."""
     text = source.decode("utf-8", "replace")
     if not name.endswith(".ipynb"):
-        return text
+        return text[:KEPT_CHARS]
     try:
-        return "\n\n".join(cell for _, cell in code_cells(nbformat.reads(text, as_version=4)))
-    except Exception:  # noqa: BLE001 (nbformat raises many kinds): a notebook it cannot read has no code to compare
+        notebook = json.loads(text)
+    except (ValueError, RecursionError):
         return ""
+    cells, size = [], 0
+    for cell in _cells(notebook):
+        if not isinstance(cell, dict):
+            continue
+        code = cell.get("source", cell.get("input", ""))
+        code = "".join(c for c in code if isinstance(c, str)) if isinstance(code, list) else code
+        if cell.get("cell_type") == "code" and isinstance(code, str) and code.strip():
+            cells.append(code)
+            size += len(code) + 2
+            if size > KEPT_CHARS:
+                break
+    return "\n\n".join(cells)[:KEPT_CHARS]
+
+
+def _cells(notebook: Any) -> list:
+    """A notebook's cells as its JSON holds them: nbformat 4's `cells`, or every worksheet's of nbformat 3 (read
+    from the JSON, not through nbformat, whose validation takes seconds on a notebook of 100,000 cells)."""
+    if not isinstance(notebook, dict):
+        return []
+    cells = notebook.get("cells")
+    if isinstance(cells, list):
+        return cells
+    sheets = notebook.get("worksheets")
+    if not isinstance(sheets, list):
+        return []
+    return [
+        c
+        for sheet in sheets
+        if isinstance(sheet, dict) and isinstance(sheet.get("cells"), list)
+        for c in sheet["cells"]
+    ]
 
 
 def starter_code() -> tuple[str, ...]:
@@ -49,7 +91,7 @@ def previous_works(folder: Path) -> list[Work]:
         return [
             Work(
                 str(s["student"]),
-                str(s["source"]),
+                str(s["source"])[:KEPT_CHARS],
                 frozenset(map(str, s["wrong"])),
                 frozenset(map(str, s["right"])),
                 previous=True,
@@ -61,7 +103,7 @@ def previous_works(folder: Path) -> list[Work]:
             f"--previous {folder}: no {WORK_FILE} there ({exc.strerror}); give the --out folder of an "
             "earlier `grader batch`"
         ) from None
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, RecursionError) as exc:
         raise UsageError(f"--previous {folder}: {WORK_FILE} is not one a batch wrote ({exc})") from None
 
 
@@ -69,15 +111,30 @@ def class_insight(
     students: list[tuple[str, Any, str]], previous: Path | None = None, base: str | None = None
 ) -> tuple[dict[str, Any], dict[str, str], str]:
     """(summary.json's insight, every compared student's code by key for the side-by-side view, WORK_FILE's
-    text) from (student, result, code) of each student. A previous term's student's key is 'previous:<id>'."""
+    text) from (student, result, code) of each student. A previous term's student's key is 'previous:<id>'.
+    Each pass runs in a guard: one that fails leaves its section empty and says why in `failed_passes`."""
     works = []
     for student, result, code in students:
-        wrong, right = answers(result) if result.status == "graded" else (frozenset(), frozenset())
+        try:
+            wrong, right = answers(result) if result.status == "graded" else (frozenset(), frozenset())
+        except Exception:  # noqa: BLE001 - a result whose answers cannot be read has none to compare
+            wrong, right = frozenset(), frozenset()
         works.append(Work(student, code, wrong, right))
-    earlier = previous_works(previous) if previous else []
-    data = tally([(s, r) for s, r, _ in students])
-    data["similarity"] = similar(works + earlier, starter_code() + ((base,) if base else ()))
-    data["similarity"] |= {"previous": len(earlier), "base": base is not None}
+    failed: dict[str, str] = {}
+    try:
+        data = tally([(s, r) for s, r, _ in students])
+    except Exception as exc:  # noqa: BLE001 - a class-wide pass that fails costs its own section only
+        data = {"misconceptions": [], "unexplained": [], "advisory": []}
+        failed["misconceptions"] = _failed("counting the misconceptions", exc)
+    earlier: list[Work] = []
+    try:
+        earlier = previous_works(previous) if previous else []
+        data["similarity"] = similar(works + earlier, starter_code() + ((base,) if base else ()))
+        data["similarity"] |= {"previous": len(earlier), "base": base is not None}
+    except Exception as exc:  # noqa: BLE001 - a class-wide pass that fails costs its own section only
+        data["similarity"] = None
+        failed["similarity"] = _failed("the similarity pass", exc)
+    data["failed_passes"] = failed
     sources = {w.student: w.source for w in works} | {f"previous:{w.student}": w.source for w in earlier}
     work = {
         "schema": 1,
@@ -87,3 +144,10 @@ def class_insight(
         ],
     }
     return data, sources, json.dumps(work)
+
+
+def _failed(what: str, exc: BaseException) -> str:
+    return (
+        f"{what} could not finish ({failure(exc)}), so this section is empty; every grade is in the gradebook, "
+        "and the rest of the class page stands"
+    )

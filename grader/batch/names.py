@@ -18,6 +18,10 @@ from grader.files import TESTS_FILE as TESTS
 SUFFIXES_TO_DROP = (f"_{MODULE}", f"-{MODULE}", "_micrograd", "-micrograd")
 SAFE_ID = re.compile(r"[^A-Za-z0-9_.-]+")
 MAX_ID = 100
+"""The longest id: an id names the student's folders (staging, DIR/students/<id>), and an LMS's name can
+be longer than a file system's 255 bytes (Gradescope's metadata names anyone at any length)."""
+NAME_CHARS = 1_000
+"""The most of a name read to make an id (NFKD can make a name longer, never shorter)."""
 
 
 def plain_name(filename: str) -> tuple[str, str | None]:
@@ -30,7 +34,7 @@ def plain_name(filename: str) -> tuple[str, str | None]:
     for suffix in SUFFIXES_TO_DROP:
         if stem.lower().endswith(suffix) and len(stem) > len(suffix):
             stem = stem[: -len(suffix)]
-    student = safe_id(stem)
+    student = _safe(stem)
     if len(student) > MAX_ID:
         student = f"{student[: MAX_ID - 9]}-{short_hash(filename)}"
     if not student:
@@ -41,7 +45,18 @@ def plain_name(filename: str) -> tuple[str, str | None]:
 
 def safe_id(name: str) -> str:
     """A name as an id: letters, digits and `_.-` (accents dropped, anything else becomes `_`), never starting
-    with '.' or '-'."""
+    with '.' or '-', at most MAX_ID characters (a longer one keeps its start and ends with a hash of it all)."""
+    return bounded(_safe(name))
+
+
+def bounded(student: str) -> str:
+    """An id of at most MAX_ID characters: a longer one keeps its start and ends with a hash of it all (of it in
+    lower case, so that ids differing only in case still differ only in case)."""
+    return student if len(student) <= MAX_ID else f"{student[: MAX_ID - 9]}-{short_hash(student.lower())}"
+
+
+def _safe(name: str) -> str:
+    name = name[:NAME_CHARS] + (short_hash(name) if len(name) > NAME_CHARS else "")
     ascii_name = "".join(c for c in unicodedata.normalize("NFKD", name) if not unicodedata.combining(c))
     return SAFE_ID.sub("_", ascii_name).strip("._-")
 
@@ -117,7 +132,7 @@ def unique_ids(entries: list, note: Callable[[str, str], None]) -> list[str]:
         known = [i for i in indexes if entries[i].group[0] == "lms"]
         if len(known) > 1:  # students the LMS tells apart: by their ids, never by a suffix
             for i in known:
-                ids[i] = f"{entries[i].name}_{entries[i].group[2]}"
+                ids[i] = f"{entries[i].name}_{safe_id(str(entries[i].group[2]))}"
                 taken.add(ids[i].lower())
             indexes = [i for i in indexes if i not in known]
             if len(indexes) < 2:
@@ -150,4 +165,8 @@ def quoted(name: str) -> str:
 
 
 def short_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    try:
+        data = text.encode("utf-8", "surrogateescape")  # a file name's undecodable bytes, as they were
+    except UnicodeEncodeError:  # a lone surrogate an LMS's text can hold
+        data = text.encode("utf-8", "surrogatepass")
+    return hashlib.sha256(data).hexdigest()[:8]

@@ -1,10 +1,18 @@
 """What a batch writes besides each student's files: the gradebook, the class data and the class
-summary page, from each student's row (their Result, and what the batch knows of their file)."""
+summary page, from each student's row (their Result, and what the batch knows of their file).
+
+The gradebook is written first, before any pass over the whole class (the misconceptions, the
+similarity pass: grader/batch/insight.py), so that nothing a class-wide pass meets in one student's
+code can cost anyone their grade; a pass that fails costs its own section of summary.json and of
+the class page, which say so. The class page too is written whatever a section holds: one that
+cannot be drawn is left out, and the page says so.
+"""
 
 from __future__ import annotations
 
+import ast
 import json
-import re
+import sys
 from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -18,8 +26,17 @@ from grader.lms.identity import Identity
 from grader.render import html
 from grader.result import Result
 from grader.spec import Assignment
+from grader.text import failure
 
-SUSPICIOUS_IMPORT = re.compile(r"^\s*(?:from|import)\s+(reference|micrograd|torch)\b", re.MULTILINE)
+FLAGGED_IMPORTS = ("reference", "micrograd", "torch")
+"""Modules whose import is worth an instructor's look: the reference engine, micrograd itself, torch."""
+PARSED_CHARS = 50_000
+"""Longest code whose imports are read from its syntax tree (an engine is 5 KB; longer code, whose tree would
+take a second of the instructor's process, is read line by line)."""
+LINE_CHARS = 1_000
+"""The most of one line read for an import (an import statement is a few dozen characters)."""
+WHY_CHARS = 1_000
+"""The longest reason a row gives (the gradebook's `reason`, summary.json's)."""
 
 
 @dataclass(frozen=True)
@@ -58,9 +75,14 @@ class Row:
     @property
     def why(self) -> str:
         if self.reason:
-            return self.reason
+            return _capped(self.reason)
         error = self.result.error
-        return f"{error.kind}: {error.message.splitlines()[0] if error.message else ''}" if error else ""
+        first = error.message.partition("\n")[0] if error and error.message else ""
+        return _capped(f"{error.kind}: {first}") if error else ""
+
+
+def _capped(text: str) -> str:
+    return text if len(text) <= WHY_CHARS else text[: WHY_CHARS - 1] + "…"
 
 
 GRADEBOOK = "grades.csv"
@@ -80,8 +102,53 @@ class Incomplete:
 
 
 def flags_for(source: str) -> list[str]:
-    """Imports worth an instructor's look: the reference engine, micrograd itself, torch."""
-    return sorted({f"imports {m}" for m in SUSPICIOUS_IMPORT.findall(source)})
+    """Imports worth an instructor's look (FLAGGED_IMPORTS), anywhere in the code (`import os, torch` and `from
+    micrograd.engine import Value` too). Read from the syntax tree; code that does not parse (a notebook's
+    magics, a syntax error) or is too long to parse is read line by line with str methods, never with a
+    regular expression, so that no student's text can make it take more than linear time. Never raises."""
+    try:
+        return sorted(f"imports {m}" for m in sorted(_imported(source) & set(FLAGGED_IMPORTS)))
+    except Exception:  # noqa: BLE001 - a flag is advice: code it cannot read raises none
+        return []
+
+
+def _imported(source: str) -> set[str]:
+    """The top-level modules the code imports."""
+    if len(source) <= PARSED_CHARS:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            pass
+        else:
+            found = set()
+            for node in ast.walk(tree):  # ast.walk keeps a queue: no recursion
+                if isinstance(node, ast.Import):
+                    found |= {alias.name.split(".")[0] for alias in node.names}
+                elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                    found.add(node.module.split(".")[0])
+            return found
+    return _imported_by_line(source)
+
+
+def _imported_by_line(source: str) -> set[str]:
+    """The top-level modules named by lines that are import statements: each line holding 'import' read once."""
+    found: set[str] = set()
+    at = 0
+    while (i := source.find("import", at)) != -1:
+        newline = source.rfind("\n", at, i)
+        start = newline + 1 if newline != -1 else at
+        end = source.find("\n", i)
+        end = len(source) if end == -1 else end
+        words = source[start : min(end, start + LINE_CHARS)].split()
+        if len(words) > 1 and words[0] == "import":
+            for part in " ".join(words[1:]).split(","):
+                named = part.split()
+                if named:
+                    found.add(named[0].split(".")[0])
+        elif len(words) > 3 and words[0] == "from" and words[2] == "import":
+            found.add(words[1].split(".")[0])
+        at = end + 1
+    return found
 
 
 def gradebook(rows: list[Row], check_ids: list[str]) -> str:
@@ -198,6 +265,11 @@ def write_class_outputs(
     base: str | None = None,
     incomplete: Incomplete | None = None,
 ) -> None:
+    """The class's files, the gradebook first: then the class data with its insight (each class-wide pass in a
+    guard of its own: grader/batch/insight.py), work.json, and the class page."""
+    name, stale = (INCOMPLETE, GRADEBOOK) if incomplete else (GRADEBOOK, INCOMPLETE)
+    atomic_write(out / name, gradebook(rows, [c.id for c in assignment.checks]))
+    (out / stale).unlink(missing_ok=True)
     data = class_data(rows, assignment, notes)
     insight, sources, work = class_insight([(r.student, r.result, r.code) for r in rows], previous, base)
     data |= insight
@@ -207,9 +279,22 @@ def write_class_outputs(
         found=incomplete.found if incomplete else len(rows),
         finish=incomplete.finish if incomplete else None,
     )
-    name, stale = (INCOMPLETE, GRADEBOOK) if incomplete else (GRADEBOOK, INCOMPLETE)
-    atomic_write(out / name, gradebook(rows, [c.id for c in assignment.checks]))
-    (out / stale).unlink(missing_ok=True)
+    page = class_page(data, sources)
     atomic_write(out / "summary.json", json.dumps(data, indent=2))
     atomic_write(out / WORK_FILE, work)
-    atomic_write(out / "index.html", html.class_report(data, sources))
+    atomic_write(out / "index.html", page)
+
+
+def class_page(data: dict[str, Any], sources: dict[str, str]) -> str:
+    """The class page; if drawing the similarity section (the only one showing students' code) fails, the page
+    without it, saying why (summary.json's `failed_passes` too)."""
+    try:
+        return html.class_report(data, sources)
+    except Exception as exc:  # noqa: BLE001 - one section that cannot be drawn never costs the class page
+        print(f"note: the class page's similar work could not be drawn ({failure(exc)})", file=sys.stderr)
+        data["failed_passes"] = {
+            **data.get("failed_passes", {}),
+            "similarity": f"its section of the class page could not be drawn ({failure(exc)}); its pairs are in "
+            "summary.json",
+        }
+        return html.class_report({**data, "similarity": None}, {})

@@ -21,7 +21,6 @@ import json
 import os
 import shlex
 import sys
-import tempfile
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,18 +29,23 @@ from grader import catalog, secret, spec
 from grader.batch.discover import Submission, discover
 from grader.batch.earlier import earlier_rows
 from grader.batch.everyone import everyone
+from grader.batch.found import Found, Missing
 from grader.batch.graders import Graders
 from grader.batch.insight import code_of, previous_works
+from grader.batch.names import quoted
 from grader.batch.notes import grouped
 from grader.batch.outputs import INCOMPLETE, Incomplete, Row, atomic_write, flags_for, write_class_outputs
 from grader.batch.tasks import OUTPUTS, Task, TaskOutcome, checked, failed, fingerprint, host_id, time_limit, timed_out
 from grader.errors import BadResult, ExitCode, GradingProcessDied, SchedulerLost, UnfitWorker, UsageError
 from grader.files import RESULT_FILE
+from grader.folders import temporary_folder
 from grader.lms import groups as lms_groups
 from grader.lms import late
 from grader.lms import roster as rosters
+from grader.lms.identity import plain
 from grader.result import Result
 from grader.sandbox.trial import require_started
+from grader.text import failure
 
 
 @dataclass(frozen=True)
@@ -127,6 +131,7 @@ def _sha256(data: bytes) -> str:
 
 def _row(student: Student, result: Result, skipped: bool) -> Row:
     sub, lateness = student.submission, student.lateness
+    code = code_of(sub.path.name, student.source)  # bounded, and never raises: nor does flags_for
     return Row(
         sub.student,
         sub.late or lateness.late,
@@ -134,11 +139,11 @@ def _row(student: Student, result: Result, skipped: bool) -> Row:
         skipped,
         sub.path.name,
         f"{STUDENTS}/{student.out.name}",
-        flags_for(student.source.decode("utf-8", "replace")),
+        flags_for(code),
         sub.identity,
         reason=lateness.text,
         penalty=lateness.penalty(result.score),
-        code=code_of(sub.path.name, student.source),
+        code=code,
     )
 
 
@@ -205,17 +210,17 @@ def run_batch(
     task_spec = catalog.load(assignment)  # fail early on an unknown assignment
     class_list = rosters.read(roster) if roster else None  # and on a roster it cannot read
     teams = lms_groups.read(groups) if groups else None
-    with tempfile.TemporaryDirectory(prefix="grader-batch-") as staging:
-        found = discover(inputs, Path(staging), exclude=out)
+    with temporary_folder("grader-batch-") as staging:  # removed without recursion, however deep
+        found = discover(inputs, staging, exclude=out)
         noted = grouped(found.notes)  # one line per student and kind, the important kinds first
         for line in noted:
             print(f"note: {line.text}", file=sys.stderr)
-        submissions = found.submissions
         if teams is not None:
-            submissions, group_notes = lms_groups.apply(teams, submissions)
+            submissions, group_notes = lms_groups.apply(teams, found.submissions)
+            found = dataclasses.replace(found, submissions=tuple(submissions))
             for line in group_notes:
                 print(f"note: {line}", file=sys.stderr)
-        students = [_student(s, out, late.assess(task_spec.late, s.identity)) for s in submissions]
+        students, found = _students(found, out, task_spec)
     if not students and not found.missing and class_list is None:  # before any folder is made
         raise UsageError(
             f"no submissions found under {', '.join(map(str, inputs))}: a batch grades .py files, "
@@ -310,6 +315,23 @@ def finish_command() -> str:
         return "the same batch without --force"
     kept = [a for a in args if not (a.startswith("--f") and "--force".startswith(a))]
     return f"`{shlex.join(['grader', *kept])}`"
+
+
+def _students(found: Found, out: Path, assignment: spec.Assignment) -> tuple[list[Student], Found]:
+    """Each student found with a submission, read for grading, each in a guard: a student whose files cannot be
+    read (or whose lateness cannot be assessed) is one more student found with nothing to grade, with the
+    reason, never the end of the batch."""
+    students, unread = [], []
+    for submission in found.submissions:
+        try:
+            students.append(_student(submission, out, late.assess(assignment.late, submission.identity)))
+        except Exception as exc:  # noqa: BLE001 - one student's files never stop the class
+            who = submission.identity or plain(submission.student)
+            why = f"the file {quoted(submission.path.name)} could not be read for grading ({failure(exc)})"
+            unread.append(Missing(submission.student, who, why, submission.source))
+    return students, dataclasses.replace(
+        found, missing=tuple(sorted(found.missing + tuple(unread), key=lambda m: m.student))
+    )
 
 
 def _student(submission: Submission, out: Path, lateness: late.Lateness = late.ON_TIME) -> Student:

@@ -25,7 +25,6 @@ import json
 import os
 import socket
 import sys
-import tempfile
 import time
 import traceback
 from dataclasses import dataclass, field, replace
@@ -34,6 +33,7 @@ from pathlib import Path
 from grader import __version__, feedback
 from grader.errors import BadResult, IsolationError, SandboxError, without_host_paths
 from grader.files import GRADESCOPE_FILE, REPORT_FILE, RESULT_FILE, STUDENT_OUTPUTS
+from grader.folders import temporary_folder
 from grader.gradescope.results import results
 from grader.grading import Options, grade
 from grader.lms.late import ON_TIME, Lateness
@@ -162,7 +162,7 @@ def grade_task(task: Task) -> TaskOutcome:
 
 
 def _grade_in_private_folder(task: Task, iso: Isolation, started: float) -> Result:
-    with tempfile.TemporaryDirectory(prefix="grader-task-") as tmp:
+    with temporary_folder("grader-task-") as tmp:  # removed without recursion
         folder = Path(tmp) / "s" / task.student
         folder.mkdir(parents=True, mode=0o700)
         submission = folder / Path(task.name).name

@@ -4,7 +4,9 @@
 The grader runs as root here, beside the reference engine and the assignment's secret, and
 the submission folder is the student's: a link in it is never followed. The walk that finds
 the submission does not enter a folder link, and the files are read through no link
-(grader/fileio.py), so a link to the reference or the secret is refused with a message.
+(grader/fileio.py), so a link to the reference or the secret is refused with a message. The walk
+is bounded and does not recurse (grader/folders.py): a submission a thousand folders deep is walked
+40 deep, never into a RecursionError that would leave Gradescope with no results.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from grader import catalog
 from grader.errors import ExitCode, IsolationError
 from grader.fileio import atomic_write
 from grader.files import GRADESCOPE_RESULTS, MODULE_FILE, TESTS_FILE
+from grader.folders import Walk
 from grader.gradescope.results import message, results
 from grader.grading import Options, grade
 from grader.sandbox.trial import require_started
@@ -31,11 +34,15 @@ def find_submission(folder: Path) -> tuple[Path | None, list[str]]:
     if os.path.lexists(folder / MODULE_FILE):
         return folder / MODULE_FILE, []
     files, links = [], []
-    for top, dirs, names in os.walk(folder):  # never follows a link to a folder
-        here = Path(top)
-        links += [str((here / d).relative_to(folder)) for d in dirs if (here / d).is_symlink()]
-        dirs[:] = sorted(d for d in dirs if d != ".ipynb_checkpoints" and not (here / d).is_symlink())
+    walk = Walk(folder)  # never follows a link
+    for here, dirs, names, _ in walk:
+        dirs[:] = [d for d in dirs if d != ".ipynb_checkpoints"]
         files += [here / n for n in names if not n.startswith("test_")]
+    for link in walk.links:  # a link to a folder is named, never entered; one to a file is found, to be refused
+        if link.is_dir():
+            links.append(str(link.relative_to(folder)))
+        elif not link.name.startswith("test_"):
+            files.append(link)
     for suffix in (".ipynb", ".py"):
         found = sorted(p for p in files if p.suffix == suffix)
         if len(found) == 1:

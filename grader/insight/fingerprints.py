@@ -104,9 +104,17 @@ def _kind_code(kind: type) -> int:
     return _code(kind.__name__)
 
 
+INT_BITS = 64
+"""An int literal wider than this leaves a token of its size and residue, never its digits: writing an int of
+over 4,300 digits raises ValueError (Python's limit), and a hex literal can hold one."""
+RESIDUE = 2**61 - 1
+
+
 def _word(node: ast.Constant) -> str:
     """The token a constant leaves: for a number its value (0.5 is not 1); for a string, only that it is one."""
     value = node.value
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > INT_BITS:
+        return f"Constant:int:{value.bit_length()}:{value % RESIDUE}"
     if isinstance(value, (int, float, complex)) and not isinstance(value, bool):
         return f"Constant:{value!r}"
     return f"Constant:{type(value).__name__}"

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
-from grader.insight.fingerprints import MAX_CHARS, fingerprints, lines_of
+from grader.insight.fingerprints import MAX_CHARS, Fingerprints, fingerprints, lines_of
 from grader.result import Result
 
 STRUCTURE = 0.7
@@ -79,7 +79,7 @@ def answers(result: Result) -> tuple[frozenset[str], frozenset[str]]:
 def similar(works: list[Work], excluded_sources: tuple[str, ...] = ()) -> dict[str, Any]:
     """The pairs worth a look, highest score first, and what was compared (for summary.json)."""
     excluded = frozenset(h for source in excluded_sources for h in fingerprints(source).spans)
-    prints = [fingerprints(w.source).without(excluded) for w in works]
+    prints = [_fingerprints(w.source).without(excluded) for w in works]
     held = Counter(h for p in prints for h in p.spans)
     weight = {h: 1 / n for h, n in held.items()}
     totals = [sum(weight[h] for h in p.spans) for p in prints]
@@ -132,6 +132,15 @@ def similar(works: list[Work], excluded_sources: tuple[str, ...] = ()) -> dict[s
         "common_fingerprints": sum(n > limit for n in held.values()),
         "thresholds": {"structure": STRUCTURE, "maybe": MAYBE, "behaviour": BEHAVIOUR},
     }
+
+
+def _fingerprints(source: str) -> Fingerprints:
+    """A student's fingerprints; none, as for code that does not parse, if reading them fails: one student's code
+    never stops the pass for the class."""
+    try:
+        return fingerprints(source)
+    except Exception:  # noqa: BLE001
+        return Fingerprints({}, 0)
 
 
 def _behaviour(a: Work, b: Work, gave: Counter) -> tuple[float, set[str]]:

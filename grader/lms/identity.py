@@ -34,6 +34,8 @@ MOODLE_PLUGIN = "assignsubmission"
 GRADESCOPE_FOLDER = re.compile(r"^submission_(?P<sid>\d+)$")
 GRADESCOPE_METADATA = "submission_metadata.yml"
 MOST_METADATA_BYTES = 20 * 2**20
+TEXT_CHARS = 1_000
+"""The longest name, id or email read from the metadata (its values can be anything YAML writes)."""
 
 
 @dataclass(frozen=True)
@@ -154,13 +156,14 @@ def gradescope(folder: Path) -> dict[str, Identity] | None:
         if path.stat().st_size > MOST_METADATA_BYTES:
             raise BadMetadata(f"larger than {MOST_METADATA_BYTES // 2**20} MB")
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise BadMetadata(f"cannot be read ({type(exc).__name__}: {exc})") from None
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, ValueError, RecursionError) as exc:
+        # ValueError: an int of more than 4,300 digits; RecursionError: lists nested thousands deep
+        raise BadMetadata(f"cannot be read ({type(exc).__name__}: {str(exc)[:200]})") from None
     if not isinstance(data, dict):
         raise BadMetadata("not a mapping of submission folders")
     found = {}
     for key, entry in data.items():
-        match = GRADESCOPE_FOLDER.match(str(key))
+        match = GRADESCOPE_FOLDER.match(key) if isinstance(key, str) else None
         submitters = entry.get(":submitters") if isinstance(entry, dict) else None
         if not match or not isinstance(submitters, list) or not submitters:
             continue
@@ -187,18 +190,29 @@ def _submitter(person: dict, submission: str, when: str) -> Identity:
 
 
 def _text(value) -> str:
-    return "" if value is None else str(value).strip()
+    """A name, id or email as the metadata gives it: text or a number, at most TEXT_CHARS; anything else (a list,
+    a mapping, an int too long to write) is none."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return ""
+    if isinstance(value, int) and value.bit_length() > 64:
+        return ""
+    return str(value).strip()[:TEXT_CHARS]
 
 
 def _time(value) -> str:
     """Gradescope's `2026-03-02 14:05:09.123456000 -08:00` (YAML reads it as a time) as ISO 8601."""
     if isinstance(value, datetime.datetime):
-        return value.isoformat()
-    text = _text(value)
+        return value.isoformat() if value.tzinfo is not None else ""  # no offset: not a time to compare
+    text = _text(value)[:100]
     match = re.match(r"^(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)(?:\.\d+)?\s*([+-]\d\d:?\d\d|Z)?$", text)
-    if not match:
+    if not match or not match[3]:  # no offset: not a time to compare with a deadline
         return ""
-    offset = match[3] or ""
+    offset = match[3]
     if offset and offset != "Z" and ":" not in offset:
         offset = offset[:3] + ":" + offset[3:]
-    return f"{match[1]}T{match[2]}{offset.replace('Z', '+00:00')}"
+    when = f"{match[1]}T{match[2]}{offset.replace('Z', '+00:00')}"
+    try:  # a date that is none (2026-13-45) is no time
+        datetime.datetime.fromisoformat(when)
+    except ValueError:
+        return ""
+    return when

@@ -30,7 +30,7 @@ import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.batch.names import safe_id
+from grader.batch.names import bounded, safe_id
 from grader.errors import UsageError
 from grader.lms import numbers
 from grader.lms.identity import Identity
@@ -87,7 +87,7 @@ class Student:
     def id_base(self) -> str:
         """The id a student with no submission gets: Canvas's `lastfirst`, else the name made safe."""
         if self.lms == "canvas":
-            return safe_id("".join(c for c in self.name.lower() if c.isalnum())) or f"canvas-{self.user_id}"
+            return bounded("".join(c for c in self.name.lower() if c.isalnum())) or f"canvas-{safe_id(self.user_id)}"
         return safe_id(self.name) or f"{self.lms}-{safe_id(self.user_id)}"
 
 

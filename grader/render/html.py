@@ -106,7 +106,7 @@ def class_report(data: dict[str, Any], sources: dict[str, str] | None = None) ->
         {"x": 40 + i * 52, "height": 160 * n / tallest, "count": n, "label": f"{i * 10}–{i * 10 + 10}"}
         for i, n in enumerate(histogram)
     ]
-    views = [_side_by_side(pair, sources or {}) for pair in data.get("similarity", {}).get("pairs", [])[:VIEWS]]
+    views = [_side_by_side(pair, sources or {}) for pair in (data.get("similarity") or {}).get("pairs", [])[:VIEWS]]
     return ENV.get_template("class.html.j2").render(data=data, bars=bars, views=views)
 
 
@@ -114,6 +114,11 @@ VIEWS = 50
 """Most pairs shown side by side (the rest are listed with their scores)."""
 VIEW_LINES = 600
 """Most lines of each file shown side by side."""
+VIEW_CHARS = 300
+"""Most characters of one line shown (side by side, or of the method at fault in a student's report)."""
+PARSED_CHARS = 200_000
+"""Longest file whose methods a report shows (an engine is 5 KB): a longer one is not parsed in the grader's
+own process."""
 
 
 def _side_by_side(pair: dict[str, Any], sources: dict[str, str]) -> dict[str, Any]:
@@ -122,17 +127,22 @@ def _side_by_side(pair: dict[str, Any], sources: dict[str, str]) -> dict[str, An
     for side in ("a", "b"):
         key = f"previous:{pair[side]}" if pair.get(f"{side}_previous") else pair[side]
         lines = sources.get(key, "").splitlines()
-        marked = {n for first, last in pair[f"{side}_lines"] for n in range(first, last + 1)}
+        marked = {n for first, last in pair[f"{side}_lines"] for n in range(first, min(last, VIEW_LINES) + 1)}
         sides.append(
             {
                 "name": pair[side] + (" (previous term)" if pair.get(f"{side}_previous") else ""),
                 "lines": [
-                    {"number": n, "text": text, "marked": n in marked} for n, text in enumerate(lines[:VIEW_LINES], 1)
+                    {"number": n, "text": _line(text), "marked": n in marked}
+                    for n, text in enumerate(lines[:VIEW_LINES], 1)
                 ],
                 "more": max(0, len(lines) - VIEW_LINES),
             }
         )
     return {"pair": pair, "sides": sides}
+
+
+def _line(text: str) -> str:
+    return text if len(text) <= VIEW_CHARS else text[: VIEW_CHARS - 1] + "…"
 
 
 def write(path: Path, html: str) -> Path:
@@ -146,10 +156,13 @@ def suspect_source(
 ) -> Markup | None:
     """The student's own code for the method most likely at fault, highlighted, in the file's line order:
     the one the recognised cause names (suspect) if the student's file has it, else the methods the cause
-    says it is written beside (a missing __radd__: __add__), else those the check is about."""
+    says it is written beside (a missing __radd__: __add__), else those the check is about. None for code over
+    PARSED_CHARS, or that does not parse; lines over VIEW_CHARS are cut."""
+    if len(source) > PARSED_CHARS:
+        return None
     try:
         tree = ast.parse(source)
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     defined = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
     wanted = SUSPECTS.get(check_id, [])
@@ -170,7 +183,7 @@ def suspect_source(
         if room <= 1:
             break
         start = min([node.lineno] + [d.lineno for d in node.decorator_list])
-        shown = lines[start - 1 : node.end_lineno]
+        shown = [_line(line) for line in lines[start - 1 : node.end_lineno]]
         if len(shown) > room:
             shown = shown[: room - 1] + [f"# ... {len(shown) - room + 1} more lines of {node.name}"]
         room -= len(shown)

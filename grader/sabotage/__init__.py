@@ -144,10 +144,11 @@ class Plan(list):
 
 def own_block(source: str) -> str | None:
     """The student's engine as a block to append like any other: their imports, their top-level
-    functions (tests aside) and their Value class (the last one defined). None if there is none."""
+    functions (tests aside) and their Value class (the last one defined). None if there is none, or if it
+    cannot be written back as code (an int literal of over 4,300 digits, which unparse cannot write)."""
     try:
         tree = ast.parse(source)
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     classes = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Value"]
     if not classes:
@@ -161,7 +162,10 @@ def own_block(source: str) -> str | None:
         and not n.name.startswith("test")
         or n is classes[-1]
     ]
-    return ast.unparse(ast.Module(body=kept, type_ignores=[])) + "\n"
+    try:
+        return ast.unparse(ast.Module(body=kept, type_ignores=[])) + "\n"
+    except (ValueError, RecursionError):
+        return None
 
 
 def plan(operator_ids: tuple[str, ...], seed: str, pool: str, own: str | None = None, shape: str | None = None) -> Plan:
