@@ -163,14 +163,9 @@ def bounds() -> tuple[str, bool]:
 def describe(where: Support, processes: int, memory_mb: int, total_mb: int) -> str:
     """What bounds one sandbox's memory and CPU here, in a sentence."""
     if where.parent is not None:
-        cpu = ", one CPU at most and an equal share of the machine's" if where.cpu else ""
-        return (
-            f"each sandbox has a cgroup of its own: {total_mb} MB of memory for all its processes together "
-            f"(shared memory and memfd included), {processes} processes{cpu}"
-        )
+        cpu = ", one CPU" if where.cpu else ""
+        return f"each sandbox has a cgroup of its own ({total_mb} MB in all, {processes} processes{cpu})"
     return (
-        f"no cgroup for sandboxes ({where.why}): each sandbox is bounded by {processes} processes of "
-        f"{memory_mb} MB each, with memfd refused and the files it holds open counted against its disk space; "
-        "its processes share one session they cannot leave (one scheduling group where the kernel groups by "
-        "session)"
+        f"no cgroup for sandboxes: each is bounded per process ({processes} processes of {memory_mb} MB); "
+        "see docs/platforms.md"
     )
