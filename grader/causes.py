@@ -170,12 +170,13 @@ CAUSES: dict[str, Cause] = {
 
 
 def said_in(feedback: str, cause_id: str | None, first: str | None = None) -> str:
-    """A check's feedback with its cause said: 'Likely cause: ...', after the feedback or, after one of
-    several lines, on a line of its own; or, when the check named first already said it, 'Same cause as
-    <first>: <the words>' on a line of its own. Feedback with no known cause is returned as it is."""
+    """A check's feedback with its cause said on a line of its own (a table's row shows the feedback's first
+    line; the card, the whole cause, whose line no cap on a line's length reaches): 'Likely cause: ...', or,
+    when the check named first already said it, 'Same cause as <first>: <the words>'. Feedback with no known
+    cause is returned as it is."""
     cause = CAUSES.get(cause_id) if cause_id else None
     if cause is None:
         return feedback
     if first is not None:
         return f"{feedback}\nSame cause as {first}: {cause.words}."
-    return f"{feedback}{chr(10) if chr(10) in feedback else ' '}Likely cause: {cause.sentence}."
+    return f"{feedback}\nLikely cause: {cause.sentence}."

@@ -47,6 +47,10 @@ COMMANDS = {
             (("--json",), {"dest": "json_path", "metavar": "JSON", "type": Path, "help": "write the result JSON here"}),
             (("--html",), {"dest": "html_path", "metavar": "HTML", "type": Path, "help": "write the HTML report here"}),
             (("--public-only",), {"action": "store_true", "help": "run only the visible checks"}),
+            (
+                ("--watch",),
+                {"action": "store_true", "help": "grade again each time the file or its tests change (Ctrl-C stops)"},
+            ),
         ],
     ),
     "batch": (

@@ -27,6 +27,7 @@ exponential time on a run of slashes).
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import sys
@@ -48,6 +49,8 @@ NOTE_LINES = 12
 PROBLEMS = 12
 """A notebook's cells that did not run cleanly, listed (the rest counted), so that section stays under the cap."""
 DIGITS = 6
+SAME = 1e-6
+"""Numbers a table of expected and got values shows as equal (relative): the assignments' usual tolerance."""
 
 OWN_CODE = ("grader/", "reference/")
 """The grader's own files, as a traceback names them once the install's folder is taken out: an internal
@@ -213,14 +216,41 @@ def without_hidden(text: str, hidden: set[str]) -> str:
     return text
 
 
-def numbers(*values) -> tuple[str, ...]:
+def numbers(*values, close: float = 0.0) -> tuple[str, ...]:
     """Numbers as feedback shows them: DIGITS significant digits, or as many more as it takes for numbers
-    that differ to look different (an expected 12.01 and a wrong 12.0100001); anything else as it is."""
+    that differ to look different (an expected 12.01 and a wrong 12.0100001); anything else as it is. With
+    `close`, numbers within that relative tolerance of each other are the same to a reader (a table of expected
+    and got values beside the one that is wrong: 0.7 and 0.70000000001 are both 0.7)."""
     floats = [v for v in values if isinstance(v, float)]
+    apart = [
+        (a, b)
+        for i, a in enumerate(floats)
+        for b in floats[i + 1 :]
+        if a != b and a == a and b == b and not (close and math.isclose(a, b, rel_tol=close, abs_tol=close * 1e-3))
+    ]
     digits = DIGITS
-    while digits < 17 and len({f"{v:.{digits}g}" for v in floats}) < len(set(floats)):
+    while digits < 17 and any(f"{a:.{digits}g}" == f"{b:.{digits}g}" for a, b in apart):
         digits += 1
     return tuple(f"{v:.{digits}g}" if isinstance(v, float) else str(v) for v in values)
+
+
+_DECIMAL = re.compile(r"(?<![\w.])-?\d+\.\d+(?:[eE][+-]?\d+)?")
+"""A decimal number written in a text (digits, a point, digits, maybe an exponent: no quantifier overlaps)."""
+
+
+def short_numbers(line: str) -> str:
+    """A line of the student's own text (a test's failure message) with each number of more than DIGITS
+    significant digits written with DIGITS, or as many more as the line's other numbers need to look
+    different from it ('assert 3.242010997697502 < 0.1' is 'assert 3.24201 < 0.1'); the rest as written."""
+    found = _DECIMAL.findall(line)
+    if not any(_significant(n) > DIGITS for n in found):
+        return line
+    shown = dict(zip(found, numbers(*(float(n) for n in found)), strict=True))
+    return _DECIMAL.sub(lambda m: shown[m[0]] if _significant(m[0]) > DIGITS else m[0], line)
+
+
+def _significant(number: str) -> int:
+    return len(number.lstrip("-").split("e")[0].split("E")[0].replace(".", "").lstrip("0"))
 
 
 def summary(text: str) -> str:
@@ -237,6 +267,37 @@ def summary(text: str) -> str:
     return first if first.endswith((".", "!", "?")) else first + "."
 
 
+def first_sentence(text: str) -> str:
+    """A line's first sentence (a table's row: the card says the rest, its cause included): up to the first
+    full stop that follows a word and is followed by a space and a capital ('w . x' and '0.5' go on)."""
+    start = 0
+    while (at := text.find(". ", start)) != -1:
+        after = text[at + 2 : at + 3]
+        if at > 0 and not text[at - 1].isspace() and after.isupper():
+            return text[: at + 1]
+        start = at + 2
+    return text
+
+
+def to_fix(result: Result) -> list[CheckResult]:
+    """The checks that get a card, in the order a student should read them: those that failed or raised first,
+    then every other check below full points (partial credit, not judged), each in the rubric's order. A check
+    stopped at a method still to write, or waiting for them (held), is in the starter kit's box instead, and a
+    hidden one shows its row only."""
+    boxed = set(held(result))
+    shown = [
+        c
+        for c in result.checks
+        if c.visibility != "hidden"
+        and not c.artifacts.get("not_written")
+        and c.id not in boxed
+        and (c.status in ("failed", "error") or c.score < c.max_score)
+    ]
+    return [c for c in shown if c.status in ("failed", "error")] + [
+        c for c in shown if c.status not in ("failed", "error")
+    ]
+
+
 def not_written(result: Result) -> tuple[dict[str, list[str]], str | None, bool]:
     """The checks the student's code stopped by raising NotImplementedError (starter-kit methods still to write),
     grouped by the method's name (from its message, 'Value.__add__ is not written yet'); the first method to
@@ -247,6 +308,14 @@ def not_written(result: Result) -> tuple[dict[str, list[str]], str | None, bool]
             waiting.setdefault(str(c.artifacts["not_written"]).split(" is not written yet")[0], []).append(c.id)
     nothing = not any(c.status == "passed" and c.max_score > 0 for c in result.checks)
     return waiting, next(iter(waiting), None), nothing
+
+
+def held(result: Result) -> list[str]:
+    """The checks not judged (skipped) while the starter kit is still unwritten and nothing works yet: each waits
+    for the methods the start-here box names, which is their card (four cards saying 'not judged: no operation
+    works yet' would push where to start off the screen)."""
+    waiting, _, nothing = not_written(result)
+    return [c.id for c in result.checks if waiting and nothing and c.status == "skipped" and c.visibility != "hidden"]
 
 
 def _data(value, paths):

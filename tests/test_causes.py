@@ -59,11 +59,23 @@ def test_said_once_however_worded():
     """Is the first failing check told the cause, and the next 'same cause as' it, whatever the words?"""
     cause = CAUSES["assign_in_add"]
     first = said_in("a.grad should be 2 but your engine gives 1.", cause.id)
-    assert first == f"a.grad should be 2 but your engine gives 1. Likely cause: {cause.sentence}."
+    assert first == f"a.grad should be 2 but your engine gives 1.\nLikely cause: {cause.sentence}."
     again = said_in("b.grad should be 2 but your engine gives 1.", cause.id, "accumulate")
     assert again == f"b.grad should be 2 but your engine gives 1.\nSame cause as accumulate: {cause.words}."
     assert said_in("raised TypeError\nTraceback ...", cause.id).endswith(f"\nLikely cause: {cause.sentence}.")
     assert said_in("no cause here.", None) == said_in("no cause here.", "not_a_cause") == "no cause here."
+
+
+def test_no_cause_is_cut():
+    """Is every cause said on a line of its own, short enough that the cap on a feedback line's length
+    (feedback.LINE_CHARS, which cuts with '...') never reaches it, indented as forward's list indents it?"""
+    from grader.feedback import LINE_CHARS, capped
+
+    for cause in CAUSES.values():
+        said = said_in("a.grad should be 2 but your engine gives 1.", cause.id)
+        assert said.splitlines()[1] == f"Likely cause: {cause.sentence}.", cause.id
+        listed = f"    Likely cause: {cause.sentence}."
+        assert len(listed) <= LINE_CHARS and capped(listed, 5) == listed, (cause.id, len(listed))
 
 
 def _grade_once(grade_source, micrograd):

@@ -129,12 +129,18 @@ def test_status_is_written_not_only_coloured(open_page, tanh_result):
         assert rows.nth(i).locator(".status").inner_text().strip() in ("✓ PASS", "✗ FAIL", "⚠ ERROR", "– SKIP")
 
 
+CODE_BOXES = "pre.code, .source pre"
+"""Code keeps its lines (an indented line wrapped is another program to a reader): on a phone its box scrolls."""
+
+
 def test_phone_width_has_no_sideways_scroll(open_page, tanh_result):
-    """Is the report readable on a phone, without the page scrolling sideways?"""
+    """Is the report readable on a phone, without the page scrolling sideways (code's own box may)?"""
     result, source = tanh_result
     page = open_page(html.student_report(result, source, "micrograd"), "student-phone", width=390)
-    wide = page.evaluate("""[...document.querySelectorAll('body *')].filter(e => !e.closest('figure, .source, .scroll')
-        && e.getBoundingClientRect().right > 392).map(e => e.tagName + '.' + e.className)""")
+    wide = page.evaluate(
+        """[...document.querySelectorAll('body *')].filter(e => !e.closest('figure, .source, .scroll, pre.code')
+        && e.getBoundingClientRect().right > 392).map(e => e.tagName + '.' + e.className)"""
+    )
     assert wide == []
     assert page.evaluate("document.documentElement.scrollWidth") <= 390 + 1
 
@@ -267,7 +273,10 @@ def test_a_value_used_twice_shows_both_edges_and_the_method_at_fault(open_page, 
     assert first != second  # bent apart, both visible
     gradcheck = page.locator("#check-gradcheck")
     assert gradcheck.is_visible() and "Same cause as accumulate" in gradcheck.locator(".feedback").inner_text()
-    shown = gradcheck.locator(".source").inner_text()
+    assert gradcheck.locator(".source").count() == 0  # the same code is shown once, on the first card
+    gradcheck.locator(".source-see a").click()
+    assert page.evaluate("location.hash") == "#check-accumulate"
+    shown = accumulate.locator(".source").inner_text()
     assert "def __add__" in shown and "def backward" not in shown
 
 
@@ -284,7 +293,9 @@ def test_a_stand_in_package_is_noted(open_page, micrograd, tmp_path):
 
 def test_phone_width_cuts_nothing_off(open_page, tanh_result, class_out):
     """At a phone's width (390 px), does every element of the student's report and the class page fit, the
-    rubric's summary column, code, tables and pictures included, with no box needing a sideways scroll?"""
+    rubric's summary column, tables and pictures included, with no box needing a sideways scroll but code's:
+    a line of code too long for the screen is not wrapped (its indentation would lie) and scrolls sideways in
+    its own box, never the page?"""
     result, source = tanh_result
     pages = {
         "student-phone-all": html.student_report(result, source, "micrograd"),
@@ -292,15 +303,29 @@ def test_phone_width_cuts_nothing_off(open_page, tanh_result, class_out):
     }
     for name, text in pages.items():
         page = open_page(text, name, width=390)
-        wide = page.evaluate("""[...document.querySelectorAll('body *')].filter(e => {
+        wide = page.evaluate(
+            """(boxes) => [...document.querySelectorAll('body *')].filter(e => {
             const r = e.getBoundingClientRect();
-            return r.width > 0 && r.left >= -1 && r.right > 392;
-        }).map(e => e.tagName + '#' + e.id + '.' + e.className)""")
+            return r.width > 0 && r.left >= -1 && r.right > 392 && !e.closest(boxes);
+        }).map(e => e.tagName + '#' + e.id + '.' + e.className)""",
+            CODE_BOXES,
+        )
         assert wide == [], (name, wide[:10])
-        scrolled = page.evaluate("""[...document.querySelectorAll('body *')].filter(e =>
-            e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX !== 'visible'
-        ).map(e => e.tagName + '#' + e.id + '.' + e.className)""")
+        scrolled = page.evaluate(
+            """(boxes) => [...document.querySelectorAll('body *')].filter(e =>
+            e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX !== 'visible' && !e.matches(boxes)
+        ).map(e => e.tagName + '#' + e.id + '.' + e.className)""",
+            CODE_BOXES,
+        )
         assert scrolled == [], (name, scrolled[:10])
+        code = page.evaluate(
+            """(boxes) => [...document.querySelectorAll(boxes)].map(e => [getComputedStyle(e).whiteSpace,
+            getComputedStyle(e).overflowX, e.scrollWidth > e.clientWidth + 1])""",
+            CODE_BOXES,
+        )
+        assert all(space == "pre" and overflow == "auto" for space, overflow, _ in code), (name, code)
+        if name.startswith("student"):  # the training loop's start line is wider than a phone: it scrolls
+            assert any(scrolls for _, _, scrolls in code), (name, code)
         assert page.evaluate("document.documentElement.scrollWidth") <= 390 + 1
     summary = page_summaries(open_page(pages["student-phone-all"], "student-summaries"))
     assert summary and not [s for s in summary if s.rstrip().endswith(":")], summary

@@ -7,7 +7,7 @@ never runs). A module may import its own layer or any layer it is declared to si
 The layers, top to bottom:
 
 - entry: what a user runs: cli, commands/, batch/, gradescope/ (the autograder wrapper and its export), lms/
-  (who each student is in an LMS, its roster, and the files it imports).
+  (who each student is in an LMS, its roster, and the files it imports), jupyter (`%grade` in a notebook).
 - grading: one submission graded: grading, loading (the student's code loaded), notebooks
   (a notebook turned into code), catalog (an assignment checked against the registries).
 - checks: checks/ and sabotage/ (the engines a suite runs against), and lanes (the
@@ -18,9 +18,10 @@ The layers, top to bottom:
 - insight (beside): insight/, what a class got wrong and which submissions look alike, from
   results and code as data; it sits above the model only, and nothing below entry uses it.
 - model: what the layers above share: spec, result, programs, files, causes (the misconceptions),
-  errors, text, feedback (a result made fit to leave the machine), fileio, csvfile (the one writer of every
-  CSV: cells that are data), folders (trees walked and removed within bounds, without recursion), secret,
-  slicing (the cells a notebook's tests need), and the grader package itself (its version).
+  errors, text, feedback (a result made fit to leave the machine), history (a student's last check, for what
+  changed), fileio, csvfile (the one writer of every CSV: cells that are data), folders (trees walked and
+  removed within bounds, without recursion), secret, slicing (the cells a notebook's tests need), and the
+  grader package itself (its version).
 - sandbox (beside): sandbox/ on the host; it knows errors and nothing else of the model.
 - inside: sandbox/inside/, the code copied into the sandbox: stdlib only, and the one home
   of what both sides must agree on (the op table, the student's file names, the frames).
@@ -34,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent / "grader"
 
 LAYERS = {
-    "entry": ("grader.cli", "grader.commands", "grader.batch", "grader.gradescope", "grader.lms"),
+    "entry": ("grader.cli", "grader.commands", "grader.batch", "grader.gradescope", "grader.lms", "grader.jupyter"),
     "grading": ("grader.grading", "grader.loading", "grader.notebooks", "grader.catalog"),
     "checks": ("grader.checks", "grader.sabotage", "grader.lanes", "grader.notebook_suite"),
     "render": ("grader.render",),
@@ -52,6 +53,7 @@ LAYERS = {
         "grader.folders",
         "grader.secret",
         "grader.feedback",
+        "grader.history",
         "grader.slicing",
         "grader.csvfile",
         "grader",
@@ -143,7 +145,11 @@ def imports(module: str) -> set[str]:
     return found
 
 
-GRAPH = {module: imports(module) for module in MODULES}
+PLUGINS = {("grader", "grader.jupyter")}
+"""IPython loads an extension by its package's name: `%load_ext grader` calls grader/__init__.py's
+load_ipython_extension, which hands it to grader.jupyter, an entry like cli.py (imported only then)."""
+
+GRAPH = {module: imports(module) - {t for m, t in PLUGINS if m == module} for module in MODULES}
 
 
 def test_every_module_has_a_layer():

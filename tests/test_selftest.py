@@ -27,6 +27,19 @@ def test_selftest_passes_and_prints_the_matrices(grader_once):
     assert "OK: every catch hint's test passes on every correct engine and catches every mutant" in stdout
 
 
+def test_selftest_says_what_it_proves_and_shows_its_progress(grader_once):
+    """Does selftest say first, in plain words, what it proves, end saying it proved it, and show each engine
+    graded on stderr as it goes (it takes a minute or two)?"""
+    returncode, stdout, stderr = grader_once("selftest")
+    bases, mutants = engines(tuple(catalog.load("micrograd").sabotages))
+    assert stdout.startswith("grader selftest: does this grader tell right from wrong on assignment micrograd?")
+    assert f"{len(bases) - 1} correct engines written in other styles, and {len(mutants)} engines" in stdout
+    assert stdout.rstrip().endswith("and each hint it gives students catches the bug it names."), stdout[-500:]
+    steps = [line for line in stderr.splitlines() if line.startswith("[")]
+    assert len(steps) == len(bases) + len(mutants) and steps[-1].startswith(f"[{len(steps)}/{len(steps)}] graded ")
+    assert "running each catch hint as a test on" in stderr
+
+
 def test_selftest_flags_a_mutant_that_is_really_correct(tmp_path: Path):
     """Would selftest notice a 'mutant' that is in fact a correct engine, or one its named check misses?"""
     task = catalog.load("micrograd").without(SUITE_CHECKS)

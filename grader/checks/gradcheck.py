@@ -35,7 +35,7 @@ def judge_gradcheck_many(ctx: Context, programs: list[Program]) -> dict[Program,
     asked = set(todo)
     verdicts: dict[Program, Verdict | None] = {p: None for p in programs if p not in asked}
     replies = ctx.student.gradcheck_many(todo, H, stop=lambda program, reply: _verdict(ctx, program, reply) is not None)
-    for program, reply in zip(todo, replies):
+    for program, reply in zip(todo, replies, strict=False):
         if reply is None:
             break
         verdicts[program] = _verdict(ctx, program, reply)
@@ -67,20 +67,21 @@ def _verdict(ctx: Context, program: Program, reply: dict | Observation) -> Verdi
         (hi - lo) / (2 * H)
         if isinstance(hi, float) and isinstance(lo, float)
         else (hi if not isinstance(hi, float) else lo)
-        for hi, lo in zip(reply["up"], reply["down"])
+        for hi, lo in zip(reply["up"], reply["down"], strict=False)
     ]
-    for index, a, n in zip(leaves, analytic, numeric):
+    for index, a, n in zip(leaves, analytic, numeric, strict=False):
         if not (isinstance(a, float) and isinstance(n, float) and math.isclose(a, n, rel_tol=rtol, abs_tol=ABS_TOL)):
-            grads = {f"{names[i]}.grad": shown(x) for i, x in zip(leaves, analytic)}
-            slopes = {f"{names[i]}.grad": shown(x) for i, x in zip(leaves, numeric)}
+            grads = {f"{names[i]}.grad": shown(x) for i, x in zip(leaves, analytic, strict=False)}
+            slopes = {f"{names[i]}.grad": shown(x) for i, x in zip(leaves, numeric, strict=False)}
             by_node = [None] * len(program)
-            for i, x in zip(leaves, analytic):
+            for i, x in zip(leaves, analytic, strict=False):
                 by_node[i] = x
             return Verdict(
                 program,
                 "failed",
-                f"backward() gives {names[index]}.grad = {shown(a)!r}, but nudging {names[index]} by "
-                f"±{H:g} changes the output at a rate of {shown(n)!r} (central difference)",
+                f"backward() gives {names[index]}.grad = {numbers(shown(a), shown(n))[0]}, but nudging "
+                f"{names[index]} by ±{H:g} changes the output at a rate of {numbers(shown(n), shown(a))[0]} "
+                "(central difference)",
                 expected=slopes,
                 got=grads,
                 names=tuple(names),

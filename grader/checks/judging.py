@@ -73,16 +73,16 @@ class Verdict:
             return Outcome("error", feedback, self.counterexample(), self._artifacts() | written, cause=cause)
         unstable = (
             (
-                " The same expression gave the right answer on another try, so the order your backward() "
+                "\nThe same expression gave the right answer on another try, so the order your backward() "
                 "visits nodes in changes from run to run: children kept in a set are visited in an order "
                 "that follows memory addresses."
             )
             if self.unstable
             else ""
         )
-        return Outcome(
+        return Outcome(  # each sentence after the first on a line of its own: a table's row shows the first
             "failed",
-            f"{lead}{self.what}.{unstable}{'' if cause else ' ' + hint}",
+            f"{lead}{self.what}.{unstable}{'' if cause else chr(10) + hint}",
             self.counterexample(),
             self._artifacts(),
             cause=cause,
@@ -287,7 +287,7 @@ def compare_many(
             seed=probe.seed,
             stop=lambda program, got: compare(ctx, program, probe, got=got) is not None,
         )
-        answers = dict(zip(todo, got_all))
+        answers = dict(zip(todo, got_all, strict=False))
     asked = set(todo)
     verdicts: dict[Program, Verdict | None] = {p: None for p in programs if p not in asked}
     for program in todo:

@@ -41,8 +41,12 @@ HINTS = {
 }
 
 
+GRADIENTS = Probe()
+"""The probe most searches use: gradients after backward()."""
+
+
 def _run_search(
-    ctx: Context, check_id: str, shape: Shape, probe: Probe = Probe(), note: bool = False, sweep: list[Program] = ()
+    ctx: Context, check_id: str, shape: Shape, probe: Probe = GRADIENTS, note: bool = False, sweep: list[Program] = ()
 ) -> Outcome:
     """A sweep of fixed programs first, then hypothesis's search for the smallest disagreement;
     note=True says which structures were left out and why."""
@@ -139,7 +143,9 @@ def forward(ctx: Context) -> Outcome:
     ops = forward_ops(ctx.assignment.ops)
     sweep = list(single_operations(ops))
     todo = [program for program in sweep if judged(program, "data")]
-    verdicts = compare_many(ctx, sweep, Probe("data"), dict(zip(todo, ctx.student.run_many(todo, False, every=True))))
+    verdicts = compare_many(
+        ctx, sweep, Probe("data"), dict(zip(todo, ctx.student.run_many(todo, False, every=True), strict=False))
+    )
     first: dict[str, Verdict] = {}  # each operation's smallest failing case (the sweep goes simplest first)
     for program in sweep:
         verdict = verdicts.get(program)
@@ -175,7 +181,7 @@ def _every_operation(found: list[Verdict]) -> Outcome:
         said.setdefault(key, verdict)
     lines = [
         f"  {'; '.join(cases[key])}: {'not written yet' if verdict.not_written else verdict.what}"
-        + (f". Likely cause: {verdict.cause.sentence}" if verdict.cause and verdict.cause != cause else "")
+        + (f"\n    Likely cause: {verdict.cause.sentence}." if verdict.cause and verdict.cause != cause else "")
         for key, verdict in said.items()
     ]
     head = found[0].outcome(HINTS["forward"])

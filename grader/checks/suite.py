@@ -216,7 +216,8 @@ def _capped(ctx: Context, found: Suite, check_id: str, outcome: Outcome) -> Outc
         why = f"could not be judged on sabotaged engines ({cause}), so they earn nothing here"
     else:
         why = (
-            f"catch {len(caught.caught)} of {len(caught.counted)} sabotaged engines, so they earn "
+            f"catch {len(caught.caught)} of the {len(caught.counted)} sabotaged engines drawn for your engine, "
+            "so they earn "
             f"{points * caught.share:.3g} of {points:.3g} points here"
         )
     return Outcome(

@@ -16,6 +16,7 @@ import functools
 import re
 import textwrap
 
+from grader.feedback import short_numbers
 from grader.files import MODULE, MODULE_FILE, TESTS_FILE, template_files
 from grader.sandbox.inside.standins import UNAVAILABLE
 
@@ -51,8 +52,8 @@ def own_test_names(source: str) -> set[str]:
 
 
 def own_quote(message: str) -> str:
-    """The first line of a test's message on the student's own engine, capped."""
-    return (message.strip().splitlines() or [""])[0][:QUOTE_CHARS]
+    """The first line of a test's message on the student's own engine, capped, its long numbers shortened."""
+    return short_numbers((message.strip().splitlines() or [""])[0][:QUOTE_CHARS])
 
 
 def exception_name(text: str) -> str | None:

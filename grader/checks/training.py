@@ -67,7 +67,7 @@ def neuron(ctx: Context) -> Outcome:
             "that backward() can run through it.",
             Counterexample(code, {"type(out)": "Value"}, {"type(out)": got.get("returned", "nothing")}),
         )
-    act = sum(w * x for w, x in zip(case["weights"], case["x"])) + case["bias"]
+    act = sum(w * x for w, x in zip(case["weights"], case["x"], strict=False)) + case["bias"]
     expected = math.tanh(act)
     if not ctx.close(expected, got.get("output")):
         return Outcome(
@@ -137,13 +137,15 @@ def training(ctx: Context) -> Outcome:
             f"values; the lesson's {spec.model} has {len(start)}.",
         )
     if not all(
-        isinstance(v, float) and math.isclose(v, s, rel_tol=1e-12, abs_tol=1e-12) for v, s in zip(initial, start)
+        isinstance(v, float) and math.isclose(v, s, rel_tol=1e-12, abs_tol=1e-12)
+        for v, s in zip(initial, start, strict=False)
     ):
         return Outcome(
             "failed",
             "The grader sets the starting weights through parameters() (p.data = value for "
-            f"each), but reading them back gave {[shown(v) for v in initial[:6]]}... instead of "
-            f"{[round(s, 6) for s in start[:6]]}...: parameters() must return the model's own Values.",
+            f"each), but reading them back gave [{', '.join(numbers(shown(v))[0] for v in initial[:6])}, ...] "
+            f"instead of [{', '.join(numbers(s)[0] for s in start[:6])}, ...]: parameters() must return the "
+            "model's own Values.",
         )
     replay = probes.train(reference, **args, initial=start)
     expected = replay["losses"]
@@ -164,7 +166,7 @@ def training(ctx: Context) -> Outcome:
     diverged = next(
         (
             k
-            for k, (a, b) in enumerate(zip(losses, expected))
+            for k, (a, b) in enumerate(zip(losses, expected, strict=False))
             if not (isinstance(a, float) and math.isclose(a, b, rel_tol=spec.rtol, abs_tol=1e-12))
         ),
         None,
@@ -175,7 +177,7 @@ def training(ctx: Context) -> Outcome:
     artifacts.update(first_divergence=diverged, converged_at=converged)
     still = not any(isinstance(g, float) and g != 0.0 for g in grads)
     no_grads = (
-        " After the first loss.backward(), every parameter's grad is still 0: backward() did not "
+        "\nAfter the first loss.backward(), every parameter's grad is still 0: backward() did not "
         "carry the gradient back to the weights."
         if still
         else ""
@@ -184,7 +186,7 @@ def training(ctx: Context) -> Outcome:
         bad = losses[diverged] if diverged < len(losses) else "nothing"
         nan = " (not a number: the loss blew up)" if not isinstance(bad, float) or not math.isfinite(bad) else ""
         reached = (
-            f" Your loss does fall below {spec.threshold:g} (at step {converged}), but a falling loss does "
+            f"\nYour loss does fall below {spec.threshold:g} (at step {converged}), but a falling loss does "
             "not prove an engine right: the gradients differ."
             if converged is not None
             else ""
@@ -193,8 +195,9 @@ def training(ctx: Context) -> Outcome:
             Outcome(
                 "failed",
                 "Started from the same weights (the grader's, set through parameters()), your loss and the reference "
-                f"engine's differ from step {diverged} on: {shown(bad)}{nan} instead of {expected[diverged]:.6g}."
-                f"{reached}{no_grads} Run the loop below and compare; the first check above that fails (add, mul, tanh, "
+                f"engine's differ from step {diverged} on: {numbers(shown(bad), expected[diverged])[0]}{nan} instead of "
+                f"{numbers(expected[diverged], shown(bad))[0]}."
+                f"{reached}{no_grads}\nRun the loop below and compare; the first check above that fails (add, mul, tanh, "
                 "accumulate...) names the rule to fix.",
                 Counterexample(
                     code, {f"loss at step {diverged}": expected[diverged]}, {f"loss at step {diverged}": shown(bad)}

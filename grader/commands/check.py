@@ -9,6 +9,9 @@ Only a `.py` file or a `.ipynb` notebook is graded; a folder stands for the engi
 (`micrograd_mine.py`, or its one notebook). `--json -` writes the result to stdout, the
 table then going to stderr. A reader that stops early (`| head -3`) costs the rest of the
 text, never the exit code: a failing grade exits 1 whatever became of its output.
+
+Each check remembers its result beside the reports (grader/history.py), and the next one leads with what
+changed. `--watch` grades again whenever the submission or its tests change (grader/commands/watch.py).
 """
 
 from __future__ import annotations
@@ -17,10 +20,11 @@ import os
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from grader import fileio, spec
+from grader import fileio, history, spec
 from grader.errors import ExitCode, GraderError, SandboxError, UsageError
 from grader.files import MODULE_FILE, TESTS_FILE
 from grader.sandbox import isolation
@@ -29,22 +33,83 @@ from grader.sandbox.prestarted import Prestarted, layout
 from grader.text import printable
 
 if TYPE_CHECKING:
-    from grader.result import CheckResult
+    from grader.result import CheckResult, Result
+    from grader.spec import Assignment
 
 
 GRADED = (".py", ".ipynb")
 """The kinds of file grader check grades."""
 
 
-def main(
-    *,
-    submission: Path,
-    assignment: str,
-    tests: Path | None = None,
-    json_path: Path | None = None,
-    html_path: Path | None = None,
-    public_only: bool = False,
-) -> int:
+@dataclass(frozen=True)
+class Request:
+    """What `grader check` was asked (its options, by the names cli.py gives them)."""
+
+    submission: Path
+    assignment: str
+    tests: Path | None = None
+    json_path: Path | None = None
+    html_path: Path | None = None
+    public_only: bool = False
+    watch: bool = False
+
+    @property
+    def to_stdout(self) -> bool:
+        return self.json_path == Path("-")
+
+    @property
+    def outputs(self) -> list[tuple[Path | None, Path | None]]:
+        """(path, the folder below which no link is taken) of the JSON, the HTML report and the history record."""
+        json_file = None if self.to_stdout else self.json_path
+        report = (
+            (self.html_path, None) if self.html_path else (Path("reports") / f"{self.submission.stem}.html", Path("."))
+        )
+        return [(json_file, None), report, (history.place(self.submission), Path("."))]
+
+    @property
+    def tests_file(self) -> Path:
+        """The tests a grading reads (a notebook with test functions of its own reads these only when they exist)."""
+        return self.tests or self.submission.parent / TESTS_FILE
+
+
+def main(**options) -> int:
+    request = _checked(Request(**options))
+    if request.watch:
+        return watch(request)
+    result, task = grade_once(request)
+    show(result, task, request, history.recall(request.submission, task.id))
+    return ExitCode.OK if result.passed else ExitCode.FAILED
+
+
+def watch(request: Request) -> int:
+    """--watch: grade, then grade again at each change of the submission or its tests, until Ctrl-C. The first
+    grading prints what grader check prints; each later one, a line (the time, the files that changed, the score
+    and what changed since the last grading, a regression first) and the cards of the checks whose status
+    changed. Ctrl-C stops the grading under way, if any, with its sandboxes, and exits 130, the contract's
+    "interrupted", as any command ended by Ctrl-C does (a shell script running it stops there too)."""
+    from grader.commands.watch import changed, look
+
+    paths = [request.submission, request.tests_file]
+    seen = {p: look(p) for p in paths}
+    try:
+        result, task = grade_once(request)
+        show(result, task, request, history.recall(request.submission, task.id))
+        names = " and ".join(printable(p.name, keep="") for p in paths)
+        _say(f"\nWatching {names}: each change is graded again. Ctrl-C to stop.", sys.stdout)
+        while True:
+            moved = changed(paths, seen)
+            before = history.recall(request.submission, task.id)
+            result, task = grade_once(request)
+            names = ", ".join(printable(p.name, keep="") for p in moved)
+            show(result, task, request, before, headline=f"\n[{time.strftime('%H:%M:%S')}] {names} changed")
+    except KeyboardInterrupt:
+        print("\ngrader: stopped watching", file=sys.stderr, flush=True)
+        return ExitCode.INTERRUPTED
+
+
+def _checked(request: Request) -> Request:
+    """The request with a folder turned into the file it stands for, or UsageError: before anything is graded."""
+    submission = request.submission
     if not os.path.lexists(submission):
         raise UsageError(
             f"{submission} does not exist (run grader check from the folder holding {MODULE_FILE}, or give its path)"
@@ -56,35 +121,36 @@ def main(
             f"{submission.name} is not a .py file or a .ipynb notebook, the only kinds grader check "
             f"grades: give your engine's file ({MODULE_FILE}) or your notebook"
         )
-    if tests is not None and not os.path.lexists(tests):
-        raise UsageError(f"--tests {tests}: no such file")
-    to_stdout = json_path == Path("-")
-    json_file = None if to_stdout else json_path
-    outputs = (
-        [(json_file, None), (html_path, None)]
-        if html_path
-        else [(json_file, None), (Path("reports") / f"{submission.stem}.html", Path("."))]
-    )
-    for path, base in outputs:
+    if request.tests is not None and not os.path.lexists(request.tests):
+        raise UsageError(f"--tests {request.tests}: no such file")
+    if request.watch and request.to_stdout:
+        raise UsageError("--watch prints each grading for you to read: write the JSON to a file (--json FILE), not -")
+    request = Request(**{**request.__dict__, "submission": submission})
+    for path, base in request.outputs:
         if path is not None:
             fileio.refuse_links(path, base)  # before grading, not after
+    return request
+
+
+def grade_once(request: Request) -> tuple[Result, Assignment]:
+    """One grading of the submission as it is on disk now, in the sandboxes, with its progress on stderr."""
     iso = isolation.require("check")
     lanes = 2 if (os.cpu_count() or 1) >= 2 else 1
-    with _prestart(submission, assignment, tests, iso, lanes) as prestarted:
+    with _prestart(request.submission, request.assignment, request.tests, iso, lanes) as prestarted:
         # the grader's checks import here, while the sandboxes warm up on the other core
         from grader import catalog
         from grader.grading import Options, grade
         from grader.sandbox.trial import require_started
 
-        task = catalog.load(assignment)
+        task = catalog.load(request.assignment)
         progress, cells = Progress(sys.stderr), CellProgress(sys.stderr)
         try:
             result = grade(
-                submission,
+                request.submission,
                 task,
                 Options(
-                    public_only=public_only,
-                    tests=tests,
+                    public_only=request.public_only,
+                    tests=request.tests,
                     isolation=iso,
                     suite_sandboxes=lanes,
                     on_check=progress.done,
@@ -99,24 +165,37 @@ def main(
             raise
         finally:
             cells.done()
-    from grader.render import html
-    from grader.render.terminal import render
+            progress.clear()
+    return result, task
 
-    progress.clear()
-    table = sys.stderr if to_stdout else sys.stdout  # --json -: stdout holds the JSON alone
-    _say(render(result, task), table)
-    if to_stdout:
+
+def show(
+    result: Result, task: Assignment, request: Request, before: history.Record | None, headline: str = ""
+) -> history.Change | None:
+    """The grading told: the table led by what changed since the last check (or, given a `headline`, one line
+    and the cards of the checks whose status changed), then the JSON and the report written, and this check
+    remembered. Returns what changed."""
+    from grader.render import html
+    from grader.render.terminal import brief, render
+
+    change = history.compare(before, history.Record.of(result, request.submission)) if before else None
+    table = sys.stderr if request.to_stdout else sys.stdout  # --json -: stdout holds the JSON alone
+    _say(brief(result, change, headline) if headline else render(result, task, change), table)
+    if request.to_stdout:
         _say(result.to_json(), sys.stdout)
-    elif json_file:
-        fileio.atomic_write(json_file, result.to_json() + "\n", mode=0o666)
-    html_path, base = outputs[1]
+    elif request.json_path:
+        fileio.atomic_write(request.json_path, result.to_json() + "\n", mode=0o666)
+    (html_path, base), (record, record_base) = request.outputs[1:]
     try:
-        source = fileio.read_regular(submission).decode("utf-8", errors="replace")
+        source = fileio.read_regular(request.submission).decode("utf-8", errors="replace")
     except OSError:
         source = None
-    fileio.atomic_write(html_path, html.student_report(result, source, task.title or task.id), mode=0o666, base=base)
-    _say(printable(f"Report: {html_path}"), table)
-    return ExitCode.OK if result.passed else ExitCode.FAILED
+    report = html.student_report(result, source, task.title or task.id)
+    fileio.atomic_write(html_path, report, mode=0o666, base=base)
+    if not headline:
+        _say(printable(f"Report: {html_path}"), table)
+    history.remember(result, request.submission, record_base)
+    return change
 
 
 def _prestart(

@@ -1,6 +1,7 @@
 """`grader selftest`: the sabotage operators against the engines they mutate.
 
-Prints which operators each wheat and the reference admit, then grades every engine and
+Says first what it proves, in plain words, and shows its progress on stderr. Prints which operators each
+wheat and the reference admit, then grades every engine and
 every mutant with the engine checks: each unmutated engine must pass, and each mutant
 must be caught by the check named for its operator (and so differ from a correct engine).
 Last, every operator's catch hint is run as the test it describes (hints.py): it must pass
@@ -9,11 +10,11 @@ on every correct engine and catch every mutant of its operator.
 
 from __future__ import annotations
 
-import functools
 import multiprocessing
 import os
+import sys
 import tempfile
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,6 +70,8 @@ def _try(op, source: str) -> str | None:
 def main(*, assignment: str) -> int:
     task = catalog.load(assignment).without(SUITE_CHECKS)
     bases, mutants = engines(task.sabotages)
+    print(purpose(task.id, bases, mutants), flush=True)
+    tell = Tell(sys.stderr)
     # One process per grading at a time, not threads: Python 3.11's ast is not safe to use from two threads
     # at once (a grading parses engines), and a thread pool marked random mutants E.
     with (
@@ -77,17 +80,62 @@ def main(*, assignment: str) -> int:
             max_workers=os.cpu_count() or 2, mp_context=multiprocessing.get_context("forkserver")
         ) as pool,
     ):
-        results = list(pool.map(functools.partial(_grade, tmp=Path(tmp), task=task), bases + mutants))
+        everyone = bases + mutants
+        futures = {pool.submit(_grade, engine, Path(tmp), task): k for k, engine in enumerate(everyone)}
+        results: list[Result | None] = [None] * len(everyone)
+        for done, future in enumerate(as_completed(futures), 1):
+            results[futures[future]] = future.result()
+            tell(f"[{done}/{len(everyone)}] graded {everyone[futures[future]].id} with the engine checks")
+    tell.clear()
     print(admission(bases, task.sabotages))
-    print(render(bases + mutants, results, [c.id for c in task.checks]))
+    print(render(everyone, results, [c.id for c in task.checks]))
+    tell(f"running each catch hint as a test on {len(everyone)} engines (one run of pytest per engine)...")
     outcomes = hints.prove(bases, mutants, task.sabotages)
+    tell.clear()
     unproven = hints.problems(bases, mutants, outcomes, task.sabotages)
     print("\n" + hints.render(mutants, outcomes, task.sabotages))
     print(
         "\n".join(f"PROBLEM: {p}" for p in unproven)
         or "OK: every catch hint's test passes on every correct engine and catches every mutant of its operator."
     )
-    return ExitCode.OK if problems(bases + mutants, results) == [] and not unproven else ExitCode.FAILED
+    wrong = problems(everyone, results) + unproven
+    print(
+        f"\nNot proved: {len(wrong)} problem{'s' if len(wrong) != 1 else ''} (the PROBLEM lines above)."
+        if wrong
+        else "\nProved: all three. This grader tells every correct engine from every planted bug, and each hint "
+        "it gives students catches the bug it names."
+    )
+    return ExitCode.OK if not wrong else ExitCode.FAILED
+
+
+def purpose(assignment: str, bases: list[Engine], mutants: list[Engine]) -> str:
+    """What selftest proves, in plain words, before it starts (it takes a minute or two)."""
+    return (
+        f"grader selftest: does this grader tell right from wrong on assignment {assignment}?\n"
+        f"It grades the reference engine, {len(bases) - 1} correct engines written in other styles, and "
+        f"{len(mutants)} engines each with one\n"
+        "classic bug planted (mutants); then it runs, on all of them, the test each catch hint describes (what a\n"
+        "student whose tests missed a bug is told to write). It ends with 'Proved: all three.' once it has shown:\n"
+        "  1. every correct engine passes every engine check: no false alarm;\n"
+        "  2. every mutant fails the check named for its bug, and none is a correct engine in disguise;\n"
+        "  3. every catch hint's test passes on every correct engine and fails on every mutant of its bug.\n"
+    )
+
+
+class Tell:
+    """Progress on stderr: on a terminal one line rewritten in place, else one line per step."""
+
+    def __init__(self, stream):
+        self.stream, self.live = stream, stream.isatty()
+
+    def __call__(self, line: str) -> None:
+        self.stream.write(f"\r\x1b[K{line}" if self.live else f"{line}\n")
+        self.stream.flush()
+
+    def clear(self) -> None:
+        if self.live:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
 
 
 def _grade(engine: Engine, tmp: Path, task: spec.Assignment) -> Result:
@@ -118,7 +166,7 @@ def admission(bases: list[Engine], operator_ids: tuple[str, ...]) -> str:
 def problems(engines_: list[Engine], results: list[Result]) -> list[str]:
     """What is wrong: an unmutated engine that fails, a mutant its named check misses or that passes everything."""
     found = []
-    for engine, result in zip(engines_, results):
+    for engine, result in zip(engines_, results, strict=False):
         if engine.check is None:
             if not result.passed:
                 failing = ", ".join(c.id for c in result.checks if c.status != "passed" and c.max_score > 0)
@@ -141,7 +189,7 @@ def render(engines_: list[Engine], results: list[Result], check_ids: list[str]) 
         "",
         header,
     ]
-    for engine, result in zip(engines_, results):
+    for engine, result in zip(engines_, results, strict=False):
         statuses = {c.id: c.status for c in result.checks}
         cells = []
         for check_id in check_ids:

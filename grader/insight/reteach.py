@@ -10,6 +10,7 @@ are said.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import nbformat
@@ -25,7 +26,7 @@ def notebook(summary: dict[str, Any], engine: str) -> nbformat.NotebookNode:
     title = summary.get("title") or summary.get("assignment", "")
     cells = [
         new_markdown_cell(
-            f"# Reteach: what the class got wrong in *{title}*\n\n"
+            f"# Reteach: what the class got wrong in *{markdown(title)}*\n\n"
             f"{graded} submissions graded; {len(misconceptions)} misconceptions recognised, the most common first. "
             "Each section shows the smallest case the class's own engines failed on, run on the lesson's engine. "
             "Run the first cell, then any section."
@@ -39,10 +40,37 @@ def notebook(summary: dict[str, Any], engine: str) -> nbformat.NotebookNode:
     return new_notebook(cells=cells, metadata={"kernelspec": KERNEL, "language_info": {"name": "python"}})
 
 
+def markdown(text: str) -> str:
+    """The grader's words (a cause's, written for the terminal) as markdown that shows them as written: a
+    `code` span stays one, a name with underscores at its edge (__add__, _backward) becomes one, and every
+    other character markdown would read as markup (* _ [ ] < > # | \\) is escaped, so `x**k ... x**(k-1)`
+    is not bold and `__eq__` not a bold 'eq'."""
+    pieces = str(text).split("`")
+    if len(pieces) % 2 == 0:  # a lone backtick: no code span
+        pieces[-2:] = [pieces[-2] + "`" + pieces[-1]]
+    out = []
+    for i, piece in enumerate(pieces):
+        if i % 2:
+            out.append(f"`{piece}`")
+            continue
+        words = []
+        for word in _NAME.split(piece):
+            if _NAME.fullmatch(word) and (word.startswith("_") or word.endswith("_")):
+                words.append(f"`{word}`")
+            else:
+                words.append("".join(f"\\{c}" if c in _MARKUP else c for c in word))
+        out.append("".join(words))
+    return "".join(out)
+
+
+_NAME = re.compile(r"(\w+)")
+_MARKUP = set("\\*_[]<>#|`")
+
+
 def _section(number: int, entry: dict[str, Any], graded: int) -> list:
     share = f"{entry['count']} of {graded} students" if graded else f"{entry['count']} students"
     text = [
-        f"## {number}. {entry['words']}",
+        f"## {number}. {markdown(entry['words'])}",
         "",
         f"**{share}.** Checks that failed from it: {', '.join(f'`{c}`' for c in entry['checks'])}.",
     ]
@@ -51,7 +79,7 @@ def _section(number: int, entry: dict[str, Any], graded: int) -> list:
             "",
             "Where: " + ", ".join(f"{p['count']} in `{p['method'] or p['cause']}`" for p in entry["parts"]) + ".",
         ]
-    text += ["", f"The rule, as the students' feedback puts it: {entry['parts'][0]['words']}."]
+    text += ["", f"The rule, as the students' feedback puts it: {markdown(entry['parts'][0]['words'])}."]
     case = entry.get("counterexample")
     if not case:
         return [new_markdown_cell("\n".join(text))]

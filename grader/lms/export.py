@@ -334,12 +334,13 @@ def _ascii(text: str) -> str:
 
 
 def student_safe(folder: Path, report: Path) -> str:
-    """The student's report as written, unless the grader itself failed on it: then no trace of the grader's
-    own error (that is the instructor's, in result.json), only that it could not finish."""
+    """The student's report as written, without the link to the class page, unless the grader itself failed on
+    it: then no trace of the grader's own error (that is the instructor's, in result.json), only that it could
+    not finish."""
     try:
         result = Result.from_dict(json.loads((folder / RESULT_FILE).read_text(encoding="utf-8")))
     except (OSError, ValueError, BadResult):
-        return report.read_text(encoding="utf-8")
+        return html.without_class_link(report.read_text(encoding="utf-8"))
     if result.error is None or result.error.kind != "crash":
-        return report.read_text(encoding="utf-8")
+        return html.without_class_link(report.read_text(encoding="utf-8"))
     return html.student_report(replace(result, error=SubmissionError("crash", CRASH_TEXT)))

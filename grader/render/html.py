@@ -14,13 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
-from markupsafe import Markup
+from markupsafe import Markup, escape
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
 from grader.causes import CAUSES
-from grader.feedback import CARD_LINES, not_written, numbers, summary
+from grader.feedback import CARD_LINES, SAME, first_sentence, held, not_written, numbers, summary, to_fix
+from grader.history import Change
 from grader.result import Result
 
 ENV = jinja2.Environment(
@@ -30,7 +31,24 @@ ENV = jinja2.Environment(
     lstrip_blocks=True,
 )
 ENV.filters["points"] = lambda x: f"{round(x, 2):g}"
-ENV.filters["number"] = lambda x, other=None: numbers(x, other)[0] if isinstance(x, float) else x  # as everywhere
+ENV.filters["number"] = lambda x, other=None: numbers(x, other, close=SAME)[0] if isinstance(x, float) else x
+
+
+def prose(text: Any) -> Markup:
+    """Text written for the terminal, as HTML: escaped, and each `code` span (a pair of backticks on one line)
+    a <code> element, so no page shows a raw backtick the grader wrote. A lone backtick (a student's) stays."""
+    lines = []
+    for line in str(text).split("\n"):
+        parts = line.split("`")
+        if len(parts) % 2 == 0:  # an odd number of backticks: the last one has no pair
+            parts[-2:] = [parts[-2] + "`" + parts[-1]]
+        lines.append(
+            Markup("").join(escape(p) if i % 2 == 0 else Markup("<code>%s</code>") % p for i, p in enumerate(parts))
+        )
+    return Markup("\n").join(lines)
+
+
+ENV.filters["prose"] = prose
 
 # The part of a student's file most likely at fault when a check fails and no recognised cause
 # names a method (grader/causes.py): names of Value methods, or of top-level functions and classes.
@@ -65,33 +83,78 @@ def student_report(
     """The report a student reads: score, rubric, and for each failed check what went wrong; `late` (text,
     penalty, final) says how late it was and what the late policy took. In a batch, it is headed by the
     student's id (not the file name the LMS gave), with a late badge, and links back to the class page."""
-    checks = []
+    checks, shown = [], {}
+    carded = {c.id for c in to_fix(result)}
+    boxed = set(held(result)) | {
+        c.id for c in result.checks if c.visibility != "hidden" and c.artifacts.get("not_written")
+    }
     for check in result.checks:
         hidden = check.visibility == "hidden"
         view = dict(
-            asdict(check), hidden=hidden, status_text=STATUS_TEXT[check.status], summary=summary(check.feedback)
+            asdict(check),
+            hidden=hidden,
+            status_text=STATUS_TEXT[check.status],
+            summary=first_sentence(summary(check.feedback)),
+            carded=check.id in carded or check.id in boxed,
+            boxed=check.id in boxed,
         )
-        if not hidden and check.status in ("failed", "error"):
+        if check.id in carded and check.status in ("failed", "error"):
             graph = check.artifacts.get("graph")
             view["graph_svg"] = graph_svg(graph) if graph else None
             cause = CAUSES.get(check.cause) if check.cause else None
-            view["source_html"] = (
+            code = (
                 suspect_source(source, check.id, cause.method if cause else None, cause.beside if cause else ())
                 if source
                 else None
             )
+            view["source_html"] = None if code in shown else code  # the same code once, on the first card
+            view["source_shown_in"] = shown.get(code) if code else None
+            shown.setdefault(code, check.id)
         if not hidden and check.id == "training" and check.artifacts.get("student_loss"):
             view["curve_svg"] = curve_svg(check.artifacts)
         checks.append(view)
+    by_id = {view["id"]: view for view in checks}
     waiting, first, nothing = not_written(result)
     return ENV.get_template("student.html.j2").render(
         result=result,
         checks=checks,
+        cards=[by_id[c.id] for c in to_fix(result)],
         title=title or result.assignment,
         late=late,
         student=student,
         class_page=class_page,
         waiting=waiting,
+        held=held(result),
+        first=first,
+        nothing=nothing,
+    )
+
+
+def without_class_link(page: str) -> str:
+    """A batch's student report as it is given to the student alone (the LMS's feedback): without its link back
+    to the class page, which the student does not have (nor may see). The link is the grader's own line; a
+    student's text in a report is escaped, so no other line can carry its id."""
+    return "\n".join(line for line in page.split("\n") if 'id="class-link"' not in line)
+
+
+def inline_report(result: Result, change: Change | None, report: str) -> str:
+    """The result as a notebook's output shows it (`%grade`): what changed, the start-here box, a card for each
+    check to fix with its case as a code block to copy, then the table. A fragment of plain HTML: a notebook
+    runs no script and keeps no style sheet of an output's."""
+    waiting, first, nothing = not_written(result)
+    checks = [
+        dict(asdict(c), status_text=STATUS_TEXT[c.status], summary=first_sentence(summary(c.feedback)))
+        for c in result.checks
+    ]
+    by_id = {view["id"]: view for view in checks}
+    return ENV.get_template("inline.html.j2").render(
+        result=result,
+        change=change,
+        report=report,
+        checks=checks,
+        cards=[by_id[c.id] for c in to_fix(result)],
+        waiting=waiting,
+        held=held(result),
         first=first,
         nothing=nothing,
     )
@@ -193,7 +256,7 @@ def suspect_source(
 
 
 def _fmt(x: Any, other: Any = None) -> str:
-    return numbers(x, other)[0]
+    return numbers(x, other, close=SAME)[0]
 
 
 def graph_svg(graph: dict[str, Any]) -> Markup:

@@ -164,14 +164,9 @@ def bounds() -> tuple[str, bool]:
 def describe(where: Support, processes: int, memory_mb: int, total_mb: int) -> str:
     """What bounds one sandbox's memory and CPU here, in a sentence."""
     if where.parent is not None:
-        cpu = ", one CPU at most and an equal share of the machine's" if where.cpu else ""
-        return (
-            f"each sandbox has a cgroup of its own: {total_mb} MB of memory for all its processes together "
-            f"(shared memory and memfd included), {processes} processes{cpu}"
-        )
+        cpu = ", one CPU" if where.cpu else ""
+        return f"each sandbox has a cgroup of its own ({total_mb} MB in all, {processes} processes{cpu})"
     return (
-        f"no cgroup for sandboxes ({where.why}): the grader stops a sandbox whose processes together hold more "
-        f"than {total_mb} MB of memory (summed ten times a second), each of at most {processes} processes of "
-        f"{memory_mb} MB, with memfd refused; its processes share one session they cannot leave (one scheduling "
-        "group where the kernel groups by session)"
+        f"no cgroup: a sandbox is stopped past {total_mb} MB in all ({processes} x {memory_mb} MB); "
+        "see docs/platforms.md"
     )

@@ -275,6 +275,15 @@ said_elsewhere = False
 trial sandbox, grader/sandbox/trial.py, is the same machine's), so they are not said once per process."""
 
 
+DOCS = "docs/platforms.md"
+"""Where each platform's isolation, and how to get more, is written down (a warning points there)."""
+
+
+def _short(why: str) -> str:
+    """Why bubblewrap cannot run, if it fits a warning's one line (bwrap's own message can be a paragraph)."""
+    return why if len(why) <= 40 else "bubblewrap cannot start here"
+
+
 def warn_once(message: str, kind: str = "warning") -> None:
     if message not in _warned and not said_elsewhere:
         _warned.add(message)
@@ -336,21 +345,11 @@ def _require(purpose: str, *, trusted: bool = False, private: tuple[Path, ...] =
     if iso.level == "uid":
         problems = uid_problems(iso, tuple(private) + grader_files())
         if not problems:
-            apart = (
-                "and a mount and network namespace of its own"
-                if iso.namespaces
-                else "but no namespace (root cannot make one here): sandboxes see the machine's /tmp, so a grading's "
-                "lanes take turns in one sandbox, and student code may open no socket"
-            )
-            warn_once(
-                f"no namespace sandbox ({why}); each sandbox runs as a uid of its own, with seccomp and resource "
-                f"limits, {apart}"
-            )
+            apart = "" if iso.namespaces else ", without namespaces (its student code may open no socket)"
+            warn_once(f"{_short(why)}: each sandbox runs as a uid of its own{apart}; see {DOCS}")
             return iso
         if lenient:
-            warn_once(
-                f"no namespace sandbox ({why}) and {problems[0]}; student code runs as root with resource limits only"
-            )
+            warn_once(f"{_short(why)}: student code runs as root, limits only; see {DOCS}")
             return Isolation("limits", None, True, iso.runtime, drop_uid=False)
         raise IsolationError(
             "student code cannot be isolated here:\n- "
@@ -359,7 +358,7 @@ def _require(purpose: str, *, trusted: bool = False, private: tuple[Path, ...] =
             "only if you trust every submission, pass --trusted-code."
         )
     if lenient:
-        warn_once(f"no namespace sandbox ({why}); student code runs as you, with resource limits only")
+        warn_once(f"{_short(why)}: student code runs as you, limits only; see {DOCS}")
         return iso
     raise IsolationError(
         f"student code cannot be isolated here: {why}, and the grader does not run as root, so "

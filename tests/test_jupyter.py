@@ -1,0 +1,100 @@
+"""`%load_ext grader` and `%grade` in a real Jupyter kernel (nbclient): the notebook graded is the file as saved,
+by `grader check` in a process of its own (the kernel never imports the grader's checks or the reference), the
+score and a card for each failing check shown inline with its smallest case as code that runs when pasted, a
+note when the kernel ran cells the saved file does not hold, and what changed since the last %grade. When the
+grader grades a notebook, its %grade lines do nothing."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import nbformat
+from conftest import ZOO, quick_assignment
+from nbclient import NotebookClient
+from nbformat.v4 import new_code_cell, new_notebook
+
+from grader import notebooks
+from grader.files import NOTEBOOK_FILE, template_files
+
+CHECKS = ("forward", "add", "tanh", "accumulate", "gradcheck")
+BUGGY = (ZOO / "buggy" / "tanh_grad_from_input.py").read_text()
+FIXED = BUGGY.replace("1 - self.data ** 2", "1 - out.data ** 2")
+
+
+def outputs(cell) -> dict[str, str]:
+    """The cell's display: its text and HTML forms (a stream or an error shown as text)."""
+    found = {"text/plain": "", "text/html": ""}
+    for output in cell.outputs:
+        if output.output_type in ("display_data", "execute_result"):
+            for kind in found:
+                found[kind] += output.data.get(kind, "")
+        else:
+            found["text/plain"] += output.get("text", "") + "".join(output.get("traceback", []))
+    return found
+
+
+def test_grade_in_a_kernel_grades_the_saved_notebook_and_shows_a_case_to_paste(tmp_path, monkeypatch):
+    """The student runs the buggy engine, saves, fixes tanh in the same cell and runs it again, then %grade: the
+    grade is the saved file's (tanh fails there) with a note that a cell ran since the save, the tanh card
+    leads with its case, which runs when pasted into a cell; saved again, %grade says what changed."""
+    assert FIXED != BUGGY
+    task = quick_assignment(tmp_path / "quick", CHECKS)
+    path = tmp_path / "work" / "mine.ipynb"
+    path.parent.mkdir()
+    notebook = new_notebook(
+        cells=[new_code_cell(BUGGY), new_code_cell(f"%load_ext grader\n%grade --assignment {task}")]
+    )
+    monkeypatch.setenv("JPY_SESSION_NAME", path.name)  # as Jupyter Server names it, relative to its root
+    client = NotebookClient(
+        notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    )
+    with client.setup_kernel():
+        client.execute_cell(notebook.cells[0], 0)
+        nbformat.write(notebook, path)  # saved as Jupyter saves: the buggy engine, with its execution count
+        notebook.cells[0].source = FIXED  # edited in place and run again, not saved
+        client.execute_cell(notebook.cells[0], 0)
+        client.execute_cell(notebook.cells[1], 1)
+        shown = outputs(notebook.cells[1])
+        assert "Score: 19 / 30" in shown["text/plain"], shown["text/plain"]  # the saved file's: tanh fails there
+        page = shown["text/html"]
+        assert "mine.ipynb: 19 / 30 points" in page, page
+        assert "and you have run 1 cell since: %grade grades the file as saved" in page, page
+        assert page.index('id="grader-tanh"') < page.index('class="grader-table"'), page  # the card leads
+        code = re.search(r'id="grader-tanh".*?<pre class="grader-code"[^>]*><code>(.*?)</code>', page, re.S)[1]
+        code = html.unescape(code)
+        assert "tanh()" in code and "backward()" in code, code
+
+        probe = "import sys\nprint('GRAD', a.grad, 'GRADER', sorted(m for m in sys.modules if m.startswith(('grader', 'reference'))))"
+        notebook.cells.append(new_code_cell(f"{code}\n{probe}"))  # pasted into a new cell, and run
+        client.execute_cell(notebook.cells[2], 2)
+        said = outputs(notebook.cells[2])["text/plain"]
+        assert said.startswith("GRAD 0.07065082485316443"), said  # the case runs under the kernel's (fixed) Value
+        loaded = set(eval(said.split("GRADER", 1)[1]))  # noqa: S307 - the list the cell printed
+        grading = ("grader.grading", "grader.checks", "grader.sabotage", "grader.lanes", "grader.sandbox.supervisor")
+        assert "grader.jupyter" in loaded and not [m for m in loaded if m.startswith((*grading, "reference"))], loaded
+
+        nbformat.write(notebook, path)  # saved: the fixed engine, the pasted case
+        notebook.cells.append(new_code_cell(f"%grade --assignment {task}"))
+        client.execute_cell(notebook.cells[3], 3)
+        shown = outputs(notebook.cells[3])
+        assert "Since your last check (19 -> 30 / 30): tanh, gradcheck now pass." in shown["text/plain"], shown
+        assert "Since your last check (19 -&gt; 30 / 30): tanh, gradcheck now pass." in shown["text/html"], shown
+        assert "Note:" not in shown["text/plain"], shown["text/plain"]  # saved since: nothing stale
+    assert (path.parent / "reports" / ".history" / "mine.ipynb.json").is_file()
+
+
+def test_a_graded_notebook_runs_no_grading():
+    """The kit's notebook ends with the %grade cell; when a notebook is graded, its %load_ext grader and %grade
+    lines are `pass` (the sandbox has no grader, and a grading never starts another)."""
+    kit = nbformat.reads(template_files()[NOTEBOOK_FILE], as_version=4)
+    assert kit.cells[-1].source == "%load_ext grader\n%grade --public-only"
+    cells = notebooks.code_cells(
+        new_notebook(
+            cells=[
+                new_code_cell("%load_ext grader\n%grade --public-only"),
+                new_code_cell("x = 1\nif x:\n    %grade\n%gradeless = 2\n%timeit x"),
+            ]
+        )
+    )
+    assert [text for _, text in cells] == ["pass\npass", "x = 1\nif x:\n    pass\n%gradeless = 2\n%timeit x"]
