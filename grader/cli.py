@@ -152,6 +152,22 @@ COMMANDS = {
             ),
         ],
     ),
+    "override": (
+        "grader.commands.override",
+        "record an instructor's decision about a grade, kept through every regrade (overrides.csv)",
+        [
+            (
+                ("student",),
+                {"metavar": "STUDENT", "help": "the student, as the gradebook's `student` column names them"},
+            ),
+            (("check",), {"nargs": "?", "metavar": "CHECK", "help": "a check id, or `total` (the default)"}),
+            (("--out",), {"type": Path, "required": True, "metavar": "DIR", "help": "the batch's --out folder"}),
+            (("--points",), {"type": float, "help": "the points that count instead of the grader's"}),
+            (("--reason",), {"help": "why: the student's report says it"}),
+            (("--by",), {"metavar": "NAME", "help": "who decided (default: your login)"}),
+            (("--remove",), {"action": "store_true", "help": "take the override of STUDENT's CHECK out"}),
+        ],
+    ),
     "selftest": (
         "grader.commands.selftest",
         "show that every check tells the reference from each sabotage",

@@ -32,6 +32,16 @@ def cell(value: object) -> str:
     return "'" + text
 
 
+def uncell(text: str) -> str:
+    """A cell as `cell` wrote it, read back as the text it was: the `'` put before a text that could start a
+    formula is taken off (any other `'` is the text's own). Nothing in the cell is evaluated."""
+    rest = text[1:]
+    head = rest.lstrip(" ")
+    if text.startswith("'") and head.startswith(FORMULA_START) and head != "-" and not _plain_number(head):
+        return rest
+    return text
+
+
 def _plain_number(text: str) -> bool:
     body = text[1:] if text[:1] in "+-" else text
     body = body[:-1] if body.endswith("%") else body

@@ -37,7 +37,6 @@ from pathlib import Path
 from grader import history
 from grader.errors import BadResult, GraderError
 from grader.files import NOTEBOOK_FILE
-
 from grader.notebooks import is_grading_line
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TypeGuard
 
 from grader.batch.everyone import absent
 from grader.batch.outputs import Row
@@ -62,16 +63,16 @@ def _row(out: Path, entry: dict, assignment: Assignment) -> Row | None:
     if not isinstance(student, str) or not student or not isinstance(status, str):
         return None
     who = Identity.from_dict(entry.get("lms"))
-    penalty = entry.get("late_penalty")
     reason = entry.get("reason") if isinstance(entry.get("reason"), str) else ""
     flags = [f for f in entry.get("flags") or [] if isinstance(f, str)] if isinstance(entry.get("flags"), list) else []
     if status == NO_SUBMISSION:
         return absent(student, who, assignment) if who is not None else None
     if not isinstance(folder, str) or Path(folder).name != student:  # a group member's: made again from the group's
         return None
-    result = _saved(out / folder)
+    result = saved_result(out / folder)
     if result is None:
         return None
+    percent = late_percent(entry, result.score)
     return Row(
         student,
         entry.get("late") is True,
@@ -82,11 +83,26 @@ def _row(out: Path, entry: dict, assignment: Assignment) -> Row | None:
         flags,
         who,
         reason=reason,
-        penalty=float(penalty) if isinstance(penalty, (int, float)) else 0.0,
+        penalty=round(result.score * percent / 100, 2),
+        late_percent=percent,
     )
 
 
-def _saved(folder: Path) -> Result | None:
+def late_percent(entry: dict, raw: float) -> float:
+    """The share of the points lateness takes from a student, as summary.json says (its `late_percent`, or, as a
+    batch before overrides wrote it, the penalty's share of the result's points)."""
+    percent, penalty = entry.get("late_percent"), entry.get("late_penalty")
+    if _number(percent) and 0 <= percent <= 100:
+        return float(percent)
+    return min(100.0, 100 * penalty / raw) if _number(penalty) and penalty > 0 and raw > 0 else 0.0
+
+
+def _number(value: object) -> TypeGuard[float]:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def saved_result(folder: Path) -> Result | None:
+    """A student's result.json as written, or None when it is not there or not a result."""
     try:
         return Result.from_dict(json.loads((folder / RESULT_FILE).read_text(encoding="utf-8")))
     except (OSError, ValueError, BadResult):

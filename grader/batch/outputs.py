@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import csvfile
+from grader.batch.adjust import Adjustment
 from grader.batch.insight import WORK_FILE, class_insight
 from grader.batch.notes import Grouped, as_data
 from grader.fileio import atomic_write  # every batch output: whole, 0600, never through a link
@@ -63,6 +64,10 @@ class Row:
     """Points taken off for lateness (grader/lms/late.py); the score is the result's less these."""
     code: str = ""
     """Their code (a notebook's code cells), for the similarity pass (grader/batch/insight.py)."""
+    late_percent: float = 0.0
+    """The share of the points earned that lateness costs, in percent (penalty is that share of the result's)."""
+    adjustment: Adjustment | None = None
+    """Their instructor's overrides, applied or waiting for a second look (grader/batch/adjust.py)."""
 
     @property
     def shown_status(self) -> str:
@@ -70,7 +75,14 @@ class Row:
 
     @property
     def score(self) -> float:
+        if self.adjustment is not None:
+            return self.adjustment.score
         return round(max(self.result.score - self.penalty, 0.0), 2)
+
+    @property
+    def late_penalty(self) -> float:
+        """The late penalty taken from the final score (from the points an override leaves, if one does)."""
+        return self.adjustment.penalty if self.adjustment is not None else self.penalty
 
     @property
     def why(self) -> str:
@@ -167,12 +179,17 @@ def gradebook(rows: list[Row], check_ids: list[str]) -> str:
             "raw_score",
             "late_penalty",
             "reason",
+            "override",
+            "review",
             *check_ids,
         ]
     )
     for row in rows:
         result = row.result
         scores = {c.id: c.score for c in result.checks}
+        adjusted = row.adjustment
+        if adjusted is not None:
+            scores |= adjusted.checks
         who = row.identity or Identity("plain", row.student)
         writer.writerow(
             [
@@ -185,8 +202,10 @@ def gradebook(rows: list[Row], check_ids: list[str]) -> str:
                 who.user_id,
                 who.submission_id,
                 float(result.score),
-                row.penalty,
+                row.late_penalty,
                 row.why,
+                adjusted.applied_cell() if adjusted else "",
+                "; ".join(w.cell() for w in adjusted.waiting) if adjusted else "",
                 *(scores.get(cid, "") for cid in check_ids),
             ]
         )
@@ -218,7 +237,7 @@ def class_data(rows: list[Row], assignment: Assignment, notes: tuple[Grouped, ..
             by_hash.setdefault(r.result.sha256, []).append(r.student)
     identical = [students for students in by_hash.values() if len(students) > 1]
     max_score = assignment.max_score
-    bins = Counter(min(int(10 * r.score / max_score), 9) if max_score else 0 for r in rows)
+    adjusted = [r.adjustment for r in rows if r.adjustment is not None]
     return {
         "assignment": assignment.id,
         "title": assignment.title,
@@ -233,13 +252,19 @@ def class_data(rows: list[Row], assignment: Assignment, notes: tuple[Grouped, ..
                 "folder": r.folder,
                 "flags": r.flags,
                 "raw_score": r.result.score,
-                "late_penalty": r.penalty,
+                "late_penalty": r.late_penalty,
+                "late_percent": r.late_percent,
                 "reason": r.why,
                 "lms": asdict(r.identity) if r.identity else None,
+                **(r.adjustment.data() if r.adjustment else {"overrides": [], "review": []}),
             }
             for r in rows
         ],
-        "histogram": [bins.get(i, 0) for i in range(10)],
+        "histogram": histogram([r.score for r in rows], max_score),
+        "overrides": {
+            "applied": sum(len(a.applied) for a in adjusted),
+            "waiting": sum(len(a.waiting) for a in adjusted),
+        },
         "checks": checks,
         "errors": [
             {
@@ -254,6 +279,12 @@ def class_data(rows: list[Row], assignment: Assignment, notes: tuple[Grouped, ..
         "notes": [n.text for n in notes],
         "note_details": as_data(notes),
     }
+
+
+def histogram(scores: list[float], max_score: float) -> list[int]:
+    """How many scores fall in each tenth of the points."""
+    bins = Counter(min(int(10 * score / max_score), 9) if max_score else 0 for score in scores)
+    return [bins.get(i, 0) for i in range(10)]
 
 
 def write_class_outputs(

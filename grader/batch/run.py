@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader import catalog, secret, spec
+from grader.batch import applied, keys
 from grader.batch.discover import Submission, discover
 from grader.batch.earlier import earlier_rows
 from grader.batch.everyone import everyone
@@ -103,30 +104,8 @@ def _save(student: Student, outcome: TaskOutcome) -> None:
 
 
 def _seal(student: Student, key: str) -> None:
-    """Write the key that lets a rerun skip this student: the last thing written for them, so a student with a
-    key is always in the gradebook, even one an interrupted batch writes at once."""
-    atomic_write(
-        student.out / "key.txt",
-        "\n".join([key, *(f"{_sha256((student.out / n).read_bytes())} {n}" for n in OUTPUTS)]) + "\n",
-    )
-
-
-def _unchanged(out: Path, key: str) -> bool:
-    """Was this student graded with this content key, and is every file written then still as written?"""
-    try:
-        lines = (out / "key.txt").read_text().splitlines()
-        recorded = {name: digest for digest, name in (line.split(" ", 1) for line in lines[1:])}
-        return (
-            lines[0] == key
-            and set(recorded) == set(OUTPUTS)
-            and all(_sha256((out / name).read_bytes()) == digest for name, digest in recorded.items())
-        )
-    except (OSError, IndexError, ValueError, UnicodeDecodeError):
-        return False
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+    """Write the key that lets a rerun skip this student (grader/batch/keys.py), after their row is counted."""
+    keys.seal(student.out, key)
 
 
 def _row(student: Student, result: Result, skipped: bool) -> Row:
@@ -144,6 +123,7 @@ def _row(student: Student, result: Result, skipped: bool) -> Row:
         reason=lateness.text,
         penalty=lateness.penalty(result.score),
         code=code,
+        late_percent=lateness.percent,
     )
 
 
@@ -226,6 +206,10 @@ def run_batch(
             f"no submissions found under {', '.join(map(str, inputs))}: a batch grades .py files, "
             "notebooks, and folders and zips holding them (docs/batch.md)"
         )
+    names = {s.submission.student for s in students} | {m.student for m in found.missing}
+    for entry in class_list.students if class_list else ():  # the ids a roster's student without work is given
+        names |= {entry.id_base, f"{entry.id_base}_{entry.user_id}"}
+    overrides, adjusted_before = applied.for_batch(out, task_spec, names)  # a TA's typo stops the batch here
     if not out.exists() and os.geteuid() == 0:
         out.mkdir(parents=True, mode=0o700)  # student code runs as other uids: the class's results stay root's
     out.mkdir(parents=True, exist_ok=True)
@@ -236,7 +220,7 @@ def run_batch(
     todo: list[tuple[Student, str]] = []
     for student in students:
         content = student.key(task_spec, key, trusted)
-        saved = _saved(student.out) if not force and _unchanged(student.out, content) else None
+        saved = _saved(student.out) if not force and keys.unchanged(student.out, content) else None
         if saved is not None:
             rows.append(_row(student, saved, skipped=True))
         else:
@@ -247,7 +231,7 @@ def run_batch(
     try:
         _execute(todo, rows, len(students), task_spec, key, jobs, scheduler, trusted, private)
     except KeyboardInterrupt:
-        _incomplete(out, task_spec, rows, noted, len(students), found.missing, previous, base)
+        _incomplete(out, task_spec, rows, noted, len(students), found.missing, previous, base, overrides)
         print(
             f"\ninterrupted: {len(rows)} of {len(students)} graded and saved (gradebook so far: "
             f"{out / INCOMPLETE}); {finish_command()} grades the other {len(students) - len(rows)}",
@@ -255,7 +239,7 @@ def run_batch(
         )
         return ExitCode.INTERRUPTED
     except SchedulerLost as lost:
-        _incomplete(out, task_spec, rows, noted, len(students), found.missing, previous, base)
+        _incomplete(out, task_spec, rows, noted, len(students), found.missing, previous, base, overrides)
         print(
             f"\n{lost}: {len(rows)} of {len(students)} graded and saved (gradebook so far: {out / INCOMPLETE}); "
             f"{finish_command()}, once the scheduler is back, grades the other {len(students) - len(rows)}",
@@ -268,7 +252,11 @@ def run_batch(
     if before:
         print(f"note: {len(before)} students graded into {out} by an earlier batch keep their rows", file=sys.stderr)
     rows = everyone(rows + before, found.missing, class_list, out / STUDENTS, task_spec)
+    rows = applied.on_rows(out, rows, overrides, task_spec.max_score)
     write_class_outputs(out, task_spec, sorted(rows, key=lambda r: r.student), noted, previous, base)
+    applied.stamp_reports(out, rows, adjusted_before, task_spec.max_score)
+    for line in applied.review_lines(sorted(rows, key=lambda r: r.student)):
+        print(line, file=sys.stderr)
     handed_in = [r for r in rows if r.shown_status != "no_submission"]
     absent = len(rows) - len(handed_in)
     failed = sum(r.result.status == "error" for r in handed_in)
@@ -292,10 +280,13 @@ def _incomplete(
     missing,
     previous: Path | None,
     base: str | None,
+    overrides=(),
 ) -> None:
     """The class outputs for those graded so far and those found with nothing to grade, marked incomplete
-    (grades.incomplete.csv, not grades.csv); no roster rows, since a student not reached yet is not missing."""
+    (grades.incomplete.csv, not grades.csv), with the overrides applied; no roster rows, since a student not
+    reached yet is not missing."""
     rows = everyone(rows, missing, None, out / STUDENTS, assignment)
+    rows = applied.on_rows(out, rows, list(overrides), assignment.max_score)
     write_class_outputs(
         out,
         assignment,

@@ -17,8 +17,9 @@ rows, in its order, and the grader only fills the grade.
 
 Which cell each roster student gets (their grade, or the LMS's own cell where the grader has no work of
 theirs) is grader/lms/writeback.py's; which row a graded student's grade goes to, grader/lms/matching.py's.
-Every file is written through grader/csvfile.py, so no cell is a formula.
-- feedback: a zip of every student's report, named as their LMS takes bulk feedback back:
+Every file is written through grader/csvfile.py, so no cell is a formula. Each export applies overrides.csv as it
+is when it runs (grader/batch/applied.py), whatever the gradebook held.
+- feedback: a zip of every student's report (saying what their instructor adjusted), named as their LMS takes bulk feedback back:
   Canvas `lastfirst[_late]_<user id>_<attachment id>_feedback.html` (Canvas matches the first
   two numbers: the user and their submitted file), Moodle `Full Name_<participant
   id>_assignsubmission_file_feedback.html`, otherwise `<student>/feedback.html`.
@@ -35,6 +36,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from grader import catalog, csvfile
+from grader.batch import applied
+from grader.batch import overrides as book
 from grader.batch.names import safe_id
 from grader.errors import BadResult, UsageError
 from grader.fileio import atomic_write
@@ -42,6 +45,7 @@ from grader.files import REPORT_FILE, RESULT_FILE
 from grader.lms import matching, numbers, writeback
 from grader.lms import roster as rosters
 from grader.render import html
+from grader.render.adjusted import with_adjustment
 from grader.result import Result, SubmissionError
 
 TARGETS = ("gradescope", "canvas", "moodle", "gradescope-csv", "feedback")
@@ -69,7 +73,7 @@ def main(
         return export.main(target=target, out=out, assignment=assignment)
     if graded is None:
         raise UsageError(f"grader export {target} needs --from DIR, the --out folder of a graded batch")
-    rows = gradebook(graded)
+    rows = applied.on_gradebook(graded, gradebook(graded))  # overrides.csv as it is now
     if target == "feedback":
         count = feedback(graded, rows, out)
         print(f"feedback for {count} students written to {out}: upload it as the LMS's bulk feedback zip")
@@ -275,7 +279,7 @@ def plain_csv(class_list: rosters.Roster | None, rows: dict, options: writeback.
     for student in class_list.students:
         row = rows.get(student.user_id)
         sid = student.user_id if student.user_id != student.email else ""
-        if row is None or row.get("status") == writeback.NO_SUBMISSION:
+        if row is None or row.get("status") == writeback.NO_SUBMISSION and not row.get("override"):
             score = "0.0" if options.zero_missing else ""
             tally.changed += bool(score)
             tally.kept["with no submission"] += not score
@@ -290,6 +294,9 @@ def plain_csv(class_list: rosters.Roster | None, rows: dict, options: writeback.
 def feedback(graded: Path, rows: dict, out: Path) -> int:
     """A zip of every student's report, each named as their LMS takes bulk feedback back."""
     summary = json.loads((graded / "summary.json").read_text(encoding="utf-8"))
+    saved = applied.Saved(graded, summary)
+    overrides = book.resolve(book.read(graded), saved.known(), str(graded / book.FILE))
+    decided = {o.student for o in overrides}
     buffer = io.BytesIO()
     count = 0
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
@@ -300,7 +307,12 @@ def feedback(graded: Path, rows: dict, out: Path) -> int:
                 continue  # no submission: nothing to give back
             info = zipfile.ZipInfo(feedback_name(student), ZIP_TIME)
             info.external_attr = 0o644 << 16
-            zf.writestr(info, student_safe(graded / folder, report))
+            view = (
+                applied.report_view(graded, student["student"], saved, overrides)
+                if student["student"] in decided
+                else None
+            )
+            zf.writestr(info, with_adjustment(student_safe(graded / folder, report), view))
             count += 1
     atomic_write(out, buffer.getvalue())
     return count

@@ -7,7 +7,8 @@ import leaves them as they are. `--zero-missing` writes 0 where that cell is bla
 excused student or a grade already in the LMS is never overwritten. A graded student's cell is their
 final score scaled to the column's points, written in the column's own number form (`7,50` where the LMS
 wrote `10,00`). An excused (`EX`) or not-assigned (`N/A`) cell is left as it is even for a graded student,
-and so is the cell of a student whose grading did not finish (a crash of the grader, not their work).
+and so is the cell of a student whose grading did not finish (a crash of the grader, not their work), unless
+an instructor's override (grader/batch/adjust.py) gave them a grade.
 """
 
 from __future__ import annotations
@@ -59,7 +60,8 @@ def decide(row: dict[str, str] | None, cell: str, column: Column, options: Optio
     `cell` what the LMS wrote; `team` the group the LMS says they are in, if it says."""
     form = column.form
     current = cell.strip()
-    if row is None or row.get("status") == NO_SUBMISSION:
+    overridden = bool(row and row.get("override"))  # an instructor's decision is a grade, work or not
+    if row is None or row.get("status") == NO_SUBMISSION and not overridden:
         if options.zero_missing and current in BLANK:
             return _changed(form.write(0.0, options.percent), current, tally)
         tally.kept["in a group the grader could not place" if team else "with no submission"] += 1
@@ -67,7 +69,7 @@ def decide(row: dict[str, str] | None, cell: str, column: Column, options: Optio
     if current.lower() in KEEP:
         tally.kept["excused" if current.lower() == "ex" else "not assigned to them in the LMS"] += 1
         return cell
-    if row.get("status") == "error" and row.get("reason", "").startswith("crash"):
+    if row.get("status") == "error" and row.get("reason", "").startswith("crash") and not overridden:
         tally.kept["whose grading did not finish"] += 1
         return cell
     grade = round(column.scale * _fraction(row), form.decimals)
