@@ -120,7 +120,8 @@ def _decodings(text: str):
 
 def _engine_windows(source: str, tests: str) -> tuple[set[str], list[str]]:
     """Every 16-character window of this grading's engines (wheats and mutants) that is not in the
-    student's own file, and the engines' blocks."""
+    student's own file and holds code (8 characters or more that are not blanks: a window of indentation
+    names no engine, and the reports indent their own text), and the engines' blocks."""
     from grader import catalog, secret
     from grader.sabotage import own_block, plan
 
@@ -132,7 +133,7 @@ def _engine_windows(source: str, tests: str) -> tuple[set[str], list[str]]:
         if r.kind != "own" and r.kind != "decoy"
     ]
     windows = {b[i : i + WINDOW] for b in blocks for i in range(len(b) - WINDOW + 1)}
-    return {w for w in windows if w not in source}, blocks
+    return {w for w in windows if w not in source and len("".join(w.split())) >= 8}, blocks
 
 
 def _leaked(text: str, windows: set[str]) -> list[str]:

@@ -167,6 +167,6 @@ def describe(where: Support, processes: int, memory_mb: int, total_mb: int) -> s
         cpu = ", one CPU" if where.cpu else ""
         return f"each sandbox has a cgroup of its own ({total_mb} MB in all, {processes} processes{cpu})"
     return (
-        f"no cgroup: a sandbox is stopped past {total_mb} MB in all ({processes} x {memory_mb} MB); "
+        f"no cgroup: a sandbox is stopped past {total_mb} MB in all ({processes} processes of {memory_mb} MB); "
         "see docs/platforms.md"
     )
