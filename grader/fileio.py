@@ -88,6 +88,8 @@ def refuse_links(path: Path, base: Path | None = None) -> None:
             raise UsageError(_refusal(here))
         if not here.exists():
             return
+    if not here.is_file():  # a folder, or a device such as /dev/null: renaming over it would replace it
+        raise UsageError(_refusal(here, _kind(here.stat().st_mode)))
 
 
 def atomic_write(path: Path, data: str | bytes, *, mode: int = 0o600, base: Path | None = None) -> None:
@@ -125,8 +127,8 @@ def _write_in(folder: int, path: Path, data: bytes, mode: int) -> None:
         kind = os.stat(path.name, dir_fd=folder, follow_symlinks=False).st_mode
     except FileNotFoundError:
         kind = stat.S_IFREG
-    if stat.S_ISLNK(kind) or stat.S_ISDIR(kind):
-        raise UsageError(_refusal(path, "a symbolic link" if stat.S_ISLNK(kind) else "a folder"))
+    if not stat.S_ISREG(kind):
+        raise UsageError(_refusal(path, _kind(kind)))
     tmp = f".{path.name}.{secrets.token_hex(4)}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=folder)
     try:
@@ -142,6 +144,15 @@ def _write_in(folder: int, path: Path, data: bytes, mode: int) -> None:
             pass
         raise
     os.fsync(folder)  # the rename itself outlives a crash
+
+
+def _kind(mode: int) -> str:
+    """What a path that is not a regular file is, in a few words."""
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    return "a device, pipe or socket, not a regular file"
 
 
 def _refusal(path: Path, kind: str = "a symbolic link") -> str:

@@ -223,3 +223,22 @@ def test_an_interrupted_batch_writes_an_incomplete_gradebook_and_the_command_tha
     assert sorted(r["student"] for r in rows) == [f"s{i}" for i in range(3)]
     assert not (out / "grades.incomplete.csv").exists()
     assert json.loads((out / "summary.json").read_text())["complete"] is True
+
+
+def test_an_output_that_is_a_device_or_pipe_is_refused_not_replaced(tmp_path, tiny):
+    """`--json /dev/null` as root once renamed a regular file over /dev/null (the atomic write replaces what
+    it writes to), and every sandbox on the machine stopped starting. Is an output that is not a regular file
+    (here a named pipe, which takes the same path without risking the machine's /dev/null) refused with exit 2
+    before anything is graded, and left as it was? And is the same refused by the writer itself?"""
+    from grader import fileio
+    from grader.errors import UsageError
+
+    shutil.copy(CORRECT_ENGINES[0], tmp_path / "micrograd_mine.py")
+    pipe = tmp_path / "out.json"
+    os.mkfifo(pipe)
+    run = grader("check", str(tmp_path / "micrograd_mine.py"), "--assignment", tiny, "--json", str(pipe))
+    assert run.returncode == 2 and "not a regular file" in one_line(run), run.stderr
+    assert pipe.is_fifo() and not (tmp_path / "reports").exists()
+    with pytest.raises(UsageError, match="not a regular file"):
+        fileio.atomic_write(pipe, "{}")
+    assert pipe.is_fifo()
