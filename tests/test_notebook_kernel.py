@@ -124,7 +124,7 @@ def grader_run(sources: list[str], micrograd) -> tuple[list[str], set[str]]:
         micrograd, required_symbols=(), limits=dataclasses.replace(micrograd.limits, cell_s=CELL_S)
     )
     nb = new_notebook(cells=[new_code_cell(s) for s in sources])
-    code = Code("notebook", {}, notebooks.code_cells(nb), ())
+    code = Code("notebook", {}, notebooks.code_cells(nb), (), stand_in_missing=False)
     limits = SandboxLimits(request_s=task.limits.request_s, memory_mb=task.limits.memory_mb, cpu_s=120)
     with EngineLane(code, limits) as engine:
         symbols, execution, _ = load(engine, code, task, "corpus.ipynb", time.monotonic() + 120)
