@@ -21,9 +21,11 @@ import random
 import warnings
 
 try:
-    from ops import BINARY, CONSTANT_FIRST, UNARY, WITH_CONSTANT  # inside the sandbox: a module beside this one
+    from ops import BINARY, CONSTANT_FIRST, UNARY, WITH_CONSTANT  # inside the sandbox: modules beside this one
+    from standins import StandInError
 except ImportError:  # on the host
     from grader.sandbox.inside.ops import BINARY, CONSTANT_FIRST, UNARY, WITH_CONSTANT
+    from grader.sandbox.inside.standins import StandInError
 
 # Plain-float functions the student's numerical_grad is asked to differentiate.
 FUNCTIONS = {
@@ -59,7 +61,8 @@ def number(x):
     Float and int subclasses are read through the base type, so an object that overrides
     __eq__, __float__ or __repr__ reports the number it really holds. Anything else is a number
     when float() reads it exactly (a numpy scalar, a 0-d array, a Fraction or Decimal that
-    round-trips): the float it gives, and only that, is the claim.
+    round-trips): the float it gives, and only that, is the claim. A stand-in's result (numpy's,
+    where numpy stands in) raises StandInError, naming the package and the use.
     """
     if isinstance(x, bool) or type(x).__name__ in ("bool_", "bool"):
         return {"bad": "a bool, not a number"}
@@ -83,6 +86,8 @@ def _exactly(x):
             warnings.simplefilter("ignore")  # numpy's warning for an array of one number turned into a float
             value = float.__float__(float(x))
             exact = bool(x == value) if not math.isnan(value) else not bool(x == x)  # noqa: PLR0124 - NaN
+    except StandInError:  # a package's result where the package stands in: the probe raises, saying which
+        raise
     except Exception:  # noqa: BLE001 - whatever the object's own methods raise, it is not a number
         return {"bad": f"a {kind}, not a number"}
     if not exact:
@@ -93,6 +98,8 @@ def _exactly(x):
 def read(obj, attr):
     try:
         return number(getattr(obj, attr))
+    except StandInError:
+        raise
     except Exception as exc:  # noqa: BLE001 - the student's property may raise anything
         return {"bad": f"reading .{attr} raised {type(exc).__name__}: {exc}"}
 
