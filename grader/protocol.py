@@ -296,7 +296,7 @@ def _magics(claimed: Any) -> tuple[tuple[str, int, str], ...]:
 def loaded(reply: dict) -> Loaded:
     if (error := raised(reply)) is not None:
         return Loaded(error)
-    result = reply.get("result") if isinstance(reply.get("result"), dict) else {}
+    result: dict[str, Any] = reply["result"] if isinstance(reply.get("result"), dict) else {}
     symbols = result.get("symbols")
     if not isinstance(symbols, list) or len(symbols) > MAX_SYMBOLS or not all(isinstance(s, str) for s in symbols):
         symbols = None

@@ -61,7 +61,7 @@ def _shell():
     config.InteractiveShell.autocall = 0
     shell = InteractiveShell.instance(config=config, user_module=types.ModuleType(MODULE))
     shell.ask_exit = lambda: setattr(shell, "exit_now", True)  # exit() and quit(): the kernel shuts down after the cell
-    shell.enable_gui = lambda gui=None: None  # no event loop to hook, as a kernel's `%matplotlib inline` hooks none
+    shell.enable_gui = lambda gui=None: None  # type: ignore[method-assign] # no event loop, as inline hooks none
     _time_once()
     return shell
 
