@@ -15,11 +15,13 @@ importing it gives the stand-in everywhere, and a test that uses it fails with a
 grader explains to the student (how to test without it).
 
 Beyond the packages an assignment lists, any other third-party package the student's own code imports (a notebook
-cell, their module, their tests) stands in where the sandbox lacks it, so that `from rich import print` opening a
+cell, or their module) stands in where the sandbox lacks it, so that `from rich import print` opening a
 cell does not stop the `import math` under it; unless their code guards the import with a `try` that catches
 ImportError (its fallback then runs, as it would), or the package is micrograd itself (the lesson's own library:
-the engine graded is the student's). A package the student's code did not import (an optional dependency a library
-tries) is never stood in for; a submodule only under a stood-in package.
+the engine graded is the student's). A .py test file importing a package the sandbox lacks fails to load, as
+before, which says what to use instead: a stand-in there would turn a decorated test into nothing, unseen. A
+package the student's code did not import (an optional dependency a library tries) is never stood in for; a
+submodule only under a stood-in package.
 
 Arithmetic with a stand-in, comparing it, indexing it and unpacking it (`fig, ax = plt.subplots()`) give stand-ins,
 as a plot's code needs; a progress bar (tqdm, rich's track) iterates as what it wraps.
@@ -38,9 +40,9 @@ import types
 from typing import Any
 
 try:
-    from names import MODULE_FILE, TESTS_FILE  # inside the sandbox: a module beside this one
+    from names import MODULE_FILE  # inside the sandbox: a module beside this one
 except ImportError:  # on the host
-    from grader.sandbox.inside.names import MODULE_FILE, TESTS_FILE
+    from grader.sandbox.inside.names import MODULE_FILE
 
 USED: list[str] = []
 """The top-level packages stood in for, in the order first imported."""
@@ -181,7 +183,7 @@ def _stands_in(root: str) -> bool:
     if frame is None:
         return False
     filename = frame.f_code.co_filename
-    if not (filename.startswith("<ipython-input-") or os.path.basename(filename) in (MODULE_FILE, TESTS_FILE)):
+    if not (filename.startswith("<ipython-input-") or os.path.basename(filename) == MODULE_FILE):
         return False
     return not _guarded(filename, frame.f_lineno)
 
