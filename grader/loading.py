@@ -139,9 +139,11 @@ def _notes(claim: Loaded, code: Code) -> tuple[str, ...]:
     did nothing (a line each); an autograd library the assignment does not offer is not available, any other was
     not installed where the code ran."""
     notes = []
-    for name in dict.fromkeys(claim.stand_ins + tuple(m[0] for m in claim.magics)):
+    cells = {index for index, _ in code.cells}
+    magics = [m for m in claim.magics if m[1] in cells]  # a claim: only the notebook's own cells are named
+    for name in dict.fromkeys(claim.stand_ins + tuple(m[0] for m in magics)):
         absent = "is not available" if name in UNAVAILABLE and name not in code.stand_ins else "is not installed"
-        did = "".join(f"\n  cell {index + 1}: {text}" for package, index, text in claim.magics if package == name)
+        did = "".join(f"\n  cell {index + 1}: {text}" for package, index, text in magics if package == name)
         if name not in claim.stand_ins:
             notes.append(
                 f"Your notebook's magics for {name} did nothing, so the rest of their cells ran: {name} {absent} "
