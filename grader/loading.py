@@ -135,14 +135,27 @@ def _out_of_time(code: Code, filename: str, limit: str, progress: notebooks.Prog
 
 
 def _notes(claim: Loaded, code: Code) -> tuple[str, ...]:
-    """What the student should know: packages their code imports that stood in for the real ones."""
-    used = [n for n in claim.stand_ins if n in code.stand_ins or n in UNAVAILABLE]
-    return tuple(
-        f"Your code imports {name}, which {'is not available' if name in UNAVAILABLE else 'is not installed'} "
-        "where it is graded: a stand-in was imported "
-        f"instead, so the rest of your file could be graded; anything that uses {name} raises an error."
-        for name in dict.fromkeys(used)
-    )
+    """What the student should know: each package that stood in for the real one, in one note with its magics that
+    did nothing (a line each); an autograd library the assignment does not offer is not available, any other was
+    not installed where the code ran."""
+    notes = []
+    cells = {index for index, _ in code.cells}
+    magics = [m for m in claim.magics if m[1] in cells]  # a claim: only the notebook's own cells are named
+    for name in dict.fromkeys(claim.stand_ins + tuple(m[0] for m in magics)):
+        absent = "is not available" if name in UNAVAILABLE and name not in code.stand_ins else "is not installed"
+        did = "".join(f"\n  cell {index + 1}: {text}" for package, index, text in magics if package == name)
+        if name not in claim.stand_ins:
+            notes.append(
+                f"Your notebook's magics for {name} did nothing, so the rest of their cells ran: {name} {absent} "
+                f"where it is graded.{did}"
+            )
+            continue
+        notes.append(
+            f"Your code imports {name}, which {absent} where it is graded: a stand-in was imported instead, so the "
+            f"rest of your file could be graded; anything that needs a value from {name} raises an error."
+            + (f" Its magics did nothing, so the rest of their cells ran:{did}" if did else "")
+        )
+    return tuple(notes)
 
 
 def _symbols(claim: Loaded, assignment: Assignment, filename: str, execution, python: str = "") -> list[str]:
@@ -163,8 +176,18 @@ def _symbols(claim: Loaded, assignment: Assignment, filename: str, execution, py
                 if execution and execution.problems()
                 else ""
             )
-            raise Rejected("missing_symbol", f"{filename} defines no {name}.{maybe}{ran}")
+            raise Rejected("missing_symbol", f"{filename} defines no {name}{_not_compiled(execution)}.{maybe}{ran}")
     return symbols
+
+
+COMPILE_ERRORS = ("SyntaxError", "IndentationError", "TabError")
+
+
+def _not_compiled(execution: notebooks.Execution | None) -> str:
+    """Of a notebook whose code lacks a required name, the first cell that did not compile, and why, in the message's
+    first line (the one a gradebook and a class page show)."""
+    cell = next((c for c in execution.cells if c.error.startswith(COMPILE_ERRORS)), None) if execution else None
+    return f": cell {cell.number} did not compile, {cell.error}" if cell else ""
 
 
 NEWER_SYNTAX = (

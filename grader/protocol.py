@@ -34,6 +34,9 @@ class Code:
     """A notebook's code cells: (index among all cells, source)."""
     stand_ins: tuple[str, ...] = ()
     """Packages the assignment allows: where one is not installed, importing it gives a stand-in."""
+    stand_in_missing: bool = True
+    """Whether any other package the student's own code imports gives a stand-in where it is not installed, and the
+    magics of a stood-in package (`%matplotlib inline`) do nothing (sandbox/inside/standins.py)."""
     transformed: tuple[tuple[int, str], ...] = ()
     """Of a notebook, cells as IPython transforms them, derived by a run of the tests on the student's own engine
     before any of the student's code ran in it (transformed()): later runs take these rather than tokenize every
@@ -52,11 +55,17 @@ class Code:
                 "skip": sorted(skip),
                 "cell_timeout": cell_timeout,
                 "stand_ins": list(self.stand_ins),
+                "stand_in_missing": self.stand_in_missing,
                 "transformed": [list(c) for c in self.transformed],
                 "lean": lean,
                 "derive": derive,
             }
-        return {"kind": "py", "file": MODULE_FILE, "stand_ins": list(self.stand_ins)}
+        return {
+            "kind": "py",
+            "file": MODULE_FILE,
+            "stand_ins": list(self.stand_ins),
+            "stand_in_missing": self.stand_in_missing,
+        }
 
     @property
     def warm(self) -> tuple[str, ...]:
@@ -262,24 +271,44 @@ class Loaded:
     stand_ins: tuple[str, ...] = ()
     cells: dict[int, dict] | None = None
     """A notebook's cells, by index, as the run reported them (None when it did not say)."""
+    magics: tuple[tuple[str, int, str], ...] = ()
+    """A notebook's magics of a package standing in, which did nothing: (package, cell index, the magic)."""
+
+
+MAX_STAND_INS = 20
+
+
+def _package(x: Any) -> bool:
+    return isinstance(x, str) and x.isidentifier() and len(x) <= 100
+
+
+def _magics(claimed: Any) -> tuple[tuple[str, int, str], ...]:
+    """The magics claimed to have done nothing, each a package's name, a cell index and a line of text, capped."""
+    if not isinstance(claimed, list):
+        return ()
+    return tuple(
+        (m[0], m[1], " ".join(m[2].split())[:120])
+        for m in claimed[:50]
+        if isinstance(m, list) and len(m) == 3 and _package(m[0]) and type(m[1]) is int and isinstance(m[2], str)
+    )
 
 
 def loaded(reply: dict) -> Loaded:
     if (error := raised(reply)) is not None:
         return Loaded(error)
-    result = reply.get("result") if isinstance(reply.get("result"), dict) else {}
+    result: dict[str, Any] = reply["result"] if isinstance(reply.get("result"), dict) else {}
     symbols = result.get("symbols")
     if not isinstance(symbols, list) or len(symbols) > MAX_SYMBOLS or not all(isinstance(s, str) for s in symbols):
         symbols = None
     used = result.get("stand_ins")
-    stand_ins = tuple(n for n in used if isinstance(n, str)) if isinstance(used, list) else ()
+    stand_ins = tuple(dict.fromkeys(n for n in used[:MAX_STAND_INS] if _package(n))) if isinstance(used, list) else ()
     cells = result.get("cells")
     by_index = (
         {c["index"]: c for c in cells if isinstance(c, dict) and isinstance(c.get("index"), int)}
         if isinstance(cells, list)
         else None
     )
-    return Loaded(None, symbols, stand_ins, by_index)
+    return Loaded(None, symbols, stand_ins, by_index, _magics(result.get("magics")))
 
 
 MAX_TESTS = 2000

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,12 @@ WHEATS = HERE.parent / "grader" / "sabotage" / "engines"
 CORRECT_ENGINES = sorted((ZOO / "correct").glob("*.py")) + sorted(WHEATS.glob("wheat_*.py"))
 BUGGY_ENGINES = sorted((ZOO / "buggy").glob("*.py"))
 BASE_ENGINE = ZOO / "correct" / "list_iterative.py"
+LECTURES = HERE / "fixtures" / "lectures"
+"""Notebooks as lecturers and students write them (our own): a lecture redefining Value as it goes, with graphviz
+drawings and plots; solved exercises printing with rich; an engine printing with rich and plotting with numpy."""
+AUTHOR_PYTHON = Path(os.environ.get("GRADER_TEST_AUTHOR_PYTHON", "/opt/micrograd-author/bin/python"))
+"""A Python with the packages the lectures' authors had (numpy, matplotlib, rich, graphviz; ipykernel and pytest):
+their kernel, and a sandbox's Python that has them. .ci/run makes it."""
 ROOT = HERE.parent
 # The reference engine and its Neuron/Layer/MLP as one student file.
 REFERENCE_SOURCE = (
@@ -79,6 +86,14 @@ def grade_source(tmp_path):
         return grade(path, assignment)
 
     return run
+
+
+@pytest.fixture(scope="session")
+def author_python() -> Path:
+    """AUTHOR_PYTHON, there (a machine without it cannot say how the lectures ran for their authors)."""
+    if not AUTHOR_PYTHON.exists():
+        pytest.skip(f"needs a Python with the lectures' packages ({AUTHOR_PYTHON}; .ci/run makes one)")
+    return AUTHOR_PYTHON
 
 
 def statuses(result: Result) -> dict[str, str]:

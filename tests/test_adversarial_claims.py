@@ -133,3 +133,24 @@ def test_which_mutants_count_follows_the_engines_numbers_never_the_tests_outcome
     hangs = _run({}, other, ok=False, timeout=True)
     assert catches(suite(_run(passing), _run(passing), differing=hangs), set(), set(), 30.0).caught
     assert not catches(suite(_run(passing), _run({}, ok=False), differing=hangs), set(), set(), 30.0).caught
+
+
+def test_the_stand_ins_and_magics_a_load_claims_are_read_as_claims():
+    """A student's code can append anything to what the sandbox reports as stood in and as magics that did nothing:
+    the notes name only package names (at most 20), only the notebook's own cells, and a magic's text on one line,
+    capped; a name the assignment offers is never said to be unavailable."""
+    from grader.loading import _notes
+    from grader.protocol import Code, loaded
+
+    code = Code("notebook", {}, ((0, "import numpy"), (2, "%matplotlib inline")), ("numpy", "matplotlib", "torch"))
+    forged = ["numpy", "=HYPERLINK(1)", "a b", "x" * 200, "torch", *[f"p{i}" for i in range(100)]]
+    magics = [["matplotlib", 2, "%matplotlib   inline\n=1"], ["matplotlib", 10**6, "%x"], ["rich", -1, "%y"], "junk"]
+    claim = loaded({"ok": True, "result": {"symbols": [], "stand_ins": forged, "magics": magics}})
+    notes = _notes(claim, code)
+    named = [n.split(",")[0].removeprefix("Your code imports ") for n in notes[:-1]]
+    assert named[:2] == ["numpy", "torch"] and len(notes) <= 20 and all(n.isidentifier() for n in named), named
+    assert "torch, which is not installed" in notes[1]  # offered by the assignment: missing, not withheld
+    assert notes[-1] == (
+        "Your notebook's magics for matplotlib did nothing, so the rest of their cells ran: matplotlib is not "
+        "installed where it is graded.\n  cell 3: %matplotlib inline =1"
+    ), notes

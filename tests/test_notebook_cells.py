@@ -141,7 +141,7 @@ def test_import_torch_beside_numpy_in_the_first_cell_stands_in_and_the_rest_runs
         tmp_path / "lesson.ipynb",
         first,
         ENGINE,
-        "x = torch.tensor([2.0]).item() * 2",
+        "x = float(torch.tensor([2.0]).item()) * 2",
         "xs = np.linspace(-1, 1, 5)\nplt.plot(xs, xs)",
     )
     task = micrograd.without(tuple(c.id for c in micrograd.checks if c.id not in ("forward", "tanh")))

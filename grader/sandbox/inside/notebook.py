@@ -22,8 +22,10 @@ import sys
 import types
 
 try:
-    from names import MODULE  # inside the sandbox: a module beside this one
+    import standins
+    from names import MODULE  # inside the sandbox: modules beside this one
 except ImportError:  # on the host (the tests run notebooks' engines through it)
+    from grader.sandbox.inside import standins
     from grader.sandbox.inside.names import MODULE
 
 SHELL = None
@@ -34,6 +36,10 @@ TRANSFORMED: dict[str, str] = {}
 for the tests of this module: what later runs take is derive()'s, made before any student code runs."""
 ENGINE_LINE = 1_000_000
 """The line every statement of an engine run after the student's code says it is on (see run_engine)."""
+MAGICS: list[list] = []
+"""The magics of a package standing in (`%matplotlib inline`), which did nothing: [package, cell index, the magic]."""
+CELL = -1
+"""The index of the cell running."""
 
 
 def warm() -> None:
@@ -55,6 +61,7 @@ def _shell():
     config.InteractiveShell.autocall = 0
     shell = InteractiveShell.instance(config=config, user_module=types.ModuleType(MODULE))
     shell.ask_exit = lambda: setattr(shell, "exit_now", True)  # exit() and quit(): the kernel shuts down after the cell
+    shell.enable_gui = lambda gui=None: None  # type: ignore[method-assign] # no event loop, as inline hooks none
     _time_once()
     return shell
 
@@ -144,6 +151,7 @@ def run(
     """Run cells ([index, source] pairs) except those in skip; the module and each cell's status. transformed:
     [index, text] pairs, cells as IPython transforms them (derive(), see _use_transformed).
     lean: run each cell whose transformation is given as plain Python (see _run_lean)."""
+    global CELL
     shell = SHELL or _shell()
     given = {}
     if PRISTINE is not None:
@@ -153,6 +161,7 @@ def run(
     module = shell.user_module
     sys.modules[MODULE] = module
     builtins.input = _no_input
+    _quiet_magics(shell)
     statuses = []
 
     def interrupt(signum, frame):
@@ -164,6 +173,7 @@ def run(
             statuses.append({"index": index, "status": "skipped"})
             continue
         emit(cell=index, phase="start")
+        CELL = index
         signal.setitimer(signal.ITIMER_REAL, cell_timeout)
         try:
             if lean and source in given and _transformers(shell) == PRISTINE and not shell.ast_transformers:
@@ -178,7 +188,7 @@ def run(
             entry = {"index": index, "status": "ok"}
         else:
             status = "timeout" if isinstance(error, CellTimeout) else "error"
-            entry = {"index": index, "status": status, "ename": type(error).__name__, "evalue": _text(error)[:500]}
+            entry = {"index": index, "status": status, "ename": type(error).__name__, "evalue": _said(error)[:500]}
         if shell.exit_now:  # exit() or quit(): a kernel shuts down once the cell is done, so no later cell runs
             entry["exit"] = True
         statuses.append(entry)
@@ -290,6 +300,43 @@ def _future_flags(module: types.ModuleType) -> int:
         if vars(module).get(name) is feature:
             found |= feature.compiler_flag
     return found
+
+
+def _quiet_magics(shell) -> None:
+    """The magics of a package standing in do nothing (recorded in MAGICS), rather than fail their cell as IPython
+    would trying to import it: `%matplotlib inline`, `%pylab`, `%config InlineBackend...` of matplotlib, and
+    `%load_ext` of a package that stands in. With the package installed, or no stand-ins, they run as they are."""
+    run_line_magic = shell.run_line_magic
+
+    def run(magic_name, line, _stack_depth=1):
+        package = _package_of(magic_name, line if isinstance(line, str) else "")
+        if package and standins.stands_in(package):
+            MAGICS.append([package, CELL, f"%{magic_name} {line}".strip()[:120]])
+            return None
+        return run_line_magic(magic_name, line, _stack_depth + 1)  # one frame further from the student's code
+
+    shell.run_line_magic = run
+
+
+def _package_of(magic_name: str, line: str) -> str | None:
+    """The package a line magic sets up: matplotlib's, or an extension's."""
+    if magic_name in ("matplotlib", "pylab") or (magic_name == "config" and line.strip().startswith("InlineBackend")):
+        return "matplotlib"
+    if magic_name == "load_ext" and line.split():
+        from IPython.core import extensions
+
+        module = line.split()[0]
+        root = module.split(".")[0]
+        return root if root.isidentifier() and module not in getattr(extensions, "BUILTINS_EXTS", ()) else None
+    return None
+
+
+def _said(exc: BaseException) -> str:
+    """What a cell raised, as the student reads it: a cell that did not compile says where, in the cell, and what."""
+    if isinstance(exc, SyntaxError) and str(exc.filename or "").startswith("<ipython-input-") and exc.lineno:
+        text = str(exc.text or "").strip()[:200]
+        return f"{exc.msg} (line {exc.lineno} of the cell{': ' + text if text else ''})"
+    return _text(exc)
 
 
 def _text(exc: BaseException) -> str:

@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import math
 import random
+import warnings
 
 try:
-    from ops import BINARY, CONSTANT_FIRST, UNARY, WITH_CONSTANT  # inside the sandbox: a module beside this one
+    from ops import BINARY, CONSTANT_FIRST, UNARY, WITH_CONSTANT  # inside the sandbox: modules beside this one
+    from standins import StandInError
 except ImportError:  # on the host
     from grader.sandbox.inside.ops import BINARY, CONSTANT_FIRST, UNARY, WITH_CONSTANT
+    from grader.sandbox.inside.standins import StandInError
 
 # Plain-float functions the student's numerical_grad is asked to differentiate.
 FUNCTIONS = {
@@ -56,10 +59,15 @@ def number(x):
     """A plain float for a number the student's engine produced, or a description of what it was.
 
     Float and int subclasses are read through the base type, so an object that overrides
-    __eq__, __float__ or __repr__ reports the number it really holds.
+    __eq__, __float__ or __repr__ reports the number it really holds. Anything else is a number
+    when float() reads it exactly (a numpy scalar, a 0-d array, a Fraction or Decimal that
+    round-trips): the float it gives, and only that, is the claim. A stand-in's result (numpy's,
+    where numpy stands in) raises StandInError, naming the package and the use.
     """
-    if isinstance(x, bool):
+    if isinstance(x, bool) or type(x).__name__ in ("bool_", "bool"):
         return {"bad": "a bool, not a number"}
+    if isinstance(x, (str, bytes, bytearray)):
+        return {"bad": f"a {type(x).__name__}, not a number"}
     if isinstance(x, float):
         return float.__float__(x)
     if isinstance(x, int):
@@ -67,12 +75,31 @@ def number(x):
             return float(int.__index__(x))
         except OverflowError:
             return math.copysign(math.inf, int.__index__(x))
-    return {"bad": f"a {type(x).__name__}, not a number"}
+    return _exactly(x)
+
+
+def _exactly(x):
+    """float(x), if x converts to it exactly (compared back with it: equal, or both not a number)."""
+    kind = type(x).__name__
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # numpy's warning for an array of one number turned into a float
+            value = float.__float__(float(x))
+            exact = bool(x == value) if not math.isnan(value) else not bool(x == x)  # noqa: PLR0124 - NaN
+    except StandInError:  # a package's result where the package stands in: the probe raises, saying which
+        raise
+    except Exception:  # noqa: BLE001 - whatever the object's own methods raise, it is not a number
+        return {"bad": f"a {kind}, not a number"}
+    if not exact:
+        return {"bad": f"a {kind} that float() reads only approximately (as {value!r}), not a number"}
+    return value
 
 
 def read(obj, attr):
     try:
         return number(getattr(obj, attr))
+    except StandInError:
+        raise
     except Exception as exc:  # noqa: BLE001 - the student's property may raise anything
         return {"bad": f"reading .{attr} raised {type(exc).__name__}: {exc}"}
 

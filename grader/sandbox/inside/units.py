@@ -159,7 +159,7 @@ class State:
 
     def load(self, request: dict, seq) -> dict:
         code = request["code"]
-        standins.install(code.get("stand_ins", []))
+        standins.install(code.get("stand_ins", []), code.get("stand_in_missing") is True)
         if code["kind"] == "notebook":
             import notebook
 
@@ -167,7 +167,7 @@ class State:
                 code["cells"], code["skip"], code["cell_timeout"], lambda **event: self.emit(seq, **event)
             )
             self.module = module
-            return {"symbols": _symbols(module), "cells": cells, "stand_ins": standins.USED}
+            return {"symbols": _symbols(module), "cells": cells, "stand_ins": standins.USED, "magics": notebook.MAGICS}
         self.module = self.loader.load_file(os.path.join(self.cfg["work"], code["file"]))
         return {"symbols": _symbols(self.module), "stand_ins": standins.USED}
 
@@ -198,7 +198,7 @@ def suite(sock: socket.socket, cfg: dict) -> None:
     run_dir = os.path.join(cfg["scratch"], "run")
     os.makedirs(run_dir, exist_ok=True)
     os.chdir(run_dir)
-    standins.install(code.get("stand_ins", []))
+    standins.install(code.get("stand_ins", []), code.get("stand_in_missing") is True)
     try:
         import notebook
 
