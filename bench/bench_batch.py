@@ -47,7 +47,7 @@ import psutil
 from nbclient import NotebookClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import classgen  # noqa: E402
+import classgen
 
 ROOT = Path(__file__).resolve().parent.parent
 NBGRADER_VERSION = "0.9.6"

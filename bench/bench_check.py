@@ -30,7 +30,7 @@ from pathlib import Path
 import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from plain_pytest import warm_suite_seconds  # noqa: E402
+from plain_pytest import warm_suite_seconds
 
 ROOT = Path(__file__).resolve().parent.parent
 ENGINE = ROOT / "examples" / "correct_engine.py"

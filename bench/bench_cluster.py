@@ -33,7 +33,7 @@ from pathlib import Path
 import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import classgen  # noqa: E402
+import classgen
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -63,7 +63,7 @@ def run(count: int, workers: int, folder: Path, assignment: str) -> dict:
         Client(cluster) as client,
     ):
         pids = list(client.run(os.getpid).values())
-        peaks = {pid: 0.0 for pid in pids}
+        peaks = dict.fromkeys(pids, 0.0)
         stop = threading.Event()
         sampling = [0.0]
 

@@ -35,8 +35,8 @@ from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import classgen  # noqa: E402
-from bench_check import TreeMemory  # noqa: E402
+import classgen
+from bench_check import TreeMemory
 
 ENGINE = classgen.ZOO / "correct" / "list_iterative.py"
 LEFT_OUT = {"test_deep_order", "test_training_loss_falls"}

@@ -22,7 +22,7 @@ from grader.checks.suite import SUITE_CHECKS
 from grader.grading import Options, grade
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from plain_pytest import warm_suite_seconds  # noqa: E402
+from plain_pytest import warm_suite_seconds
 
 ROOT = Path(__file__).resolve().parent.parent
 SLOW_TEST = """

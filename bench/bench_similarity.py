@@ -21,10 +21,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from similargen import many  # noqa: E402
+from similargen import many
 
-from grader.batch.insight import starter_code  # noqa: E402
-from grader.insight.similarity import Work, similar  # noqa: E402
+from grader.batch.insight import starter_code
+from grader.insight.similarity import Work, similar
 
 
 def main() -> None:

@@ -383,7 +383,7 @@ def many(
         if cause:
             try:
                 source = mutate(source, cause)
-            except Exception:  # noqa: BLE001 (NotApplicable, an assertion): this style has no such rule
+            except Exception:
                 cause = None
         students.append((f"s{i:04d}", own_version(source, rng), cause))
     pairs = []

@@ -209,7 +209,7 @@ class SuiteLane:
         try:
             for _ in range(max(1, sandboxes) if shared is None else 0):
                 self.sandboxes.append(sandbox_for(prestarted, code.files, limits, ("pytest", *code.warm), iso))
-        except Exception as exc:  # noqa: BLE001 - reported as the suite checks' error
+        except Exception as exc:
             self._close_own()
             self.outcome.error = f"the sandbox for your tests could not start ({exc})"
         self._ready: tuple[frozenset[int], float] | None = None
@@ -294,7 +294,7 @@ class SuiteLane:
                 for sandbox in self.sandboxes:
                     if sandbox is not self.shared:  # the shared one is the engine lane's to wait for
                         sandbox.wait_ready()
-            except Exception as exc:  # noqa: BLE001 - reported as the suite checks' error
+            except Exception as exc:
                 self._go.wait()
                 self.outcome.error = f"the sandbox for your tests could not start ({exc})"
                 return

@@ -40,7 +40,7 @@ def failure(exc: BaseException, most: int = FAILURE_CHARS) -> str:
     printable. Never raises, though str() of an exception can (its argument may be an int too long to write)."""
     try:  # an OSError's text names a path (of the grader's machine): its reason alone is said
         said = exc.strerror or "" if isinstance(exc, OSError) and exc.strerror else str(exc)
-    except Exception:  # noqa: BLE001 - what it says is a courtesy
+    except Exception:
         said = ""
     first = said.strip().splitlines()[0] if said.strip() else ""
     first = first if len(first) <= most else first[: most - 1] + "…"

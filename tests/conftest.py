@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from grader import catalog, spec
 from grader.checks.suite import SUITE_CHECKS
+from grader.folders import remove_tree
 from grader.grading import grade
 from grader.result import Result
 
@@ -38,6 +40,33 @@ REFERENCE_SOURCE = (
     .replace("from reference.engine import Value\n", "")
     .replace("from __future__ import annotations\n", "")
 )
+
+
+_OWN_BASETEMP = pytest.StashKey[Path]()
+_FAILED = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """The session's temporary folders in a new folder of their own, not pytest's numbered folders under
+    /tmp/pytest-of-USER: the suite makes trees 1,600 folders deep on purpose (a hostile student's), and pytest
+    removes old numbered folders with shutil.rmtree, which recursion stops there (RecursionError at the end of a
+    session that passed, on a machine where an earlier run left one). Under xdist the workers are given theirs."""
+    if config.option.basetemp is None and not hasattr(config, "workerinput"):
+        config.option.basetemp = tempfile.mkdtemp(prefix="grader-tests-")
+        config.stash[_OWN_BASETEMP] = Path(config.option.basetemp)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The session's own temporary folder removed without recursion, deep trees included; kept when a test
+    failed, to be looked at."""
+    own = config.stash.get(_OWN_BASETEMP, None)
+    if own is not None and not config.stash.get(_FAILED, False):
+        remove_tree(own)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    session.config.stash[_FAILED] = exitstatus != 0
 
 
 def with_limits(assignment: spec.Assignment, **limits) -> spec.Assignment:

@@ -48,7 +48,7 @@ GRADED = Result(
 
 
 def outcome(student: str = "alice", result=GRADED) -> TaskOutcome:
-    return TaskOutcome(student, result, {name: "{}" for name in OUTPUTS})
+    return TaskOutcome(student, result, dict.fromkeys(OUTPUTS, "{}"))
 
 
 def test_an_outcome_for_the_task_is_kept_and_anything_else_is_that_students_error():

@@ -17,9 +17,9 @@ import pytest
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "bench"))
-from similargen import HONEST, copy_of, make_class, styles  # noqa: E402
+from similargen import HONEST, copy_of, make_class, styles
 
-from grader.insight.similarity import STRUCTURE, Work, similar  # noqa: E402
+from grader.insight.similarity import STRUCTURE, Work, similar
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ENGINE_CHECKS = (

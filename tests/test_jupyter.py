@@ -70,7 +70,7 @@ def test_grade_in_a_kernel_grades_the_saved_notebook_and_shows_a_case_to_paste(t
         client.execute_cell(notebook.cells[2], 2)
         said = outputs(notebook.cells[2])["text/plain"]
         assert said.startswith("GRAD 0.07065082485316443"), said  # the case runs under the kernel's (fixed) Value
-        loaded = set(eval(said.split("GRADER", 1)[1]))  # noqa: S307 - the list the cell printed
+        loaded = set(eval(said.split("GRADER", 1)[1]))
         grading = ("grader.grading", "grader.checks", "grader.sabotage", "grader.lanes", "grader.sandbox.supervisor")
         assert "grader.jupyter" in loaded and not [m for m in loaded if m.startswith((*grading, "reference"))], loaded
 

@@ -138,7 +138,7 @@ def _names(client: NotebookClient) -> set[str]:
             printed.append(msg["content"]["text"])
 
     run_sync(client.kc.execute_interactive)(NAMES, store_history=False, output_hook=hook, timeout=30)
-    return set(eval("".join(printed).split("NAMES", 1)[1]))  # noqa: S307 - our own probe's printed list
+    return set(eval("".join(printed).split("NAMES", 1)[1]))
 
 
 def grader_run(sources: list[str], micrograd, stand_ins: bool = False) -> tuple[list[str], set[str], list[str]]:

@@ -33,14 +33,14 @@ PROBES = [
 
 def behaviour(source: str) -> list:
     namespace: dict = {}
-    exec(compile(source, "engine.py", "exec"), namespace)  # noqa: S102 - the grader's own engines
+    exec(compile(source, "engine.py", "exec"), namespace)
     found = []
     for probe in PROBES:
         scope = {"V": namespace["Value"], "N": namespace.get("Neuron")}
         try:
-            exec(probe, scope)  # noqa: S102
+            exec(probe, scope)
             found.append([round(x, 9) for x in scope["r"]])
-        except Exception as exc:  # noqa: BLE001 - a mutant may well raise
+        except Exception as exc:
             found.append(type(exc).__name__)
     return found
 
@@ -91,7 +91,7 @@ def test_rewriting_keeps_every_number_and_hides_the_code():
 
 def _method_code(source: str) -> dict[str, str]:
     namespace: dict = {}
-    exec(compile(source, "m.py", "exec"), namespace)  # noqa: S102
+    exec(compile(source, "m.py", "exec"), namespace)
     found = {}
     for name, member in vars(namespace["Value"]).items():
         code = getattr(member, "__code__", None)

@@ -197,7 +197,7 @@ def test_a_one_bug_report_prints_on_four_pages(one_bug):
         page = browser.new_page()
         page.goto(report.as_uri())
         page.wait_for_load_state("load")
-        margins = {side: "0.4in" for side in ("top", "bottom", "left", "right")}  # the print dialog's default
+        margins = dict.fromkeys(("top", "bottom", "left", "right"), "0.4in")  # the print dialog's default
         pages = {
             size: len(re.findall(rb"/Type\s*/Page[^s]", page.pdf(format=size, margin=margins)))
             for size in ("Letter", "A4")

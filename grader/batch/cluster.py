@@ -166,7 +166,7 @@ def _check_workers(client, sample: Task) -> int:
                 f"the Dask cluster at {client.scheduler.address} stopped answering while its workers "
                 f"were checked ({type(exc).__name__})"
             ) from None
-        except Exception as exc:  # noqa: BLE001 - a worker without the grader cannot unpickle the task
+        except Exception as exc:
             problem = f"cannot run the grader ({type(exc).__name__}: {exc}); install micrograd-grader[dask] there"
         if problem:
             raise UnfitWorker(f"worker {info[worker].get('name', '')} ({worker}) may not grade: {problem}")

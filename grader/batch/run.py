@@ -316,7 +316,7 @@ def _students(found: Found, out: Path, assignment: spec.Assignment) -> tuple[lis
     for submission in found.submissions:
         try:
             students.append(_student(submission, out, late.assess(assignment.late, submission.identity)))
-        except Exception as exc:  # noqa: BLE001 - one student's files never stop the class
+        except Exception as exc:
             who = submission.identity or plain(submission.student)
             why = f"the file {quoted(submission.path.name)} could not be read for grading ({failure(exc)})"
             unread.append(Missing(submission.student, who, why, submission.source))

@@ -153,7 +153,7 @@ def grade_task(task: Task) -> TaskOutcome:
         return TaskOutcome(task.student, None, unfit=f"{socket.gethostname()} cannot isolate student code: {exc}")
     except SandboxError as exc:  # the machine's problem, not the student's: the batch stops, naming it once
         return TaskOutcome(task.student, None, unfit=f"{socket.gethostname()} cannot start a sandbox: {exc}")
-    except Exception:  # noqa: BLE001 - one bad submission never stops a batch
+    except Exception:
         return failed(
             task,
             "the grader failed on this submission (the instructor's log has the details)",
@@ -177,7 +177,7 @@ def _grade_in_private_folder(task: Task, iso: Isolation, started: float) -> Resu
             ).to_dict()
         except (IsolationError, SandboxError):
             raise
-        except Exception:  # noqa: BLE001 - one bad submission never stops a batch
+        except Exception:
             data = crash_result(
                 task.name,
                 task.assignment.id,

@@ -139,7 +139,7 @@ def _fingerprints(source: str) -> Fingerprints:
     never stops the pass for the class."""
     try:
         return fingerprints(source)
-    except Exception:  # noqa: BLE001
+    except Exception:
         return Fingerprints({}, 0)
 
 

@@ -31,7 +31,7 @@ from grader.errors import IsolationError, SandboxError, WorkerFailure
 from grader.sandbox import cgroups, folders, isolation, space, uids, watch, wipe
 from grader.sandbox.channel import FRAME_CAP, Channel
 from grader.sandbox.inside.processes import LISTED, descendants
-from grader.sandbox.limits import SandboxLimits  # noqa: F401 - callers take SandboxLimits from here too
+from grader.sandbox.limits import SandboxLimits
 from grader.sandbox.unit import Unit
 
 STARTUP_S = 60.0

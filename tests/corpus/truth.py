@@ -69,7 +69,7 @@ from truth_harness import (
     drive,
     engine_run,
     load,
-    number,  # noqa: E402
+    number,
     torch_run,
 )
 from truth_probes import (
@@ -91,7 +91,7 @@ from truth_probes import (
     TRAIN_YS,
     forward_probes,
     rule_probes,
-)  # noqa: E402
+)
 
 HERE = Path(__file__).resolve().parent
 ENGINES = HERE / "engines"
@@ -129,7 +129,7 @@ def check_forward(mod, ctx):
         want, _ = torch_run(fn, values, backward=False)
         try:
             got, _ = engine_run(mod, fn, values, "forward")
-        except Exception as exc:  # noqa: BLE001 - any exception of the student's code fails it
+        except Exception as exc:
             raise Failure(f"{what} with {values} raised {describe(exc)}") from None
         if not close(got, want):
             raise Failure(f"{what} with {values} gives {got!r}, torch {want!r}")
@@ -139,7 +139,7 @@ def _compare_grads(mod, what, fn, values, mode):
     _, want = torch_run(fn, values)
     try:
         _, got = engine_run(mod, fn, values, mode)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise Failure(f"{what} with {values} raised {describe(exc)}") from None
     for i, (g, w) in enumerate(zip(got, want)):
         if not close(g, w):
@@ -163,7 +163,7 @@ def check_accumulate(mod, ctx):
             continue
         try:
             _, split = engine_run(mod, fn, values, "driver")
-        except Exception:  # noqa: BLE001 - the operation itself is broken: not an accumulation matter
+        except Exception:
             continue
         Value = mod.Value
         distinct = {}
@@ -176,7 +176,7 @@ def check_accumulate(mod, ctx):
         try:
             out = fn(*leaves)
             drive(out, Value)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise Failure(f"{what}: raised {describe(exc)} only when the value is reused") from None
         judged += 1
         expected = sum(number(split[i]) or 0.0 for i in group)
@@ -244,7 +244,7 @@ def check_topo_order(mod, ctx):
         ops, add, mul = _track(Value)
         try:
             root = build(Value, add, mul)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise Failure(f"{what}: building it raised {describe(exc)}") from None
         inner = {id(out) for out, _ in ops}
         consumers: dict[int, set[int]] = {id(out): set() for out, _ in ops}
@@ -264,7 +264,7 @@ def check_topo_order(mod, ctx):
         root.grad = 1.0
         try:
             root.backward()
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise Failure(f"{what}: backward() raised {describe(exc)}") from None
         counts = {key: calls.count(key) for key in inner}
         wrong = [key for key, n in counts.items() if n != 1]
@@ -286,12 +286,12 @@ def check_hand_examples(mod, ctx):
         leaves = [Value(float(v)) for v in values]
         try:
             out = fn(*leaves)
-        except Exception:  # noqa: BLE001 - a missing piece: this example is not judged
+        except Exception:
             continue
         judged.append(title)
         try:
             out.backward()
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise Failure(f"{title}: backward() raised {describe(exc)}") from None
         for i, want in expected.items():
             if not close(leaves[i].grad, want):
@@ -305,7 +305,7 @@ def _works(mod, op) -> bool:
     try:
         engine_run(mod, OP_FORMS[op], (0.7, -1.3), "student")
         return True
-    except Exception:  # noqa: BLE001
+    except Exception:
         return False
 
 
@@ -318,7 +318,7 @@ def check_gradcheck(mod, ctx):
         judged += 1
         try:
             _, analytic = engine_run(mod, fn, values, "student")
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise Failure(f"{what}: raised {describe(exc)}") from None
         for i in range(len(values)):
             up = list(values)
@@ -354,7 +354,7 @@ def check_numerical_grad(mod, ctx):
         want = (f(x + step) - f(x - step)) / (2 * step)
         try:
             got = ng(f, x) if h is None else ng(f, x, h)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise Failure(f"numerical_grad({what}, {x}) raised {describe(exc)}") from None
         tol = 1e-6 if h is None else 1e-9
         if not close(got, want, tol, tol):
@@ -382,7 +382,7 @@ def check_neuron(mod, ctx):
         out = _single(n(list(NEURON_X)))
     except Failure:
         raise
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise Failure(f"Neuron(3) raised {describe(exc)}") from None
     if not isinstance(out, mod.Value):
         raise Failure(f"calling the neuron returned a {type(out).__name__}, not a Value")
@@ -433,7 +433,7 @@ def check_training(mod, ctx):
             losses.append(loss.data)
     except Failure:
         raise
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise Failure(f"the training loop raised {describe(exc)} at step {len(losses)}") from None
     want = torch_training(initial)
     for step, (got, expected) in enumerate(zip(losses, want)):
@@ -465,7 +465,7 @@ def _available(mod, op) -> bool:
     try:
         engine_run(mod, OP_FORMS[op], (0.7, -1.3), "forward")
         return True
-    except Exception:  # noqa: BLE001
+    except Exception:
         return False
 
 

@@ -37,7 +37,7 @@ class Outcomes:
             entry["kind"] = "assertion" if call.excinfo.errisinstance(AssertionError) else "exception"
             try:
                 entry["message"] = call.excinfo.exconly()[:800]
-            except Exception:  # noqa: BLE001 - an exception whose message cannot be rendered
+            except Exception:
                 entry["message"] = call.excinfo.typename
         name = item.nodeid.split("::", 1)[-1]
         if name not in self.tests or entry["outcome"] != "passed":

@@ -95,14 +95,14 @@ def _warm(cfg: dict) -> dict[str, str]:
             import suites
 
             suites.prepare(os.path.join(cfg["scratch"], "run"))
-        except Exception as exc:  # noqa: BLE001 - reported to the grader, which explains it
+        except Exception as exc:
             unavailable["pytest"] = f"{type(exc).__name__}: {exc}"
     if "ipython" in cfg["warm"]:
         try:
             import notebook
 
             notebook.warm()
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             unavailable["ipython"] = f"{type(exc).__name__}: {exc}"
     return unavailable
 

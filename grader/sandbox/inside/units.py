@@ -85,7 +85,7 @@ class Loader:
 def _text(exc: BaseException) -> str:
     try:
         return str(exc)
-    except Exception:  # noqa: BLE001 - a student's exception whose __str__ raises
+    except Exception:
         return f"<{type(exc).__name__} whose message could not be shown>"
 
 
@@ -106,7 +106,7 @@ class State:
             seq = request.get("seq")
             try:
                 reply = {"seq": seq, "ok": True, "result": self.handle(request, seq)}
-            except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt are the student's too
+            except BaseException as exc:
                 reply = {"seq": seq, "ok": False, "error": self.loader.error(exc)}
             frames.send(self.sock, reply)
 
@@ -149,7 +149,7 @@ class State:
         for index, program in enumerate(programs):
             try:
                 value = fn(program)
-            except BaseException as exc:  # noqa: BLE001
+            except BaseException as exc:
                 self.emit(seq, item=index, value={"error": self.loader.error(exc)})
                 if stop:
                     return {"count": index + 1}
@@ -218,7 +218,7 @@ def suite(sock: socket.socket, cfg: dict) -> None:
         if engine:  # as compiled code only: the tests can read neither the engine's text nor a file of it
             notebook.run_engine(module, engine)
         del engine
-    except BaseException as exc:  # noqa: BLE001
+    except BaseException as exc:
         frames.send(sock, {"seq": seq, "ok": False, "error": loader.error(exc)})
         return
     if request.get("probes"):
@@ -227,7 +227,7 @@ def suite(sock: socket.socket, cfg: dict) -> None:
         tests = os.path.join(run_dir, TESTS_FILE)
         with open(tests, "w", encoding="utf-8") as f:
             f.write(request["tests"])
-    except BaseException as exc:  # noqa: BLE001
+    except BaseException as exc:
         frames.send(sock, {"seq": seq, "ok": False, "error": loader.error(exc)})
         return
     import suites
@@ -243,6 +243,6 @@ def _probe_all(programs: list) -> list:
     for program in programs:
         try:
             found.append(probes.evaluate(program, value))
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             found.append({"raised": type(exc).__name__})
     return found
