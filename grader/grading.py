@@ -371,7 +371,7 @@ def _check_result(
         earlier = first.setdefault((cause, False), spec.id)
         if visible:
             earlier = first.setdefault((cause, True), spec.id)
-    text = said_in(outcome.feedback, cause, earlier if earlier != spec.id else None)
+    text = said_in(outcome.feedback, cause, earlier if earlier != spec.id else None, _also(outcome, cause))
     return CheckResult(
         id=spec.id,
         title=title,
@@ -385,6 +385,14 @@ def _check_result(
         duration_s=round(duration, 3),
         cause=cause,
     )
+
+
+def _also(outcome: Outcome, cause: str | None) -> tuple[str, ...]:
+    """The same misconception's ids in other methods, which the check found with its cause (artifacts' causes)."""
+    found = outcome.artifacts.get("causes")
+    if not cause or not isinstance(found, list) or not found or found[0] != cause:
+        return ()
+    return tuple(str(c) for c in found[1:])
 
 
 def _result(submission, digest, assignment, status, error, checks, started, execution=None, notes=()) -> Result:

@@ -15,7 +15,7 @@ from grader import protocol
 from grader.checks import diagnose
 from grader.checks.context import Context
 from grader.checks.features import basic_cause
-from grader.checks.judging import error_message, not_written, shown
+from grader.checks.judging import causes_found, error_message, not_written, shown
 from grader.checks.registry import check
 from grader.feedback import numbers
 from grader.protocol import UNREADABLE, Observation, a_bool, a_name, a_number, an_int, list_of
@@ -242,7 +242,9 @@ def starting_parameters(spec: Training) -> list[float]:
 
 def _with_cause(outcome: Outcome, cause) -> Outcome:
     """The outcome with the recognised cause, which its result says (once: grader/causes.py)."""
-    return outcome if cause is None else replace(outcome, cause=cause.id)
+    if cause is None:
+        return outcome
+    return replace(outcome, cause=cause.id, artifacts=outcome.artifacts | causes_found(cause))
 
 
 def _loop_code(spec: Training, start: list[float]) -> str:
