@@ -34,7 +34,7 @@ from grader.lanes import EngineLane, SuiteLane
 from grader.loading import load
 from grader.protocol import Code
 from grader.result import CheckResult, Outcome, Result, SubmissionError
-from grader.sabotage import own_block
+from grader.sabotage import normalised, own_block
 from grader.sandbox import isolation
 from grader.sandbox.isolation import Isolation
 from grader.sandbox.prestarted import Prestarted, layout, sandbox_for
@@ -87,6 +87,8 @@ class Submitted:
     """The text of the student's tests the suite lane runs (a notebook's own: the shim importing them)."""
     tests_source: str | None
     """The tests as the student wrote them (a notebook's: its cells)."""
+    normal: str = ""
+    """The engine and tests as the draw follows them, whatever the file's format (sabotage.normalised)."""
 
 
 def grade(submission: Path, assignment: Assignment, options: Options = Options()) -> Result:
@@ -122,7 +124,9 @@ def read_submission(submission: Path, assignment: Assignment, options: Options) 
     tests = _tests(submission, options, nb)
     own = nb is not None and tests == notebooks.TEST_SHIM
     tests_source = "\n\n".join(text for _, text in code.cells) if own else tests
-    return Submitted(source, hashlib.sha256(source).hexdigest(), code, tests, tests_source)
+    texts = [text for _, text in code.cells] if code.kind == "notebook" else [_student_text(code)]
+    normal = normalised(*texts, *([] if own or tests is None else [tests]))
+    return Submitted(source, hashlib.sha256(source).hexdigest(), code, tests, tests_source, normal)
 
 
 def _key(assignment: Assignment, options: Options) -> bytes:
@@ -130,14 +134,16 @@ def _key(assignment: Assignment, options: Options) -> bytes:
 
 
 def _seed(read: Submitted, assignment: Assignment, options: Options) -> str:
-    """What makes this grading's choices (the plan of engines, the checks' cases): the same at every regrade."""
-    return secret.seed(_key(assignment, options), b"plan", read.source, (read.tests or "").encode())
+    """What makes this grading's choices (the plan of engines, the checks' cases): the same at every regrade, and
+    for the same engine and tests in a .py file or a notebook (sabotage.normalised)."""
+    return secret.seed(_key(assignment, options), b"plan", read.normal.encode())
 
 
 def _shape(read: Submitted) -> str:
-    """What decides which engine each sabotage is made from: the submission's digest keyed with nothing, so
-    the same files meet the same sabotages, and get the same score, wherever they are graded (sabotage.plan)."""
-    return secret.seed(b"shape", read.source, (read.tests or "").encode())
+    """What decides which engine each sabotage is made from: the submission's code and tests, normalised
+    (sabotage.normalised), keyed with nothing, so the same work meets the same sabotages, and gets the same
+    score, wherever it is graded and whether it is a .py file or a notebook (sabotage.plan)."""
+    return secret.seed(b"shape", read.normal.encode())
 
 
 @contextlib.contextmanager
