@@ -291,6 +291,8 @@ def run_checks(ctx: Context, specs: list[CheckSpec], on_check: OnCheck | None = 
         if timed:  # a typed mark, not words: a batch regrades alone a student whose grade a time limit touched
             outcome = replace(outcome, artifacts={**outcome.artifacts, "timing": True})
         ran[spec.id] = (outcome, time.monotonic() - t0)
+        if outcome.status in ("failed", "error") and spec.id not in SUITE_CHECKS:
+            ctx.cache.setdefault("failed", []).append(spec.id)  # training's card names the first to fix
         if on_check is not None:
             on_check(_check_result(spec, check.title, *ran[spec.id], {}, hidden), len(ran), len(order))
     first: dict[tuple[str, bool], str] = {}

@@ -191,14 +191,14 @@ def training(ctx: Context) -> Outcome:
             if converged is not None
             else ""
         )
+        unstable = _unstable(ctx, protocol.train(args, start), losses, spec.rtol, artifacts)
         return _with_cause(
             Outcome(
                 "failed",
                 "Started from the same weights (the grader's, set through parameters()), your loss and the reference "
                 f"engine's differ from step {diverged} on: {numbers(shown(bad), expected[diverged])[0]}{nan} instead of "
                 f"{numbers(expected[diverged], shown(bad))[0]}."
-                f"{reached}{no_grads}\nRun the loop below and compare; the first check above that fails (add, mul, tanh, "
-                "accumulate...) names the rule to fix.",
+                f"{reached}{no_grads}{unstable or _COMPARE}",
                 Counterexample(
                     code, {f"loss at step {diverged}": expected[diverged]}, {f"loss at step {diverged}": shown(bad)}
                 ),
@@ -229,6 +229,41 @@ def training(ctx: Context) -> Outcome:
         f"{spec.threshold:g} at step {converged} and matches the reference engine at every one of the "
         f"{spec.steps} steps.",
         artifacts=artifacts,
+    )
+
+
+_COMPARE = (
+    "\nRun the loop below and compare; the first check above that fails (add, mul, tanh, accumulate...) names the "
+    "rule to fix."
+)
+
+
+def _unstable(ctx: Context, request: dict, losses: list, rtol: float, artifacts: dict) -> str:
+    """What the card says when the same loop, run again in the student's engine, gives other losses (an order
+    that follows memory addresses, as children kept in a set do, with a bug the order changes): the numbers are
+    not the ones a pasted loop prints, and the check to fix first; else nothing. artifacts learns unstable."""
+    again = ctx.student.ask(request, {"losses": list_of(a_number)}, timeout=max(ctx.deadline_left(), 1.0))
+    if isinstance(again, Observation):
+        return ""
+    other = again.get("losses", [])
+    step = next(
+        (
+            k
+            for k, (a, b) in enumerate(zip(losses, other, strict=False))
+            if not (isinstance(a, float) and isinstance(b, float) and math.isclose(a, b, rel_tol=rtol, abs_tol=1e-12))
+        ),
+        None,
+    )
+    if step is None:
+        return ""
+    artifacts["unstable"] = True
+    first = ctx.cache.get("unstable") or next(iter(ctx.cache.get("failed", [])), None)
+    fix = f"fix what {first} finds first" if first else "fix the first check above that fails first"
+    return (
+        f"\nRun again, the same loop gave another loss at step {step} ({numbers(shown(other[step]))[0]} instead of "
+        f"{numbers(shown(losses[step]))[0]}): your engine's numbers depend on the order backward() visits nodes in."
+        "\nThat order follows memory addresses (children kept in a set), so the loop below prints different losses "
+        f"on each run, not these.\nThe order only changes the numbers because of a bug: {fix}, and compare then."
     )
 
 
