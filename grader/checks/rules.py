@@ -9,13 +9,14 @@ from grader.causes import CAUSES, family
 from grader.checks.cases import EQUAL_DATA, SINGLE
 from grader.checks.context import Context
 from grader.checks.features import basic_cause
+from grader.checks.fixed import needed_ops
 from grader.checks.gradcheck import judge_gradcheck, judge_gradcheck_many
 from grader.checks.judging import Probe, Verdict, compare, compare_many, judged, search
 from grader.checks.registry import check
-from grader.checks.strategies import Shape, forward_ops, single_operations
+from grader.checks.strategies import BOUNDARY_VALUES, Shape, forward_ops, single_operations
 from grader.programs import Program, default_names, expression
 from grader.result import Outcome
-from grader.sandbox.inside.ops import BINARY, METHODS, RULE_CHECK, WORDS
+from grader.sandbox.inside.ops import BINARY, METHODS, RULE_CHECK, UNARY, WORDS
 
 HINTS = {
     "forward": "Check the forward formula of the operation in the smallest case; with a plain number "
@@ -59,6 +60,7 @@ def _run_search(
     if verdict is None:
         return Outcome("passed", "Matches the reference engine on every expression tried.")
     verdict = verdict.explained(ctx, probe.seed)
+    ctx.cache.setdefault("failing_cases", []).append(verdict.program)  # gradcheck judges them too
     if verdict.unstable:  # the check whose numbers changed from try to try: what training points to first
         ctx.cache.setdefault("unstable", check_id)
     return verdict.outcome(HINTS[check_id] + (ctx.features.limits() if note else ""), "On the smallest failing case, ")
@@ -331,14 +333,36 @@ def _order_not_blamed(outcome: Outcome) -> Outcome:
     )
 
 
+def boundary_sweep(ops: tuple[str, ...]) -> list[Program]:
+    """Each operation at its edges, where a backward may raise or divide: 0, and a negative input (a power's base
+    among them, with integer exponents), on leaves and, for **, a base computed to 0."""
+    found: list[Program] = []
+    for op in ops:
+        if op == "pow":
+            found += [(("leaf", x), ("pow", 0, k)) for x in BOUNDARY_VALUES for k in (1, 2, 3)]
+            if "add" in ops:
+                found.append((("leaf", 1.5), ("leaf", -1.5), ("add", 0, 1), ("pow", 2, 2)))
+        elif op in UNARY:
+            found += [(("leaf", x), (op, 0)) for x in BOUNDARY_VALUES]
+        elif op in BINARY:
+            found += [(("leaf", 0.0), ("leaf", -1.5), (op, 0, 1)), (("leaf", -1.5), ("leaf", 0.0), (op, 0, 1))]
+    return found
+
+
+def found_cases(ctx: Context, ops: tuple[str, ...]) -> list[Program]:
+    """The smallest cases the rule checks before this one found failing (a domain error, a 0 under **), of those
+    built only from the operations given: one search for all, so no check passes a case another failed."""
+    return [p for p in ctx.cache.get("failing_cases", []) if needed_ops(p) <= set(ops)]
+
+
 @check("gradcheck", "Analytic gradients agree with central differences of your own forward pass", backward=True)
 def gradcheck(ctx: Context) -> Outcome:
     f = ctx.features
     ops = tuple(op for op in ctx.assignment.ops if op in f.working)
     if not ops:
         return _not_judged("no operation works on its own yet (see forward)")
-    shape = Shape(ops=ops, max_ops=5, reuse_leaves=True, share_nodes=True, wrap="mul" in ops)
-    sweep = reuse_sweep(ctx, ops)
+    shape = Shape(ops=ops, max_ops=5, reuse_leaves=True, share_nodes=True, wrap="mul" in ops, boundary=True)
+    sweep = list(dict.fromkeys(reuse_sweep(ctx, ops) + boundary_sweep(ops) + found_cases(ctx, ops)))
     first = judge_gradcheck_many(ctx, sweep) if sweep else {}
     verdict = next((first[p] for p in sweep if first.get(p) is not None), None)
     if verdict is None:
