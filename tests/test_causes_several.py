@@ -13,6 +13,8 @@ from conftest import BASE_ENGINE, WHEATS, ZOO
 from grader import catalog
 from grader.causes import CAUSES, several
 from grader.checks.suite import SUITE_CHECKS
+from grader.insight.misconceptions import tally
+from grader.result import CheckResult, Result
 
 STYLES = {
     "stack": BASE_ENGINE.read_text(),
@@ -103,3 +105,31 @@ def test_a_backward_attached_to_the_input_is_its_own_cause(style, grade_source):
     for later in ("hand_examples", "gradcheck"):
         assert found[later].cause in (None, "backward_on_input_tanh"), found[later].feedback
         assert "comma" not in found[later].feedback
+
+
+def _result(cause: str, causes: list[str] | None) -> Result:
+    check = CheckResult(
+        "accumulate",
+        "accumulate",
+        "failed",
+        0.0,
+        5.0,
+        "visible",
+        "x",
+        None,
+        {"causes": causes} if causes else {},
+        0.1,
+        cause,
+    )
+    return Result("micrograd_mine.py", None, "micrograd", "0", "graded", None, 0.0, 5.0, 1.0, (check,))
+
+
+def test_the_class_insight_counts_a_student_once_and_in_each_method():
+    """A student with `=` for `+=` in three methods counts once for the misconception, and in each method's
+    part; a student with it in __mul__ alone, in __mul__'s part only."""
+    everywhere = ["assign_in_add", "assign_in_mul", "assign_in_tanh"]
+    summary = tally([("ana", _result("assign_in_add", everywhere)), ("bo", _result("assign_in_mul", None))])
+    (entry,) = summary["misconceptions"]
+    assert entry["id"] == "assign_in" and entry["count"] == 2
+    parts = {part["cause"]: part["students"] for part in entry["parts"]}
+    assert parts == {"assign_in_add": ["ana"], "assign_in_mul": ["ana", "bo"], "assign_in_tanh": ["ana"]}
