@@ -272,7 +272,7 @@ def _everywhere(ctx: Context, cause_id: str, seed: bool) -> Cause:
     groups = ctx.cache.setdefault("groups", {})
     prefix = family(cause_id) or ""
     if prefix not in groups:
-        groups[prefix] = _grown(prefix, cause_id, *_judged_answers(_answers(ctx, seed), ctx.close), seed)
+        groups[prefix] = _grown(prefix, cause_id, *_judged_answers(_answers(ctx, seed), ctx.close), seed, ctx.close)
     spec = groups[prefix]
     ids = tuple(f"{prefix}{rule}" for rule in UPDATED if any(rule == r for _, r, _ in spec))
     if cause_id not in ids:
@@ -287,27 +287,30 @@ def _judged_answers(answers: dict, close) -> tuple[dict, list]:
         if got is None or not got.ok:
             continue
         expected = reference_run(program)
-        nodes = ancestors(program)
-        if all(close(expected.grad[i], got.grad[i]) and close(expected.data[i], got.data[i]) for i in nodes):
+        if expected is None or expected.grad is None or expected.data is None or got.grad is None:
+            continue
+        want, data = expected.grad, expected.data
+        if all(close(want[i], got.grad[i]) and close(data[i], got.data[i]) for i in ancestors(program)):
             right.append(program)
         else:
             wrong[program] = got.grad
     return wrong, right
 
 
-def _grown(prefix: str, cause_id: str, wrong: dict, right: list, seed: bool) -> tuple:
+def _grown(prefix: str, cause_id: str, wrong: dict, right: list, seed: bool, close) -> tuple:
     """The misconception's spec for _combined: the named rule's best form, then each other rule's best form
     that makes the replay reproduce more of the wrong answers."""
     rule = cause_id[len(prefix) :]
-    spec = max(
-        (((prefix, rule, k),) for k in range(len(VARIANTS[prefix](rule)))), key=lambda s: _score(s, wrong, right, seed)
+    spec: tuple[tuple[str, str, int], ...] = max(
+        (((prefix, rule, k),) for k in range(len(VARIANTS[prefix](rule)))),
+        key=lambda s: _score(s, wrong, right, seed, close),
     )
     for other in UPDATED:
         if other == rule:
             continue
         options = [spec + ((prefix, other, k),) for k in range(len(VARIANTS[prefix](other)))]
-        best = max(options, key=lambda s: _score(s, wrong, right, seed))
-        if _score(best, wrong, right, seed) > _score(spec, wrong, right, seed):
+        best = max(options, key=lambda s: _score(s, wrong, right, seed, close))
+        if _score(best, wrong, right, seed, close) > _score(spec, wrong, right, seed, close):
             spec = best
     return spec
 
@@ -317,22 +320,21 @@ def _replayed(spec: tuple, program: Program, seed: bool) -> tuple:
     return tuple(_replay(module.Value, program, seed) for module in _combined(spec))
 
 
-def _score(spec: tuple, wrong: dict, right: list, seed: bool) -> int:
+def _score(spec: tuple, wrong: dict, right: list, seed: bool, close) -> int:
     """How many wrong answers the best replay of spec reproduces, of those never wrong where the student's
     engine is right (-1 when there are none such)."""
     best = -1
     for k in range(len(_combined(spec))):
-        if any(_wrong_at(_replayed(spec, program, seed)[k], program) for program in right):
+        if any(_wrong_at(_replayed(spec, program, seed)[k], program, close) for program in right):
             continue
         best = max(best, sum(_fits(_replayed(spec, p, seed)[k], grads, ancestors(p)) for p, grads in wrong.items()))
     return best
 
 
-def _wrong_at(sim: list | None, program: Program) -> bool:
+def _wrong_at(sim: list | None, program: Program, close) -> bool:
     expected = reference_run(program)
-    return sim is not None and not all(
-        math.isclose(expected.grad[i], sim[i], rel_tol=1e-6, abs_tol=1e-9) for i in ancestors(program)
-    )
+    want = expected.grad if expected is not None else None
+    return sim is not None and want is not None and not all(close(want[i], sim[i]) for i in ancestors(program))
 
 
 def _fits(sim: list | None, grads: list, nodes) -> bool:

@@ -21,12 +21,9 @@ def _judged(program: Program) -> bool:
     """Inside the reference's domain, away from relu's kink, and with no fractional power of a base so near 0
     that a nudge makes it negative (a complex number, on any engine)."""
     expected = reference_run(program)
-    return expected is not None and not any(
-        ins[0] == "relu"
-        and abs(expected.data[ins[1]]) < KINK_MARGIN
-        or ins[0] == "pow"
-        and not float(ins[2]).is_integer()
-        and abs(expected.data[ins[1]]) < KINK_MARGIN
+    data = expected.data if expected is not None else None
+    return data is not None and not any(
+        (ins[0] == "relu" or ins[0] == "pow" and not float(ins[2]).is_integer()) and abs(data[ins[1]]) < KINK_MARGIN
         for ins in program
     )
 
