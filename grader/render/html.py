@@ -103,7 +103,9 @@ def student_report(
             view["graph_svg"] = graph_svg(graph) if graph else None
             cause = CAUSES.get(check.cause) if check.cause else None
             code = (
-                suspect_source(source, check.id, cause.method if cause else None, cause.beside if cause else ())
+                suspect_source(
+                    source, check.id, cause.method if cause else None, cause.beside if cause else (), _also(check)
+                )
                 if source
                 else None
             )
@@ -214,13 +216,22 @@ def write(path: Path, html: str) -> Path:
     return path
 
 
+def _also(check) -> tuple[str, ...]:
+    """The other methods a misconception found in several was found in (the check's artifacts' causes)."""
+    found = check.artifacts.get("causes")
+    if not isinstance(found, list) or not found or found[0] != check.cause:
+        return ()
+    return tuple(CAUSES[c].method or "" for c in found[1:] if isinstance(c, str) and c in CAUSES)
+
+
 def suspect_source(
-    source: str, check_id: str, suspect: str | None = None, beside: tuple[str, ...] = ()
+    source: str, check_id: str, suspect: str | None = None, beside: tuple[str, ...] = (), also: tuple[str, ...] = ()
 ) -> Markup | None:
     """The student's own code for the method most likely at fault, highlighted, in the file's line order:
-    the one the recognised cause names (suspect) if the student's file has it, else the methods the cause
-    says it is written beside (a missing __radd__: __add__), else those the check is about. None for code over
-    PARSED_CHARS, or that does not parse; lines over VIEW_CHARS are cut."""
+    the one the recognised cause names (suspect) if the student's file has it, with the other methods the same
+    misconception was found in (also), else the methods the cause says it is written beside (a missing __radd__:
+    __add__), else those the check is about. None for code over PARSED_CHARS, or that does not parse; lines over
+    VIEW_CHARS are cut."""
     if len(source) > PARSED_CHARS:
         return None
     try:
@@ -230,7 +241,7 @@ def suspect_source(
     defined = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
     wanted = SUSPECTS.get(check_id, [])
     if suspect and suspect in defined:
-        wanted = [suspect]
+        wanted = [suspect, *also]
     elif suspect and set(beside) & defined:
         wanted = list(beside)
     found = {}
