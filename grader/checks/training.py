@@ -261,9 +261,10 @@ def _unstable(ctx: Context, request: dict, losses: list, rtol: float, artifacts:
     fix = f"fix what {first} finds first" if first else "fix the first check above that fails first"
     return (
         f"\nRun again, the same loop gave another loss at step {step} ({numbers(shown(other[step]))[0]} instead of "
-        f"{numbers(shown(losses[step]))[0]}): your engine's numbers depend on the order backward() visits nodes in."
-        "\nThat order follows memory addresses (children kept in a set), so the loop below prints different losses "
-        f"on each run, not these.\nThe order only changes the numbers because of a bug: {fix}, and compare then."
+        f"{numbers(shown(losses[step]))[0]}): your engine's numbers change from run to run, most often because "
+        "the order backward() visits nodes in follows memory addresses (children kept in a set).\nSo the loop below "
+        "prints different losses on each run, not these.\nWith right rules the order would not change the numbers: "
+        f"{fix}, and compare then."
     )
 
 
