@@ -175,7 +175,7 @@ def normalised(*texts: str) -> str:
     for text in texts:
         for node in _statements(text):
             if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-                defined[node.name] = _unparsed_node(node)
+                defined[node.name] = _unparsed_node(node, text)
     return "\n".join(defined[name] for name in sorted(defined)) if defined else "\n".join(texts)
 
 
@@ -189,11 +189,12 @@ def _statements(text: str) -> list[ast.stmt]:
     return []
 
 
-def _unparsed_node(node: ast.stmt) -> str:
+def _unparsed_node(node: ast.stmt, text: str) -> str:
+    """The definition as ast unparses it; its own lines where it cannot (nesting too deep to unparse)."""
     try:
         return ast.unparse(node)
-    except (ValueError, RecursionError):
-        return ast.dump(node)
+    except (ValueError, RecursionError, MemoryError):
+        return "\n".join(text.splitlines()[node.lineno - 1 : node.end_lineno])
 
 
 def plan(operator_ids: tuple[str, ...], seed: str, pool: str, own: str | None = None, shape: str | None = None) -> Plan:
