@@ -8,7 +8,8 @@ bytes that expands more than `ratio` times its compressed size is a zip bomb, an
 archive with more than `members` entries is read only up to that count. Symbolic links,
 absolute names, `..`, names nested deeper than discovery reads (grader/folders.py's MAX_DEPTH) and
 names the file system cannot hold are never written, so every tree extracted is shallow. Each
-member left out gets a note naming it and why. `copy_file` copies one loose file the same way: no link followed, bounded size.
+member left out gets a note naming it and why. `copy_file` copies one loose file the same way: no
+link followed, bounded size.
 """
 
 from __future__ import annotations

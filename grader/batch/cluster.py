@@ -3,8 +3,9 @@
 Each task carries one student's bytes and returns their result as data (grader/batch/tasks.py);
 the instructor's process writes every output. On a worker, a task is graded in a grading
 process of that worker's own (`python -m grader.batch.graders`, started when a task needs one
-and reused, one per task running at once), never in the Dask worker process, so neither student code nor the grader's handling of its
-replies runs there, and a grading that dies takes only its process with it.
+and reused, one per task running at once), never in the Dask worker process, so neither student
+code nor the grader's handling of its replies runs there, and a grading that dies takes only its
+process with it.
 
 Before any student is sent, every worker is asked, in a task, whether it may grade (the same
 grader as the instructor's, student code isolated as a batch requires); a worker that joins
