@@ -253,7 +253,9 @@ def _parsed(source: str) -> ast.Module | None:
         return None
 
 
-def _suspects(tree: ast.Module, check_id: str, suspect: str | None, beside: tuple[str, ...]) -> dict[str, ast.AST]:
+def _suspects(
+    tree: ast.Module, check_id: str, suspect: str | None, beside: tuple[str, ...]
+) -> dict[str, ast.FunctionDef | ast.ClassDef]:
     """The first definition of each suspect function or class the code has, by name (see suspect_source)."""
     defined = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
     wanted = SUSPECTS.get(check_id, [])
@@ -261,7 +263,7 @@ def _suspects(tree: ast.Module, check_id: str, suspect: str | None, beside: tupl
         wanted = [suspect]
     elif suspect and set(beside) & defined:
         wanted = list(beside)
-    found = {}
+    found: dict[str, ast.FunctionDef | ast.ClassDef] = {}
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in wanted and node.name not in found:
             found[node.name] = node
