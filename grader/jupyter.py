@@ -149,7 +149,10 @@ def staleness(path: Path, inputs: list[str]) -> str:
             f"{len(missing)} cell{'s' if len(missing) != 1 else ''} you ran in this kernel "
             f"{'are' if len(missing) != 1 else 'is'} not in {path.name} as saved (at {when})"
         )
-    return f"{said}: %grade grades the file as saved. Save the notebook (Ctrl+S) and run %grade again to grade what you see."
+    return (
+        f"{said}: %grade grades the file as saved. "
+        "Save the notebook (Ctrl+S) and run %grade again to grade what you see."
+    )
 
 
 @dataclass(frozen=True)

@@ -13,13 +13,13 @@ it (the `run` fixture of test_adversarial.py):
 from __future__ import annotations
 
 from conftest import BASE_ENGINE
-from test_adversarial import HOSTILE, check, private_install, run, statuses  # noqa: F401
+from test_adversarial import HOSTILE, check, statuses
 
 from grader.checks.suite_runs import Run, Suite, _counted_mutants, catches
 from grader.grading import grade
 
 
-def test_a_notebook_cannot_hand_the_other_runs_code_it_does_not_hold(run, tmp_path):  # noqa: F811
+def test_a_notebook_cannot_hand_the_other_runs_code_it_does_not_hold(run, tmp_path):
     """Do the tests of a notebook that, run on the student's own engine, rewrite every place the cells' transformed
     texts could be taken from (what the process recorded, what it reports, its reply, and a frame of their own)
     still meet, on every other engine, the cells the notebook holds: their test of what a needed cell defines
@@ -68,7 +68,7 @@ def test_derived_texts_are_the_cells_as_a_shell_that_ran_no_student_code_reads_t
     assert [i for i, _ in derived] == [0, 1], [i for i, _ in derived]  # what fits in a frame, with room to spare
 
 
-def test_tests_cannot_claim_the_mutants_they_miss_are_equivalent(run, tmp_path):  # noqa: F811
+def test_tests_cannot_claim_the_mutants_they_miss_are_equivalent(run, tmp_path):
     """Do forward-only tests that, on every engine where they catch nothing, make the run claim the student's own
     engine's numbers on the equivalence probes (in the reply, through the channel's send, and in a frame of their
     own) still have every mutant of the student's engine they miss counted, and missed: none is left out as

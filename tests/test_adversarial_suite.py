@@ -17,8 +17,8 @@ import re
 import zlib
 from dataclasses import replace
 
-from conftest import BASE_ENGINE
-from test_adversarial import HOSTILE, TEST_SECRET, check, private_install, run, scores, statuses  # noqa: F401
+from conftest import BASE_ENGINE, TEST_SECRET
+from test_adversarial import HOSTILE, check, scores, statuses
 
 from grader.checks.suite_text import LISTED
 

@@ -16,7 +16,7 @@ import types
 
 import pytest
 from conftest import BASE_ENGINE, HERE
-from test_adversarial import check, private_install, run, scores, statuses  # noqa: F401 - fixtures
+from test_adversarial import check, scores, statuses
 
 from grader.checks.suite import equivalence_probes
 from grader.sabotage import _own_mutant, all_operators, own_block, plan

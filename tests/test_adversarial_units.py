@@ -15,8 +15,8 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import BASE_ENGINE
-from test_adversarial import HOSTILE, SANDBOX_PYTHON, SUITES, check, private_install, run, statuses  # noqa: F401
+from conftest import BASE_ENGINE, SANDBOX_PYTHON
+from test_adversarial import HOSTILE, SUITES, check, statuses
 
 from grader.errors import WorkerFailure
 from grader.sandbox import cgroups, isolation, watch

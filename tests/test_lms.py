@@ -13,7 +13,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import CORRECT_ENGINES, HERE
+from conftest import CORRECT_ENGINES, HERE, csv_rows
 
 from grader import catalog, spec
 from grader.batch.discover import discover
@@ -412,7 +412,7 @@ def test_a_canvas_class_round_trip(tmp_path):
     )
     assert run.returncode == 0, run.stderr[-3000:]
     assert "graded 19 submissions" in run.stdout and "6 on the roster handed in nothing" in run.stdout, run.stdout
-    graded = {r["lms_user_id"]: r for r in csv.DictReader(open(out / "grades.csv", newline=""))}
+    graded = {r["lms_user_id"]: r for r in csv_rows(out / "grades.csv")}
     assert len(graded) == 25 and set(graded) == {uid for _, _, uid in names}
     assert graded["22222"]["student"] == "leejohn_22222" and graded["33333"]["student"] == "leejohn_33333"
     assert graded["11111"]["status"] == "error" and "only test_micrograd.py was found" in graded["11111"]["reason"]

@@ -18,7 +18,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import CORRECT_ENGINES, HERE
+from conftest import CORRECT_ENGINES, HERE, csv_rows
 from lms_importers import (
     CanvasCourse,
     MoodleAssignment,
@@ -151,7 +151,7 @@ def test_a_swedish_canvas_class_round_trips(tmp_path, capsys):
     out = _graded_class(
         tmp_path, found, {ids["22222"]: 17.0, ids["22225"]: 20.0, ids["22226"]: 16.0}, class_list, {ids["22226"]: 1.6}
     )
-    grades = {r["lms_user_id"]: r for r in csv.DictReader(open(out / "grades.csv", newline=""))}
+    grades = {r["lms_user_id"]: r for r in csv_rows(out / "grades.csv")}
     assert len(grades) == 6 and grades["22223"]["status"] == "no_submission"
     target = tmp_path / "import.csv"
     sv = dict(
@@ -459,10 +459,13 @@ def test_every_csv_cell_is_data_never_a_formula(tmp_path):
     (tmp_path / "canvas.csv").write_text("\n".join(canvas_rows) + "\n")
     text = export.canvas(roster.read(tmp_path / "canvas.csv"), {}, 20.0, None, writeback.Options(), writeback.Tally())
     (tmp_path / "c.csv").write_text(text)
-    grades = list(csv.reader(open(out / "grades.csv", newline="")))
+    with open(out / "grades.csv", newline="") as f:
+        grades = list(csv.reader(f))
     assert any("=cmd" in cell for row in grades for cell in row)  # the file's name is there, as data
     for path in (tmp_path / "g.csv", tmp_path / "c.csv", out / "grades.csv"):
-        for row in csv.reader(open(path, newline="")):
+        with open(path, newline="") as f:
+            rows = list(csv.reader(f))
+        for row in rows:
             for cell in row:
                 assert not cell.lstrip(" ").startswith(("=", "+", "@", "\t", "\r")), (path.name, cell)
                 assert not cell.startswith("-") or numbers.is_number(cell), (path.name, cell)
@@ -548,7 +551,7 @@ def test_the_gradebook_is_always_the_whole_class(tmp_path):
     (late_dir / "okaforchidi_LATE_40004_95009_micrograd_mine.py").write_text(ENGINE)
     third = _batch(str(late_dir), *command[1:])
     assert third.returncode == 0, third.stderr[-3000:]
-    grades = {r["lms_user_id"]: r for r in csv.DictReader(open(out / "grades.csv", newline=""))}
+    grades = {r["lms_user_id"]: r for r in csv_rows(out / "grades.csv")}
     assert set(grades) == {"40001", "40002", "40003", "40004", "40005"}
     assert [grades[i]["status"] for i in ("40001", "40002", "40003", "40004", "40005")] == [
         "graded",

@@ -318,40 +318,52 @@ class _Discovery:
 
     def visible(self, folder: Path, label: str, depth: int, owner: str):
         """The entries of a folder worth looking at, sorted; a note (counted under `owner`) for each one left out."""
-        if depth > MAX_DEPTH:
-            self.note("left_out", label, f"folders nested more than {MAX_DEPTH} deep; skipped", owner)
-            return
-        try:
-            with os.scandir(folder) as it:
-                entries = sorted(itertools.islice(it, LISTED + 1), key=lambda e: e.name)
-        except OSError as exc:
-            self.note("left_out", label, f"cannot be read ({exc.strerror}); skipped", owner)
-            return
-        if len(entries) > LISTED:
-            entries = entries[:LISTED]
-            self.note("left_out", label, f"holds more than {LISTED:,} entries; only {LISTED:,} were read", owner)
-        for entry in entries:
+        for entry in self._listing(folder, label, depth, owner):
             where = f"{label}/{entry.name}"
             try:
                 info = entry.stat(follow_symlinks=False)
             except OSError as exc:
                 self.note("left_out", where, f"cannot be read ({exc.strerror}); skipped", owner)
                 continue
-            if stat.S_ISLNK(info.st_mode):
-                self.note("left_out", where, "a symbolic link; not followed", owner)
-            elif (info.st_dev, info.st_ino) == self.exclude:
-                self.note("input", where, "the batch's own --out folder; not read as submissions", owner)
-            elif stat.S_ISDIR(info.st_mode) and (entry.name in SKIP_DIRS or entry.name.startswith(".")):
-                kind = "a hidden folder" if entry.name.startswith(".") else "a system folder"
-                self.note("left_out", where, f"{kind}; skipped ({count_files(Path(entry.path))} files in it)", owner)
-            elif entry.name.startswith("."):
-                self.note("left_out", where, "a hidden file; skipped", owner)
-            elif stat.S_ISDIR(info.st_mode):
+            left_out = self._left_out(entry, info)
+            if left_out is None:  # a folder, or a file (one to grade over the size limit too: the caller says whose)
                 yield entry, where
-            elif not stat.S_ISREG(info.st_mode):
-                self.note("left_out", where, "not a regular file; skipped", owner)
-            else:  # a file to grade over the size limit too: the caller says whose it was
-                yield entry, where
+            else:
+                kind, why = left_out
+                self.note(kind, where, why, owner)
+
+    def _listing(self, folder: Path, label: str, depth: int, owner: str) -> list[os.DirEntry]:
+        """A folder's first LISTED entries, sorted by name; none if it is too deep or cannot be read (a note says)."""
+        if depth > MAX_DEPTH:
+            self.note("left_out", label, f"folders nested more than {MAX_DEPTH} deep; skipped", owner)
+            return []
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(itertools.islice(it, LISTED + 1), key=lambda e: e.name)
+        except OSError as exc:
+            self.note("left_out", label, f"cannot be read ({exc.strerror}); skipped", owner)
+            return []
+        if len(entries) > LISTED:
+            entries = entries[:LISTED]
+            self.note("left_out", label, f"holds more than {LISTED:,} entries; only {LISTED:,} were read", owner)
+        return entries
+
+    def _left_out(self, entry: os.DirEntry, info: os.stat_result) -> tuple[str, str] | None:
+        """Why an entry is not looked at, as (the note's kind, why), or None to look at it."""
+        if stat.S_ISLNK(info.st_mode):
+            return "left_out", "a symbolic link; not followed"
+        if (info.st_dev, info.st_ino) == self.exclude:
+            return "input", "the batch's own --out folder; not read as submissions"
+        if stat.S_ISDIR(info.st_mode) and (entry.name in SKIP_DIRS or entry.name.startswith(".")):
+            kind = "a hidden folder" if entry.name.startswith(".") else "a system folder"
+            return "left_out", f"{kind}; skipped ({count_files(Path(entry.path))} files in it)"
+        if entry.name.startswith("."):
+            return "left_out", "a hidden file; skipped"
+        if stat.S_ISDIR(info.st_mode):
+            return None
+        if not stat.S_ISREG(info.st_mode):
+            return "left_out", "not a regular file; skipped"
+        return None
 
     def unpack(self, archive: Path, label: str, skip, owner: str) -> Path | None:
         """Extract a zip into the staging folder; its notes are counted under `owner`."""

@@ -113,7 +113,7 @@ class StudentEngine:
         for start in range(0, len(programs), CHUNK):
             chunk = programs[start : start + CHUNK]
 
-            def on_event(event: dict, start=start, n=len(chunk)) -> None:
+            def on_event(event: dict, start=start, n=len(chunk)) -> None:  # noqa: B008 - this chunk's size
                 item = event.get("item")
                 if (
                     isinstance(item, int)

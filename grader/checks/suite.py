@@ -393,9 +393,10 @@ def wheat(ctx: Context) -> Outcome:
         "wheat",
         Outcome(
             "failed",
-            f"{len(invalid)} of your {total} tests reject a correct engine, so they are left out when counting sabotages "
-            "caught:\n" + "\n".join(listed(lines)) + "\nA test should check behaviour (values and gradients, within a "
-            "tolerance), not one implementation's details (private names, source code, the exact last digit of a float). "
+            f"{len(invalid)} of your {total} tests reject a correct engine, so they are left out when counting "
+            "sabotages caught:\n" + "\n".join(listed(lines)) + "\nA test should check behaviour (values and "
+            "gradients, within a tolerance), not one implementation's details (private names, source code, the exact "
+            "last digit of a float). "
             "Only how a test failed is shown for engines other than yours, never its message: run it on your own "
             "engine to see that." + interface_note,
             artifacts=artifacts,

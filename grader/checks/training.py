@@ -195,10 +195,10 @@ def training(ctx: Context) -> Outcome:
             Outcome(
                 "failed",
                 "Started from the same weights (the grader's, set through parameters()), your loss and the reference "
-                f"engine's differ from step {diverged} on: {numbers(shown(bad), expected[diverged])[0]}{nan} instead of "
-                f"{numbers(expected[diverged], shown(bad))[0]}."
-                f"{reached}{no_grads}\nRun the loop below and compare; the first check above that fails (add, mul, tanh, "
-                "accumulate...) names the rule to fix.",
+                f"engine's differ from step {diverged} on: {numbers(shown(bad), expected[diverged])[0]}{nan} "
+                f"instead of {numbers(expected[diverged], shown(bad))[0]}."
+                f"{reached}{no_grads}\nRun the loop below and compare; the first check above that fails "
+                "(add, mul, tanh, accumulate...) names the rule to fix.",
                 Counterexample(
                     code, {f"loss at step {diverged}": expected[diverged]}, {f"loss at step {diverged}": shown(bad)}
                 ),

@@ -19,8 +19,8 @@ Which cell each roster student gets (their grade, or the LMS's own cell where th
 theirs) is grader/lms/writeback.py's; which row a graded student's grade goes to, grader/lms/matching.py's.
 Every file is written through grader/csvfile.py, so no cell is a formula. Each export applies overrides.csv as it
 is when it runs (grader/batch/applied.py), whatever the gradebook held.
-- feedback: a zip of every student's report (saying what their instructor adjusted), named as their LMS takes bulk feedback back:
-  Canvas `lastfirst[_late]_<user id>_<attachment id>_feedback.html` (Canvas matches the first
+- feedback: a zip of every student's report (saying what their instructor adjusted), named as their LMS takes
+  bulk feedback back: Canvas `lastfirst[_late]_<user id>_<attachment id>_feedback.html` (Canvas matches the first
   two numbers: the user and their submitted file), Moodle `Full Name_<participant
   id>_assignsubmission_file_feedback.html`, otherwise `<student>/feedback.html`.
 """

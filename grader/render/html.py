@@ -221,22 +221,10 @@ def suspect_source(
     the one the recognised cause names (suspect) if the student's file has it, else the methods the cause
     says it is written beside (a missing __radd__: __add__), else those the check is about. None for code over
     PARSED_CHARS, or that does not parse; lines over VIEW_CHARS are cut."""
-    if len(source) > PARSED_CHARS:
+    tree = _parsed(source)
+    if tree is None:
         return None
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    defined = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
-    wanted = SUSPECTS.get(check_id, [])
-    if suspect and suspect in defined:
-        wanted = [suspect]
-    elif suspect and set(beside) & defined:
-        wanted = list(beside)
-    found = {}
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in wanted and node.name not in found:
-            found[node.name] = node
+    found = _suspects(tree, check_id, suspect, beside)
     if not found:
         return None
     lines = source.splitlines()
@@ -253,6 +241,33 @@ def suspect_source(
         formatter = HtmlFormatter(noclasses=True, linenos="inline", linenostart=start, style="default")
         blocks.append(highlight("\n".join(shown), PythonLexer(), formatter))
     return Markup("".join(blocks))
+
+
+def _parsed(source: str) -> ast.Module | None:
+    """The student's code parsed; None for code over PARSED_CHARS, or that does not parse."""
+    if len(source) > PARSED_CHARS:
+        return None
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _suspects(
+    tree: ast.Module, check_id: str, suspect: str | None, beside: tuple[str, ...]
+) -> dict[str, ast.FunctionDef | ast.ClassDef]:
+    """The first definition of each suspect function or class the code has, by name (see suspect_source)."""
+    defined = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    wanted = SUSPECTS.get(check_id, [])
+    if suspect and suspect in defined:
+        wanted = [suspect]
+    elif suspect and set(beside) & defined:
+        wanted = list(beside)
+    found: dict[str, ast.FunctionDef | ast.ClassDef] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in wanted and node.name not in found:
+            found[node.name] = node
+    return found
 
 
 def _fmt(x: Any, other: Any = None) -> str:

@@ -177,19 +177,8 @@ def _top_level_functions(tree: ast.Module) -> list[ast.FunctionDef]:
 
 
 def _rename_locals(fn: ast.FunctionDef, names: _Names) -> None:
-    params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
-    params |= {a.arg for a in (fn.args.vararg, fn.args.kwarg) if a is not None}
     inside = nodes(fn)
-    declared_global = {n for node in inside if isinstance(node, ast.Global) for n in node.names}
-    bound = set()
-    for node in inside[1:]:
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            bound.add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            bound.add(node.name)
-        elif isinstance(node, ast.arg):
-            bound.add(node.arg)
-    mapping = {n: names.fresh() for n in sorted(bound - params - declared_global - KEEP)}
+    mapping = {n: names.fresh() for n in sorted(_own_locals(fn, inside))}
     if not mapping:
         return
     own_params = {id(a) for a in nodes(fn.args)}
@@ -204,8 +193,35 @@ def _rename_locals(fn: ast.FunctionDef, names: _Names) -> None:
             node.names = [mapping.get(n, n) for n in node.names]
 
 
+def _own_locals(fn: ast.FunctionDef, inside: list[ast.AST]) -> set[str]:
+    """The names a function binds (inside: its nodes) that may be renamed: not its parameters, not a global it
+    declares, none of KEEP."""
+    params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
+    params |= {a.arg for a in (fn.args.vararg, fn.args.kwarg) if a is not None}
+    declared_global = {n for node in inside if isinstance(node, ast.Global) for n in node.names}
+    bound = set()
+    for node in inside[1:]:
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+    return bound - params - declared_global - KEEP
+
+
 def _rename_private_attributes(everything: list[ast.AST], names: _Names) -> None:
     """Rename `_x` attributes and methods (never dunders) consistently across the engine."""
+    mapping = {n: names.fresh(private=True) for n in sorted(_private_names(everything))}
+    for node in everything:
+        if isinstance(node, ast.Attribute) and node.attr in mapping:
+            node.attr = mapping[node.attr]
+        elif isinstance(node, ast.ClassDef):
+            _rename_in_class(node, mapping)
+
+
+def _private_names(everything: list[ast.AST]) -> set[str]:
+    """The `_x` attributes used and methods defined (never dunders)."""
     private = set()
     for node in everything:
         if isinstance(node, ast.Attribute) and _private(node.attr):
@@ -214,18 +230,16 @@ def _rename_private_attributes(everything: list[ast.AST], names: _Names) -> None
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and _private(item.name):
                     private.add(item.name)
-    mapping = {n: names.fresh(private=True) for n in sorted(private)}
-    for node in everything:
-        if isinstance(node, ast.Attribute) and node.attr in mapping:
-            node.attr = mapping[node.attr]
-        elif isinstance(node, ast.ClassDef):
-            for item in node.body:
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name in mapping:
-                    item.name = mapping[item.name]
-                if isinstance(item, ast.Assign) and _slots(item):
-                    item.value = ast.Tuple(
-                        [ast.Constant(mapping.get(e.value, e.value)) for e in item.value.elts], ast.Load()
-                    )
+    return private
+
+
+def _rename_in_class(cls: ast.ClassDef, mapping: dict[str, str]) -> None:
+    """Rename a class's methods and the names in its __slots__ as mapping says."""
+    for item in cls.body:
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name in mapping:
+            item.name = mapping[item.name]
+        if isinstance(item, ast.Assign) and _slots(item):
+            item.value = ast.Tuple([ast.Constant(mapping.get(e.value, e.value)) for e in item.value.elts], ast.Load())
 
 
 def _private(name: str) -> bool:

@@ -209,14 +209,9 @@ def owned_bytes(top: Path, uid: int, limit: int) -> int:
                         break
                 continue
             name = levels[-1].pop()
-            try:
-                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-            except OSError:
-                continue
-            if st.st_uid != uid:
-                continue
-            if not stat.S_ISDIR(st.st_mode):
-                total += st.st_blocks * 512
+            held = _held(fd, name, uid)
+            if held is not None:
+                total += held
                 continue
             inner = _open_folder(fd, name)
             if inner >= 0:
@@ -227,6 +222,20 @@ def owned_bytes(top: Path, uid: int, limit: int) -> int:
     finally:
         if fd >= 0:
             os.close(fd)
+
+
+def _held(fd: int, name: str, uid: int) -> int | None:
+    """The bytes the entry `name` of folder fd holds if it is a file of uid's; None for a folder of uid's (to
+    count inside); 0 for anything else."""
+    try:
+        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except OSError:
+        return 0
+    if st.st_uid != uid:
+        return 0
+    if not stat.S_ISDIR(st.st_mode):
+        return st.st_blocks * 512
+    return None
 
 
 def _names(fd: int) -> list[str]:

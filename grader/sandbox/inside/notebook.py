@@ -155,7 +155,7 @@ def run(
     shell = SHELL or _shell()
     given = {}
     if PRISTINE is not None:
-        sources = dict((i, s) for i, s in cells)
+        sources = dict(cells)
         given = {sources[i]: text for i, text in transformed or () if i in sources}
         _use_transformed(shell, given)
     module = shell.user_module
