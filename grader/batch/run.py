@@ -198,8 +198,8 @@ def run_batch(
         if teams is not None:
             submissions, group_notes = lms_groups.apply(teams, found.submissions)
             found = dataclasses.replace(found, submissions=tuple(submissions))
-            for line in group_notes:
-                print(f"note: {line}", file=sys.stderr)
+            for text in group_notes:
+                print(f"note: {text}", file=sys.stderr)
         students, found = _students(found, out, task_spec)
     if not students and not found.missing and class_list is None:  # before any folder is made
         raise UsageError(
@@ -255,8 +255,8 @@ def run_batch(
     rows = applied.on_rows(out, rows, overrides, task_spec.max_score)
     write_class_outputs(out, task_spec, sorted(rows, key=lambda r: r.student), noted, previous, base)
     applied.stamp_reports(out, rows, adjusted_before, task_spec.max_score)
-    for line in applied.review_lines(sorted(rows, key=lambda r: r.student)):
-        print(line, file=sys.stderr)
+    for review in applied.review_lines(sorted(rows, key=lambda r: r.student)):
+        print(review, file=sys.stderr)
     handed_in = [r for r in rows if r.shown_status != "no_submission"]
     absent = len(rows) - len(handed_in)
     failed = sum(r.result.status == "error" for r in handed_in)
@@ -266,8 +266,8 @@ def run_batch(
         f"{failed} could not be graded){nothing}; gradebook: {out / 'grades.csv'} ({len(rows)} rows); class "
         f"summary: {out / 'index.html'}"
     )
-    for line in ending(graded, sorted(rows, key=lambda r: r.student)):
-        print(line)
+    for closing in ending(graded, sorted(rows, key=lambda r: r.student)):
+        print(closing)
     return ExitCode.OK
 
 
@@ -357,6 +357,7 @@ def _execute(
         for outcome, final in outcomes:
             student, content = by_id[outcome.student]
             _save(student, outcome)
+            assert outcome.result is not None, "an outcome given to save is graded: an unfit one stops the batch"
             row = _row(student, outcome.result, skipped=False)
             rows.append(row)
             if final:
@@ -382,9 +383,10 @@ def ending(graded: list[Row], rows: list[Row]) -> list[str]:
     graded = sorted((r for r in graded if not r.skipped), key=lambda r: (-r.result.duration_s, r.student))
     if len(graded) > 1:
         lines.append("slowest: " + ", ".join(f"{r.student} ({r.result.duration_s:.1f} s)" for r in graded[:3]))
-    errors = [r for r in rows if r.result.error and r.shown_status == "error"]  # not a roster's no_submission
+    # error results, not a roster's no_submission
+    errors = [(r.student, r.result.error) for r in rows if r.result.error and r.shown_status == "error"]
     if errors:
-        named = ", ".join(f"{r.student} ({r.result.error.kind})" for r in errors[:20])
+        named = ", ".join(f"{student} ({error.kind})" for student, error in errors[:20])
         lines.append(
             f"could not be graded: {named}"
             + (f" and {len(errors) - 20} more" if len(errors) > 20 else "")
