@@ -87,8 +87,10 @@ def main(*, assignment: str) -> int:
             results[futures[future]] = future.result()
             tell(f"[{done}/{len(everyone)}] graded {everyone[futures[future]].id} with the engine checks")
     tell.clear()
+    graded = [r for r in results if r is not None]
+    assert len(graded) == len(everyone), "every engine's grading gave a result (or raised)"
     print(admission(bases, task.sabotages))
-    print(render(everyone, results, [c.id for c in task.checks]))
+    print(render(everyone, graded, [c.id for c in task.checks]))
     tell(f"running each catch hint as a test on {len(everyone)} engines (one run of pytest per engine)...")
     outcomes = hints.prove(bases, mutants, task.sabotages)
     tell.clear()
@@ -98,7 +100,7 @@ def main(*, assignment: str) -> int:
         "\n".join(f"PROBLEM: {p}" for p in unproven)
         or "OK: every catch hint's test passes on every correct engine and catches every mutant of its operator."
     )
-    wrong = problems(everyone, results) + unproven
+    wrong = problems(everyone, graded) + unproven
     print(
         f"\nNot proved: {len(wrong)} problem{'s' if len(wrong) != 1 else ''} (the PROBLEM lines above)."
         if wrong
