@@ -22,8 +22,9 @@ from __future__ import annotations
 import ast
 import functools
 import symtable
-import types
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 OPAQUE_CALLS = frozenset({"exec", "eval", "globals", "vars", "locals", "__import__", "open", "compile"})
 """Names whose use in a cell means it may bind anything, or leave a file a test reads."""
@@ -82,7 +83,8 @@ def read_cell(source: str) -> CellNames:
                 uses.add(symbol.get_name())
             if symbol.is_declared_global() and symbol.is_assigned():
                 declared.add(symbol.get_name())
-    changes, opaque = set(), bool(declared & {"*"})
+    changes: set[str] = set()
+    opaque = bool(declared & {"*"})
     for node in scope_nodes(tree):
         if isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
             opaque = True
@@ -172,7 +174,7 @@ def needed(cells: tuple[tuple[int, str], ...], tests: str | None, seeds: tuple[s
         wanted |= _names_in(tests)
     if "*" in wanted:
         return frozenset(index for index, _ in cells)
-    calls = {}  # a function that declares globals binds them where it is called
+    calls: dict[str, set[str]] = {}  # a function that declares globals binds them where it is called
     for names in read.values():
         own = {n.split(":", 1)[1] for n in names.binds if n.startswith("global:")}
         for name in names.binds:
@@ -235,14 +237,14 @@ def defined_again(
 
 
 @functools.lru_cache(maxsize=512)
-def _imports(source: str) -> types.MappingProxyType:
+def _imports(source: str) -> Mapping[str, str]:
     """Names a cell binds by importing, and what each is (modules, whose calls are not counted as changing
     them, and two cells importing one alike bind it alike)."""
     try:
         tree = ast.parse(_transform(source))
     except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError):
         return {}
-    found = {}
+    found: dict[str, str] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found |= {
@@ -250,7 +252,7 @@ def _imports(source: str) -> types.MappingProxyType:
             }
         elif isinstance(node, ast.ImportFrom):
             found |= {a.asname or a.name: f"{'.' * node.level}{node.module}:{a.name}" for a in node.names}
-    return types.MappingProxyType(found)  # cached: read-only
+    return MappingProxyType(found)  # cached: read-only
 
 
 def _names_in(text: str) -> set[str]:
