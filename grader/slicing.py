@@ -83,8 +83,7 @@ def read_cell(source: str) -> CellNames:
                 uses.add(symbol.get_name())
             if symbol.is_declared_global() and symbol.is_assigned():
                 declared.add(symbol.get_name())
-    changes: set[str] = set()
-    opaque = bool(declared & {"*"})
+    changes, opaque = set(), bool(declared & {"*"})
     for node in scope_nodes(tree):
         if isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
             opaque = True
@@ -174,7 +173,7 @@ def needed(cells: tuple[tuple[int, str], ...], tests: str | None, seeds: tuple[s
         wanted |= _names_in(tests)
     if "*" in wanted:
         return frozenset(index for index, _ in cells)
-    calls: dict[str, set[str]] = {}  # a function that declares globals binds them where it is called
+    calls = {}  # a function that declares globals binds them where it is called
     for names in read.values():
         own = {n.split(":", 1)[1] for n in names.binds if n.startswith("global:")}
         for name in names.binds:

@@ -167,7 +167,7 @@ def _drop_docstrings(everything: list[ast.AST]) -> None:
                 node.body = body[1:] or [ast.Pass()]
 
 
-def _top_level_functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+def _top_level_functions(tree: ast.Module) -> list[ast.FunctionDef]:
     """Functions defined at module level or as methods (their nested functions are renamed with them)."""
     found = []
     for node in tree.body:
@@ -178,7 +178,7 @@ def _top_level_functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFu
     return found
 
 
-def _rename_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef, names: _Names) -> None:
+def _rename_locals(fn: ast.FunctionDef, names: _Names) -> None:
     params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
     params |= {a.arg for a in (fn.args.vararg, fn.args.kwarg) if a is not None}
     inside = nodes(fn)
@@ -224,10 +224,10 @@ def _rename_private_attributes(everything: list[ast.AST], names: _Names) -> None
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name in mapping:
                     item.name = mapping[item.name]
-                if isinstance(item, ast.Assign) and _slots(item) and isinstance(item.value, (ast.Tuple, ast.List)):
-                    elts = item.value.elts  # every one a string constant (_slots)
-                    slots = [e.value for e in elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
-                    item.value = ast.Tuple([ast.Constant(mapping.get(s, s)) for s in slots], ast.Load())
+                if isinstance(item, ast.Assign) and _slots(item):
+                    item.value = ast.Tuple(
+                        [ast.Constant(mapping.get(e.value, e.value)) for e in item.value.elts], ast.Load()
+                    )
 
 
 def _private(name: str) -> bool:
