@@ -173,6 +173,7 @@ def open_lanes(
                     engine.sandbox if join else None,
                 )
                 key = _key(assignment, options)
+                assert read.tests is not None, "the suite runs (tested) only where there are tests"
                 suite.start(suite_job(assignment, code, read.tests), ends)  # its first run needs no plan
                 suite.planned(
                     *suite_plan(
@@ -358,7 +359,7 @@ def _check_result(
     outcome: Outcome,
     duration: float,
     first: dict[tuple[str, bool], str],
-    hidden: set[str] = frozenset(),
+    hidden: set[str] | frozenset[str] = frozenset(),
 ) -> CheckResult:
     """The check's result, its feedback saying the outcome's cause: when several checks fail from one
     recognised cause, the first explains it and the others say 'same cause as <first>' (keeping what they
