@@ -76,7 +76,7 @@ def _discriminating() -> tuple:
     an incoming gradient other than 1, nesting, a value used twice through each operation, shared nodes,
     equal numbers on different nodes and the lesson's hand examples. A cause whose replay is wrong on one
     of them where the student's engine is right is not the student's."""
-    found = list(SINGLE.values()) + [EQUAL_DATA, LEAVES[:3] + (("mul", 0, 1), ("mul", 3, 2))]
+    found: list[tuple] = list(SINGLE.values()) + [EQUAL_DATA, LEAVES[:3] + (("mul", 0, 1), ("mul", 3, 2))]
     found += [(("leaf", x), ("pow", 0, k)) for x, k in ((2.0, 1), (-1.5, 3), (0.5, -1), (3.0, 0.5))]
     found += [(("leaf", x), (op, 0)) for op in UNARY for x in (-0.8, 1.2)]
     found += [chain(op) for op in ("add", "mul")] + [diamond(op) for op in ("add", "mul")]
