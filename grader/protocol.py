@@ -102,7 +102,7 @@ def neuron(nin: int, weights: list[float], bias: float, x: list[float]) -> dict:
     return {"op": "neuron", "nin": nin, "weights": weights, "bias": bias, "x": x}
 
 
-def train(args: dict, initial: dict) -> dict:
+def train(args: dict, initial: list[float]) -> dict:
     return {"op": "train", "args": {**args, "initial": initial}}
 
 
