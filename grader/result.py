@@ -215,7 +215,7 @@ def _value(hint: Any, value: Any, where: str) -> Any:
             return None
         kinds = [a for a in args if a is not type(None)]
         return _value(kinds[0] if len(kinds) == 1 else Any, value, where)
-    if isinstance(hint, type) and is_dataclass(hint):  # a hint is a class, never an instance
+    if is_dataclass(hint):
         return _from_dict(hint, value, where)
     if origin is tuple and isinstance(value, (list, tuple)):
         return tuple(_value(args[0], v, f"{where}[{i}]") for i, v in enumerate(value))

@@ -63,8 +63,7 @@ def _row(out: Path, entry: dict, assignment: Assignment) -> Row | None:
     if not isinstance(student, str) or not student or not isinstance(status, str):
         return None
     who = Identity.from_dict(entry.get("lms"))
-    given = entry.get("reason")
-    reason = given if isinstance(given, str) else ""
+    reason = entry.get("reason") if isinstance(entry.get("reason"), str) else ""
     flags = [f for f in entry.get("flags") or [] if isinstance(f, str)] if isinstance(entry.get("flags"), list) else []
     if status == NO_SUBMISSION:
         return absent(student, who, assignment) if who is not None else None

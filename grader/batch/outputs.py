@@ -269,11 +269,11 @@ def class_data(rows: list[Row], assignment: Assignment, notes: tuple[Grouped, ..
         "errors": [
             {
                 "student": r.student,
-                "kind": error.kind,
-                "message": r.reason or (error.message.splitlines() or [""])[0],
+                "kind": r.result.error.kind,
+                "message": r.reason or (r.result.error.message.splitlines() or [""])[0],
             }
             for r in rows
-            if (error := r.result.error) is not None and r.shown_status != "no_submission"
+            if r.result.status == "error" and r.shown_status != "no_submission"
         ],
         "identical": identical,
         "notes": [n.text for n in notes],

@@ -198,8 +198,8 @@ def run_batch(
         if teams is not None:
             submissions, group_notes = lms_groups.apply(teams, found.submissions)
             found = dataclasses.replace(found, submissions=tuple(submissions))
-            for text in group_notes:
-                print(f"note: {text}", file=sys.stderr)
+            for line in group_notes:
+                print(f"note: {line}", file=sys.stderr)
         students, found = _students(found, out, task_spec)
     if not students and not found.missing and class_list is None:  # before any folder is made
         raise UsageError(
@@ -255,8 +255,8 @@ def run_batch(
     rows = applied.on_rows(out, rows, overrides, task_spec.max_score)
     write_class_outputs(out, task_spec, sorted(rows, key=lambda r: r.student), noted, previous, base)
     applied.stamp_reports(out, rows, adjusted_before, task_spec.max_score)
-    for review in applied.review_lines(sorted(rows, key=lambda r: r.student)):
-        print(review, file=sys.stderr)
+    for line in applied.review_lines(sorted(rows, key=lambda r: r.student)):
+        print(line, file=sys.stderr)
     handed_in = [r for r in rows if r.shown_status != "no_submission"]
     absent = len(rows) - len(handed_in)
     failed = sum(r.result.status == "error" for r in handed_in)
@@ -266,8 +266,8 @@ def run_batch(
         f"{failed} could not be graded){nothing}; gradebook: {out / 'grades.csv'} ({len(rows)} rows); class "
         f"summary: {out / 'index.html'}"
     )
-    for closing in ending(graded, sorted(rows, key=lambda r: r.student)):
-        print(closing)
+    for line in ending(graded, sorted(rows, key=lambda r: r.student)):
+        print(line)
     return ExitCode.OK
 
 

@@ -7,6 +7,8 @@ another's private names.
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from grader.sandbox.inside.ops import BINARY, UNARY
 
 LEAVES = (("leaf", 2.0), ("leaf", -3.0), ("leaf", 0.5), ("leaf", 1.5))
@@ -88,3 +90,12 @@ def _discriminating() -> tuple:
 
 
 DISCRIMINATING = _discriminating()
+
+
+class NeuronCase(TypedDict):
+    """A neuron to build, set and call: protocol.neuron()'s arguments (the neuron check's case)."""
+
+    nin: int
+    weights: list[float]
+    bias: float
+    x: list[float]

@@ -138,12 +138,6 @@ def preflight(ctx: Context) -> Features:
     return Features(add, mul, chain_op, depth, mul_inner, reuse, share, **common)
 
 
-def _output(run: Observation | None) -> Any:
-    """The output's data of a run that went well (the reference's on these programs, all in its domain)."""
-    assert run is not None and run.data is not None, "a run that went well has its numbers"
-    return run.data[-1]
-
-
 def _hangs(ctx: Context, unseeded) -> str:
     """The code on which backward() never ends, when it ends on neither a lone Value (no rule to run) nor
     both of a + b and a * b; else empty. A hang in one rule alone is that rule check's to report."""
@@ -186,3 +180,9 @@ def basic_cause(f: Features):
     if f.seed_missing:
         return CAUSES["missing_seed"]
     return None
+
+
+def _output(run: Observation | None) -> Any:
+    """The output's data of a run that went well (the reference's on these programs, all in its domain)."""
+    assert run is not None and run.data is not None, "a run that went well has its numbers"
+    return run.data[-1]

@@ -82,15 +82,14 @@ def main(*, assignment: str) -> int:
     ):
         everyone = bases + mutants
         futures = {pool.submit(_grade, engine, Path(tmp), task): k for k, engine in enumerate(everyone)}
-        results: list[Result | None] = [None] * len(everyone)
+        by_index: dict[int, Result] = {}
         for done, future in enumerate(as_completed(futures), 1):
-            results[futures[future]] = future.result()
+            by_index[futures[future]] = future.result()
             tell(f"[{done}/{len(everyone)}] graded {everyone[futures[future]].id} with the engine checks")
+        results = [by_index[k] for k in range(len(everyone))]  # every engine's, in their order
     tell.clear()
-    graded = [r for r in results if r is not None]
-    assert len(graded) == len(everyone), "every engine's grading gave a result (or raised)"
     print(admission(bases, task.sabotages))
-    print(render(everyone, graded, [c.id for c in task.checks]))
+    print(render(everyone, results, [c.id for c in task.checks]))
     tell(f"running each catch hint as a test on {len(everyone)} engines (one run of pytest per engine)...")
     outcomes = hints.prove(bases, mutants, task.sabotages)
     tell.clear()
@@ -100,7 +99,7 @@ def main(*, assignment: str) -> int:
         "\n".join(f"PROBLEM: {p}" for p in unproven)
         or "OK: every catch hint's test passes on every correct engine and catches every mutant of its operator."
     )
-    wrong = problems(everyone, graded) + unproven
+    wrong = problems(everyone, results) + unproven
     print(
         f"\nNot proved: {len(wrong)} problem{'s' if len(wrong) != 1 else ''} (the PROBLEM lines above)."
         if wrong
