@@ -11,6 +11,7 @@ nothing of the grader's and keeps its own.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import IntEnum
 
 
@@ -201,7 +202,7 @@ def host_prefixes() -> list[tuple[str, str]]:
     return sorted(places, key=lambda p: -len(p[0]))
 
 
-def without_host_paths(value, extra: list[tuple[str, str]] = ()):
+def without_host_paths(value, extra: Sequence[tuple[str, str]] = ()):
     """A text (or JSON-like data) with the host's folders taken out of every string."""
     prefixes = sorted([*extra, *host_prefixes()], key=lambda p: -len(p[0]))
 

@@ -205,7 +205,7 @@ def said(text: str, paths: list[tuple[str, str]] | None = None, most: int = FEED
     return capped(without_library_frames(without_paths(text, paths)), most)
 
 
-def without_hidden(text: str, hidden: set[str]) -> str:
+def without_hidden(text: str, hidden: set[str] | frozenset[str]) -> str:
     """A visible check's feedback with no mention of the hidden checks (a student must not learn what they
     test): '(see <hidden>)' goes, and a hidden id leaves a list of checks ('(add, mul, <hidden>...)')."""
     for check_id in sorted(hidden):

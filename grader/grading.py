@@ -358,7 +358,7 @@ def _check_result(
     outcome: Outcome,
     duration: float,
     first: dict[tuple[str, bool], str],
-    hidden: set[str] = frozenset(),
+    hidden: set[str] | frozenset[str] = frozenset(),
 ) -> CheckResult:
     """The check's result, its feedback saying the outcome's cause: when several checks fail from one
     recognised cause, the first explains it and the others say 'same cause as <first>' (keeping what they

@@ -181,12 +181,14 @@ def _grade(path: Path, request, shown) -> Outcome:
         process = subprocess.Popen(
             command, cwd=path.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace"
         )
+        printing, saying = process.stdout, process.stderr
+        assert printing is not None and saying is not None, "the process was started with stdout and stderr as PIPE"
         printed: list[str] = []
-        reader = threading.Thread(target=lambda: printed.append(process.stdout.read()), daemon=True)
+        reader = threading.Thread(target=lambda: printed.append(printing.read()), daemon=True)
         reader.start()
         said = []
         try:
-            for line in process.stderr:
+            for line in saying:
                 said.append(line)
                 if shown is not None and (line.startswith("[") or line.startswith("running your notebook")):
                     shown.update({"text/plain": f"grading {path.name} as saved: {line.strip()}"}, raw=True)

@@ -89,11 +89,13 @@ class EngineLane:
         WorkerFailure (the process is then replaced)."""
         if self.unit is None or self.unit.failed:
             self._respawn(until)
+        assert self.unit is not None, "_respawn() gives a unit, or raises"
         return self.unit.exchange(message, timeout, until, on_event, gap)
 
     def _respawn(self, until: float | None) -> None:
         self._drop()
         self.unit = self.sandbox.unit("state")
+        assert self.load_request is not None, "requests come after load(), which a respawn repeats"
         reply = self.unit.exchange(protocol.load(self.load_request), self.limits.request_s * 6, until)
         if protocol.raised(reply) is not None:
             raise WorkerFailure("crash", "could not be loaded again after its process stopped")

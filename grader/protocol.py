@@ -102,7 +102,7 @@ def neuron(nin: int, weights: list[float], bias: float, x: list[float]) -> dict:
     return {"op": "neuron", "nin": nin, "weights": weights, "bias": bias, "x": x}
 
 
-def train(args: dict, initial: dict) -> dict:
+def train(args: dict, initial: list[float]) -> dict:
     return {"op": "train", "args": {**args, "initial": initial}}
 
 
@@ -360,7 +360,7 @@ def before_tests(events: list, code: Code, derived: bool, probed: bool) -> Befor
     """The claims of a suite run's first event frames (at most BEFORE_TESTS of them are kept), each read only at
     its place: the derived transformations first when derived was asked, then the probes when probed was."""
     events = list(events[:BEFORE_TESTS])
-    found = ()
+    found: tuple[tuple[int, str], ...] = ()
     if derived:
         first = events.pop(0) if events else None
         if not (isinstance(first, dict) and "transformed" in first):

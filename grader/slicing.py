@@ -22,8 +22,9 @@ from __future__ import annotations
 import ast
 import functools
 import symtable
-import types
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 OPAQUE_CALLS = frozenset({"exec", "eval", "globals", "vars", "locals", "__import__", "open", "compile"})
 """Names whose use in a cell means it may bind anything, or leave a file a test reads."""
@@ -287,14 +288,14 @@ def defined_again(
 
 
 @functools.lru_cache(maxsize=512)
-def _imports(source: str) -> types.MappingProxyType:
+def _imports(source: str) -> Mapping[str, str]:
     """Names a cell binds by importing, and what each is (modules, whose calls are not counted as changing
     them, and two cells importing one alike bind it alike)."""
     try:
         tree = ast.parse(_transform(source))
     except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError):
         return {}
-    found = {}
+    found: dict[str, str] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found |= {
@@ -302,7 +303,7 @@ def _imports(source: str) -> types.MappingProxyType:
             }
         elif isinstance(node, ast.ImportFrom):
             found |= {a.asname or a.name: f"{'.' * node.level}{node.module}:{a.name}" for a in node.names}
-    return types.MappingProxyType(found)  # cached: read-only
+    return MappingProxyType(found)  # cached: read-only
 
 
 def _names_in(text: str) -> set[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime
 import sys
 from collections.abc import Collection
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -174,7 +174,7 @@ def parse(raw: dict[str, Any], path: Path, *, checks: Collection[str], operators
     checks_table = where.get(raw, "checks", dict, required=True)
     if not checks_table:
         raise SpecError(f"{path}: [checks] is empty; name at least one check")
-    checks = []
+    check_specs: list[CheckSpec] = []
     for check_id, entry in checks_table.items():
         if check_id not in known_checks:
             raise SpecError(
@@ -190,7 +190,7 @@ def parse(raw: dict[str, Any], path: Path, *, checks: Collection[str], operators
                 f"{path}: checks.{check_id}.visibility = {visibility!r}: expected one of {', '.join(VISIBILITIES)}"
             )
         where.no_extra(entry, {"points", "visibility"}, f"checks.{check_id}")
-        checks.append(CheckSpec(check_id, float(points), visibility))
+        check_specs.append(CheckSpec(check_id, float(points), visibility))
     ops = tuple(where.get(raw, "ops", list, default=list(DEFAULT_OPS)))
     for op in ops:
         if op not in OPS:
@@ -201,7 +201,7 @@ def parse(raw: dict[str, Any], path: Path, *, checks: Collection[str], operators
         title=where.get(raw, "title", str, default=""),
         ops=ops,
         required_symbols=tuple(where.get(raw, "required_symbols", list, default=["Value"])),
-        checks=tuple(checks),
+        checks=tuple(check_specs),
         tolerances=where.section(raw, "tolerances", Tolerances),
         limits=where.section(raw, "limits", AssignmentLimits),
         search=where.section(raw, "search", Search),
@@ -325,6 +325,7 @@ class _Where:
         values = {}
         for f in fields(cls):
             default = f.default
+            assert default is not MISSING, f"{cls.__name__}.{f.name}: a spec section's every field has a default"
             kind = (int, float) if isinstance(default, float) else type(default)
             value = self.get(table, f.name, kind, default=default, prefix=key)
             if value <= 0:

@@ -148,9 +148,10 @@ def _check_directory(archive: Path, label: str, limits: ArchiveLimits) -> None:
         record = end_record(f)
     if record is None:
         raise NotAnArchive(f"{label}: not a readable zip; skipped")
-    if record[zipfile._ECD_SIZE] > limits.members * 512:
+    directory_bytes = record[zipfile._ECD_SIZE]  # type: ignore[attr-defined]  # private, so not in typeshed's zipfile
+    if directory_bytes > limits.members * 512:
         raise NotAnArchive(
-            f"{label}: its table of contents takes {size_text(record[zipfile._ECD_SIZE])}, "
+            f"{label}: its table of contents takes {size_text(directory_bytes)}, "
             f"too many entries (the limit is {limits.members:,}); skipped"
         )
 

@@ -449,13 +449,15 @@ class _Discovery:
 
     def stage(self, entry: _Entry, student: str) -> Submission | str:
         """Copy the submission and its tests, alone, into the student's staging folder."""
+        found = entry.main
+        assert found is not None, "finish() stages only the entries that have a submission"
         folder = self.staging / "s" / student
         folder.mkdir(parents=True)
-        main = folder / entry.main.name
-        why = archives.copy_file(entry.main, main, self.limits.member_bytes)
+        main = folder / found.name
+        why = archives.copy_file(found, main, self.limits.member_bytes)
         if why:
             self.note("not_graded", entry.main_label, f"{why}; {student} not graded")
-            return f"the file {quoted(entry.main.name)}: {why}"
+            return f"the file {quoted(found.name)}: {why}"
         tests = None
         if entry.tests:
             tests = folder / TESTS

@@ -66,7 +66,7 @@ def everyone(
     for i, row in enumerate(rows):
         who = row.identity
         found = roster.match(who, row.student) if who else None
-        if found is None:
+        if who is None or found is None:
             print(
                 f"note: {row.student} is not on the roster {roster.path.name}; graded, but no {roster.lms} import "
                 "will carry it",

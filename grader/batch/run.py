@@ -357,6 +357,7 @@ def _execute(
         for outcome, final in outcomes:
             student, content = by_id[outcome.student]
             _save(student, outcome)
+            assert outcome.result is not None, "an outcome given to save is graded: an unfit one stops the batch"
             row = _row(student, outcome.result, skipped=False)
             rows.append(row)
             if final:
@@ -382,9 +383,10 @@ def ending(graded: list[Row], rows: list[Row]) -> list[str]:
     graded = sorted((r for r in graded if not r.skipped), key=lambda r: (-r.result.duration_s, r.student))
     if len(graded) > 1:
         lines.append("slowest: " + ", ".join(f"{r.student} ({r.result.duration_s:.1f} s)" for r in graded[:3]))
-    errors = [r for r in rows if r.result.error and r.shown_status == "error"]  # not a roster's no_submission
+    # error results, not a roster's no_submission
+    errors = [(r.student, r.result.error) for r in rows if r.result.error and r.shown_status == "error"]
     if errors:
-        named = ", ".join(f"{r.student} ({r.result.error.kind})" for r in errors[:20])
+        named = ", ".join(f"{student} ({error.kind})" for student, error in errors[:20])
         lines.append(
             f"could not be graded: {named}"
             + (f" and {len(errors) - 20} more" if len(errors) > 20 else "")

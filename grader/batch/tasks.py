@@ -102,6 +102,7 @@ def fingerprint() -> str:
         except importlib.metadata.PackageNotFoundError:
             digest.update(f"{library} -\0".encode())
     for package in (grader, reference):
+        assert package.__file__ is not None, "a regular package, loaded from its __init__.py"
         root = Path(package.__file__).parent
         for path in sorted(root.rglob("*")):
             if path.suffix in (".py", ".j2", ".toml", ".json", ".csv") and "__pycache__" not in path.parts:
@@ -145,6 +146,7 @@ def grade_task(task: Task) -> TaskOutcome:
     unfit, iso = _isolation(task.grader, task.trusted, task.host, task.private)
     if unfit:
         return TaskOutcome(task.student, None, unfit=unfit)
+    assert iso is not None, "_isolation gives either why this process may not grade or its isolation"
     started = time.monotonic()
     try:
         result = _grade_in_private_folder(task, iso, started)

@@ -224,8 +224,9 @@ def _answers(ctx: Context, seed: bool) -> dict:
         todo = [
             p
             for p in DISCRIMINATING
-            if reference_run(p) is not None
-            and not any(ins[0] == "relu" and reference_run(p).data[ins[1]] == 0.0 for ins in p)
+            if (expected := reference_run(p)) is not None
+            and expected.data is not None
+            and not any(ins[0] == "relu" and expected.data[ins[1]] == 0.0 for ins in p)
             and all(NEEDS.get(ins[0], ins[0]) in ctx.assignment.ops for ins in p if ins[0] != "leaf")
         ]
         ctx.cache[key] = dict(zip(todo, ctx.student.run_many(todo, seed=seed, every=True)))
@@ -238,7 +239,10 @@ def _dominant(found: list[str], answers: dict, seed: bool, close) -> list[str]:
     wrong = {}
     for program, got in answers.items():
         expected = reference_run(program)
-        if got is not None and got.ok and not all(close(expected.grad[i], got.grad[i]) for i in ancestors(program)):
+        if got is None or not got.ok or got.grad is None:  # (an ok run has its grads)
+            continue
+        assert expected is not None and expected.grad is not None, "answers are to programs the reference computes"
+        if not all(close(expected.grad[i], got.grad[i]) for i in ancestors(program)):
             wrong[program] = got
     reproduced = {
         cause_id: {
@@ -261,9 +265,11 @@ def _refuted(cause_id: str, answers: dict, seed: bool, close) -> bool:
     mutants = _mutants(cause_id)
     wrong = set()
     for program, got in answers.items():
-        if got is None or not got.ok:
+        if got is None or not got.ok or got.grad is None or got.data is None:  # (an ok run has its numbers)
             continue
         expected = reference_run(program)
+        assert expected is not None, "answers are to programs the reference computes"
+        assert expected.grad is not None and expected.data is not None, "the reference's run has its numbers"
         nodes = ancestors(program)
         if not all(close(expected.grad[i], got.grad[i]) and close(expected.data[i], got.data[i]) for i in nodes):
             continue  # the student's engine is wrong here too: no evidence either way

@@ -23,11 +23,13 @@ their expressions, or, when they cannot do without it, are skipped and say which
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from grader.causes import CAUSES
 from grader.checks.cases import EQUAL_DATA, LEAVES, SINGLE, chain, diamond
 from grader.checks.context import Context, reference_run
 from grader.checks.judging import compare_many
+from grader.protocol import Observation
 
 
 @dataclass(frozen=True)
@@ -111,7 +113,7 @@ def preflight(ctx: Context) -> Features:
             broken[op] = "not reached"
         elif not got.ok:
             broken[op] = f"raised {got.error.type}" if got.error else "stopped"
-        elif not ctx.close(reference_run(program).data[-1], got.data[-1]):
+        elif not ctx.close(_output(reference_run(program)), _output(got)):
             broken[op] = "computes a wrong value"
         else:
             working.append(op)
@@ -119,7 +121,7 @@ def preflight(ctx: Context) -> Features:
     add, mul = ok(add2), ok(mul2)
     chain_op = "add" if add else "mul" if mul else None
     equal_merged = add and mul and ok(mul_in) and not ok(EQUAL_DATA)
-    common = dict(
+    common: dict[str, Any] = dict(
         working=tuple(working),
         broken=broken,
         seed_missing=seed_missing,
@@ -178,3 +180,9 @@ def basic_cause(f: Features):
     if f.seed_missing:
         return CAUSES["missing_seed"]
     return None
+
+
+def _output(run: Observation | None) -> Any:
+    """The output's data of a run that went well (the reference's on these programs, all in its domain)."""
+    assert run is not None and run.data is not None, "a run that went well has its numbers"
+    return run.data[-1]

@@ -56,6 +56,7 @@ def hand_examples(ctx: Context) -> Outcome:
             verdict = error_verdict(program, got, names, f"in {title}, building it and calling backward()")
             cause = basic_cause(ctx.features)
             return (replace(verdict, cause=cause) if cause else verdict.explained(ctx)).outcome("")
+        assert got.grad is not None, "a run that went well, after backward(), has its grads"
         index = {name: i for i, name in enumerate(names)}
         wrong = [n for n, x in expected.items() if not _near(got.grad[index[n]], x)]
         if wrong:
@@ -97,12 +98,13 @@ DEEP_NODES = 10_000
 @check("deep_graph", "backward() works on a chain of 10,000 nodes", backward=True)
 def deep_graph(ctx: Context) -> Outcome:
     op = ctx.features.chain_op or "add"
-    program = [("leaf", 1.0)]
+    program: list[tuple] = [("leaf", 1.0)]
     for _ in range(DEEP_NODES // 2):
         program += [("leaf", 1.0), (op, len(program) - 1, len(program))]
     want = [0, len(program) - 2]
-    got = ctx.student.run_many([program], want=want, seed=ctx.features.seed_missing)[0]  # a missing seed is not
-    # this check's business: the rule checks seed the output themselves too
+    got = ctx.student.run_many([tuple(program)], want=want, seed=ctx.features.seed_missing)[0]  # a missing seed is
+    # not this check's business: the rule checks seed the output themselves too
+    assert got is not None, "the first program is always reached"
     code = (
         f"x = Value(1.0)\nfor _ in range({DEEP_NODES // 2}):\n    x = x {'+' if op == 'add' else '*'} "
         f"Value(1.0)\nx.backward()"
@@ -121,6 +123,7 @@ def deep_graph(ctx: Context) -> Outcome:
             return outcome
         # The chain as its three-line loop, never unrolled: 10,000 lines of `s417 = s416 + v417` teach nothing.
         return replace(outcome, counterexample=replace(outcome.counterexample, code=code))
+    assert got.grad is not None, "a run that went well, after backward(), has its grads"
     first = got.grad[0]
     if not _near(first, 1.0):
         return Outcome(

@@ -27,7 +27,9 @@ def _judged(program: Program) -> bool:
 def judge_gradcheck(ctx: Context, program: Program) -> Verdict | None:
     if not _judged(program):
         return None
-    return _verdict(ctx, program, ctx.student.gradcheck_many([program], H)[0])
+    reply = ctx.student.gradcheck_many([program], H)[0]
+    assert reply is not None, "the first program is always reached"
+    return _verdict(ctx, program, reply)
 
 
 def judge_gradcheck_many(ctx: Context, programs: list[Program]) -> dict[Program, Verdict | None]:
@@ -47,6 +49,7 @@ def _verdict(ctx: Context, program: Program, reply: dict | Observation) -> Verdi
     if isinstance(reply, Observation):
         return error_verdict(program, reply, names, "building the expression and calling backward()")
     expected = reference_run(program)
+    assert expected is not None and expected.data is not None, "gradchecked programs are in the reference's domain"
     rtol = ctx.assignment.tolerances.gradcheck_rtol
     out = names[len(program) - 1]
     if not ctx.close(expected.data[-1], reply["output"]):

@@ -124,6 +124,7 @@ def error_verdict(program: Program, observed: Observation, names=None, doing="ru
             backward=backward,
         )
     err = observed.error
+    assert err is not None, "an observation not ok that did not fail holds what the student's code raised"
     if err.type == "NotImplementedError":  # the starter kit's unfilled methods: a friendly line, no traceback
         return Verdict(
             program,
@@ -235,6 +236,7 @@ def compare(
     suffix = "." + quantity
     shown_nodes = [i for i in order if program[i][0] == "leaf" or i in wrong] if backward else wrong
     first = wrong[0]
+    assert expected is not None, "judged() keeps only the programs the reference computes"
     graph = graph_of(program, names, expected, got)
     return Verdict(
         program,
@@ -247,12 +249,13 @@ def compare(
         names=tuple(names),
         backward=backward,
         graph=graph,
-        got_grad=tuple(got.grad) if backward else (),
+        got_grad=tuple(got.grad or ()) if backward else (),  # (an ok run's backward always has them)
     )
 
 
 def graph_of(program: Program, names, expected: Observation, got: Observation) -> dict[str, Any]:
     """Nodes the output depends on, each with its operation, inputs and both engines' numbers."""
+    assert got.data is not None and expected.data is not None, "runs that went well: each has its numbers"
     nodes = []
     for i in ancestors(program):
         node = {
@@ -270,7 +273,9 @@ def graph_of(program: Program, names, expected: Observation, got: Observation) -
 
 
 def _at_relu_kink(program: Program, expected: Observation) -> bool:
-    return any(ins[0] == "relu" and expected.data[ins[1]] == 0.0 for ins in program)
+    data = expected.data
+    assert data is not None, "the reference's run: it has its numbers"
+    return any(ins[0] == "relu" and data[ins[1]] == 0.0 for ins in program)
 
 
 def compare_many(
@@ -343,14 +348,16 @@ def search(
     try:
         program = hypothesis.find(strategies.programs(shape), disagrees, settings=plans.settings(max_examples))
     except (NoSuchExample, Unsatisfiable):
-        program = next((p for p in plan if verdicts.get(p) is not None), None)  # hypothesis went elsewhere
-        if program is None:
+        rejected = next((p for p in plan if verdicts.get(p) is not None), None)  # hypothesis went elsewhere
+        if rejected is None:
             return None
+        program = rejected
     if stopped:
         if isinstance(stopped[0], CheckTimeout):
             raise stopped[0]
         return stopped[0]
     verdict = verdicts[program]
+    assert verdict is not None, "the program found is one the judge rejected"
     if verdict.status == "failed" and any(judge(program) is None for _ in range(RETRIES)):
         verdict = replace(verdict, unstable=True)
     return verdict

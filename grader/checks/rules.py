@@ -46,7 +46,12 @@ GRADIENTS = Probe()
 
 
 def _run_search(
-    ctx: Context, check_id: str, shape: Shape, probe: Probe = GRADIENTS, note: bool = False, sweep: list[Program] = ()
+    ctx: Context,
+    check_id: str,
+    shape: Shape,
+    probe: Probe = GRADIENTS,
+    note: bool = False,
+    sweep: list[Program] | tuple[Program, ...] = (),
 ) -> Outcome:
     """A sweep of fixed programs first, then hypothesis's search for the smallest disagreement;
     note=True says which structures were left out and why."""

@@ -19,6 +19,8 @@ grader's words (suite_text.py), never what a test wrote.
 
 from __future__ import annotations
 
+from typing import Any
+
 from grader import slicing
 from grader.checks.context import Context
 from grader.checks.registry import check
@@ -244,7 +246,7 @@ def student_tests(ctx: Context) -> Outcome:
     catching = catching_own_bug(found, {n: t for n, t in failing.items() if n not in given})
     failing = {n: t for n, t in failing.items() if n not in catching}
     passed = len(run.tests) - len(failing) - len(skipped)
-    artifacts = {"tests": run.tests}
+    artifacts: dict[str, Any] = {"tests": run.tests}
     if catching:
         artifacts["catching_own_bug"] = sorted(catching)[:LISTED_ARTIFACT]
     caught = {name: f"  {shown_name(name)}: {own_quote(t['message']) or 'failed'}" for name, t in catching.items()}

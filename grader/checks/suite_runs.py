@@ -139,7 +139,7 @@ def _reference_numbers() -> tuple[tuple[frozenset[str], tuple[float, ...] | None
     for program in equivalence_probes():
         needs = frozenset(NEEDS.get(ins[0], ins[0]) for ins in program if ins[0] != "leaf")
         expected = reference_run(tuple(tuple(ins) for ins in program))
-        found.append((needs, None if expected is None else tuple(expected.data) + tuple(expected.grad or ())))
+        found.append((needs, None if expected is None else tuple(expected.data or ()) + tuple(expected.grad or ())))
     return tuple(found)
 
 
@@ -214,7 +214,7 @@ def catches(found: Suite, invalid: set[str], given: set[str], limit: float) -> C
         if op_id not in found.own:
             return _caught(found.sabotages[op_id], valid, wheat_s, limit)
         ran = decoy is not None and decoy.ok
-        own_s = max(wheat_s, decoy.duration if ran else limit)
+        own_s = max(wheat_s, decoy.duration if decoy is not None and ran else limit)
         return _caught(found.sabotages[op_id], own_valid, own_s, limit, hangs=ran)
 
     caught = {op_id: by for op_id in counted if (by := caught_by(op_id, wheat_time))}

@@ -13,6 +13,7 @@ from dataclasses import replace
 import reference
 from grader import protocol
 from grader.checks import diagnose
+from grader.checks.cases import NeuronCase
 from grader.checks.context import Context
 from grader.checks.features import basic_cause
 from grader.checks.judging import error_message, not_written, shown
@@ -25,7 +26,7 @@ from grader.spec import Training
 
 NEURON_REPLY = {"count": an_int, "values": list_of(a_name), "returned": a_name, "is_value": a_bool, "output": a_number}
 # Neuron(3) with known parameters: tanh(0.5*1 - 1*2 + 0.25*-3 + 0.1) = tanh(-2.15)
-NEURON_CASE = {"nin": 3, "weights": [0.5, -1.0, 0.25], "bias": 0.1, "x": [1.0, 2.0, -3.0]}
+NEURON_CASE: NeuronCase = {"nin": 3, "weights": [0.5, -1.0, 0.25], "bias": 0.1, "x": [1.0, 2.0, -3.0]}
 
 
 @check("neuron", "Neuron(nin) computes tanh(w . x + b) from its parameters")

@@ -58,13 +58,13 @@ class Request:
         return self.json_path == Path("-")
 
     @property
-    def outputs(self) -> list[tuple[Path | None, Path | None]]:
+    def outputs(self) -> tuple[tuple[Path | None, None], tuple[Path, Path | None], tuple[Path, Path]]:
         """(path, the folder below which no link is taken) of the JSON, the HTML report and the history record."""
         json_file = None if self.to_stdout else self.json_path
-        report = (
+        report: tuple[Path, Path | None] = (
             (self.html_path, None) if self.html_path else (Path("reports") / f"{self.submission.stem}.html", Path("."))
         )
-        return [(json_file, None), report, (history.place(self.submission), Path("."))]
+        return ((json_file, None), report, (history.place(self.submission), Path(".")))
 
     @property
     def tests_file(self) -> Path:
@@ -307,11 +307,14 @@ class CellProgress(_Line):
             self.stop.set()
 
     def _tick(self) -> None:
+        started = self.started
+        assert started is not None, "the ticker starts once the first cell is announced, its start time set"
         while not self.stop.wait(self.AFTER_S if not self.shown else 1.0):
+            assert self.current is not None, "set before the ticker starts, and never unset"
             number, place, count = self.current
             line = (
                 f"running your notebook: cell {number} (code cell {place} of {count}), "
-                f"{time.monotonic() - self.started:.0f} s so far"
+                f"{time.monotonic() - started:.0f} s so far"
             )
             if self.live:
                 self._write(f"\r\x1b[K{line}")

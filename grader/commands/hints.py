@@ -56,8 +56,12 @@ def prove(bases: list, mutants: list, operator_ids) -> dict[str, dict[str, str]]
     outcome = lane.result()
     if outcome.error or outcome.own is None:
         return {e.id: {"": outcome.error or "the run did not start"} for e in [*bases, *mutants]}
+    replies = [(outcome.own, bases[0].id)]
+    for r in outcome.runs:
+        assert r.engine is not None, "only the run on the student's own engine has no engine"
+        replies.append((r, r.engine.id))
     found = {}
-    for reply, engine_id in [(outcome.own, bases[0].id), *((r, r.engine.id) for r in outcome.runs)]:
+    for reply, engine_id in replies:
         run = read_run(reply, None)
         found[engine_id] = (
             {n: t["outcome"] for n, t in run.tests.items()}

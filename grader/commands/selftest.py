@@ -82,10 +82,11 @@ def main(*, assignment: str) -> int:
     ):
         everyone = bases + mutants
         futures = {pool.submit(_grade, engine, Path(tmp), task): k for k, engine in enumerate(everyone)}
-        results: list[Result | None] = [None] * len(everyone)
+        by_index: dict[int, Result] = {}
         for done, future in enumerate(as_completed(futures), 1):
-            results[futures[future]] = future.result()
+            by_index[futures[future]] = future.result()
             tell(f"[{done}/{len(everyone)}] graded {everyone[futures[future]].id} with the engine checks")
+        results = [by_index[k] for k in range(len(everyone))]  # every engine's, in their order
     tell.clear()
     print(admission(bases, task.sabotages))
     print(render(everyone, results, [c.id for c in task.checks]))

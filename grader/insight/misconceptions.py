@@ -13,7 +13,7 @@ failed with no recognised cause at all are counted by check.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from grader.causes import CAUSES
 from grader.result import Result
@@ -35,6 +35,17 @@ class Seen:
     counterexample: dict[str, Any] | None
 
 
+class Part(TypedDict):
+    """The students whose checks failed from one cause of a misconception, as summary.json lists them."""
+
+    cause: str
+    method: str | None
+    words: str
+    count: int
+    students: list[str]
+    counterexample: dict[str, Any] | None
+
+
 def family(cause: str) -> str:
     return next((prefix.rstrip("_") for prefix in FAMILIES if cause.startswith(prefix)), cause)
 
@@ -53,16 +64,16 @@ def _seen(students: list[tuple[str, Result]]) -> list[Seen]:
 
 def _smallest(seen: list[Seen]) -> dict[str, Any] | None:
     """The shortest case among them (by lines, then characters; the first found on a tie), with its check."""
-    cases = [s for s in seen if s.counterexample]
+    cases = [(s.check, s.counterexample) for s in seen if s.counterexample]
     if not cases:
         return None
-    best = min(cases, key=lambda s: (s.counterexample["code"].count("\n"), len(s.counterexample["code"])))
-    return {"check": best.check, **best.counterexample}
+    check, example = min(cases, key=lambda case: (case[1]["code"].count("\n"), len(case[1]["code"])))
+    return {"check": check, **example}
 
 
 def _entry(key: str, seen: list[Seen]) -> dict[str, Any]:
     students = sorted({s.student for s in seen})
-    parts = []
+    parts: list[Part] = []
     for cause in sorted({s.cause for s in seen}):
         mine = [s for s in seen if s.cause == cause]
         parts.append(

@@ -93,11 +93,13 @@ def apply(groups: Groups, submissions: tuple[Submission, ...]) -> tuple[tuple[Su
     """Each submission of a group's member, with the group's other members in its identity (they get its grade
     and report); a Moodle team folder becomes its first member's. And a note for each group with more than
     one submission (each is graded; each member's own row is theirs)."""
-    out, notes, seen = [], [], {}
+    out: list[Submission] = []
+    notes: list[str] = []
+    seen: dict[str, str] = {}  # each group's first submission's student
     for sub in submissions:
         who = sub.identity
         name = groups.of(who) if who else None
-        if name is None:
+        if who is None or name is None:
             out.append(sub)
             continue
         members = groups.members[name]

@@ -83,7 +83,8 @@ def student_report(
     """The report a student reads: score, rubric, and for each failed check what went wrong; `late` (text,
     penalty, final) says how late it was and what the late policy took. In a batch, it is headed by the
     student's id (not the file name the LMS gave), with a late badge, and links back to the class page."""
-    checks, shown = [], {}
+    checks: list[dict[str, Any]] = []
+    shown: dict[str | None, str] = {}  # each code shown, and the check whose card shows it
     carded = {c.id for c in to_fix(result)}
     boxed = set(held(result)) | {
         c.id for c in result.checks if c.visibility != "hidden" and c.artifacts.get("not_written")

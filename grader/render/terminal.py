@@ -65,6 +65,7 @@ def brief(result: Result, change: Change | None, headline: str) -> str:
     """One line for a grading in a series (grader check --watch): the headline, the score and what changed,
     then the card of every check whose status changed and that is below full points now."""
     if result.status == "error":
+        assert result.error is not None, "an error result, and only one, has an error"
         return printable("\n".join([f"{headline}: could not be graded ({result.error.kind})", *_error(result)[1:]]))
     said = [f"{headline}: {round(result.score, 2):g} / {result.max_score:g}"]
     if change is not None:
@@ -92,6 +93,7 @@ def card(c: CheckResult) -> list[str]:
 
 
 def _error(result: Result) -> list[str]:
+    assert result.error is not None, "an error result, and only one, has an error"
     return [
         f"Could not grade this submission ({result.error.kind}):",
         _block(result.error.message, "  "),
@@ -109,7 +111,7 @@ def _not_written(result: Result) -> list[str]:
     each method once, with the checks waiting for it, and where to start (a first run is a few lines, not a
     card per check). It comes first, before the table."""
     waiting, first, nothing = not_written(result)
-    if not waiting:
+    if not waiting or first is None:  # first is None exactly when nothing is waiting
         return []
     lines = ["--- Start here: the starter kit's methods that still raise NotImplementedError"]
     lines += [f"  {_line(name)}: needed by {', '.join(ids)}" for name, ids in waiting.items()]

@@ -103,7 +103,7 @@ def engine_block(source: str, names: tuple[str, ...]) -> str:
     """The imports and the named classes of an engine's source, to append after a student's code. Cached: a
     batch rewrites each wheat and mutant VARIANTS times from one block (issue 20)."""
     tree = ast.parse(source)
-    kept = [
+    kept: list[ast.stmt] = [
         n
         for n in tree.body
         if isinstance(n, (ast.Import, ast.ImportFrom))
@@ -153,7 +153,7 @@ def own_block(source: str) -> str | None:
     classes = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Value"]
     if not classes:
         return None
-    kept = [
+    kept: list[ast.stmt] = [
         n
         for n in tree.body
         if isinstance(n, (ast.Import, ast.ImportFrom))
@@ -181,7 +181,7 @@ def plan(operator_ids: tuple[str, ...], seed: str, pool: str, own: str | None = 
     not mutated (every mutant is then a wheat's), and a note says so. A mutant of the student's engine is
     unparsed, disguised and rewritten only once drawn; one their code keeps from being made gives way to a
     wheat's, drawn as if it had not been."""
-    notes = ()
+    notes: tuple[str, ...] = ()
     if own is not None and len(own) > OWN_BUDGET:
         notes = (
             f"Your engine's code is {len(own) // 1000} KB, over the {OWN_BUDGET // 1000} KB of code the "
@@ -202,25 +202,27 @@ def plan(operator_ids: tuple[str, ...], seed: str, pool: str, own: str | None = 
     decoy = _own_variant(own, f"{seed}:decoy") if own is not None else None
     for op_id in operator_ids:
         op = all_operators()[op_id]
-        mine = _own_mutated(op, own) if decoy is not None and op.replaces == ("Value",) else None
+        # (a decoy is made only from an engine of the student's)
+        mine = _own_mutated(op, own) if own is not None and decoy is not None and op.replaces == ("Value",) else None
         usable = [w.id for w in wheats() if _mutated(op_id, w.id) is not None]
         if mine is not None:  # unparsed, disguised and rewritten only once drawn (issue 20)
             drawn = rng.getstate()
             if not usable or rng.random() < 0.5:
-                mine = _unparsed(mine)
-                mine = _own_variant(mine, f"{seed}:{op_id}:own") if mine is not None else None
-                if mine is not None:
-                    own_mutants.append(EngineRun(f"{op_id}@own", "own", "own", op_id, mine))
+                code = _unparsed(mine)
+                rewritten = _own_variant(code, f"{seed}:{op_id}:own") if code is not None else None
+                if rewritten is not None:
+                    own_mutants.append(EngineRun(f"{op_id}@own", "own", "own", op_id, rewritten))
                     continue
                 rng.setstate(drawn)  # as when there is no mutant: a wheat's, drawn as if nothing was
         if not usable:
             continue
         wheat_id = rng.choice(usable)
         engine_id = f"{op_id}@{wheat_id}"
-        runs.append(
-            EngineRun(engine_id, "sabotage", wheat_id, op_id, variant(engine_id, mutant(op_id, wheat_id), SWAPPED))
-        )
+        source = mutant(op_id, wheat_id)
+        assert source is not None, "a wheat is usable only where the operator applies to it"
+        runs.append(EngineRun(engine_id, "sabotage", wheat_id, op_id, variant(engine_id, source, SWAPPED)))
     if own_mutants:
+        assert decoy is not None, "the student's engine is mutated only when its decoy was made"
         runs += own_mutants + [EngineRun("own:decoy", "decoy", "own", None, decoy)]
     rng.shuffle(runs)
     found = Plan(runs)

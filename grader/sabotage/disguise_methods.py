@@ -47,6 +47,7 @@ def call(fn: ast.expr, *args: ast.expr) -> ast.Call:
 
 def grad_target(statement: ast.stmt, assign_too: bool) -> ast.Attribute | None:
     """The target of `x.grad += e` (or, with assign_too, of `x.grad = e`)."""
+    target: ast.expr
     if isinstance(statement, ast.AugAssign) and isinstance(statement.op, ast.Add):
         target = statement.target
     elif assign_too and isinstance(statement, ast.Assign) and len(statement.targets) == 1:

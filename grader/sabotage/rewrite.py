@@ -17,6 +17,7 @@ import builtins
 import keyword
 import random
 import string
+from typing import TypeGuard
 
 from grader.sabotage.trees import clone, nodes, own_statements, statements, unparse
 
@@ -90,7 +91,7 @@ def _is_update(node: ast.AST) -> bool:
     )
 
 
-def _is_reversal(node: ast.AST) -> bool:
+def _is_reversal(node: ast.AST) -> TypeGuard[ast.For]:
     return isinstance(node, ast.For) and (
         (
             isinstance(node.iter, ast.Call)
@@ -116,6 +117,7 @@ def _flip_reversal(loop: ast.For) -> None:
         name = loop.iter.args[0]
         loop.iter = ast.Subscript(name, ast.Slice(None, None, ast.UnaryOp(ast.USub(), ast.Constant(1))), ast.Load())
     else:
+        assert isinstance(loop.iter, ast.Subscript), "a reversal's loop is over reversed(order) or order[::-1]"
         loop.iter = ast.Call(ast.Name("reversed", ast.Load()), [loop.iter.value], [])
 
 

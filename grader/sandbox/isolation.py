@@ -434,8 +434,9 @@ def uid_problems(iso: Isolation, private: tuple[Path, ...]) -> list[str]:
             f"the sandbox's Python ({rt.executable}) cannot import pytest ({report.get('pytest')}): "
             "install pytest there, or set GRADER_SANDBOX_PYTHON to a Python that has it"
         )
-    if unconfined(report.get("missing", [])):
-        problems.append(unconfined(report["missing"]))
+    steps = unconfined(report.get("missing", []))
+    if steps:
+        problems.append(steps)
     if report["readable"]:
         shown = ", ".join(report["readable"][:3]) + (" ..." if len(report["readable"]) > 3 else "")
         problems.append(

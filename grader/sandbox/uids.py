@@ -187,7 +187,7 @@ def remove_owned(top: Path, uid: int) -> int:
     return wipe.clear(str(top), owner=uid)
 
 
-def owned_bytes(top: Path, uid: int, limit: int) -> int:
+def owned_bytes(top: str | Path, uid: int, limit: int) -> int:
     """Bytes held by the uid's files at the top of a folder, and everything under its own folders there
     (stopping once past limit). One folder is open at a time, entered from the one above it and left by its "..",
     never named by a path (which a deep tree makes longer than any path may be): a tree 1,500 deep costs one

@@ -80,12 +80,13 @@ class Unit:
                 self._fail(
                     OutOfTime(f"did not finish within {round(max(0.0, end - started), 2):g} s", end < own - SLACK_S)
                 )
-            else:
-                self._fail(WorkerFailure("timeout", f"did not finish within {round(gap, 2):g} s"))
+            else:  # the gap's deadline, before the request's
+                self._fail(WorkerFailure("timeout", f"did not finish within {round(gap or 0.0, 2):g} s"))
         except Closed:
             self._fail(self._death())
         except WorkerFailure as failure:
             self._fail(failure)
+        assert self.failed is not None, "each way out of the loop above failed the unit"
         raise self.failed
 
     def _fail(self, failure: WorkerFailure) -> None:

@@ -124,7 +124,8 @@ def gradcheck(program, Value, h):
     +h and -h (the grader takes the central differences itself)."""
     leaves = [i for i, ins in enumerate(program) if ins[0] == "leaf"]
     observed = evaluate(program, Value, want=leaves + [len(program) - 1])
-    up, down = [], []
+    up: list[float | dict[str, str]] = []  # each reading: a number, or what was read instead (number())
+    down: list[float | dict[str, str]] = []
     for i in leaves:
         for step, out in ((h, up), (-h, down)):
             nudged = [list(ins) for ins in program]

@@ -20,6 +20,8 @@ import random
 import socket
 import sys
 import traceback
+import types
+from typing import Any
 
 import frames
 import probes
@@ -50,13 +52,14 @@ class Loader:
         self.files.add(path)
         sys.path.insert(0, os.path.dirname(path))
         spec = importlib.util.spec_from_file_location(MODULE, path)
+        assert spec is not None and spec.loader is not None, "a .py file's location always has a spec and loader"
         module = importlib.util.module_from_spec(spec)
         sys.modules[MODULE] = module
         spec.loader.exec_module(module)
         return module
 
     def error(self, exc: BaseException) -> dict:
-        info = {"type": type(exc).__name__, "message": _text(exc), "traceback": self.traceback(exc)}
+        info: dict[str, Any] = {"type": type(exc).__name__, "message": _text(exc), "traceback": self.traceback(exc)}
         if isinstance(exc, SyntaxError):
             info.update(
                 message=exc.msg,
@@ -96,7 +99,7 @@ class State:
         self.sock = sock
         self.cfg = cfg
         self.loader = Loader(cfg)
-        self.module = None
+        self.module: types.ModuleType | None = None
 
     def serve(self) -> None:
         while True:
@@ -135,6 +138,8 @@ class State:
         if op == "numerical_grad":
             f = probes.FUNCTIONS[request["function"]]
             args = (f, request["x"]) if request.get("h") is None else (f, request["x"], request["h"])
+            if self.module is None:
+                raise RuntimeError("numerical_grad asked before the student's code was loaded")
             return {"value": probes.number(self.module.numerical_grad(*args))}
         if op == "neuron":
             random.seed(0)
