@@ -38,6 +38,68 @@ BUGS: dict[str, dict[str, tuple[str, str]]] = {
             "            self.grad = other.data * out.grad\n            other.grad = self.data * out.grad\n",
         ),
     },
+    "assign_in_pow": {
+        "lecture": (
+            "self.grad += other * self.data ** (other - 1) * out.grad",
+            "self.grad = other * self.data ** (other - 1) * out.grad",
+        ),
+        "slots_gradfn": ("a.grad += n * a.data ** (n - 1) * res.grad", "a.grad = n * a.data ** (n - 1) * res.grad"),
+        "list_iterative": (
+            "self.grad += (k * self.data ** (k - 1)) * out.grad",
+            "self.grad = (k * self.data ** (k - 1)) * out.grad",
+        ),
+    },
+    "assign_in_tanh": {
+        "lecture": ("self.grad += (1 - t**2) * out.grad", "self.grad = (1 - t**2) * out.grad"),
+        "slots_gradfn": ("a.grad += (1.0 - t * t) * res.grad", "a.grad = (1.0 - t * t) * res.grad"),
+        "list_iterative": ("self.grad += (1 - out.data**2) * out.grad", "self.grad = (1 - out.data**2) * out.grad"),
+    },
+    "assign_in_relu": {
+        "lecture": ("self.grad += (out.data > 0) * out.grad", "self.grad = (out.data > 0) * out.grad"),
+        "slots_gradfn": ("a.grad += res.grad if a.data > 0 else 0.0", "a.grad = res.grad if a.data > 0 else 0.0"),
+        "list_iterative": ("                self.grad += out.grad\n", "                self.grad = out.grad\n"),
+    },
+    "missing___rmul__": {
+        "lecture": ("    def __rmul__(self, other):\n        return self * other\n\n", ""),
+        "slots_gradfn": ("    def __rmul__(a, b):\n        return a * b\n\n", ""),
+        "list_iterative": ("    def __rmul__(self, other):\n        return self * other\n\n", ""),
+    },
+    "add_half": {
+        "lecture": (
+            "            self.grad += out.grad\n            other.grad += out.grad\n",
+            "            self.grad += 0.5 * out.grad\n            other.grad += 0.5 * out.grad\n",
+        ),
+        "slots_gradfn": (
+            "            a.grad += res.grad\n            b.grad += res.grad\n",
+            "            a.grad += res.grad / 2\n            b.grad += res.grad / 2\n",
+        ),
+        "list_iterative": (
+            "            self.grad += 1.0 * out.grad\n            other.grad += 1.0 * out.grad\n",
+            "            self.grad += 0.5 * out.grad\n            other.grad += 0.5 * out.grad\n",
+        ),
+    },
+    "mul_own_data": {
+        "lecture": (
+            "            self.grad += other.data * out.grad\n            other.grad += self.data * out.grad\n",
+            "            self.grad += self.data * out.grad\n            other.grad += other.data * out.grad\n",
+        ),
+        "slots_gradfn": (
+            "            a.grad += b.data * res.grad\n            b.grad += a.data * res.grad\n",
+            "            a.grad += a.data * res.grad\n            b.grad += b.data * res.grad\n",
+        ),
+        "list_iterative": (
+            "            self.grad += other.data * out.grad\n            other.grad += self.data * out.grad\n",
+            "            self.grad += self.data * out.grad\n            other.grad += other.data * out.grad\n",
+        ),
+    },
+    "relu_negative_grad": {
+        "lecture": ("self.grad += (out.data > 0) * out.grad", "self.grad += out.grad"),
+        "slots_gradfn": ("a.grad += res.grad if a.data > 0 else 0.0", "a.grad += res.grad"),
+        "list_iterative": (
+            "            if self.data > 0:\n                self.grad",
+            "            if out.data >= 0:\n                self.grad",
+        ),
+    },
     "tanh_grad_from_input": {
         "lecture": ("self.grad += (1 - t**2) * out.grad", "self.grad += (1 - self.data**2) * out.grad"),
         "slots_gradfn": ("a.grad += (1.0 - t * t) * res.grad", "a.grad += (1.0 - a.data * a.data) * res.grad"),

@@ -22,6 +22,7 @@ from pygments.lexers import PythonLexer
 from grader.causes import CAUSES
 from grader.feedback import CARD_LINES, SAME, first_sentence, held, not_written, numbers, summary, to_fix
 from grader.history import Change
+from grader.render.repairs import diff_lines, repair_of, sentence
 from grader.result import Result
 
 ENV = jinja2.Environment(
@@ -107,6 +108,7 @@ def student_report(
                 if source
                 else None
             )
+            view.update(_repair_view(check, source))
             view["source_html"] = None if code in shown else code  # the same code once, on the first card
             view["source_shown_in"] = shown.get(code) if code else None
             shown.setdefault(code, check.id)
@@ -253,6 +255,39 @@ def suspect_source(
         formatter = HtmlFormatter(noclasses=True, linenos="inline", linenostart=start, style="default")
         blocks.append(highlight("\n".join(shown), PythonLexer(), formatter))
     return Markup("".join(blocks))
+
+
+REPAIR_CONTEXT = 3
+"""Lines of the student's code shown above and below a repair's lines."""
+
+
+def _repair_view(check, source: str | None) -> dict[str, Any]:
+    """A verified repair on a card: its sentence, the student's code around its lines with those lines marked,
+    and at `diff` the change. Nothing when the source is not the one the repair was found in."""
+    repair = repair_of(check)
+    if repair is None:
+        return {}
+    view: dict[str, Any] = {"repair_text": sentence(repair), "repair_diff": diff_lines(repair) if repair.diff else []}
+    lines = source.splitlines() if source else []
+    marked = [p.line + k for p in repair.places for k in range(max(p.before.count("\n") + 1, 1))]
+    matches = all(
+        lines[p.line - 1 : p.line - 1 + p.before.count("\n") + 1] == p.before.split("\n")
+        for p in repair.places
+        if p.before
+    )
+    if lines and matches and max(marked) <= len(lines) + 1:
+        start = max(min(marked) - REPAIR_CONTEXT, 1)
+        end = min(max(marked) + REPAIR_CONTEXT, len(lines))
+        shown = [_line(line) for line in lines[start - 1 : end]]
+        formatter = HtmlFormatter(
+            noclasses=True,
+            linenos="inline",
+            linenostart=start,
+            style="default",
+            hl_lines=[m - start + 1 for m in marked],
+        )
+        view["repair_html"] = Markup(highlight("\n".join(shown), PythonLexer(), formatter))
+    return view
 
 
 def _fmt(x: Any, other: Any = None) -> str:

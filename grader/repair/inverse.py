@@ -266,9 +266,19 @@ def tanh_square_missing(source: Source) -> list[Span]:
         found = output(source, update)
         for node in ast.walk(update.value):
             minus = _one_minus(node)
-            if minus and found and source.code(minus.right) == found[0] and not _squared(minus.right):
+            if minus and found and source.code(minus.right) == found[0] and not _times_one_plus(update, minus.right):
                 spans.append(source.replace(minus.right, f"{paren(source, minus.right)}**2"))
     return spans
+
+
+def _times_one_plus(update: ast.stmt, t: ast.expr) -> bool:
+    """Is `1 - t` the half of (1 - t) * (1 + t), the square written as a product?"""
+    return any(
+        isinstance(n, ast.BinOp)
+        and isinstance(n.op, ast.Add)
+        and {ast.dump(n.left), ast.dump(n.right)} >= {ast.dump(ast.Constant(1)), ast.dump(t)}
+        for n in ast.walk(update.value)
+    )
 
 
 @inverse("mul_missing_outgrad")

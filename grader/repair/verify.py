@@ -92,7 +92,7 @@ def proven(
             continue
         if _fixes(result, {edit.cause}, before, statuses):
             verified.append((edit, _made_pass(result, before, statuses)))
-        elif all_fixed:  # its checks pass once the other causes are undone too
+        elif all_fixed and together is not None:  # its checks pass once the other causes are undone too
             verified.append((edit, _made_pass(result, before, together, edit.cause)))
     return verified
 
