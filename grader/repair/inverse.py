@@ -347,13 +347,18 @@ def relu_flipped(source: Source) -> list[Span]:
 @inverse("relu_negative_grad")
 def relu_negative_grad(source: Source) -> list[Span]:
     """The gradient passed whatever the input's sign: only where it is positive."""
-    if any(isinstance(n, (ast.Compare, ast.IfExp)) for part in _backward_parts(source, "relu") for n in ast.walk(part)):
+    parts = _backward_parts(source, "relu")
+    found = [n for part in parts for n in ast.walk(part)]
+    if any(isinstance(n, ast.Compare) for n in found):
         return _at_zero(source)
     spans = []
     for update in updates(source, "relu"):
         target = grad_target(update)
-        if target is not None:
-            condition = f"({source.code(target.value)}.data > 0)"
+        condition = f"({source.code(target.value)}.data > 0)" if target is not None else ""
+        always = [n for n in ast.walk(update.value) if isinstance(n, ast.Constant) and n.value is True]
+        if condition and always:  # a condition that is always true (`1.0 if True else 0.0`)
+            spans += [source.replace(n, condition) for n in always]
+        elif condition and not any(isinstance(n, ast.IfExp) for n in ast.walk(update.value)):
             spans.append(source.replace(update.value, f"{condition} * {paren(source, update.value)}"))
     return spans
 
@@ -519,20 +524,16 @@ for _name in DELEGATIONS:
     inverse(f"missing_{_name}")(_reflected(_name))
 
 
-def _named(node: ast.AST, name: str) -> bool:
-    return isinstance(node, ast.Name) and node.id == name
-
-
 @inverse("sub_as_add")
 def sub_as_add(source: Source) -> list[Span]:
     """return self + other in __sub__: self + (-other)."""
     sub = method_of(last_class(source.tree), "__sub__")
     if sub is None or len(sub.args.args) < 2 or any(isinstance(n, (ast.USub, ast.Sub)) for n in ast.walk(sub)):
         return []
-    other = sub.args.args[1].arg
+    other = ast.Name(sub.args.args[1].arg, ast.Load())
     for node in ast.walk(sub):
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and _named(node.right, other):
-            return [source.replace(node.right, f"(-{other})")]
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and mentions(node.right, other):
+            return [source.replace(node.right, f"(-{paren(source, node.right)})")]
     return []
 
 
