@@ -5,7 +5,8 @@ Grades, in this process, each submission with the assignment's `[feedback] repai
 - a buggy submission (examples/tanh_from_input.py: one cause with an inverse edit, so one regrade);
 - the same with two bugs (tanh's derivative on its input and `k * x**k`: three regrades, each edit alone
   and both together);
-- a correct submission (examples/correct_engine.py): no check fails, so nothing may be added.
+- a correct submission (examples/correct_engine.py): no check fails, so nothing may be added (and the
+  repair step's own time on its result, offered() alone, in microseconds: no regrade).
 Each with the good test suite beside it (tests/fixtures/suites/good.py), as a student's own check runs it,
 and without tests (the engine checks only), where the regrade is a larger share.
 
@@ -28,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from grader import catalog, spec  # noqa: E402
 from grader.grading import Options, grade  # noqa: E402
+from grader.repair.verify import offered  # noqa: E402
 
 GOOD_TESTS = ROOT / "tests" / "fixtures" / "suites" / "good.py"
 BUGGY = ROOT / "examples" / "tanh_from_input.py"
@@ -44,6 +46,11 @@ def two_bugs() -> str:
 
 def seconds(source: str, task: spec.Assignment, tests: bool, folder: Path) -> tuple[float, int]:
     """One grading's wall time, and how many repairs it offered."""
+    spent, result = graded(source, task, tests, folder)
+    return spent, sum("repair" in c.artifacts for c in result.checks)
+
+
+def graded(source: str, task: spec.Assignment, tests: bool, folder: Path):
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     (folder / "micrograd_mine.py").write_text(source, encoding="utf-8")
@@ -51,8 +58,18 @@ def seconds(source: str, task: spec.Assignment, tests: bool, folder: Path) -> tu
         shutil.copy(GOOD_TESTS, folder / "test_micrograd.py")
     t0 = time.monotonic()
     result = grade(folder / "micrograd_mine.py", task, Options(suite_sandboxes=2))
-    spent = time.monotonic() - t0
-    return spent, sum("repair" in c.artifacts for c in result.checks)
+    return time.monotonic() - t0, result
+
+
+def own_cost(task: spec.Assignment, folder: Path) -> float:
+    """Seconds the repair step itself takes on the correct submission's result (no check failed: nothing to
+    find, nothing regraded), measured around offered() alone."""
+    source = CORRECT.read_text(encoding="utf-8")
+    _, result = graded(source, dataclasses.replace(task, feedback=spec.Feedback("off")), False, folder)
+    t0 = time.perf_counter()
+    for _ in range(100):
+        offered(result, source, task, time.monotonic() + 100, lambda *_: None)
+    return (time.perf_counter() - t0) / 100
 
 
 def main() -> None:
@@ -83,6 +100,9 @@ def main() -> None:
                     f"{added:>+8.2f} {100 * added / times['off']:>+7.0f}% {offered}",
                     flush=True,
                 )
+        print(
+            f"repairs' own time on the correct submission: {1e6 * own_cost(base, Path(tmp) / 'c'):.0f} us (no regrade)"
+        )
 
 
 if __name__ == "__main__":
