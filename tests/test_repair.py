@@ -250,8 +250,8 @@ def test_where_names_the_line_and_a_hidden_check_gets_none(tmp_path, micrograd):
     assert f"line {line}, in tanh's _backward" in shown and "1 - t**2) * out.grad" not in shown
     page = student_report(result, text)
     assert "Where to fix it (verified)" in page and "1 - t**2) * out.grad" not in page
-    code = page.split('class="source repair-source"')[1].split("</div>")[0]  # the student's code around the line
-    assert code.count("#ffffcc") == 1 and ">_backward</span>" in code  # the line marked, its neighbours shown
+    code = page.split('class="code repair-code"')[1].split("</pre>")[0]  # the student's code around the line
+    assert code.count('<mark class="repair-line">') == 1 and ">_backward</span>" in code  # the line marked
 
 
 def test_off_offers_nothing(tmp_path, micrograd):

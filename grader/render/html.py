@@ -278,16 +278,20 @@ def _repair_view(check, source: str | None) -> dict[str, Any]:
     if lines and matches and max(marked) <= len(lines) + 1:
         start = max(min(marked) - REPAIR_CONTEXT, 1)
         end = min(max(marked) + REPAIR_CONTEXT, len(lines))
-        shown = [_line(line) for line in lines[start - 1 : end]]
-        formatter = HtmlFormatter(
-            noclasses=True,
-            linenos="inline",
-            linenostart=start,
-            style="default",
-            hl_lines=[m - start + 1 for m in marked],
-        )
-        view["repair_html"] = Markup(highlight("\n".join(shown), PythonLexer(), formatter))
+        view["repair_html"] = _marked_code(lines, start, end, set(marked))
     return view
+
+
+def _marked_code(lines: list[str], start: int, end: int, marked: set[int]) -> Markup:
+    """The student's lines start..end, highlighted one by one and numbered, the marked ones marked: a code box
+    (pre.code) that scrolls on a phone instead of wrapping."""
+    formatter = HtmlFormatter(noclasses=True, nowrap=True, style="default")
+    shown = []
+    for number in range(start, end + 1):
+        code = highlight(_line(lines[number - 1]), PythonLexer(), formatter).rstrip("\n")
+        row = Markup('<span class="lineno">{:>4} </span>').format(number) + Markup(code)
+        shown.append(Markup('<mark class="repair-line">{}</mark>').format(row) if number in marked else row)
+    return Markup('<pre class="code repair-code">') + Markup("\n").join(shown) + Markup("</pre>")
 
 
 def _fmt(x: Any, other: Any = None) -> str:
