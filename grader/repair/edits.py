@@ -53,18 +53,17 @@ class Edit:
 
 
 def applied(source: str, changes: tuple[Change, ...] | list[Change]) -> str:
-    """source with each change made, from the last line up (so no change moves another's line). Raises
-    ValueError when a change's `before` is not what the source holds at its line."""
-    lines = source.splitlines(keepends=True)
-    if lines and not lines[-1].endswith("\n"):
-        lines[-1] += "\n"
+    """source with each change made, from the last line up (so no change moves another's line). Lines are
+    counted as Python counts them, by their line feeds (a form feed or a line separator in a string is no line end).
+    Raises ValueError when a change's `before` is not what the source holds at its line."""
+    lines = source.split("\n")
     for change in sorted(changes, key=lambda c: (c.line, bool(c.before)), reverse=True):
-        old = change.before.splitlines(keepends=False)
+        old = change.before.split("\n") if change.before else []
         start = change.line - 1
-        if [line.rstrip("\r\n") for line in lines[start : start + len(old)]] != old:
+        if [line.removesuffix("\r") for line in lines[start : start + len(old)]] != old:
             raise ValueError(f"line {change.line} is not {change.before!r}")
-        lines[start : start + len(old)] = [line + "\n" for line in change.after.split("\n")]
-    return "".join(lines)
+        lines[start : start + len(old)] = change.after.split("\n")
+    return "\n".join(lines)
 
 
 @dataclass(frozen=True)
@@ -159,8 +158,9 @@ class Source:
         new = self.data[begin:finish]
         for span in reversed(group):
             new = new[: span.start - begin] + span.text.encode("utf-8") + new[span.end - begin :]
-        before = self.segment(begin, finish).rstrip("\r\n")
-        return Change(first, *self._named(group[0]), before, new.decode("utf-8").rstrip("\r\n"))
+        before = self.segment(begin, finish).replace("\r\n", "\n").rstrip("\n")
+        after = new.decode("utf-8").replace("\r\n", "\n").rstrip("\n")
+        return Change(first, *self._named(group[0]), before, after)
 
     def _named(self, span: Span) -> tuple[str, str]:
         return (span.method, span.where or span.method) if span.method else self._place(span.start)
