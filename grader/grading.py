@@ -33,6 +33,7 @@ from grader.files import MODULE_FILE, TESTS_FILE
 from grader.lanes import EngineLane, SuiteLane
 from grader.loading import load
 from grader.protocol import Code
+from grader.repair.verify import offered
 from grader.result import CheckResult, Outcome, Result, SubmissionError
 from grader.sabotage import own_block
 from grader.sandbox import isolation
@@ -112,7 +113,16 @@ def grade(submission: Path, assignment: Assignment, options: Options = Options()
         return _result(
             submission, read and read.digest, assignment, "error", error, (), started, rejected.execution or execution
         )
-    return _result(submission, read.digest, assignment, "graded", None, tuple(checks), started, execution, notes)
+    result = _result(submission, read.digest, assignment, "graded", None, tuple(checks), started, execution, notes)
+    return _repaired(result, read, assignment, options, ends)
+
+
+def _repaired(result: Result, read: Submitted, assignment: Assignment, options: Options, ends: float) -> Result:
+    """The result with the repairs its failing checks' causes have, each verified by grading the edited file
+    again with these options (grader/repair/verify.py); a notebook gets none."""
+    quiet = replace(options, on_check=None, progress=None, prestarted=None, tests=None)
+    text = _student_text(read.code) if read.code.kind == "py" else None
+    return offered(result, text, assignment, ends, lambda path, again: grade(path, again, quiet))
 
 
 def read_submission(submission: Path, assignment: Assignment, options: Options) -> Submitted:

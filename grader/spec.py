@@ -99,6 +99,17 @@ class LatePolicy:
     """The most percent taken, however late."""
 
 
+REPAIRS = ("off", "where", "diff")
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """`[feedback]`: what a student is shown beyond each check's outcome."""
+
+    repair: str = "where"
+    """A verified repair (grader/repair/): off; where (the line and method to change); diff (and the change)."""
+
+
 @dataclass(frozen=True)
 class Assignment:
     id: str
@@ -119,6 +130,7 @@ class Assignment:
     else a stand-in is imported, whose use raises a clear error, and the student is told."""
     folder: Path
     late: LatePolicy = field(default_factory=LatePolicy)
+    feedback: Feedback = field(default_factory=Feedback)
 
     @property
     def max_score(self) -> float:
@@ -210,6 +222,7 @@ def parse(raw: dict[str, Any], path: Path, *, checks: Collection[str], operators
         packages=_packages(where, raw),
         folder=path.parent,
         late=_late(where, raw),
+        feedback=_feedback(where, raw),
     )
     where.no_extra(raw, {f.name for f in fields(Assignment)} - {"folder"}, "")
     return assignment
@@ -263,6 +276,15 @@ def _late(where: _Where, raw: dict[str, Any]) -> LatePolicy:
         numbers[key] = value
     where.no_extra(table, {"due", *numbers}, "late")
     return LatePolicy(when.isoformat() if when else "", **numbers)
+
+
+def _feedback(where: _Where, raw: dict[str, Any]) -> Feedback:
+    table = where.get(raw, "feedback", dict, default={})
+    repair = where.get(table, "repair", str, default=Feedback.repair, prefix="feedback")
+    if repair not in REPAIRS:
+        raise SpecError(f"{where.path}: feedback.repair = {repair!r}: expected one of {', '.join(REPAIRS)}")
+    where.no_extra(table, {"repair"}, "feedback")
+    return Feedback(repair)
 
 
 def _training(where: _Where, raw: dict[str, Any]) -> Training:

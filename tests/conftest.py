@@ -96,7 +96,10 @@ def quick_assignment(folder: Path, checks: tuple[str, ...] | None = None) -> Pat
 
 @pytest.fixture(scope="session")
 def micrograd() -> spec.Assignment:
-    return catalog.load("micrograd")
+    """The micrograd assignment, without verified repairs (`[feedback] repair = "off"`): a repair regrades a
+    buggy engine once more (seconds), which the tests of other things need not pay; tests/test_repair.py turns
+    them on."""
+    return dataclasses.replace(catalog.load("micrograd"), feedback=spec.Feedback("off"))
 
 
 @pytest.fixture(scope="session")

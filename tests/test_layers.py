@@ -10,7 +10,8 @@ The layers, top to bottom:
   (who each student is in an LMS, its roster, and the files it imports), jupyter (`%grade` in a notebook).
 - grading: one submission graded: grading, loading (the student's code loaded), notebooks
   (a notebook turned into code), catalog (an assignment checked against the registries).
-- checks: checks/ and sabotage/ (the engines a suite runs against), and lanes (the
+- checks: checks/ and sabotage/ (the engines a suite runs against), repair/ (the inverse edits, and their
+  verification by a regrade the grading passes in), and lanes (the
   sandboxes a grading's checks talk to: checks/suite starts one) with notebook_suite (how the
   suite lane runs a notebook's tests with its demo cells run once).
 - render (beside): render/, which turns a result into text and HTML; it sits above the
@@ -37,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent / "grader"
 LAYERS = {
     "entry": ("grader.cli", "grader.commands", "grader.batch", "grader.gradescope", "grader.lms", "grader.jupyter"),
     "grading": ("grader.grading", "grader.loading", "grader.notebooks", "grader.catalog"),
-    "checks": ("grader.checks", "grader.sabotage", "grader.lanes", "grader.notebook_suite"),
+    "checks": ("grader.checks", "grader.sabotage", "grader.repair", "grader.lanes", "grader.notebook_suite"),
     "render": ("grader.render",),
     "insight": ("grader.insight",),
     "model": (

@@ -33,6 +33,8 @@ class Seen:
     cause: str
     check: str
     counterexample: dict[str, Any] | None
+    repaired: bool = False
+    """Did the student's result offer a verified repair for the cause (grader/repair/: one edit fixes it)?"""
 
 
 class Part(TypedDict):
@@ -55,11 +57,21 @@ def _seen(students: list[tuple[str, Result]]) -> list[Seen]:
     for student, result in students:
         if result.status != "graded":
             continue
+        repaired = _repaired(result)
         for check in result.checks:
             if check.status in ("failed", "error") and check.cause in CAUSES and check.max_score > 0:
                 example = asdict(check.counterexample) if check.counterexample else None
-                seen.append(Seen(student, check.cause, check.id, example))
+                seen.append(Seen(student, check.cause, check.id, example, check.cause in repaired))
     return seen
+
+
+def _repaired(result: Result) -> set[str]:
+    """The causes a verified repair of the result undoes."""
+    return {
+        c.cause
+        for c in result.checks
+        if c.cause and isinstance(c.artifacts.get("repair"), dict) and c.artifacts["repair"].get("verified") is True
+    }
 
 
 def _smallest(seen: list[Seen]) -> dict[str, Any] | None:
@@ -83,6 +95,7 @@ def _entry(key: str, seen: list[Seen]) -> dict[str, Any]:
                 "words": CAUSES[cause].sentence,
                 "count": len({s.student for s in mine}),
                 "students": sorted({s.student for s in mine}),
+                "repaired": len({s.student for s in mine if s.repaired}),
                 "counterexample": _smallest(mine),
             }
         )
@@ -93,6 +106,7 @@ def _entry(key: str, seen: list[Seen]) -> dict[str, Any]:
         "words": words,
         "count": len(students),
         "students": students,
+        "repaired": len({s.student for s in seen if s.repaired}),
         "checks": sorted({s.check for s in seen}),
         "parts": parts,
         "counterexample": _smallest(seen),

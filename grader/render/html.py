@@ -22,6 +22,7 @@ from pygments.lexers import PythonLexer
 from grader.causes import CAUSES
 from grader.feedback import CARD_LINES, SAME, first_sentence, held, not_written, numbers, summary, to_fix
 from grader.history import Change
+from grader.render.repairs import diff_lines, repair_of, sentence
 from grader.result import Result
 
 ENV = jinja2.Environment(
@@ -108,6 +109,7 @@ def student_report(
                 if source
                 else None
             )
+            view.update(_repair_view(check, source))
             view["source_html"] = None if code in shown else code  # the same code once, on the first card
             view["source_shown_in"] = shown.get(code) if code else None
             shown.setdefault(code, check.id)
@@ -269,6 +271,43 @@ def _suspects(
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in wanted and node.name not in found:
             found[node.name] = node
     return found
+
+
+REPAIR_CONTEXT = 3
+"""Lines of the student's code shown above and below a repair's lines."""
+
+
+def _repair_view(check, source: str | None) -> dict[str, Any]:
+    """A verified repair on a card: its sentence, the student's code around its lines with those lines marked,
+    and at `diff` the change. Nothing when the source is not the one the repair was found in."""
+    repair = repair_of(check)
+    if repair is None:
+        return {}
+    view: dict[str, Any] = {"repair_text": sentence(repair), "repair_diff": diff_lines(repair) if repair.diff else []}
+    lines = source.splitlines() if source else []
+    marked = [p.line + k for p in repair.places for k in range(max(p.before.count("\n") + 1, 1))]
+    matches = all(
+        lines[p.line - 1 : p.line - 1 + p.before.count("\n") + 1] == p.before.split("\n")
+        for p in repair.places
+        if p.before
+    )
+    if lines and matches and max(marked) <= len(lines) + 1:
+        start = max(min(marked) - REPAIR_CONTEXT, 1)
+        end = min(max(marked) + REPAIR_CONTEXT, len(lines))
+        view["repair_html"] = _marked_code(lines, start, end, set(marked))
+    return view
+
+
+def _marked_code(lines: list[str], start: int, end: int, marked: set[int]) -> Markup:
+    """The student's lines start..end, highlighted one by one and numbered, the marked ones marked: a code box
+    (pre.code) that scrolls on a phone instead of wrapping."""
+    formatter = HtmlFormatter(noclasses=True, nowrap=True, style="default")
+    shown = []
+    for number in range(start, end + 1):
+        code = highlight(_line(lines[number - 1]), PythonLexer(), formatter).rstrip("\n")
+        row = Markup('<span class="lineno">{:>4} </span>').format(number) + Markup(code)
+        shown.append(Markup('<mark class="repair-line">{}</mark>').format(row) if number in marked else row)
+    return Markup('<pre class="code repair-code">') + Markup("\n").join(shown) + Markup("</pre>")
 
 
 def _fmt(x: Any, other: Any = None) -> str:

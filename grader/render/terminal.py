@@ -18,6 +18,7 @@ import textwrap
 
 from grader.feedback import SAME, first_sentence, held, not_written, numbers, summary, to_fix
 from grader.history import Change
+from grader.render.repairs import diff_lines, repair_of, sentence
 from grader.result import CheckResult, Result
 from grader.spec import Assignment
 from grader.text import printable
@@ -82,6 +83,7 @@ def card(c: CheckResult) -> list[str]:
     """A check's card: its heading, the whole feedback, and for a smallest case the code to paste and the
     numbers."""
     lines = [f"--- {c.id}: {c.title} ({MARK[c.status]} {_points(c)})", _block(c.feedback, "  ")]
+    lines += _repair(c)
     if c.counterexample:
         lines += ["  Paste under your Value class to reproduce:", _block(c.counterexample.code, "    ")]
         if c.counterexample.expected:
@@ -89,6 +91,19 @@ def card(c: CheckResult) -> list[str]:
                 f"  expected: {_pairs(c.counterexample.expected, c.counterexample.got)}",
                 f"  got:      {_pairs(c.counterexample.got, c.counterexample.expected)}",
             ]
+    return lines
+
+
+def _repair(c: CheckResult) -> list[str]:
+    """A verified repair's sentence, and at `diff` the change (the student's lines, as written and as changed)."""
+    repair = repair_of(c)
+    if repair is None:
+        return []
+    lines = [_block(textwrap.fill(sentence(repair), 100, subsequent_indent="  "), "  ")]
+    if repair.diff:
+        shown = diff_lines(repair)
+        margin = min((len(t) - len(t.lstrip()) for _, _, t in shown if t.strip()), default=0)
+        lines += [f"    {sign} {line:>4} | {_line(text[margin:])}" for sign, line, text in shown]
     return lines
 
 
