@@ -80,9 +80,10 @@ def with_limits(assignment: spec.Assignment, **limits) -> spec.Assignment:
     return dataclasses.replace(assignment, limits=dataclasses.replace(assignment.limits, **limits))
 
 
-def quick_assignment(folder: Path, checks: tuple[str, ...] | None = None) -> Path:
+def quick_assignment(folder: Path, checks: tuple[str, ...] | None = None, repair: str = "off") -> Path:
     """A folder holding the micrograd assignment with 15 examples per rule and short limits, for a command's
-    --assignment; with `checks`, only those checks (a grading of a small engine then takes about a second)."""
+    --assignment; with `checks`, only those checks (a grading of a small engine then takes about a second); verified
+    repairs `off` unless asked for (each regrades a buggy engine once more)."""
     lines = []
     for line in (ROOT / "assignments" / "micrograd" / "assignment.toml").read_text().splitlines():
         name = line.split("=")[0].strip()
@@ -90,6 +91,7 @@ def quick_assignment(folder: Path, checks: tuple[str, ...] | None = None) -> Pat
             continue
         lines.append(line.replace("max_examples = 100", "max_examples = 15"))
     folder.mkdir(parents=True, exist_ok=True)
+    lines += ["", "[feedback]", f'repair = "{repair}"']
     (folder / "assignment.toml").write_text("\n".join(lines) + "\n")
     return folder
 
