@@ -32,7 +32,7 @@ from pathlib import Path
 
 from grader import __version__, feedback
 from grader.errors import BadResult, IsolationError, SandboxError, without_host_paths
-from grader.files import GRADESCOPE_FILE, REPORT_FILE, RESULT_FILE, STUDENT_OUTPUTS
+from grader.files import CLASS_PAGE_FILE, GRADESCOPE_FILE, REPORT_FILE, RESULT_FILE, STUDENT_OUTPUTS
 from grader.folders import temporary_folder
 from grader.gradescope.results import results
 from grader.grading import Options, grade
@@ -44,7 +44,7 @@ from grader.sandbox.trial import require_started
 from grader.spec import Assignment
 
 OUTPUTS = STUDENT_OUTPUTS
-CLASS_PAGE = "../../index.html"
+CLASS_PAGE = f"../../{CLASS_PAGE_FILE}"
 """The class page, from a student's report (DIR/students/<id>/report.html, DIR/index.html)."""
 STAGING = "<staging>"
 """What stands for a grading process's private folder in every text a student sees."""
