@@ -100,14 +100,14 @@ def main(**options) -> int:
     max_score = catalog.load(request.assignment).max_score if not rows else _max_score(rows)
     if class_list is not None:
         rows = matching.join(class_list, rows, graded, request.mapping, request.allow_unmatched)
-    options = writeback.Options(request.percent, request.zero_missing)
+    writing = writeback.Options(request.percent, request.zero_missing)
     tally = writeback.Tally()
-    if target == "canvas":
-        text = canvas(class_list, rows, max_score, request.column, options, tally)
-    elif target == "moodle":
-        text = moodle(class_list, rows, options, tally)
+    if target == "canvas" and class_list is not None:
+        text = canvas(class_list, rows, max_score, request.column, writing, tally)
+    elif target == "moodle" and class_list is not None:
+        text = moodle(class_list, rows, writing, tally)
     else:
-        text = plain_csv(class_list, rows, options, tally)
+        text = plain_csv(class_list, rows, writing, tally)
     atomic_write(out, text)
     print(f"{target} grades written to {out}: {tally.line()}")
     return 0
@@ -283,13 +283,14 @@ def plain_csv(
     writer = csvfile.Writer()
     writer.writerow(["Name", "SID", "Email", "Score", "Max Points", "Status"])
     if class_list is None:
-        for row in sorted(rows.values(), key=lambda r: r.student):
-            writer.writerow([row.student, row.lms_user_id, "", row.score, row.max_score, row.status])
+        for each in sorted(rows.values(), key=lambda r: r.student):
+            writer.writerow([each.student, each.lms_user_id, "", each.score, each.max_score, each.status])
             tally.changed += 1
         return writer.text()
     for student in class_list.students:
         row = rows.get(student.user_id)
         sid = student.user_id if student.user_id != student.email else ""
+        score: str | float
         if row is None or row.status == NO_SUBMISSION and not row.override:
             score = "0.0" if options.zero_missing else ""
             tally.changed += bool(score)

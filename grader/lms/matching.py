@@ -27,7 +27,7 @@ SHOWN = 10
 
 def join(
     class_list: Roster, rows: dict[str, GradebookRow], graded: Path, mapping: Path | None, allow_unmatched: bool
-) -> dict[str, dict[str, str]]:
+) -> dict[str, GradebookRow]:
     """The gradebook's rows by roster id, with --map's pairs applied; a UsageError when a graded student is on no
     roster row (unless allow_unmatched)."""
     rows = _mapped(class_list, rows, mapping) if mapping else rows
