@@ -354,9 +354,10 @@ def _notebook(notebook: dict, paths) -> dict:
     return data
 
 
-def cleaned(result: Result) -> Result:
-    """The result with every text in it fit to leave the machine (the module's docstring says how)."""
-    paths = machine_paths()
+def cleaned(result: Result, extra: tuple[tuple[str, str], ...] = ()) -> Result:
+    """The result with every text in it fit to leave the machine (the module's docstring says how); `extra`: more
+    folders no text may show, each with what stands in for it (a batch's private grading folder)."""
+    paths = sorted([*machine_paths(), *(p for p in extra if p[0] not in ("", "/"))], key=lambda p: -len(p[0]))
     error = result.error and SubmissionError(result.error.kind, said(result.error.message, paths))
     return replace(
         result,

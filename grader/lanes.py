@@ -175,6 +175,17 @@ class SuiteJob:
     """Of a notebook, each cell's time limit."""
 
 
+@dataclass(frozen=True)
+class Lent:
+    """The sandboxes a suite lane is lent rather than starting its own: the grading's one sandbox (shared, which the
+    runs use in turn with the engine lane), those started ahead of the grading (prestarted, taken where they
+    match), and the engine lane's own (late, which joins the runs once the engine checks are done)."""
+
+    shared: Sandbox | None = None
+    prestarted: Prestarted | None = None
+    late: Sandbox | None = None
+
+
 class SuiteLane:
     """The student's suite on their engine, then on each engine of the plan, in a thread of its own
     (and, with several sandboxes, the engines shared among them, each sandbox's runs one at a time).
@@ -190,11 +201,10 @@ class SuiteLane:
         limits: SandboxLimits,
         iso: Isolation | None,
         sandboxes: int = 1,
-        shared: Sandbox | None = None,
         before: Callable[[], None] | None = None,
-        prestarted: Prestarted | None = None,
-        late: Sandbox | None = None,
+        lent: Lent = Lent(),
     ):
+        shared, late = lent.shared, lent.late
         self.shared = shared
         """The grading's one sandbox, which the runs use in turn with the engine lane (a batch's way:
         every core already grades a submission), or None for sandboxes of the lane's own."""
@@ -210,7 +220,7 @@ class SuiteLane:
         """Those the runs on other engines are shared among, in parallel (each a uid of its own)."""
         try:
             for _ in range(max(1, sandboxes) if shared is None else 0):
-                self.sandboxes.append(sandbox_for(prestarted, code.files, limits, ("pytest", *code.warm), iso))
+                self.sandboxes.append(sandbox_for(lent.prestarted, code.files, limits, ("pytest", *code.warm), iso))
         except Exception as exc:
             self._close_own()
             self.outcome.error = f"the sandbox for your tests could not start ({exc})"

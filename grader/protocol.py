@@ -42,6 +42,14 @@ class Code:
     before any of the student's code ran in it (transformed()): later runs take these rather than tokenize every
     cell again."""
 
+    @property
+    def text(self) -> str:
+        """The student's code as one text: the module's file, or a notebook's code cells in order with a blank line
+        between them (what the sabotage plan mutates, the suite's feedback quotes, and a notebook's tests are)."""
+        if self.kind == "notebook":
+            return "\n\n".join(source for _, source in self.cells)
+        return self.files.get(MODULE_FILE, b"").decode("utf-8", "replace")
+
     def request(
         self, skip: frozenset[int] = frozenset(), cell_timeout: float = 30.0, lean: bool = False, derive: bool = False
     ) -> dict:

@@ -181,7 +181,14 @@ ALLOWED = {
 """The fields whose value is one of a few, as from_dict checks them."""
 
 
-def _from_dict(cls: type, data: Any, where: str):
+def from_data(cls: type, data: Any, where: str, allowed: dict[tuple[type, str], tuple] | None = None):
+    """An instance of the dataclass cls from JSON data, every field checked against its annotation (nested
+    dataclasses too) and, for the fields `allowed` names (with ALLOWED's), against the values it allows; anything
+    else is a BadResult naming the field. Read untrusted data with it (grader/classfiles.py does)."""
+    return _from_dict(cls, data, where, {**ALLOWED, **(allowed or {})})
+
+
+def _from_dict(cls: type, data: Any, where: str, allowed: dict[tuple[type, str], tuple] = ALLOWED):
     """An instance of the dataclass cls from to_dict's data, every field checked against its annotation."""
     if not isinstance(data, dict):
         raise BadResult(f"{where}: expected an object, got {type(data).__name__}")
@@ -196,16 +203,16 @@ def _from_dict(cls: type, data: Any, where: str):
             if spec.default is MISSING and spec.default_factory is MISSING:
                 raise BadResult(f"{where}: no {name!r}")
             continue
-        value = _value(hints[name], data[name], f"{where}.{name}")
-        if (cls, name) in ALLOWED and value not in ALLOWED[cls, name]:
-            raise BadResult(f"{where}.{name}: {value!r} is not one of {ALLOWED[cls, name]}")
+        value = _value(hints[name], data[name], f"{where}.{name}", allowed)
+        if (cls, name) in allowed and value not in allowed[cls, name]:
+            raise BadResult(f"{where}.{name}: {value!r} is not one of {allowed[cls, name]}")
         values[name] = value
     if cls is Result and (values.get("status") == "error") != (values.get("error") is not None):
         raise BadResult(f"{where}: an error result, and only one, has an error")
     return cls(**values)
 
 
-def _value(hint: Any, value: Any, where: str) -> Any:
+def _value(hint: Any, value: Any, where: str, allowed: dict[tuple[type, str], tuple] = ALLOWED) -> Any:
     """value, checked to be JSON data of the annotation's type (a dataclass read with _from_dict)."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if hint is Any:
@@ -214,13 +221,13 @@ def _value(hint: Any, value: Any, where: str) -> Any:
         if value is None and type(None) in args:
             return None
         kinds = [a for a in args if a is not type(None)]
-        return _value(kinds[0] if len(kinds) == 1 else Any, value, where)
+        return _value(kinds[0] if len(kinds) == 1 else Any, value, where, allowed)
     if is_dataclass(hint):
-        return _from_dict(hint, value, where)
+        return _from_dict(hint, value, where, allowed)
     if origin is tuple and isinstance(value, (list, tuple)):
-        return tuple(_value(args[0], v, f"{where}[{i}]") for i, v in enumerate(value))
+        return tuple(_value(args[0], v, f"{where}[{i}]", allowed) for i, v in enumerate(value))
     if origin is dict and isinstance(value, dict) and all(isinstance(k, str) for k in value):
-        return {k: _value(args[1], v, f"{where}.{k}") for k, v in value.items()}
+        return {k: _value(args[1], v, f"{where}.{k}", allowed) for k, v in value.items()}
     if hint is float and isinstance(value, (int, float)) and not isinstance(value, bool):
         return value  # an int stays one: the JSON written again is the JSON read
     if hint in (int, str, bool) and type(value) is hint:

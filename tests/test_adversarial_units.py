@@ -143,9 +143,9 @@ def test_a_grading_whose_sandboxes_would_share_tmp_keeps_its_lanes_in_one(uid_is
     submission = tmp_path / MODULE
     submission.write_text(BASE_ENGINE.read_text())
     (tmp_path / "test_micrograd.py").write_text((SUITES / "good.py").read_text())
-    options = grading.Options(isolation=uid_iso, suite_sandboxes=2)
-    read = grading.read_submission(submission, micrograd, options)
-    with grading.open_lanes(read, micrograd, options, list(micrograd.checks)) as (engine, suite):
+    graded = grading.Grading(submission, micrograd, grading.Options(isolation=uid_iso, suite_sandboxes=2))
+    read = grading.read_submission(graded)
+    with grading.open_lanes(graded, read) as (engine, suite):
         shared = suite.sandboxes == [engine.sandbox]
     assert shared == uid_iso.shares_tmp
 

@@ -26,7 +26,7 @@ from conftest import CORRECT_ENGINES, HERE, csv_rows
 from grader import __version__, catalog
 from grader.batch import outputs
 from grader.batch.discover import discover
-from grader.batch.outputs import Row, flags_for, write_class_outputs
+from grader.batch.outputs import Insight, Row, flags_for, write_class_outputs
 from grader.folders import MAX_DEPTH, Walk, count_files, remove_tree, temporary_folder
 from grader.result import Result
 from grader.sabotage import own_block
@@ -107,7 +107,7 @@ def test_a_class_wide_pass_that_fails_costs_its_section_never_the_gradebook(tmp_
     earlier.mkdir()
     (earlier / "work.json").write_text('{"students": [{"student": "x"}]}')
     out = tmp_path / "out"
-    write_class_outputs(out, task, [_row("alice", ENGINE), _row("bob", ENGINE)], (), previous=earlier)
+    write_class_outputs(out, task, [_row("alice", ENGINE), _row("bob", ENGINE)], (), Insight(previous=earlier))
     assert len(csv_rows(out / "grades.csv")) == 2
     summary = json.loads((out / "summary.json").read_text())
     assert (

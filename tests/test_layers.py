@@ -20,7 +20,8 @@ The layers, top to bottom:
   results and code as data; it sits above the model only, and nothing below entry uses it.
 - model: what the layers above share: spec, result, programs, files, causes (the misconceptions),
   errors, text, feedback (a result made fit to leave the machine), history (a student's last check, for what
-  changed), fileio, csvfile (the one writer of every CSV: cells that are data), folders (trees walked and
+  changed), fileio, csvfile (the one writer of every CSV: cells that are data), classfiles (a graded class's
+  gradebook and summary as typed values), folders (trees walked and
   removed within bounds, without recursion), secret, slicing (the cells a notebook's tests need), and the
   grader package itself (its version).
 - sandbox (beside): sandbox/ on the host; it knows errors and nothing else of the model.
@@ -57,6 +58,7 @@ LAYERS = {
         "grader.history",
         "grader.slicing",
         "grader.csvfile",
+        "grader.classfiles",
         "grader",
     ),
     "sandbox": ("grader.sandbox",),

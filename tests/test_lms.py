@@ -256,14 +256,11 @@ def test_gradescope_csv(tmp_path):
 def test_feedback_names_are_the_lms_own():
     """Canvas matches bulk feedback by the first two numbers of a name (user, attachment); Moodle by the
     participant id in `Full Name_<id>_assignsubmission_file_...`."""
-    canvas = {
-        "student": "leejohn_22222",
-        "lms": {"lms": "canvas", "name": "leejohn", "user_id": "22222", "submission_id": "50001", "late": True},
-    }
-    assert export.feedback_name(canvas) == "leejohn_late_22222_50001_feedback.html"
-    moodle = {"student": "Olivia_Clark", "lms": {"lms": "moodle", "name": "Olivia Clark", "user_id": "881234"}}
-    assert export.feedback_name(moodle) == "Olivia Clark_881234_assignsubmission_file_feedback.html"
-    assert export.feedback_name({"student": "alice", "lms": None}) == "alice/feedback.html"
+    canvas = Identity("canvas", "leejohn", "22222", "50001", late=True)
+    assert export.feedback_name("leejohn_22222", canvas) == "leejohn_late_22222_50001_feedback.html"
+    moodle = Identity("moodle", "Olivia Clark", "881234")
+    assert export.feedback_name("Olivia_Clark", moodle) == "Olivia Clark_881234_assignsubmission_file_feedback.html"
+    assert export.feedback_name("alice", None) == "alice/feedback.html"
 
 
 def test_feedback_zip_is_student_safe(tmp_path):

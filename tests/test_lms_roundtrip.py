@@ -35,7 +35,7 @@ from grader.batch.outputs import Row, write_class_outputs
 from grader.errors import UsageError
 from grader.files import REPORT_FILE, RESULT_FILE
 from grader.lms import export, groups, numbers, roster, writeback
-from grader.lms.identity import from_file_name
+from grader.lms.identity import Identity, from_file_name
 from grader.render import html
 from grader.result import Result
 
@@ -469,21 +469,11 @@ def test_every_csv_cell_is_data_never_a_formula(tmp_path):
             for cell in row:
                 assert not cell.lstrip(" ").startswith(("=", "+", "@", "\t", "\r")), (path.name, cell)
                 assert not cell.startswith("-") or numbers.is_number(cell), (path.name, cell)
-    name = export.feedback_name(
-        {
-            "student": "x",
-            "lms": {"lms": "canvas", "name": '=HYPERLINK("../../x")', "user_id": "1", "submission_id": "2"},
-        }
-    )
+    name = export.feedback_name("x", Identity("canvas", '=HYPERLINK("../../x")', "1", "2"))
     assert name == "hyperlinkx_1_2_feedback.html"
-    name = export.feedback_name({"student": "x", "lms": {"lms": "moodle", "name": "../=王 Ann_Lee", "user_id": "9"}})
+    name = export.feedback_name("x", Identity("moodle", "../=王 Ann_Lee", "9"))
     assert name == "AnnLee_9_assignsubmission_file_feedback.html"
-    assert (
-        export.feedback_name(
-            {"student": "../x", "lms": {"lms": "canvas", "name": "a", "user_id": "1x", "submission_id": "2"}}
-        )
-        == "x/feedback.html"
-    )
+    assert export.feedback_name("../x", Identity("canvas", "a", "1x", "2")) == "x/feedback.html"
 
 
 def test_semicolon_detection_as_canvas_does():

@@ -20,7 +20,7 @@ import stat
 import zipfile
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.errors import NotAnArchive
@@ -51,9 +51,15 @@ class ArchiveLimits:
 
 @dataclass
 class Budget:
-    """Bytes still allowed out of archives in this batch, shared by every extract()."""
+    """The limits every archive of a batch is read within, and the bytes still allowed out of archives in this batch
+    (at first, the limits' batch_bytes), shared by every extract()."""
 
-    left: int
+    limits: ArchiveLimits = field(default_factory=ArchiveLimits)
+    left: int = -1
+
+    def __post_init__(self):
+        if self.left < 0:
+            self.left = self.limits.batch_bytes
 
 
 def extract(
@@ -62,16 +68,16 @@ def extract(
     label: str,
     note: Callable[[str, str], None],
     skip: Callable[[tuple[str, ...]], str | None],
-    limits: ArchiveLimits = ArchiveLimits(),
     budget: Budget | None = None,
 ) -> Path:
     """Extract the members `skip` does not refuse into `target` (created); the folder.
 
     `label` names the archive in notes, each told as `note(name, why)`; `skip(parts)` gets a
     member's path parts and returns why to leave it out, or None to extract it; `budget` is
-    shared by the batch's archives and spent here.
+    shared by the batch's archives and spent here, with the limits they are read within.
     """
-    budget = budget or Budget(limits.batch_bytes)
+    budget = budget or Budget()
+    limits = budget.limits
     target.mkdir(parents=True)
     with _open_zip(archive, label, limits) as zf:
         infos = _first_members(zf.infolist(), label, note, limits)
@@ -85,7 +91,7 @@ def extract(
             if why is None:
                 out = target.joinpath(*parts)
                 got, why = _copy_member(
-                    zf, info, out, limits, min(info.compress_size, size), limits.archive_bytes - written, budget.left
+                    zf, info, out, budget, min(info.compress_size, size), limits.archive_bytes - written
                 )
                 written += got  # a dropped member's bytes count too: they were decompressed
                 budget.left -= got
@@ -180,12 +186,13 @@ def _copy_member(
     zf: zipfile.ZipFile,
     info: zipfile.ZipInfo,
     out: Path,
-    limits: ArchiveLimits,
+    budget: Budget,
     packed: int,
     room: int,
-    batch_room: int,
 ) -> tuple[int, str | None]:
-    """Stream one member to `out`, counting; (bytes kept, why it was dropped or None)."""
+    """Stream one member to `out`, counting, within the archive's `room` and the batch's budget; (bytes kept, why it
+    was dropped or None)."""
+    limits, batch_room = budget.limits, budget.left
     got = 0
     why = None
     try:

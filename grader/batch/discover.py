@@ -118,7 +118,7 @@ class _Discovery:
     """Entries still to be read under the student's folder being collected."""
 
     def __post_init__(self):
-        self.budget = archives.Budget(self.limits.batch_bytes)
+        self.budget = archives.Budget(self.limits)
 
     def note(self, kind: str, item: str, why: str, student: str | None = None) -> None:
         """A note of a kind (grader.batch.notes.KINDS) about a file, counted under `student` (else the file)."""
@@ -375,7 +375,6 @@ class _Discovery:
                 label,
                 lambda item, why: self.note("left_out", item, why, owner),
                 skip,
-                self.limits,
                 self.budget,
             )
         except archives.NotAnArchive as exc:

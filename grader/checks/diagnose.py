@@ -198,7 +198,7 @@ def diagnosed(ctx: Context, program: Program, grads: list, seed: bool = False) -
     does, and on more, is the one (addition halving the gradient and `=` for `+=` in __add__ both give
     a + a's; only the first gives a + b's). A cause is named only when exactly one remains; two that
     still fit are not told apart, so neither is named. Each cause named is remembered
-    (ctx.cache["named"]) for checks that can only test a named one."""
+    (ctx.named) for checks that can only test a named one."""
     found = fitting(program, grads, seed)
     if found:
         seeded = ctx.features.seed_missing or seed
@@ -211,16 +211,14 @@ def diagnosed(ctx: Context, program: Program, grads: list, seed: bool = False) -
             found = _dominant(found, answers, seeded, ctx.close)
     if len(found) != 1:
         return None
-    named = ctx.cache.setdefault("named", [])
-    if found[0] not in named:
-        named.append(found[0])
+    if found[0] not in ctx.named:
+        ctx.named.append(found[0])
     return CAUSES[found[0]]
 
 
 def _answers(ctx: Context, seed: bool) -> dict:
     """The student's engine on the discriminating programs, asked once per grading (one request)."""
-    key = f"discriminating:{seed}"
-    if key not in ctx.cache:
+    if seed not in ctx.discriminating:
         todo = [
             p
             for p in DISCRIMINATING
@@ -229,8 +227,8 @@ def _answers(ctx: Context, seed: bool) -> dict:
             and not any(ins[0] == "relu" and expected.data[ins[1]] == 0.0 for ins in p)
             and all(NEEDS.get(ins[0], ins[0]) in ctx.assignment.ops for ins in p if ins[0] != "leaf")
         ]
-        ctx.cache[key] = dict(zip(todo, ctx.student.run_many(todo, seed=seed, every=True)))
-    return ctx.cache[key]
+        ctx.discriminating[seed] = dict(zip(todo, ctx.student.run_many(todo, seed=seed, every=True), strict=True))
+    return ctx.discriminating[seed]
 
 
 def _dominant(found: list[str], answers: dict, seed: bool, close) -> list[str]:
@@ -288,7 +286,7 @@ def in_training(
     """The cause, among those earlier checks of this grading named, whose replay of the lesson's training
     loop gives the student's losses at every step (the hypothesis tested on the whole run), if exactly one."""
     found = []
-    for cause_id in ctx.cache.get("named", []):
+    for cause_id in ctx.named:
         for module in _mutant_modules(cause_id):
             try:
                 replayed = train(module)

@@ -111,15 +111,14 @@ def _symbol(op: str) -> str:
 
 def _rule_check(ctx: Context, check_id: str, *ops: str) -> Outcome:
     """A rule's outcome, judged once per submission (accumulate asks which rules are right)."""
-    key = f"rule:{check_id}"
-    if key not in ctx.cache:
+    if check_id not in ctx.rules:
         blocked = _blocked(ctx, *ops)
-        ctx.cache[key] = (
+        ctx.rules[check_id] = (
             blocked
             if blocked is not None
             else _run_search(ctx, check_id, _rule_shape(ctx, *ops), _probe(ctx), note=True)
         )
-    return ctx.cache[key]
+    return ctx.rules[check_id]
 
 
 RULE_OF = {

@@ -91,9 +91,9 @@ def suite_plan(
 
 def suite(ctx: Context) -> Suite | Outcome:
     """The suite's runs, once per submission (the three checks share them)."""
-    if "suite" not in ctx.cache:
-        ctx.cache["suite"] = _collect(ctx)
-    return ctx.cache["suite"]
+    if ctx.suite_runs is None:
+        ctx.suite_runs = _collect(ctx)
+    return ctx.suite_runs
 
 
 def _collect(ctx: Context) -> Suite | Outcome:
@@ -194,11 +194,11 @@ def _pass(n: int) -> str:
 
 def judged(ctx: Context, found: Suite) -> Catches:
     """What the suite catches, once per submission (sabotage pays for it; it caps student_tests and wheat)."""
-    if "catches" not in ctx.cache:
-        ctx.cache["catches"] = catches(
+    if ctx.catches is None:
+        ctx.catches = catches(
             found, set(invalid_tests(found)), given_tests(ctx.tests_source), ctx.assignment.limits.tests_s
         )
-    return ctx.cache["catches"]
+    return ctx.catches
 
 
 def _capped(ctx: Context, found: Suite, check_id: str, outcome: Outcome) -> Outcome:
@@ -373,7 +373,7 @@ def wheat(ctx: Context) -> Outcome:
                 artifacts=artifacts,
             ),
         )
-    outside = outside_interface(ctx.tests_source, _engine_source(ctx), invalid)
+    outside = outside_interface(ctx.tests_source, ctx.student.lane.code.text, invalid)
     lines = {
         name: f"  {shown_name(name)} rejects a correct engine ({WHEATS[w]}): {said}"
         + (
@@ -405,14 +405,6 @@ def wheat(ctx: Context) -> Outcome:
             fraction=1 - len(invalid) / total,
         ),
     )
-
-
-def _engine_source(ctx: Context) -> str:
-    """The student's engine as text: their file, or a notebook's cells."""
-    code = ctx.student.lane.code
-    if code.kind == "notebook":
-        return "\n\n".join(source for _, source in code.cells)
-    return code.files.get(MODULE_FILE, b"").decode("utf-8", "replace")
 
 
 LISTED_ARTIFACT = 10

@@ -21,7 +21,7 @@ from typing import Any
 
 from grader import protocol
 from grader.checks.cases import EQUAL_DATA, HAND_EXAMPLES, LEAVES, SINGLE, chain, diamond
-from grader.checks.context import reference_run
+from grader.checks.reference_engine import reference_run
 from grader.checks.suite_text import exception_name
 from grader.lanes import RunReply
 from grader.sandbox.inside.ops import BINARY, NEEDS

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import Any
 
 import reference
 from grader import protocol
@@ -106,7 +107,7 @@ def training(ctx: Context) -> Outcome:
     if missing := ctx.missing(spec.model, f"the model the training loop trains, {spec.model}(...)"):
         return missing
     start = starting_parameters(spec)
-    args = {
+    args: dict[str, Any] = {
         "model": spec.model,
         "sizes": list(spec.sizes),
         "xs": [list(x) for x in spec.xs],
@@ -148,7 +149,7 @@ def training(ctx: Context) -> Outcome:
             f"instead of [{', '.join(numbers(s)[0] for s in start[:6])}, ...]: parameters() must return the "
             "model's own Values.",
         )
-    replay = probes.train(reference, **args, initial=start)
+    replay = probes.train(reference, probes.Loop(**args, initial=start))
     expected = replay["losses"]
     if not expected or expected[0] < spec.threshold or not any(replay["grads"]):
         return Outcome(
@@ -207,7 +208,10 @@ def training(ctx: Context) -> Outcome:
             ),
             basic_cause(ctx.features)
             or diagnose.in_training(
-                ctx, lambda module: probes.train(module, **args, initial=start)["losses"], losses, spec.rtol
+                ctx,
+                lambda module: probes.train(module, probes.Loop(**args, initial=start))["losses"],
+                losses,
+                spec.rtol,
             ),
         )
     if still:
@@ -237,7 +241,10 @@ def starting_parameters(spec: Training) -> list[float]:
     """The weights both runs start from, chosen by the grader: the lesson's model on the reference
     engine, built right after random.seed(seed), as the lesson's own loop would build it."""
     return [
-        float(v) for v in probes.train(reference, spec.model, list(spec.sizes), [], [], 0, 0.0, spec.seed)["initial"]
+        float(v)
+        for v in probes.train(reference, probes.Loop(spec.model, list(spec.sizes), [], [], 0, 0.0, spec.seed))[
+            "initial"
+        ]
     ]
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import random
 import warnings
+from dataclasses import dataclass
 
 try:
     from ops import BINARY, CONSTANT_FIRST, UNARY, WITH_CONSTANT  # inside the sandbox: modules beside this one
@@ -158,7 +159,23 @@ def single(out):
     return out[0] if isinstance(out, (list, tuple)) and len(out) == 1 else out
 
 
-def train(module, model, sizes, xs, ys, steps, lr, seed, initial=None):
+@dataclass(frozen=True)
+class Loop:
+    """A run of the lesson's training loop: the model (its class's name and sizes), the data, the steps and
+    learning rate, the seed the model is built after, and the parameters' values to start from (None: the
+    model's own). A `train` request's `args` are its fields."""
+
+    model: str
+    sizes: list
+    xs: list
+    ys: list
+    steps: int
+    lr: float
+    seed: int
+    initial: list | None = None
+
+
+def train(module, loop: Loop):
     """The lesson's training loop, exactly as students write it, on the module's engine.
 
     With initial, the parameters start from those values, set through parameters(): the grader
@@ -166,15 +183,16 @@ def train(module, model, sizes, xs, ys, steps, lr, seed, initial=None):
     weights, which the grader knows need training. The reply also holds each parameter's gradient
     after the first backward(), so that a backward() that does nothing cannot pass unseen.
     """
-    random.seed(seed)
-    net = getattr(module, model)(*sizes)
+    xs, ys, lr = loop.xs, loop.ys, loop.lr
+    random.seed(loop.seed)
+    net = getattr(module, loop.model)(*loop.sizes)
     params = list(net.parameters())
-    if initial is not None:
-        for p, v in zip(params, initial):
+    if loop.initial is not None:
+        for p, v in zip(params, loop.initial):
             p.data = v
     start = [read(p, "data") for p in params]
     losses, first_grads = [], None
-    for _ in range(steps):
+    for _ in range(loop.steps):
         ypred = [single(net(list(x))) for x in xs]
         loss = sum((yout - ygt) ** 2 for ygt, yout in zip(ys, ypred))
         for p in net.parameters():

@@ -145,7 +145,7 @@ class State:
             random.seed(0)
             return probes.neuron_probe(self.module, request["nin"], request["weights"], request["bias"], request["x"])
         if op == "train":
-            return probes.train(self.module, **request["args"])
+            return probes.train(self.module, probes.Loop(**request["args"]))
         raise ValueError(f"unknown request {op!r}")
 
     def _each(self, seq, programs: list, fn, stop: bool) -> dict:
