@@ -167,7 +167,7 @@ def _drop_docstrings(everything: list[ast.AST]) -> None:
                 node.body = body[1:] or [ast.Pass()]
 
 
-def _top_level_functions(tree: ast.Module) -> list[ast.FunctionDef]:
+def _top_level_functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
     """Functions defined at module level or as methods (their nested functions are renamed with them)."""
     found = []
     for node in tree.body:
@@ -178,7 +178,7 @@ def _top_level_functions(tree: ast.Module) -> list[ast.FunctionDef]:
     return found
 
 
-def _rename_locals(fn: ast.FunctionDef, names: _Names) -> None:
+def _rename_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef, names: _Names) -> None:
     inside = nodes(fn)
     mapping = {n: names.fresh() for n in sorted(_own_locals(fn, inside))}
     if not mapping:
@@ -195,7 +195,7 @@ def _rename_locals(fn: ast.FunctionDef, names: _Names) -> None:
             node.names = [mapping.get(n, n) for n in node.names]
 
 
-def _own_locals(fn: ast.FunctionDef, inside: list[ast.AST]) -> set[str]:
+def _own_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef, inside: list[ast.AST]) -> set[str]:
     """The names a function binds (inside: its nodes) that may be renamed: not its parameters, not a global it
     declares, none of KEEP."""
     params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
@@ -240,8 +240,10 @@ def _rename_in_class(cls: ast.ClassDef, mapping: dict[str, str]) -> None:
     for item in cls.body:
         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name in mapping:
             item.name = mapping[item.name]
-        if isinstance(item, ast.Assign) and _slots(item):
-            item.value = ast.Tuple([ast.Constant(mapping.get(e.value, e.value)) for e in item.value.elts], ast.Load())
+        if isinstance(item, ast.Assign) and _slots(item) and isinstance(item.value, (ast.Tuple, ast.List)):
+            elts = item.value.elts  # every one a string constant (_slots)
+            slots = [e.value for e in elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            item.value = ast.Tuple([ast.Constant(mapping.get(s, s)) for s in slots], ast.Load())
 
 
 def _private(name: str) -> bool:
