@@ -30,7 +30,7 @@ from grader.checks.features import preflight
 from grader.checks.suite import SUITE_CHECKS, suite_job, suite_plan
 from grader.errors import CheckTimeout, NotebookError, Refused, Rejected, WorkerFailure, without_host_paths
 from grader.files import MODULE_FILE, TESTS_FILE
-from grader.lanes import EngineLane, SuiteLane
+from grader.lanes import EngineLane, SuiteLane, SuiteSandboxes
 from grader.loading import load
 from grader.protocol import Code
 from grader.result import CheckResult, Outcome, Result, SubmissionError
@@ -162,16 +162,10 @@ def open_lanes(
             EngineLane(code, limits, options.isolation, shared, options.prestarted, engine_warm) as engine,
         ):
             if tested:
-                suite = SuiteLane(
-                    code,
-                    limits,
-                    options.isolation,
-                    len(suites),
-                    shared,
-                    engine.pause,
-                    options.prestarted,
-                    engine.sandbox if join else None,
+                where = SuiteSandboxes(
+                    len(suites), shared, engine.sandbox if join else None, engine.pause, options.prestarted
                 )
+                suite = SuiteLane(code, limits, options.isolation, where)
                 key = _key(assignment, options)
                 suite.start(suite_job(assignment, code, read.tests), ends)  # its first run needs no plan
                 suite.planned(

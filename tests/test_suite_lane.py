@@ -10,7 +10,7 @@ import time
 from conftest import BASE_ENGINE
 
 from grader.files import MODULE_FILE
-from grader.lanes import SuiteJob, SuiteLane
+from grader.lanes import SuiteJob, SuiteLane, SuiteSandboxes
 from grader.protocol import Code
 from grader.sabotage import SWAPPED, EngineRun, engine_block, wheats
 from grader.sandbox.limits import SandboxLimits
@@ -62,7 +62,7 @@ def test_a_late_sandbox_joins_the_runs_once_released():
 
     released = []
     with Sandbox(code.files, SandboxLimits(), ("pytest",)) as late:
-        lane = SuiteLane(code, SandboxLimits(), None, 1, before=lambda: released.append(True), late=late)
+        lane = SuiteLane(code, SandboxLimits(), None, SuiteSandboxes(late=late, before=lambda: released.append(True)))
         engines = tuple(
             EngineRun(f"wheat:{w.id}", "wheat", w.id, None, engine_block(w.source, SWAPPED)) for w in wheats()
         )
