@@ -1,18 +1,21 @@
 """The grader's imports point down a declared map of layers, and form no cycle.
 
 Every module of grader/ is read (ast, not imported), with every import it makes,
-function-level ones included; an import guarded by `if TYPE_CHECKING:` is left out (it
-never runs). A module may import its own layer or any layer it is declared to sit above.
+function-level ones included, and those guarded by `if TYPE_CHECKING:` too (a type named is
+a dependency, even one that never runs: two modules that name each other's types are one room).
+A module may import its own layer or any layer it is declared to sit above.
 
 The layers, top to bottom:
 
-- entry: what a user runs: cli, commands/, batch/, gradescope/ (the autograder wrapper and its export), lms/
-  (who each student is in an LMS, its roster, and the files it imports), jupyter (`%grade` in a notebook).
+- entry: what a user runs: cli, commands/, batch/ (a class graded, and what leaves it: the gradebook as each LMS
+  imports it), gradescope/ (the autograder wrapper and its export), jupyter (`%grade` in a notebook).
 - grading: one submission graded: grading, loading (the student's code loaded), notebooks
   (a notebook turned into code), catalog (an assignment checked against the registries).
 - checks: checks/ and sabotage/ (the engines a suite runs against), and lanes (the
   sandboxes a grading's checks talk to: checks/suite starts one) with notebook_suite (how the
   suite lane runs a notebook's tests with its demo cells run once).
+- lms (beside): lms/, who each student is in an LMS (its names, ids, roster, groups, late policy, and the cells
+  it takes grades back in); it sits above the model only, and only entry uses it (a batch, an export).
 - render (beside): render/, which turns a result into text and HTML; it sits above the
   model only, and nothing below entry uses it.
 - insight (beside): insight/, what a class got wrong and which submissions look alike, from
@@ -35,9 +38,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent / "grader"
 
 LAYERS = {
-    "entry": ("grader.cli", "grader.commands", "grader.batch", "grader.gradescope", "grader.lms", "grader.jupyter"),
+    "entry": ("grader.cli", "grader.commands", "grader.batch", "grader.gradescope", "grader.jupyter"),
     "grading": ("grader.grading", "grader.loading", "grader.notebooks", "grader.catalog"),
     "checks": ("grader.checks", "grader.sabotage", "grader.lanes", "grader.notebook_suite"),
+    "lms": ("grader.lms",),
     "render": ("grader.render",),
     "insight": ("grader.insight",),
     "model": (
@@ -64,9 +68,10 @@ LAYERS = {
 """Each layer's modules, by name or package prefix (the longest prefix decides)."""
 
 MAY_IMPORT = {
-    "entry": {"entry", "grading", "checks", "render", "insight", "model", "sandbox", "inside"},
+    "entry": {"entry", "grading", "checks", "lms", "render", "insight", "model", "sandbox", "inside"},
     "grading": {"grading", "checks", "model", "sandbox", "inside"},
     "checks": {"checks", "model", "sandbox", "inside"},
+    "lms": {"lms", "model", "inside"},
     "render": {"render", "model", "inside"},
     "insight": {"insight", "model", "inside"},
     "model": {"model", "inside"},
@@ -100,18 +105,6 @@ def layer(module: str) -> str:
     return next(name for name, prefixes in LAYERS.items() if best in prefixes)
 
 
-def _type_checking(node: ast.AST) -> bool:
-    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
-
-
-def _nodes(tree: ast.AST):
-    for child in ast.iter_child_nodes(tree):
-        if _type_checking(child):
-            continue
-        yield child
-        yield from _nodes(child)
-
-
 def _known(name: str) -> str | None:
     while name and name not in MODULES:
         name = name.rpartition(".")[0]
@@ -125,7 +118,7 @@ def imports(module: str) -> set[str]:
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     inside = layer(module) == "inside"
     found = set()
-    for node in _nodes(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         names = []
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]

@@ -38,12 +38,12 @@ from pathlib import Path
 from grader import catalog, csvfile
 from grader.batch import applied
 from grader.batch import overrides as book
-from grader.batch.names import safe_id
 from grader.errors import BadResult, UsageError
 from grader.fileio import atomic_write
 from grader.files import REPORT_FILE, RESULT_FILE
 from grader.lms import matching, numbers, writeback
 from grader.lms import roster as rosters
+from grader.lms.names import safe_id
 from grader.render import html
 from grader.render.adjusted import with_adjustment
 from grader.result import Result, SubmissionError
