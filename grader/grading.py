@@ -277,7 +277,7 @@ def run_checks(ctx: Context, specs: list[CheckSpec], on_check: OnCheck | None = 
                 outcome = _run_one(check.run, ctx)
                 timed = ctx.timed or _suite_timed(ctx, spec.id)
         if timed:  # a typed mark, not words: a batch regrades alone a student whose grade a time limit touched
-            outcome = replace(outcome, artifacts={**outcome.artifacts, "timing": True})
+            outcome = replace(outcome, timing=True)
         ran[spec.id] = (outcome, time.monotonic() - t0)
         if on_check is not None:
             on_check(_check_result(spec, check.title, *ran[spec.id], {}, hidden), len(ran), len(order))
@@ -378,6 +378,8 @@ def _check_result(
         artifacts=outcome.artifacts,
         duration_s=round(duration, 3),
         cause=cause,
+        not_written=outcome.not_written,
+        timing=outcome.timing,
     )
 
 

@@ -158,16 +158,16 @@ def test_a_catch_that_the_clock_decided_sends_the_student_to_be_graded_again_alo
     )
     assert by_assertion.caught and not by_assertion.timing
     check = CheckResult(
-        "sabotage", "", "passed", 1.0, 1.0, "visible", "Your tests catch 1 of 1", None, {"timing": True}, 1.0
+        "sabotage", "", "passed", 1.0, 1.0, "visible", "Your tests catch 1 of 1", None, {}, 1.0, timing=True
     )
     assert timed_out(dataclasses.replace(GRADED, checks=(check,)))
-    assert not timed_out(dataclasses.replace(GRADED, checks=(dataclasses.replace(check, artifacts={}),)))
+    assert not timed_out(dataclasses.replace(GRADED, checks=(dataclasses.replace(check, timing=False),)))
 
 
 def test_a_time_limit_is_a_typed_mark_not_words_in_the_feedback(grade_source, quick):
     """A batch regrades alone a student whose grade a time limit touched. Is that read from a mark the
-    grader sets where the limit stopped something (the check's artifacts `timing`), so that a relu whose
-    backward never returns is marked, and a message that only says "time limit" is not?"""
+    grader sets where the limit stopped something (the check's typed `timing`; `artifacts.timing` in JSON),
+    so that a relu whose backward never returns is marked, and a message that only says "time limit" is not?"""
     from conftest import REFERENCE_SOURCE
 
     from grader.batch.tasks import timed_out
@@ -177,7 +177,7 @@ def test_a_time_limit_is_a_typed_mark_not_words_in_the_feedback(grade_source, qu
         "def relu(self)", "def relu(self):\n        while True:\n            pass\n\n    def _relu_unused(self)"
     )
     hung = grade_source(hang, engine)
-    marked = {c.id for c in hung.checks if c.artifacts.get("timing") is True}
+    marked = {c.id for c in hung.checks if c.timing}
     assert "relu" in marked and "mul" not in marked, marked
     assert timed_out(hung)
     words = REFERENCE_SOURCE.replace(

@@ -85,9 +85,7 @@ def student_report(
     student's id (not the file name the LMS gave), with a late badge, and links back to the class page."""
     checks, shown = [], {}
     carded = {c.id for c in to_fix(result)}
-    boxed = set(held(result)) | {
-        c.id for c in result.checks if c.visibility != "hidden" and c.artifacts.get("not_written")
-    }
+    boxed = set(held(result)) | {c.id for c in result.checks if c.visibility != "hidden" and c.not_written}
     for check in result.checks:
         hidden = check.visibility == "hidden"
         view = dict(
