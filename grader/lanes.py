@@ -382,7 +382,7 @@ class SuiteLane:
             if self.outcome.error or not self._ready():
                 self._await_go()
                 return
-            if self._early():
+            if self.cancelled or self._early():
                 return
             if self.shared is None and self._given.code.kind == "py" and "pytest" not in self.sandboxes[0].unavailable:
                 # the student's module needs nothing from the engine lane: their own engine's run goes at once
