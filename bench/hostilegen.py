@@ -407,14 +407,13 @@ def hostile_result(student: str, name: str, source: bytes, assignment, rng: rand
 def drive(cls: HostileClass, out: Path, assignment, exports: Path) -> float:
     """Every pass `grader batch` makes in its own process over the class, and the exports; the seconds taken."""
     from grader import feedback
-    from grader.batch import run, tasks
+    from grader.batch import export, run, tasks
     from grader.batch.discover import discover
     from grader.batch.everyone import everyone
     from grader.batch.notes import grouped
     from grader.batch.outputs import write_class_outputs
     from grader.commands import reteach
     from grader.folders import temporary_folder
-    from grader.lms import export
     from grader.lms import roster as rosters
 
     started = time.monotonic()
