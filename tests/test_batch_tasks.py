@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 from grader import catalog, secret
-from grader.batch.cluster import _outcome
+from grader.batch.cluster import outcome_of
 from grader.batch.tasks import OUTPUTS, Task, TaskOutcome, checked, fingerprint, host_id
 from grader.checks.suite import SUITE_CHECKS
 from grader.result import CheckResult, Result
@@ -73,12 +73,12 @@ def test_what_arrives_from_the_cluster_is_judged_by_its_value():
     from distributed.client import FutureCancelledError
     from distributed.scheduler import KilledWorker
 
-    assert _outcome(task(), outcome()) == (outcome(), True)
-    assert _outcome(task(), FutureCancelledError("grade-alice", "scheduler-connection-lost"))[0] is None
-    assert _outcome(task(), concurrent.futures.CancelledError())[0] is None
-    killed, final = _outcome(task(), (KilledWorker, KilledWorker("grade-alice", "tcp://10.0.0.7:1234", 3), None))
+    assert outcome_of(task(), outcome()) == (outcome(), True)
+    assert outcome_of(task(), FutureCancelledError("grade-alice", "scheduler-connection-lost"))[0] is None
+    assert outcome_of(task(), concurrent.futures.CancelledError())[0] is None
+    killed, final = outcome_of(task(), (KilledWorker, KilledWorker("grade-alice", "tcp://10.0.0.7:1234", 3), None))
     assert not final and "died before it finished" in killed.result.error.message
-    failed, final = _outcome(task(), (OSError, OSError(2, "No such file", "/srv/worker/tmp/x"), None))
+    failed, final = outcome_of(task(), (OSError, OSError(2, "No such file", "/srv/worker/tmp/x"), None))
     assert not final and "/srv/worker" not in str(failed.result)  # a worker's folders stay in its log
 
 

@@ -266,3 +266,36 @@ def test_the_student_file_names_are_written_once():
             and ("micrograd_mine" in node.value or "test_micrograd.py" in node.value)
         ]
     assert not found, "the student's file names written outside grader/sandbox/inside/names.py:\n" + "\n".join(found)
+
+
+# -- boundaries ------------------------------------------------------------------------------------------------------
+
+TESTS = Path(__file__).resolve().parent
+
+
+def test_every_package_is_a_face():
+    """A package's __init__.py imports and names what the package offers, and holds no machinery of its own (a
+    class or a function): that lives in a module (grader/sabotage/planning.py, not sabotage/__init__.py). IPython's
+    extension hook (PLUGINS) is the one function a face holds."""
+    found = [
+        f"{module}: {node.name}"
+        for module, path in sorted(MODULES.items())
+        if path.name == "__init__.py"
+        for node in ast.parse(path.read_text(encoding="utf-8")).body
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and (module, node.name) != ("grader", "load_ipython_extension")
+    ]
+    assert not found, f"machinery in a package's face: {found}"
+
+
+def test_tests_import_no_private_name():
+    """A test uses the grader through its public names (`from grader.x import _y` reaches past the face)."""
+    found = [
+        f"{path.name}:{node.lineno}: from {node.module} import {alias.name}"
+        for path in sorted(TESTS.glob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "grader"
+        for alias in node.names
+        if alias.name.startswith("_") and not alias.name.startswith("__")
+    ]
+    assert not found, "\n".join(found)

@@ -22,12 +22,10 @@ from __future__ import annotations
 from grader import slicing
 from grader.checks.context import Context
 from grader.checks.registry import check
-from grader.checks.suite_runs import (  # noqa: F401 - Run, _caught and _counted_mutants are used by tests
+from grader.checks.suite_runs import (
     Catches,
     Run,
     Suite,
-    _caught,
-    _counted_mutants,
     catches,
     engine_right,
     equivalence_probes,

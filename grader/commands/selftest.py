@@ -81,7 +81,7 @@ def main(*, assignment: str) -> int:
         ) as pool,
     ):
         everyone = bases + mutants
-        futures = {pool.submit(_grade, engine, Path(tmp), task): k for k, engine in enumerate(everyone)}
+        futures = {pool.submit(grade_engine, engine, Path(tmp), task): k for k, engine in enumerate(everyone)}
         results: list[Result | None] = [None] * len(everyone)
         for done, future in enumerate(as_completed(futures), 1):
             results[futures[future]] = future.result()
@@ -138,7 +138,8 @@ class Tell:
             self.stream.flush()
 
 
-def _grade(engine: Engine, tmp: Path, task: spec.Assignment) -> Result:
+def grade_engine(engine: Engine, tmp: Path, task: spec.Assignment) -> Result:
+    """One engine graded as a student's file would be, in a folder of its own under tmp."""
     folder = tmp / engine.id
     folder.mkdir()
     (folder / MODULE_FILE).write_text(engine.source, encoding="utf-8")

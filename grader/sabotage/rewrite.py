@@ -28,7 +28,7 @@ def rewrite(source: str, seed: str) -> str:
     tree = ast.parse(source)
     everything = nodes(tree)  # walked once: no pass below adds or moves a node another pass looks for
     _drop_docstrings(everything)
-    names = _Names(rng, _all_names(everything))
+    names = FreshNames(rng, all_names(everything))
     _rename_private_attributes(everything, names)
     for fn in _top_level_functions(tree):
         _rename_locals(fn, names)
@@ -119,7 +119,7 @@ def _flip_reversal(loop: ast.For) -> None:
         loop.iter = ast.Call(ast.Name("reversed", ast.Load()), [loop.iter.value], [])
 
 
-class _Names:
+class FreshNames:
     """Fresh identifiers that collide with nothing in the engine."""
 
     def __init__(self, rng: random.Random, taken: set[str]):
@@ -138,7 +138,7 @@ class _Names:
                 return name
 
 
-def _all_names(tree: ast.Module | list[ast.AST]) -> set[str]:
+def all_names(tree: ast.Module | list[ast.AST]) -> set[str]:
     found = set()
     for node in tree if isinstance(tree, list) else nodes(tree):
         if isinstance(node, ast.Name):
@@ -176,7 +176,7 @@ def _top_level_functions(tree: ast.Module) -> list[ast.FunctionDef]:
     return found
 
 
-def _rename_locals(fn: ast.FunctionDef, names: _Names) -> None:
+def _rename_locals(fn: ast.FunctionDef, names: FreshNames) -> None:
     params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
     params |= {a.arg for a in (fn.args.vararg, fn.args.kwarg) if a is not None}
     inside = nodes(fn)
@@ -204,7 +204,7 @@ def _rename_locals(fn: ast.FunctionDef, names: _Names) -> None:
             node.names = [mapping.get(n, n) for n in node.names]
 
 
-def _rename_private_attributes(everything: list[ast.AST], names: _Names) -> None:
+def _rename_private_attributes(everything: list[ast.AST], names: FreshNames) -> None:
     """Rename `_x` attributes and methods (never dunders) consistently across the engine."""
     private = set()
     for node in everything:
