@@ -17,7 +17,7 @@ import pytest
 from conftest import ZOO, quick_assignment
 
 from grader import history
-from grader.commands.watch import Seen, changed, look
+from grader.watch import Seen, changed, look
 from grader.errors import UsageError
 from grader.result import CheckResult, Result
 

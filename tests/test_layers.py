@@ -8,7 +8,9 @@ A module may import its own layer or any layer it is declared to sit above.
 The layers, top to bottom:
 
 - entry: what a user runs: cli, commands/, batch/ (a class graded, and what leaves it: the gradebook as each LMS
-  imports it), gradescope/ (the autograder wrapper and its export), jupyter (`%grade` in a notebook).
+  imports it), gradescope/ (the autograder wrapper and its export), jupyter (`%grade` in a notebook), and two
+  modules a command uses: hints (selftest's proof of each catch hint) and watch (`grader check --watch`'s eyes).
+  commands/ holds command modules only: each has a main() the command line (or `grader export`) runs.
 - grading: one submission graded: grading, loading (the student's code loaded), notebooks
   (a notebook turned into code), catalog (an assignment checked against the registries).
 - checks: checks/ and sabotage/ (the engines a suite runs against), and lanes (the
@@ -38,7 +40,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent / "grader"
 
 LAYERS = {
-    "entry": ("grader.cli", "grader.commands", "grader.batch", "grader.gradescope", "grader.jupyter"),
+    "entry": (
+        "grader.cli",
+        "grader.commands",
+        "grader.batch",
+        "grader.gradescope",
+        "grader.jupyter",
+        "grader.hints",
+        "grader.watch",
+    ),
     "grading": ("grader.grading", "grader.loading", "grader.notebooks", "grader.catalog"),
     "checks": ("grader.checks", "grader.sabotage", "grader.lanes", "grader.notebook_suite"),
     "lms": ("grader.lms",),
@@ -271,6 +281,21 @@ def test_the_student_file_names_are_written_once():
 # -- boundaries ------------------------------------------------------------------------------------------------------
 
 TESTS = Path(__file__).resolve().parent
+
+
+def test_commands_holds_only_command_modules():
+    """Each module of grader/commands/ is a command's (a main() that cli.py, or `grader export`, runs): what a
+    command uses lives elsewhere (grader/hints.py, grader/watch.py)."""
+    plain = [
+        module
+        for module, path in sorted(MODULES.items())
+        if module.startswith("grader.commands.")
+        and not any(
+            isinstance(node, ast.FunctionDef) and node.name == "main"
+            for node in ast.parse(path.read_text(encoding="utf-8")).body
+        )
+    ]
+    assert not plain, f"modules of grader/commands/ with no main(): {plain}"
 
 
 def test_every_package_is_a_face():

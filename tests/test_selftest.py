@@ -73,7 +73,7 @@ def test_every_catch_hint_is_run_and_an_unproven_one_is_flagged(monkeypatch):
     neuron_no_bias hint, "train a neuron and assert the loss falls", which a neuron without a bias passes?"""
     from dataclasses import replace
 
-    from grader.commands import hints
+    from grader import hints
     from grader.sabotage.mutate import REGISTRY
 
     task = catalog.load("micrograd").without(SUITE_CHECKS)

@@ -21,7 +21,7 @@ from pathlib import Path
 import reference
 from grader import catalog, spec
 from grader.checks.suite import SUITE_CHECKS
-from grader.commands import hints
+from grader import hints
 from grader.errors import ExitCode, NotApplicable
 from grader.files import MODULE_FILE
 from grader.grading import grade
