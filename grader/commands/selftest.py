@@ -19,9 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import reference
-from grader import catalog, spec
+from grader import catalog, hints, spec
 from grader.checks.suite import SUITE_CHECKS
-from grader import hints
 from grader.errors import ExitCode, NotApplicable
 from grader.files import MODULE_FILE
 from grader.grading import grade
