@@ -37,6 +37,20 @@ class GraderError(Exception):
     exit_code = ExitCode.FAILED
     prefix = "error: "
 
+    def __reduce__(self):
+        """Pickled as it is, whatever its __init__ takes (WorkerFailure's kind, Rejected's execution): errors cross
+        process boundaries, from a batch's grading processes and Dask's workers."""
+        return _rebuilt, (type(self), self.args, dict(vars(self)))
+
+
+def _rebuilt(cls: type[GraderError], args: tuple, state: dict) -> GraderError:
+    """An error as GraderError.__reduce__ pickled it: its class, its args and its attributes, __init__ not run
+    again (it may take other arguments than args holds)."""
+    error = cls.__new__(cls)
+    error.args = args
+    vars(error).update(state)
+    return error
+
 
 # -- the instructor's or the user's to fix: they end a command ----------------------------------
 

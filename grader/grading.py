@@ -30,7 +30,7 @@ from grader.checks.features import preflight
 from grader.checks.suite import SUITE_CHECKS, suite_job, suite_plan
 from grader.errors import CheckTimeout, NotebookError, Refused, Rejected, WorkerFailure, without_host_paths
 from grader.files import MODULE_FILE, TESTS_FILE
-from grader.lanes import EngineLane, Lent, SuiteLane
+from grader.lanes import EngineLane, SuiteLane, SuiteSandboxes
 from grader.loading import load
 from grader.notebooks import Execution
 from grader.protocol import Code
@@ -198,8 +198,11 @@ def open_lanes(grading: Grading, read: Submitted):
             EngineLane(code, limits, options.isolation, shared, options.prestarted, engine_warm) as engine,
         ):
             if tested:
-                lent = Lent(shared, options.prestarted, engine.sandbox if join else None)
-                suite = SuiteLane(code, limits, options.isolation, len(suites), engine.pause, lent)
+                where = SuiteSandboxes(
+                    len(suites), shared, engine.sandbox if join else None, engine.pause, options.prestarted
+                )
+                suite = SuiteLane(code, limits, options.isolation, where)
+                assert read.tests is not None, "a suite lane opens only for tests that were read"
                 suite.start(suite_job(assignment, code, read.tests), grading.ends)  # its first run needs no plan
                 suite.planned(
                     *suite_plan(
@@ -308,7 +311,7 @@ def run_checks(ctx: Context, specs: list[CheckSpec], on_check: OnCheck | None = 
                 outcome = _run_one(check.run, ctx)
                 timed = ctx.timed or _suite_timed(ctx, spec.id)
         if timed:  # a typed mark, not words: a batch regrades alone a student whose grade a time limit touched
-            outcome = replace(outcome, artifacts={**outcome.artifacts, "timing": True})
+            outcome = replace(outcome, timing=True)
         ran[spec.id] = (outcome, time.monotonic() - t0)
         if on_check is not None:
             on_check(_check_result(spec, check.title, *ran[spec.id], {}, hidden), len(ran), len(order))
@@ -409,6 +412,8 @@ def _check_result(
         artifacts=outcome.artifacts,
         duration_s=round(duration, 3),
         cause=cause,
+        not_written=outcome.not_written,
+        timing=outcome.timing,
     )
 
 

@@ -12,7 +12,7 @@ Requests: load, eval_many, gradcheck_many, numerical_grad, neuron, train, suite.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from grader.errors import WorkerFailure
@@ -131,6 +131,8 @@ class StudentError:
     lineno: int | str | None = None
     offset: int | str | None = None
     text: str | None = None
+    raised_in: str = ""
+    """Of a NotImplementedError, the function of the student's code it came out of (`Value.__add__`)."""
 
     @classmethod
     def from_claim(cls, raw: Any) -> StudentError:
@@ -141,7 +143,8 @@ class StudentError:
             for key in ("lineno", "offset", "text")
             if key in raw
         }
-        return cls(*(str(raw.get(key, ""))[:4000] for key in ("type", "message", "traceback")), **extra)
+        said = cls(*(str(raw.get(key, ""))[:4000] for key in ("type", "message", "traceback")), **extra)
+        return replace(said, raised_in=str(raw.get("raised_in", ""))[:200])
 
 
 UNREADABLE = StudentError(

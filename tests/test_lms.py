@@ -16,11 +16,12 @@ import pytest
 from conftest import CORRECT_ENGINES, HERE, csv_rows
 
 from grader import catalog, spec
+from grader.batch import export
 from grader.batch.discover import discover
 from grader.batch.everyone import everyone
 from grader.batch.outputs import Row
 from grader.errors import SpecError, UsageError
-from grader.lms import export, late, roster
+from grader.lms import late, roster
 from grader.lms.identity import Identity
 from grader.render import html
 from grader.result import Result, SubmissionError

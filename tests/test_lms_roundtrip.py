@@ -29,12 +29,13 @@ from lms_importers import (
 )
 
 from grader import catalog, csvfile
+from grader.batch import export
 from grader.batch.discover import discover
 from grader.batch.everyone import everyone
 from grader.batch.outputs import Row, write_class_outputs
 from grader.errors import UsageError
 from grader.files import REPORT_FILE, RESULT_FILE
-from grader.lms import export, groups, numbers, roster, writeback
+from grader.lms import groups, numbers, roster, writeback
 from grader.lms.identity import Identity, from_file_name
 from grader.render import html
 from grader.result import Result

@@ -19,7 +19,7 @@ from lms_importers import CanvasCourse, canvas_import
 from test_lms_roundtrip import TINY
 
 from grader import catalog, csvfile
-from grader.batch import keys
+from grader.batch import export, keys
 from grader.batch import overrides as book
 from grader.batch.adjust import Graded, adjust, pin_all
 from grader.batch.everyone import absent
@@ -28,7 +28,6 @@ from grader.cli import main as cli
 from grader.commands import override
 from grader.errors import UsageError
 from grader.files import REPORT_FILE, RESULT_FILE
-from grader.lms import export
 from grader.lms.identity import Identity
 from grader.render import html
 from grader.result import CheckResult, Result, SubmissionError

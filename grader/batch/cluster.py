@@ -69,7 +69,7 @@ def grade_on_cluster(address: str, tasks: list[Task]) -> Iterator[tuple[TaskOutc
                 stop: GraderError | None = None  # after every result of this batch is saved
                 for future, value in sent.next_batch():
                     _, task = sent.running.pop(future.key)
-                    outcome, final = _outcome(task, value)
+                    outcome, final = outcome_of(task, value)
                     if outcome is None:
                         stop = stop or SchedulerLost(f"lost the Dask scheduler at {address}")
                     elif outcome.unfit:
@@ -139,7 +139,7 @@ def _check_address(address: str) -> None:
         )
 
 
-def _outcome(task: Task, value) -> tuple[TaskOutcome | None, bool]:
+def outcome_of(task: Task, value) -> tuple[TaskOutcome | None, bool]:
     """What arrived for a task, judged by the value itself (a future's status may have moved on since):
     an outcome (final), a failure on the cluster (not final), or None for a scheduler gone."""
     if isinstance(value, TaskOutcome):

@@ -40,13 +40,13 @@ from pathlib import Path
 
 from grader.batch import archives
 from grader.batch.found import Found, Missing, Submission
-from grader.batch.names import one_per_student, plain_name, printable, quoted, safe_id
 from grader.batch.notes import Note, listed
 from grader.errors import BadMetadata
 from grader.files import MODULE_FILE, TESTS_FILE
 from grader.folders import MAX_DEPTH, MAX_ENTRIES, count_files
 from grader.lms import identity as lms
 from grader.lms.identity import Identity
+from grader.lms.names import one_per_student, plain_name, printable, quoted, safe_id
 from grader.text import failure
 
 SKIP_DIRS = {"__MACOSX", ".ipynb_checkpoints", "__pycache__", ".git"}

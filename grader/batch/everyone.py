@@ -22,12 +22,12 @@ from pathlib import Path
 
 from grader import __version__
 from grader.batch.found import Missing
-from grader.batch.names import safe_id
 from grader.batch.outputs import Row, atomic_write
 from grader.classfiles import NO_SUBMISSION
 from grader.files import GRADESCOPE_FILE, KEY_FILE, MODULE_FILE, REPORT_FILE, RESULT_FILE
 from grader.gradescope.results import results
 from grader.lms.identity import Identity
+from grader.lms.names import safe_id
 from grader.lms.roster import Roster
 from grader.render import html
 from grader.result import Result, SubmissionError

@@ -34,7 +34,6 @@ from grader.batch.everyone import everyone
 from grader.batch.found import Found, Missing
 from grader.batch.graders import Graders
 from grader.batch.insight import code_of, previous_works
-from grader.batch.names import quoted
 from grader.batch.notes import Grouped, grouped
 from grader.batch.outputs import Incomplete, Insight, Row, atomic_write, flags_for, write_class_outputs
 from grader.batch.tasks import OUTPUTS, Task, TaskOutcome, checked, failed, fingerprint, host_id, time_limit, timed_out
@@ -53,6 +52,7 @@ from grader.lms import groups as lms_groups
 from grader.lms import late
 from grader.lms import roster as rosters
 from grader.lms.identity import plain
+from grader.lms.names import quoted
 from grader.result import Result
 from grader.sandbox.trial import require_started
 from grader.text import failure

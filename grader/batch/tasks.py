@@ -200,7 +200,7 @@ def timed_out(result: Result | None) -> bool:
     return (
         result.error is not None
         and result.error.kind == "timeout"
-        or any(c.artifacts.get("timing") is True for c in result.checks)
+        or any(c.timing for c in result.checks)
         or any(isinstance(c, dict) and c.get("status") == "timeout" for c in cells)
     )
 

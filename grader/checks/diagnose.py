@@ -27,6 +27,7 @@ from grader.checks.cases import DISCRIMINATING
 from grader.checks.context import Context, reference_run
 from grader.errors import CheckTimeout
 from grader.programs import Program, ancestors
+from grader.protocol import StudentError
 from grader.sabotage import all_operators, wheats
 from grader.sabotage.mutate import NotApplicable, method, replace, rule_updates, value_class
 from grader.sandbox.inside import probes
@@ -301,8 +302,11 @@ def in_training(
     return CAUSES[found[0]] if len(found) == 1 else None
 
 
-def from_error(message: str, program: Program | None = None) -> Cause | None:
-    """A cause read off what the student's code raised."""
+def from_error(error: StudentError | None, program: Program | None = None) -> Cause | None:
+    """A cause read off what the student's code raised (its process's claim: the exception's own message)."""
+    if error is None:
+        return None
+    message = error.message
     if "object is not iterable" in message and "Value" in message:
         return CAUSES["children_not_tuple"]
     if "unsupported operand" in message and program:

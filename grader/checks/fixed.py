@@ -159,7 +159,7 @@ def numerical_grad(ctx: Context) -> Outcome:
                 "error",
                 error_message(got, f"{call} with f = {source}"),
                 Counterexample(code, {"numerical_grad": expected}, {"numerical_grad": "an exception"}),
-                not_written(got),
+                not_written=not_written(got),
             )
         value = got.get("value")
         tolerance = 1e-9 if h is not None else 1e-6

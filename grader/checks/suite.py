@@ -24,12 +24,10 @@ from typing import Any
 from grader import slicing
 from grader.checks.context import Context
 from grader.checks.registry import check
-from grader.checks.suite_runs import (  # noqa: F401 - Run, _caught and _counted_mutants are used by tests
+from grader.checks.suite_runs import (
     Catches,
     Run,
     Suite,
-    _caught,
-    _counted_mutants,
     catches,
     engine_right,
     equivalence_probes,
@@ -440,24 +438,31 @@ def sabotage(ctx: Context) -> Outcome:
     }
     if notes := ctx.suite_lane.job.notes:  # e.g. an engine too large to mutate
         artifacts["plan_notes"] = list(notes)
-    if caught.timing:
-        artifacts["timing"] = True
     if not valid:
         why = (
             "each one fails or is skipped on some correct engine (see wheat), or comes unchanged from the starter kit."
             if found.student.tests
             else "there are none."
         )
-        return Outcome("failed", f"None of your tests can count: {why}", artifacts=artifacts, fraction=0.0)
+        return Outcome(
+            "failed", f"None of your tests can count: {why}", artifacts=artifacts, timing=caught.timing, fraction=0.0
+        )
     if not total:
         return Outcome(
-            "skipped", "Not judged: no sabotaged engine could be made for this grading.", artifacts=artifacts
+            "skipped",
+            "Not judged: no sabotaged engine could be made for this grading.",
+            artifacts=artifacts,
+            timing=caught.timing,
         )
     mine = sum(op in found.own for op in counted)
     made = f" ({mine} made from your own engine)" if mine else ""
     if not missed:
         return Outcome(
-            "passed", f"Your tests catch all {total} sabotaged engines{made}.", artifacts=artifacts, fraction=1.0
+            "passed",
+            f"Your tests catch all {total} sabotaged engines{made}.",
+            artifacts=artifacts,
+            timing=caught.timing,
+            fraction=1.0,
         )
     lines = [
         f"  {op.id}{' (your own engine, mutated)' if op.id in found.own else ''}: {op.misconception}.\n"
@@ -475,5 +480,6 @@ def sabotage(ctx: Context) -> Outcome:
         "failed",
         f"Your tests catch {len(caught.caught)} of {total} sabotaged engines{made}. Not caught:\n" + "\n".join(lines),
         artifacts=artifacts,
+        timing=caught.timing,
         fraction=len(caught.caught) / total,
     )

@@ -45,7 +45,8 @@ def neuron(ctx: Context) -> Outcome:
     if isinstance(got, Observation):
         message = error_message(got, "running Neuron(3), n.parameters() and n([1.0, 2.0, -3.0])")
         return _with_cause(
-            Outcome("error", message, Counterexample(code, {}, {}), not_written(got)), diagnose.from_error(message)
+            Outcome("error", message, Counterexample(code, {}, {}), not_written=not_written(got)),
+            diagnose.from_error(got.error),
         )
     nin = case["nin"]
     if got["count"] != nin + 1:
@@ -125,8 +126,8 @@ def training(ctx: Context) -> Outcome:
     if isinstance(got, Observation):
         message = error_message(got, "running the training loop")
         return _with_cause(
-            Outcome("error", message, Counterexample(code, {}, {}), not_written(got)),
-            diagnose.from_error(message) or basic_cause(ctx.features),
+            Outcome("error", message, Counterexample(code, {}, {}), not_written=not_written(got)),
+            diagnose.from_error(got.error) or basic_cause(ctx.features),
         )
     initial, losses, grads = got.get("initial", []), got.get("losses", []), got.get("grads", [])
     if len(initial) == len(start) - 1 and spec.model == "Neuron":

@@ -11,7 +11,7 @@ table then going to stderr. A reader that stops early (`| head -3`) costs the re
 text, never the exit code: a failing grade exits 1 whatever became of its output.
 
 Each check remembers its result beside the reports (grader/history.py), and the next one leads with what
-changed. `--watch` grades again whenever the submission or its tests change (grader/commands/watch.py).
+changed. `--watch` grades again whenever the submission or its tests change (grader/watch.py).
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def watch(request: Request) -> int:
     and what changed since the last grading, a regression first) and the cards of the checks whose status
     changed. Ctrl-C stops the grading under way, if any, with its sandboxes, and exits 130, the contract's
     "interrupted", as any command ended by Ctrl-C does (a shell script running it stops there too)."""
-    from grader.commands.watch import changed, look
+    from grader.watch import changed, look
 
     paths = [request.submission, request.tests_file]
     seen = {p: look(p) for p in paths}

@@ -12,10 +12,10 @@ import inspect
 
 TARGETS = {
     "gradescope": "grader.gradescope.export",
-    "canvas": "grader.lms.export",
-    "moodle": "grader.lms.export",
-    "gradescope-csv": "grader.lms.export",
-    "feedback": "grader.lms.export",
+    "canvas": "grader.batch.export",
+    "moodle": "grader.batch.export",
+    "gradescope-csv": "grader.batch.export",
+    "feedback": "grader.batch.export",
     "reteach": "grader.commands.reteach",
 }
 """Each export target, and the module whose main builds it."""

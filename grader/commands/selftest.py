@@ -19,9 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import reference
-from grader import catalog, spec
+from grader import catalog, hints, spec
 from grader.checks.suite import SUITE_CHECKS
-from grader.commands import hints
 from grader.errors import ExitCode, NotApplicable
 from grader.files import MODULE_FILE
 from grader.grading import grade
@@ -81,7 +80,7 @@ def main(*, assignment: str) -> int:
         ) as pool,
     ):
         everyone = bases + mutants
-        futures = {pool.submit(_grade, engine, Path(tmp), task): k for k, engine in enumerate(everyone)}
+        futures = {pool.submit(grade_engine, engine, Path(tmp), task): k for k, engine in enumerate(everyone)}
         by_index: dict[int, Result] = {}
         for done, future in enumerate(as_completed(futures), 1):
             by_index[futures[future]] = future.result()
@@ -142,7 +141,8 @@ class Tell:
             self.stream.flush()
 
 
-def _grade(engine: Engine, tmp: Path, task: spec.Assignment) -> Result:
+def grade_engine(engine: Engine, tmp: Path, task: spec.Assignment) -> Result:
+    """One engine graded as a student's file would be, in a folder of its own under tmp."""
     folder = tmp / engine.id
     folder.mkdir()
     (folder / MODULE_FILE).write_text(engine.source, encoding="utf-8")

@@ -30,10 +30,10 @@ import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.batch.names import bounded, safe_id
 from grader.errors import UsageError
 from grader.lms import numbers
 from grader.lms.identity import Identity
+from grader.lms.names import bounded, safe_id
 
 CANVAS_ID_COLUMNS = (
     "Student",

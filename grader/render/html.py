@@ -87,9 +87,7 @@ def student_report(
     checks: list[dict[str, Any]] = []
     shown: dict[str | None, str] = {}  # each code shown, and the check whose card shows it
     carded = {c.id for c in to_fix(result)}
-    boxed = set(held(result)) | {
-        c.id for c in result.checks if c.visibility != "hidden" and c.artifacts.get("not_written")
-    }
+    boxed = set(held(result)) | {c.id for c in result.checks if c.visibility != "hidden" and c.not_written}
     for check in result.checks:
         hidden = check.visibility == "hidden"
         view = dict(

@@ -43,11 +43,7 @@ def render(result: Result, assignment: Assignment, change: Change | None = None)
     id_width = max(len(c.id) for c in result.checks)
     for c in result.checks:
         head = f"{MARK[c.status]:<5} {c.id:<{id_width}} {_points(c):>7}  "
-        first = (
-            f"{str(c.artifacts['not_written']).split(' (needed for ')[0]}."
-            if c.artifacts.get("not_written")
-            else first_sentence(summary(c.feedback))
-        )
+        first = f"{c.not_written.message}." if c.not_written else first_sentence(summary(c.feedback))
         said = textwrap.wrap(_line(first), max(width - len(head), 30)) or [""]
         lines += [head + said[0], *(" " * len(head) + more for more in said[1:])]
     for c in to_fix(result):

@@ -37,7 +37,7 @@ import random
 from grader.sabotage import disguise_methods as methods
 from grader.sabotage.disguise_methods import attr, copy, grad_target, load, store
 from grader.sabotage.mutate import RULES, NotApplicable, method, value_class
-from grader.sabotage.rewrite import _all_names, _Names
+from grader.sabotage.rewrite import FreshNames, all_names
 from grader.sabotage.trees import nodes, own_statements, unparse
 from grader.sandbox.inside.ops import UPDATED
 
@@ -64,7 +64,7 @@ def disguise(source: str, seed: str) -> str:
     except NotApplicable:
         return source
     everything = nodes(tree)
-    rng, names = random.Random(f"disguise:{seed}"), _Names(random.Random(f"names:{seed}"), _all_names(everything))
+    rng, names = random.Random(f"disguise:{seed}"), FreshNames(random.Random(f"names:{seed}"), all_names(everything))
     has_data = any(isinstance(node, ast.Attribute) and node.attr == "data" for node in everything)
     updates = _Updates(rng, names, has_data)
     branches = _branches(everything)
@@ -157,7 +157,7 @@ def _lists(statements: list[ast.stmt], nested: bool, inside: bool = False) -> li
 class _Updates:
     """Each chain-rule update of a rule, in disguise."""
 
-    def __init__(self, rng: random.Random, names: _Names, has_data: bool):
+    def __init__(self, rng: random.Random, names: FreshNames, has_data: bool):
         self.rng, self.names, self.has_data = rng, names, has_data
 
     def update(self, statement: ast.stmt, rule: str, incoming: ast.expr | None) -> list[ast.stmt]:

@@ -29,7 +29,7 @@ def rewrite(source: str, seed: str) -> str:
     tree = ast.parse(source)
     everything = nodes(tree)  # walked once: no pass below adds or moves a node another pass looks for
     _drop_docstrings(everything)
-    names = _Names(rng, _all_names(everything))
+    names = FreshNames(rng, all_names(everything))
     _rename_private_attributes(everything, names)
     for fn in _top_level_functions(tree):
         _rename_locals(fn, names)
@@ -121,7 +121,7 @@ def _flip_reversal(loop: ast.For) -> None:
         loop.iter = ast.Call(ast.Name("reversed", ast.Load()), [loop.iter.value], [])
 
 
-class _Names:
+class FreshNames:
     """Fresh identifiers that collide with nothing in the engine."""
 
     def __init__(self, rng: random.Random, taken: set[str]):
@@ -140,7 +140,7 @@ class _Names:
                 return name
 
 
-def _all_names(tree: ast.Module | list[ast.AST]) -> set[str]:
+def all_names(tree: ast.Module | list[ast.AST]) -> set[str]:
     found = set()
     for node in tree if isinstance(tree, list) else nodes(tree):
         if isinstance(node, ast.Name):
@@ -178,7 +178,7 @@ def _top_level_functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFu
     return found
 
 
-def _rename_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef, names: _Names) -> None:
+def _rename_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef, names: FreshNames) -> None:
     inside = nodes(fn)
     mapping = {n: names.fresh() for n in sorted(_own_locals(fn, inside))}
     if not mapping:
@@ -212,7 +212,7 @@ def _own_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef, inside: list[ast.AST
     return bound - params - declared_global - KEEP
 
 
-def _rename_private_attributes(everything: list[ast.AST], names: _Names) -> None:
+def _rename_private_attributes(everything: list[ast.AST], names: FreshNames) -> None:
     """Rename `_x` attributes and methods (never dunders) consistently across the engine."""
     mapping = {n: names.fresh(private=True) for n in sorted(_private_names(everything))}
     for node in everything:

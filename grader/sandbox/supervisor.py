@@ -221,6 +221,11 @@ class Sandbox:
         except OSError:
             return False
 
+    def control_socket(self) -> socket.socket | None:
+        """The template's socket, for a unit's channel to watch for its news (a process exited); None once it is
+        gone."""
+        return self._control
+
     def read_control(self, deadline: float) -> dict | None:
         """One message from the template (recording exits on the way), or None if it is gone or
         nothing came before the deadline (a deadline already passed still reads what is there)."""

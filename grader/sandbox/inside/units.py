@@ -70,15 +70,28 @@ class Loader:
             )
         if isinstance(exc, SystemExit):
             info["message"] = f"sys.exit({exc.code!r}) was called"
+        if isinstance(exc, NotImplementedError):  # a method still to write: which one, for the reports to group by
+            info["raised_in"] = self.raised_in(exc)
         return info
+
+    def own(self, filename: str) -> bool:
+        """Is this file the student's code (their module, or a notebook's cell)?"""
+        return filename in self.files or filename.startswith("<ipython-input-")
+
+    def raised_in(self, exc: BaseException) -> str:
+        """The function of the student's code the exception came out of, last (its qualified name, as
+        `Value.__add__`), or empty when none of their code was running."""
+        name, tb = "", exc.__traceback__
+        while tb is not None:
+            code = tb.tb_frame.f_code
+            if self.own(code.co_filename):
+                name = getattr(code, "co_qualname", code.co_name)  # Python 3.11 names the class too
+            tb = tb.tb_next
+        return name
 
     def traceback(self, exc: BaseException) -> str:
         """The traceback cut down to the student's own lines, with their file's name only."""
-
-        def own(filename: str) -> bool:
-            return filename in self.files or filename.startswith("<ipython-input-")
-
-        frames_ = [f for f in traceback.extract_tb(exc.__traceback__) if own(f.filename)]
+        frames_ = [f for f in traceback.extract_tb(exc.__traceback__) if self.own(f.filename)]
         text = "".join(traceback.format_list(frames_) + traceback.format_exception_only(type(exc), exc))
         for path in self.files:
             text = text.replace(path, os.path.basename(path))

@@ -39,7 +39,6 @@ from grader import catalog, csvfile
 from grader.batch import applied
 from grader.batch import overrides as book
 from grader.batch.earlier import saved_summary
-from grader.batch.names import safe_id
 from grader.classfiles import NO_SUBMISSION, Gradebook, GradebookRow
 from grader.errors import BadResult, UsageError
 from grader.fileio import atomic_write
@@ -47,6 +46,7 @@ from grader.files import GRADEBOOK_FILE, INCOMPLETE_FILE, OVERRIDES_FILE, REPORT
 from grader.lms import matching, numbers, writeback
 from grader.lms import roster as rosters
 from grader.lms.identity import Identity
+from grader.lms.names import safe_id
 from grader.render import html
 from grader.render.adjusted import with_adjustment
 from grader.result import Result, SubmissionError
