@@ -267,7 +267,7 @@ def _value(hint: Any, value: Any, where: str, allowed: dict[tuple[type, str], tu
             return None
         kinds = [a for a in args if a is not type(None)]
         return _value(kinds[0] if len(kinds) == 1 else Any, value, where, allowed)
-    if is_dataclass(hint):
+    if isinstance(hint, type) and is_dataclass(hint):
         return _from_dict(hint, value, where, allowed)
     if origin is tuple and isinstance(value, (list, tuple)):
         return tuple(_value(args[0], v, f"{where}[{i}]", allowed) for i, v in enumerate(value))

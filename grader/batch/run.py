@@ -245,8 +245,8 @@ def _discovered(
         if teams is not None:
             submissions, group_notes = lms_groups.apply(teams, found.submissions)
             found = dataclasses.replace(found, submissions=tuple(submissions))
-            for line in group_notes:
-                print(f"note: {line}", file=sys.stderr)
+            for note in group_notes:
+                print(f"note: {note}", file=sys.stderr)
         students, found = _students(found, request.out, assignment)
     if not students and not found.missing and class_list is None:  # before any folder is made
         raise UsageError(

@@ -93,8 +93,12 @@ class Submitted(Protocol):
     """What apply needs of a submission (grader/batch/found.py's Submission, a frozen dataclass): whose it is."""
 
     __dataclass_fields__: ClassVar[dict[str, Any]]
-    student: str
-    identity: Identity | None
+
+    @property
+    def student(self) -> str: ...
+
+    @property
+    def identity(self) -> Identity | None: ...
 
 
 S = TypeVar("S", bound=Submitted)
