@@ -91,6 +91,18 @@ class StudentEngine:
             every,
         )
 
+    def order_many(
+        self, programs: list[Program], seed: bool, stop: Callable[[Program, Any], bool] | None = None
+    ) -> list[protocol.Order | Observation | None]:
+        """The order in which backward() calls each operation node's own backward, per program."""
+        return self._many(
+            lambda chunk: protocol.order_many(chunk, seed),
+            programs,
+            lambda i, value: protocol.order(value, programs[i]),
+            stop,
+            every=True,
+        )
+
     def gradcheck_many(
         self, programs: list[Program], h: float, stop: Callable[[Program, Any], bool] | None = None
     ) -> list[dict | Observation | None]:

@@ -6,8 +6,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from grader.causes import CAUSES
+from grader.checks import order
 from grader.checks.cases import EQUAL_DATA, SINGLE
 from grader.checks.context import Context
+from grader.checks.evidence import Evidence, Missing, blocked, shares
 from grader.checks.features import basic_cause
 from grader.checks.gradcheck import judge_gradcheck, judge_gradcheck_many
 from grader.checks.judging import Probe, Verdict, compare, compare_many, judged, search
@@ -303,6 +305,9 @@ def topo_order(ctx: Context) -> Outcome:
             return replace(verdict, cause=CAUSES["equal_data_merged"]).outcome(
                 HINTS["topo_order"], "On the smallest failing case, "
             )
+    watched = _watched_order(ctx)
+    if watched is not None:
+        return watched
     ops = tuple(op for op, ok in (("add", f.add), ("mul", f.mul_inner or f.mul and not f.add)) if ok)
     if not ops:
         return _not_judged(
@@ -315,7 +320,42 @@ def topo_order(ctx: Context) -> Outcome:
             (tuple(op for op in ops if op in f.reused_by), True) if set(ops) & set(f.reused_by) else (ops, False)
         )
     shape = Shape(ops=ops, max_ops=6, reuse_leaves=reuse, share_nodes=reuse, require_depth=2)
-    return _run_search(ctx, "topo_order", shape, _probe(ctx))
+    outcome = _run_search(ctx, "topo_order", shape, _probe(ctx))
+    return _order_evidence(ctx, shape).settle(outcome)
+
+
+def _watched_order(ctx: Context) -> Outcome | None:
+    """topo_order judged on the calls of each node's own backward, when backward()'s calls can be watched:
+    operations that build (their rules may be wrong: no gradient is read). None when they cannot be."""
+    ops = tuple(op for op in ("add", "mul") if op in ctx.features.working)
+    if not ops:
+        return None
+    shape = order.shape_of(ops)
+    watched = order.watch(ctx, ops, shape)
+    if watched is None:
+        return None
+    hook, verdict = watched
+    if verdict is not None:
+        return verdict.outcome(HINTS["topo_order"], "On the smallest failing case, ")
+    probed = f"{order.PROPERTY}, watched through each node's {hook}"
+    return Evidence((probed,)).settle(
+        Outcome(
+            "passed", f"backward() calls each node's {hook} once, after every node that uses it, on every graph tried."
+        )
+    )
+
+
+def _order_evidence(ctx: Context, shape: Shape) -> Evidence:
+    """topo_order's evidence from gradients: graphs with shared nodes, judged; none when `=` for `+=` keeps
+    them from being judged and nothing of the engine's own can be watched."""
+    probe = _probe(ctx)
+    if any(shares(p) and judged(p, "grad", probe.distinct) for p in order.planned(ctx, shape)):
+        return Evidence((f"{order.PROPERTY}, judged from the gradients",))
+    why = (
+        "a value used twice keeps only one path's gradient, so gradients cannot show the order on shared "
+        "nodes, and your nodes carry no backward of their own (a _backward) the grader can watch"
+    )
+    return Evidence(missing=(Missing(order.PROPERTY, blocked(why, "accumulate"), "accumulate"),))
 
 
 @check("gradcheck", "Analytic gradients agree with central differences of your own forward pass", backward=True)
