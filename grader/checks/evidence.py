@@ -9,6 +9,7 @@ makes it skipped, naming that check: never passed. What was probed goes into the
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
@@ -40,16 +41,34 @@ class Evidence:
         records what was probed."""
         if outcome.status not in ("passed", "skipped"):
             return outcome
-        artifacts = {**outcome.artifacts, "probed": list(self.probed)}
         if outcome.status == "skipped" or not self.missing:
-            return replace(outcome, artifacts=artifacts)
-        first, rest = self.missing[0], self.missing[1:]
-        lines = [f"Not judged: {first.property} could not be probed yet: {first.why}."]
-        lines += [f"Nor could {m.property}: {m.why}." for m in rest]
+            return replace(outcome, artifacts={**outcome.artifacts, "probed": list(self.probed)})
+        return self.skipped()
+
+    def skipped(self) -> Outcome:
+        """The skip this evidence calls for: what could not be probed and why, each naming the check whose bug
+        blocked it, then what was probed."""
+        groups: dict[tuple[str, str | None], list[str]] = {}
+        for m in self.missing:  # one sentence per reason, naming every property it kept from being probed
+            groups.setdefault((m.why, m.blocker), []).append(m.property)
+        said = [(_listed(properties), why) for (why, _), properties in groups.items()]
+        lines = [f"Not judged: {said[0][0]} could not be probed yet: {said[0][1]}."]
+        lines += [f"Nor could {what}: {why}." for what, why in said[1:]]
         if self.probed:
             lines.append(f"What could be probed held: {', '.join(self.probed)}.")
         blockers = list(dict.fromkeys(m.blocker for m in self.missing if m.blocker))
-        return Outcome("skipped", "\n".join(lines), artifacts={**artifacts, "blocked_by": blockers})
+        return Outcome("skipped", "\n".join(lines), artifacts={"probed": list(self.probed), "blocked_by": blockers})
+
+
+def _listed(items: list[str]) -> str:
+    """Properties in one phrase, the words they start with said once: 'a value used twice through + and *'."""
+    if len(items) == 1:
+        return items[0]
+    common = os.path.commonprefix(items)
+    common = common[: common.rfind(" ") + 1] if " " in common else ""
+    common = common if len(common) >= 12 else ""  # whole words said once, never the start of an operation
+    rest = [item[len(common) :] for item in items]
+    return f"{common}{', '.join(rest[:-1])} and {rest[-1]}"
 
 
 def blocked(why: str, blocker: str | None) -> str:
@@ -62,8 +81,11 @@ def word(op: str) -> str:
     return WORDS.get(op, op)
 
 
+INCOMING = " under an incoming gradient other than 1"
+
+
 def incoming(op: str) -> str:
-    return f"{word(op)} under an incoming gradient other than 1"
+    return word(op) + INCOMING
 
 
 def rule_properties(ops: Iterable[str]) -> tuple[str, ...]:

@@ -3,21 +3,32 @@ judged on random expressions (hypothesis) against the reference engine."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from grader.causes import CAUSES
-from grader.checks import order
+from grader.checks import order, plans
 from grader.checks.cases import EQUAL_DATA, SINGLE
 from grader.checks.context import Context
-from grader.checks.evidence import Evidence, Missing, blocked, shares
+from grader.checks.evidence import (
+    INCOMING,
+    Evidence,
+    Missing,
+    blocked,
+    ops_probed,
+    rule_probed,
+    rule_properties,
+    shares,
+    word,
+)
 from grader.checks.features import basic_cause
-from grader.checks.gradcheck import judge_gradcheck, judge_gradcheck_many
+from grader.checks.gradcheck import gradcheck_judged, judge_gradcheck, judge_gradcheck_many
 from grader.checks.judging import Probe, Verdict, compare, compare_many, judged, search
 from grader.checks.registry import check
 from grader.checks.strategies import Shape, forward_ops, single_operations
 from grader.programs import Program, default_names, expression
 from grader.result import Outcome
-from grader.sandbox.inside.ops import BINARY, METHODS, RULE_CHECK, WORDS
+from grader.sandbox.inside.ops import BINARY, METHODS, NEEDS, RULE_CHECK, WORDS
 
 HINTS = {
     "forward": "Check the forward formula of the operation in the smallest case; with a plain number "
@@ -84,7 +95,9 @@ def _rule_shape(ctx: Context, *ops: str, helpers: tuple[str, ...] = ("add", "mul
 
 
 def _not_judged(why: str) -> Outcome:
-    return Outcome("skipped", f"Not judged: {why}.")
+    """A skip, naming in its artifacts (blocked_by) the checks its reason points at: '(see forward)'."""
+    blockers = [b for pair in re.findall(r"\(see (?:the )?([a-z_]+)(?: and ([a-z_]+))?", why) for b in pair if b]
+    return Outcome("skipped", f"Not judged: {why}.", artifacts={"probed": [], "blocked_by": blockers})
 
 
 def _blocked(ctx: Context, *ops: str) -> Outcome | None:
@@ -110,13 +123,35 @@ def _rule_check(ctx: Context, check_id: str, *ops: str) -> Outcome:
     """A rule's outcome, judged once per submission (accumulate asks which rules are right)."""
     key = f"rule:{check_id}"
     if key not in ctx.cache:
-        blocked = _blocked(ctx, *ops)
-        ctx.cache[key] = (
-            blocked
-            if blocked is not None
-            else _run_search(ctx, check_id, _rule_shape(ctx, *ops), _probe(ctx), note=True)
-        )
+        stopped = _blocked(ctx, *ops)
+        if stopped is None:
+            shape, probe = _rule_shape(ctx, *ops), _probe(ctx)
+            outcome = _run_search(ctx, check_id, shape, probe, note=True)
+            stopped = _rule_evidence(ctx, shape, probe, ops).settle(outcome)
+        ctx.cache[key] = stopped
     return ctx.cache[key]
+
+
+def _rule_evidence(ctx: Context, shape: Shape, probe: Probe, ops: tuple[str, ...]) -> Evidence:
+    """What a rule check's search probed: each of its operations, and each under an incoming gradient other
+    than 1 (nested, or times k), on the programs it judged."""
+    ops = tuple(op for op in ops if op in ctx.assignment.ops)
+    plan = plans.programs(shape, ctx.assignment.search.max_examples)
+    probed = rule_probed((p for p in plan if judged(p, "grad", probe.distinct)), ops)
+    return Evidence(probed, tuple(_rule_missing(ctx, p) for p in rule_properties(ops) if p not in probed))
+
+
+def _rule_missing(ctx: Context, wanted: str) -> Missing:
+    """Why a rule's property was not probed, and the check whose bug stands in the way."""
+    f = ctx.features
+    if not wanted.endswith(INCOMING):
+        return Missing(wanted, "no expression with it could be judged")
+    if not f.depth:
+        why = "nested expressions do not backpropagate in the right order yet, so no rule is probed inside one"
+        return Missing(wanted, blocked(why, "topo_order"), "topo_order")
+    blocker = "mul" if not f.mul_inner else "add" if not f.add else None
+    why = "the expressions it is probed inside need + and * to be right, and one is not"
+    return Missing(wanted, blocked(why, blocker), blocker)
 
 
 RULE_OF = {
@@ -157,7 +192,14 @@ def forward(ctx: Context) -> Outcome:
             first.setdefault(program[-1][0], verdict.explained(ctx))
     if first:
         return _every_operation(list(first.values()))
-    return _run_search(ctx, "forward", Shape(ops=ops, max_ops=4, reuse_leaves=True, share_nodes=True), Probe("data"))
+    outcome = _run_search(ctx, "forward", Shape(ops=ops, max_ops=4, reuse_leaves=True, share_nodes=True), Probe("data"))
+    probed = tuple(dict.fromkeys(_form(program[-1][0]) for program in todo))
+    return Evidence(probed + ("nested expressions",)).settle(outcome)
+
+
+def _form(op: str) -> str:
+    """An operation's name in the forward check's evidence (cadd: + with a plain number)."""
+    return f"{word(NEEDS[op])} with a plain number" if op in NEEDS else word(op)
 
 
 def _every_operation(found: list[Verdict]) -> Outcome:
@@ -279,12 +321,42 @@ def accumulate(ctx: Context) -> Outcome:
     if f.backward_inert:
         return _not_judged("backward() changes no gradient at all (see topo_order)")
     ops = tuple(op for op in sound(ctx) if f.depth or op in ("add", "mul"))
+    missing = tuple(_reuse_missing(ctx, op) for op in ctx.assignment.ops if op not in ops)
     if not ops:
-        return _not_judged(
-            "no operation has a right rule yet (see the rule checks above), and accumulation is probed through them"
-        )
+        return Evidence(missing=missing).skipped()
     shape = Shape(ops=ops, max_ops=min(f.nested(), 4), reuse_leaves=True, require_reuse=True, wrap=f.mul and f.depth)
-    return _run_search(ctx, "accumulate", shape, _probe(ctx), sweep=reuse_sweep(ctx, ops))
+    probe = _probe(ctx)
+    sweep = reuse_sweep(ctx, ops)
+    outcome = _run_search(ctx, "accumulate", shape, probe, sweep=sweep)
+    reused = {p[1][0] for p in sweep if judged(p, "grad", probe.distinct)}
+    probed = tuple(_reused(op) for op in ctx.assignment.ops if op in reused)
+    missing += tuple(Missing(_reused(op), "no case of it could be judged") for op in ops if op not in reused)
+    return Evidence(probed, missing).settle(outcome)
+
+
+def _reused(op: str) -> str:
+    return f"a value used twice through {word(op)}"
+
+
+def _reuse_missing(ctx: Context, op: str) -> Missing:
+    """Why a value used twice through op is not probed: op does not work, its own rule is not right (or not
+    judged: then what blocks that), or it needs nesting, which does not work yet."""
+    f = ctx.features
+    if op not in f.working:
+        return Missing(_reused(op), blocked("the operation does not work on its own yet", "forward"), "forward")
+    if op in RULE_OF:
+        outcome = _rule_outcome(ctx, RULE_OF[op][0])
+        if outcome.status != "passed":
+            blocker = (outcome.artifacts.get("blocked_by") or [RULE_OF[op][0]])[0]
+            state = "is not judged yet" if outcome.status == "skipped" else "is not right yet"
+            return Missing(_reused(op), blocked(f"the operation's own rule {state}", blocker), blocker)
+    why = "it is probed nested, f(x) combined with x, and nested expressions do not backpropagate right yet"
+    return Missing(_reused(op), blocked(why, "topo_order"), "topo_order")
+
+
+def _rule_outcome(ctx: Context, check_id: str) -> Outcome:
+    """A rule check's outcome as it is reported (neg_sub's own judgement of its failure included)."""
+    return neg_sub(ctx) if check_id == "neg_sub" else _rule_check(ctx, check_id, *RULE_OF[check_id][1])
 
 
 @check("topo_order", "backward() runs each node's rule once, after every node that uses it", backward=True)
@@ -373,6 +445,22 @@ def gradcheck(ctx: Context) -> Outcome:
             ctx, shape, lambda program: judge_gradcheck(ctx, program), lambda many: judge_gradcheck_many(ctx, many)
         )
     if verdict is None:
-        return Outcome("passed", "Analytic and numerical gradients agree on every expression tried.")
+        return _gradcheck_evidence(ctx, sweep + list(plans.programs(shape, ctx.assignment.search.max_examples))).settle(
+            Outcome("passed", "Analytic and numerical gradients agree on every expression tried.")
+        )
     verdict = replace(verdict, cause=basic_cause(f)) if basic_cause(f) else verdict.explained(ctx)
     return verdict.outcome(HINTS["gradcheck"], "On the smallest failing case, ")
+
+
+def _gradcheck_evidence(ctx: Context, programs: list[Program]) -> Evidence:
+    """gradcheck's evidence: each of the assignment's operations in an expression it judged; one that does not
+    work on its own is left out of the search, and blocked by forward."""
+    probed = ops_probed([p for p in programs if gradcheck_judged(p)], ctx.assignment.ops)
+    missing = tuple(
+        Missing(word(op), blocked(f"{word(op)} does not work on its own yet", "forward"), "forward")
+        if op not in ctx.features.working
+        else Missing(word(op), "no expression with it could be judged")
+        for op in ctx.assignment.ops
+        if word(op) not in probed
+    )
+    return Evidence(probed, missing)
