@@ -55,7 +55,7 @@ class Evidence:
         lines = [f"Not judged: {said[0][0]} could not be probed yet: {said[0][1]}."]
         lines += [f"Nor could {what}: {why}." for what, why in said[1:]]
         if self.probed:
-            lines.append(f"What could be probed held: {', '.join(self.probed)}.")
+            lines.append(f"What could be probed held: {_listed(list(self.probed))}.")
         blockers = list(dict.fromkeys(m.blocker for m in self.missing if m.blocker))
         return Outcome("skipped", "\n".join(lines), artifacts={"probed": list(self.probed), "blocked_by": blockers})
 

@@ -457,7 +457,7 @@ def _gradcheck_evidence(ctx: Context, programs: list[Program]) -> Evidence:
     work on its own is left out of the search, and blocked by forward."""
     probed = ops_probed([p for p in programs if gradcheck_judged(p)], ctx.assignment.ops)
     missing = tuple(
-        Missing(word(op), blocked(f"{word(op)} does not work on its own yet", "forward"), "forward")
+        Missing(word(op), blocked("the operation does not work on its own yet", "forward"), "forward")
         if op not in ctx.features.working
         else Missing(word(op), "no expression with it could be judged")
         for op in ctx.assignment.ops
