@@ -7,7 +7,7 @@ import re
 from dataclasses import replace
 
 from grader.causes import CAUSES
-from grader.checks import order, plans
+from grader.checks import order, plans, reuse
 from grader.checks.cases import EQUAL_DATA, SINGLE
 from grader.checks.context import Context
 from grader.checks.evidence import (
@@ -54,6 +54,8 @@ HINTS = {
 }
 
 
+MATCHES = "Matches the reference engine on every expression tried."
+
 GRADIENTS = Probe()
 """The probe most searches use: gradients after backward()."""
 
@@ -70,7 +72,7 @@ def _run_search(
             ctx, shape, lambda program: compare(ctx, program, probe), lambda many: compare_many(ctx, many, probe)
         )
     if verdict is None:
-        return Outcome("passed", "Matches the reference engine on every expression tried.")
+        return Outcome("passed", MATCHES)
     verdict = verdict.explained(ctx, probe.seed)
     return verdict.outcome(HINTS[check_id] + (ctx.features.limits() if note else ""), "On the smallest failing case, ")
 
@@ -84,13 +86,18 @@ def _probe(ctx: Context) -> Probe:
 
 def _rule_shape(ctx: Context, *ops: str, helpers: tuple[str, ...] = ("add", "mul")) -> Shape:
     """A rule probed on leaves and, where the engine's basics work, inside larger expressions; each
-    value used once (a value used twice is accumulate's business)."""
+    value used once (a value used twice is accumulate's business), unless nothing else gives the rule an
+    incoming gradient other than 1 (no `* k` when * is wrong): then nodes of + used twice do (c + c), where
+    the preflight found shared nodes of + right."""
     f = ctx.features
+    helpers = tuple(op for op in f.trusted(*helpers) if op not in ops)
+    wrap = f.mul and f.depth
     return Shape(
         ops=ops,
-        helpers=tuple(op for op in f.trusted(*helpers) if op not in ops),
+        helpers=helpers,
         max_ops=f.nested(),
-        wrap=f.mul and f.depth,
+        wrap=wrap,
+        share_nodes=not wrap and f.share and set(ops + helpers) <= set(f.reused_by),
     )
 
 
@@ -321,17 +328,38 @@ def accumulate(ctx: Context) -> Outcome:
     if f.backward_inert:
         return _not_judged("backward() changes no gradient at all (see topo_order)")
     ops = tuple(op for op in sound(ctx) if f.depth or op in ("add", "mul"))
-    missing = tuple(_reuse_missing(ctx, op) for op in ctx.assignment.ops if op not in ops)
-    if not ops:
+    apart = tuple(op for op in ctx.assignment.ops if op not in ops and _judged_apart(f, op))
+    missing = tuple(_reuse_missing(ctx, op) for op in ctx.assignment.ops if op not in ops + apart)
+    if not ops + apart:
         return Evidence(missing=missing).skipped()
-    shape = Shape(ops=ops, max_ops=min(f.nested(), 4), reuse_leaves=True, require_reuse=True, wrap=f.mul and f.depth)
     probe = _probe(ctx)
     sweep = reuse_sweep(ctx, ops)
-    outcome = _run_search(ctx, "accumulate", shape, probe, sweep=sweep)
-    reused = {p[1][0] for p in sweep if judged(p, "grad", probe.distinct)}
+    covered = {p[1][0] for p in sweep}  # through a right rule, where a right + or * combines f(x) with x
+    apart += tuple(op for op in ops if op not in covered and _judged_apart(f, op))
+    if ops:
+        shape = Shape(
+            ops=ops, max_ops=min(f.nested(), 4), reuse_leaves=True, require_reuse=True, wrap=f.mul and f.depth
+        )
+        outcome = _run_search(ctx, "accumulate", shape, probe, sweep=sweep)
+        if outcome.status != "passed":
+            return outcome
+    helpers = tuple(op for op in ("add", "mul") if _judged_apart(f, op) or op in ops)
+    summed = [p for p in reuse_sweep(ctx, apart + helpers) if p[1][0] in apart]
+    verdict, summed = reuse.judge_many(ctx, summed, probe.seed) if apart else (None, [])
+    if verdict is not None:
+        return verdict.outcome(HINTS["accumulate"], "On the smallest failing case, ")
+    reused = {p[1][0] for p in sweep if judged(p, "grad", probe.distinct)} | {p[1][0] for p in summed}
     probed = tuple(_reused(op) for op in ctx.assignment.ops if op in reused)
-    missing += tuple(Missing(_reused(op), "no case of it could be judged") for op in ops if op not in reused)
-    return Evidence(probed, missing).settle(outcome)
+    missing += tuple(Missing(_reused(op), "no case of it could be judged") for op in ops + apart if op not in reused)
+    said = "A value used twice gets the sum of every path's gradient, through every operation tried."
+    return Evidence(probed, missing).settle(Outcome("passed", said if apart else MATCHES))
+
+
+def _judged_apart(f, op: str) -> bool:
+    """Can a value used twice through op be judged against the sum of the engine's own paths: op builds and
+    backpropagates (its value or rule may be wrong), and where it needs nesting, nesting works?"""
+    builds = op in f.working or f.broken.get(op) == "computes a wrong value"
+    return builds and (f.depth or op in ("add", "mul")) and not f.equal_data_merged
 
 
 def _reused(op: str) -> str:
@@ -339,24 +367,16 @@ def _reused(op: str) -> str:
 
 
 def _reuse_missing(ctx: Context, op: str) -> Missing:
-    """Why a value used twice through op is not probed: op does not work, its own rule is not right (or not
-    judged: then what blocks that), or it needs nesting, which does not work yet."""
+    """Why a value used twice through op is not probed: op does not build, nested expressions do not
+    backpropagate right (the use inside f(x) gets no gradient in the right order), or equal numbers merge."""
     f = ctx.features
-    if op not in f.working:
+    if op not in f.working and f.broken.get(op) != "computes a wrong value":
         return Missing(_reused(op), blocked("the operation does not work on its own yet", "forward"), "forward")
-    if op in RULE_OF:
-        outcome = _rule_outcome(ctx, RULE_OF[op][0])
-        if outcome.status != "passed":
-            blocker = (outcome.artifacts.get("blocked_by") or [RULE_OF[op][0]])[0]
-            state = "is not judged yet" if outcome.status == "skipped" else "is not right yet"
-            return Missing(_reused(op), blocked(f"the operation's own rule {state}", blocker), blocker)
-    why = "it is probed nested, f(x) combined with x, and nested expressions do not backpropagate right yet"
+    if not (f.depth or op in ("add", "mul")):
+        why = "it is probed nested, f(x) combined with x, and nested expressions do not backpropagate right yet"
+        return Missing(_reused(op), blocked(why, "topo_order"), "topo_order")
+    why = "two nodes holding the same number are merged, and its rule is probed beside a copy of the value"
     return Missing(_reused(op), blocked(why, "topo_order"), "topo_order")
-
-
-def _rule_outcome(ctx: Context, check_id: str) -> Outcome:
-    """A rule check's outcome as it is reported (neg_sub's own judgement of its failure included)."""
-    return neg_sub(ctx) if check_id == "neg_sub" else _rule_check(ctx, check_id, *RULE_OF[check_id][1])
 
 
 @check("topo_order", "backward() runs each node's rule once, after every node that uses it", backward=True)

@@ -189,7 +189,7 @@ def train(module, model, sizes, xs, ys, steps, lr, seed, initial=None):
 
 HOOKS = ("_backward", "_grad_fn", "grad_fn", "_backward_fn", "backward_fn")
 """The names a node's own backward (a closure, or a _grad_fn-style callable) usually goes by; any other
-attribute of the node's own whose name says backward is tried after them."""
+attribute of the node's own whose name says backward (backprop, grad_fn) is tried after them."""
 MAX_CALLS = 2000
 """Calls recorded per program: a backward() that runs rules over and over says so long before this."""
 
@@ -220,11 +220,15 @@ def _hook(nodes):
     own = set()
     for node in nodes:
         own.update(_attributes(node))
-    found = [name for name in sorted(own) if "backward" in name.lower() and name not in HOOKS and name != "backward"]
+    found = [name for name in sorted(own) if _says_backward(name) and name not in HOOKS and name != "backward"]
     for name in HOOKS + tuple(found):
         if all(_callable_attribute(node, name) for node in nodes):
             return name
     return None
+
+
+def _says_backward(name):
+    return any(word in name.lower() for word in ("backward", "backprop", "grad_fn"))
 
 
 def _attributes(node):
