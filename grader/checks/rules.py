@@ -9,7 +9,7 @@ from dataclasses import replace
 from grader.causes import CAUSES
 from grader.checks import order, plans, reuse
 from grader.checks.cases import EQUAL_DATA, SINGLE
-from grader.checks.context import Context
+from grader.checks.context import Context, reference_run
 from grader.checks.evidence import (
     INCOMING,
     Evidence,
@@ -156,9 +156,28 @@ def _rule_missing(ctx: Context, wanted: str) -> Missing:
     if not f.depth:
         why = "nested expressions do not backpropagate in the right order yet, so no rule is probed inside one"
         return Missing(wanted, blocked(why, "topo_order"), "topo_order")
+    if f.equal_data_merged:
+        why = (
+            "two different nodes holding the same number are treated as one, so only expressions whose numbers all "
+            "differ are judged, and none of those tried put it under an incoming gradient other than 1"
+        )
+        return Missing(wanted, blocked(why, "topo_order"), "topo_order")
     blocker = "mul" if not f.mul_inner else "add" if not f.add else None
     why = "the expressions it is probed inside need + and * to be right, and one is not"
     return Missing(wanted, blocked(why, blocker), blocker)
+
+
+def _not_working(ctx: Context, op: str, wanted: str) -> Missing:
+    """A property not probed because op does not work on its own: forward's to charge when op does not build
+    or computes a wrong value, its own rule's check's when only its backward raises."""
+    key = f"builds:{op}"
+    if key not in ctx.cache:
+        got = ctx.student.run(SINGLE[op], backward=False)
+        expected = reference_run(SINGLE[op], False)
+        ctx.cache[key] = got.ok and expected is not None and ctx.close(expected.data[-1], got.data[-1])
+    if ctx.cache[key] and op in RULE_CHECK:
+        return Missing(wanted, blocked("its backward raises", RULE_CHECK[op]), RULE_CHECK[op])
+    return Missing(wanted, blocked("the operation does not work on its own yet", "forward"), "forward")
 
 
 RULE_OF = {
@@ -371,11 +390,11 @@ def _reuse_missing(ctx: Context, op: str) -> Missing:
     backpropagate right (the use inside f(x) gets no gradient in the right order), or equal numbers merge."""
     f = ctx.features
     if op not in f.working and f.broken.get(op) != "computes a wrong value":
-        return Missing(_reused(op), blocked("the operation does not work on its own yet", "forward"), "forward")
+        return _not_working(ctx, op, _reused(op))
     if not (f.depth or op in ("add", "mul")):
         why = "it is probed nested, f(x) combined with x, and nested expressions do not backpropagate right yet"
         return Missing(_reused(op), blocked(why, "topo_order"), "topo_order")
-    why = "two nodes holding the same number are merged, and its rule is probed beside a copy of the value"
+    why = "two different nodes holding the same number are treated as one, and the cases probing it hold equal numbers"
     return Missing(_reused(op), blocked(why, "topo_order"), "topo_order")
 
 
@@ -477,7 +496,7 @@ def _gradcheck_evidence(ctx: Context, programs: list[Program]) -> Evidence:
     work on its own is left out of the search, and blocked by forward."""
     probed = ops_probed([p for p in programs if gradcheck_judged(p)], ctx.assignment.ops)
     missing = tuple(
-        Missing(word(op), blocked("the operation does not work on its own yet", "forward"), "forward")
+        _not_working(ctx, op, word(op))
         if op not in ctx.features.working
         else Missing(word(op), "no expression with it could be judged")
         for op in ctx.assignment.ops
