@@ -158,7 +158,7 @@ def _rule_missing(ctx: Context, wanted: str) -> Missing:
         return Missing(wanted, blocked(why, "topo_order"), "topo_order")
     if f.equal_data_merged:
         why = (
-            "two different nodes holding the same number are treated as one, so only expressions whose numbers all "
+            "your engine merges nodes of equal value, so only expressions whose numbers all "
             "differ are judged, and none of those tried put it under an incoming gradient other than 1"
         )
         return Missing(wanted, blocked(why, "topo_order"), "topo_order")
@@ -399,7 +399,7 @@ def _reuse_missing(ctx: Context, op: str) -> Missing:
     if not (f.depth or op in ("add", "mul")):
         why = "it is probed nested, f(x) combined with x, and nested expressions do not backpropagate right yet"
         return Missing(_reused(op), blocked(why, "topo_order"), "topo_order")
-    why = "two different nodes holding the same number are treated as one, and the cases probing it hold equal numbers"
+    why = "your engine merges nodes of equal value, and the cases probing it hold equal numbers"
     return Missing(_reused(op), blocked(why, "topo_order"), "topo_order")
 
 
