@@ -133,3 +133,25 @@ def test_the_judge_names_each_way_an_order_goes_wrong():
     assert "ran c._backward before d._backward, though d uses c" in early.what and early.cause is None
     reversed_ = order.judge(program, Order("_backward", (2, 3, 4), (2, 3, 4)))
     assert reversed_.cause.id == "topo_not_reversed"
+
+
+def test_an_order_claim_is_read_as_a_claim():
+    """protocol.order: calls of nodes the program has, a watched list that is the program's operations, at most
+    MAX_CALLS of them; anything else is unreadable, and no hook is an Order without one."""
+    from grader.protocol import UNREADABLE, Observation
+    from grader.protocol import order as read
+
+    program = diamond("add")
+    assert read({"hook": "_backward", "watched": [2, 3, 4], "calls": [4, 3, 2]}, program) == Order(
+        "_backward", (2, 3, 4), (4, 3, 2)
+    )
+    assert read({"hook": None, "why": "no backward of its own"}, program) == Order("")
+    for bad in (
+        {"hook": "_backward", "watched": [2, 3, 4], "calls": [4, 3, 9]},
+        {"hook": "_backward", "watched": [0, 3, 4], "calls": []},
+        {"hook": "_backward", "watched": [2, 3, 4], "calls": [True]},
+        {"hook": "_backward", "watched": [2, 3, 4], "calls": [2] * (probes.MAX_CALLS + 1)},
+        {"hook": 3, "watched": [2, 3, 4], "calls": []},
+        "calls",
+    ):
+        assert read(bad, program) == Observation(error=UNREADABLE), bad
