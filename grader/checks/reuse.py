@@ -48,8 +48,7 @@ def split(program: Program, node: int = 0) -> tuple[Program, int] | None:
 def judge_many(ctx: Context, programs: list[Program], seed: bool) -> tuple[Verdict | None, list[Program]]:
     """The first program on which the value used twice (node 0) does not get the sum of its paths' gradients,
     as the student's engine computes each path apart (None when every one does), and the programs judged."""
-    pairs = [(p, split(p)) for p in programs]
-    pairs = [(p, s) for p, s in pairs if s is not None]
+    pairs = [(p, s) for p in programs if (s := split(p)) is not None]
     answers = ctx.student.run_many([q for p, (s, _) in pairs for q in (p, s)], seed=seed, every=True)
     judged: list[Program] = []
     for k, (program, (apart, new)) in enumerate(pairs):

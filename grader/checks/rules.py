@@ -174,7 +174,13 @@ def _not_working(ctx: Context, op: str, wanted: str) -> Missing:
     if key not in ctx.cache:
         got = ctx.student.run(SINGLE[op], backward=False)
         expected = reference_run(SINGLE[op], False)
-        ctx.cache[key] = got.ok and expected is not None and ctx.close(expected.data[-1], got.data[-1])
+        ctx.cache[key] = (
+            got.ok
+            and expected is not None
+            and expected.data is not None
+            and got.data is not None
+            and ctx.close(expected.data[-1], got.data[-1])
+        )
     if ctx.cache[key] and op in RULE_CHECK:
         return Missing(wanted, blocked("its backward raises", RULE_CHECK[op]), RULE_CHECK[op])
     return Missing(wanted, blocked("the operation does not work on its own yet", "forward"), "forward")

@@ -203,7 +203,7 @@ def order(program, Value, seed=False):
     if len({id(node) for node in nodes}) != len(nodes):
         return {"hook": None, "why": "two nodes of the program are one object"}
     hook = _hook(nodes[i] for i in ops)
-    calls = []
+    calls: list[int] = []
     if hook is None or not all(_watch(nodes[i], hook, i, calls) for i in ops):
         return {"hook": None, "why": "no backward of its own on each node"}
     if seed:
