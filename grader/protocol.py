@@ -18,6 +18,7 @@ from typing import Any
 from grader.errors import WorkerFailure
 from grader.files import MODULE_FILE
 from grader.programs import Program
+from grader.sandbox.inside.probes import MAX_CALLS
 
 # -- what the sandbox loads ---------------------------------------------------------------------------------------
 
@@ -100,6 +101,10 @@ def eval_many(programs: list[Program], backward: bool, want: list[int] | None, s
 
 def gradcheck_many(programs: list[Program], h: float) -> dict:
     return {"op": "gradcheck_many", "programs": programs, "h": h}
+
+
+def order_many(programs: list[Program], seed: bool) -> dict:
+    return {"op": "order_many", "programs": programs, "seed": seed, "stop_on_error": False}
 
 
 def numerical_grad(function: str, x: float, h: float | None) -> dict:
@@ -267,6 +272,38 @@ def gradcheck(value: Any, program: Program) -> dict | Observation:
     if analytic is None or up is None or down is None or output is None:
         return Observation(error=UNREADABLE)
     return {"leaves": leaves, "analytic": analytic, "up": up, "down": down, "output": output}
+
+
+@dataclass(frozen=True)
+class Order:
+    """The sequence in which backward() called the operation nodes' own backward (by node index), as the
+    student's process claims; hook is the attribute watched, or empty when none could be."""
+
+    hook: str
+    watched: tuple[int, ...] = ()
+    calls: tuple[int, ...] = ()
+
+
+def order(value: Any, program: Program) -> Order | Observation:
+    """One program's order_many reply: the calls seen, an Order with no hook when nothing could be watched, or
+    what the student's code raised."""
+    if isinstance(value, dict) and "error" in value:
+        return Observation(error=StudentError.from_claim(value["error"]))
+    if not isinstance(value, dict):
+        return Observation(error=UNREADABLE)
+    if value.get("hook") is None:
+        return Order("")
+    ops = tuple(i for i, ins in enumerate(program) if ins[0] != "leaf")
+    calls = value.get("calls")
+    if (
+        not isinstance(value["hook"], str)
+        or value.get("watched") != list(ops)
+        or not isinstance(calls, list)
+        or len(calls) > MAX_CALLS
+        or not all(type(i) is int and i in ops for i in calls)
+    ):
+        return Observation(error=UNREADABLE)
+    return Order(value["hook"][:100] or "?", ops, tuple(calls))
 
 
 MAX_SYMBOLS = 10_000

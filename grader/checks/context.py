@@ -96,6 +96,18 @@ class StudentEngine:
             every,
         )
 
+    def order_many(
+        self, programs: list[Program], seed: bool, stop: Callable[[Program, Any], bool] | None = None
+    ) -> list[protocol.Order | Observation | None]:
+        """The order in which backward() calls each operation node's own backward, per program."""
+        return self._many(
+            lambda chunk: protocol.order_many(chunk, seed),
+            programs,
+            lambda i, value: protocol.order(value, programs[i]),
+            stop,
+            every=True,
+        )
+
     def gradcheck_many(
         self, programs: list[Program], h: float, stop: Callable[[Program, Any], bool] | None = None
     ) -> list[dict | Observation | None]:
@@ -207,6 +219,9 @@ class Context:
         per grading, in one request)."""
         self.rules: dict[str, Outcome] = {}
         """Each rule check's outcome by its id, judged once (accumulate asks which rules are right)."""
+        self.builds: dict[str, bool] = {}
+        """Whether each operation builds and computes the right value on its own (asked once, for why a property
+        could not be probed)."""
         self.suite_runs: Suite | Outcome | None = None
         """The suite's runs on every engine, collected once for the three suite checks (or why there are none)."""
         self.catches: Catches | None = None

@@ -100,7 +100,7 @@ def preflight(ctx: Context) -> Features:
         # "Missing grad value"): the missing seed again, if seeding it by hand is all it takes.
         seed_missing = any(o is not None and o.ok for o in ctx.student.run_many([add2, mul2], seed=True, every=True))
     probes = list(dict.fromkeys(singles + structural))
-    answers = dict(zip(probes, ctx.student.run_many(probes, seed=seed_missing, every=True)))
+    answers = _answered(ctx, probes, seed_missing)
     verdicts = compare_many(ctx, probes, answers=answers)
 
     def ok(program) -> bool:
@@ -136,6 +136,23 @@ def preflight(ctx: Context) -> Features:
     mul_inner = mul and depth and ok(mul_in)
     share = depth and reuse and ok(diamond(chain_op))
     return Features(add, mul, chain_op, depth, mul_inner, reuse, share, **common)
+
+
+ROUNDS = 3
+"""Requests the preflight makes for its probes: a probe that hangs or kills the process (one rule's loop) is
+answered by that failure, and those after it are asked again, so one rule's hang leaves the others known."""
+
+
+def _answered(ctx: Context, probes: list, seed: bool) -> dict:
+    answers: dict = {}
+    todo = probes
+    for _ in range(ROUNDS):
+        got = ctx.student.run_many(todo, seed=seed, every=True)
+        answers.update((p, o) for p, o in zip(todo, got, strict=True) if o is not None)
+        todo = [p for p, o in zip(todo, got, strict=True) if o is None]
+        if not todo:
+            break
+    return answers
 
 
 def _hangs(ctx: Context, unseeded) -> str:

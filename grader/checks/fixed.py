@@ -9,6 +9,7 @@ from dataclasses import replace
 from grader import protocol
 from grader.checks.cases import HAND_EXAMPLES
 from grader.checks.context import Context, reference_run
+from grader.checks.evidence import Evidence, Missing, blocked
 from grader.checks.features import basic_cause
 from grader.checks.judging import Verdict, error_message, error_verdict, graph_of, not_written, shown
 from grader.checks.registry import check
@@ -48,9 +49,10 @@ def hand_examples(ctx: Context) -> Outcome:
         return Outcome(
             "skipped",
             f"Not judged: every hand-derived example needs an operation your engine does not have yet.{later}",
+            artifacts={"probed": [], "blocked_by": ["forward"]},
         )
     answers = ctx.student.run_many([program for _, _, program, _ in judged])
-    for (title, names, program, expected), got in zip(judged, answers):
+    for (title, names, program, expected), got in zip(judged, answers, strict=False):
         got = got or ctx.student.run(program)
         if not got.ok:
             verdict = error_verdict(program, got, names, f"in {title}, building it and calling backward()")
@@ -83,9 +85,18 @@ def hand_examples(ctx: Context) -> Outcome:
                 "Work the example backwards by hand, one node at a time, and compare "
                 "each node's grad with yours to find the first rule that differs."
             )
-    if waiting:
-        return Outcome("passed", f"The hand-derived examples your engine can build give the lesson's numbers.{later}")
-    return Outcome("passed", "All three hand-derived examples give the lesson's numbers.")
+    probed = tuple(title for title, _, _, _ in judged)
+    missing = tuple(
+        Missing(
+            title,
+            blocked(f"it needs {', '.join(WORDS.get(op, op) for op in ops)}, which does not work yet", "forward"),
+            "forward",
+        )
+        for title, ops in waiting
+    )
+    return Evidence(probed, missing).settle(
+        Outcome("passed", "All three hand-derived examples give the lesson's numbers.")
+    )
 
 
 def _near(got, expected: float) -> bool:
@@ -132,7 +143,9 @@ def deep_graph(ctx: Context) -> Outcome:
             f"but is {shown(first)}.",
             Counterexample(code, {"first leaf's grad": 1.0}, {"first leaf's grad": shown(first)}),
         )
-    return Outcome("passed", f"backward() handles a chain of {DEEP_NODES:,} nodes.")
+    return Evidence((f"a chain of {DEEP_NODES:,} nodes",)).settle(
+        Outcome("passed", f"backward() handles a chain of {DEEP_NODES:,} nodes.")
+    )
 
 
 # (function name in the worker, its source, x, h or None for the default)
@@ -173,4 +186,9 @@ def numerical_grad(ctx: Context) -> Outcome:
                 "difference (f(x + h) - f(x)) / h.",
                 Counterexample(code, {"numerical_grad": expected}, {"numerical_grad": shown(value)}),
             )
-    return Outcome("passed", "numerical_grad is the central difference, with h=1e-6 by default.")
+    probed = tuple(
+        f"numerical_grad(f, {x!r}" + (f", h={h!r})" if h is not None else ")") for _, _, x, h in NUMERICAL_CASES
+    )
+    return Evidence(probed).settle(
+        Outcome("passed", "numerical_grad is the central difference, with h=1e-6 by default.")
+    )

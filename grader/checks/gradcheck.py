@@ -17,7 +17,7 @@ ABS_TOL = 1e-6
 KINK_MARGIN = 1e-3  # relu and the like are not differentiable near 0: such cases are not judged
 
 
-def _judged(program: Program) -> bool:
+def gradcheck_judged(program: Program) -> bool:
     expected = reference_run(program)
     return expected is not None and expected.data is not None and not any(
         ins[0] == "relu" and abs(expected.data[ins[1]]) < KINK_MARGIN for ins in program
@@ -25,7 +25,7 @@ def _judged(program: Program) -> bool:
 
 
 def judge_gradcheck(ctx: Context, program: Program) -> Verdict | None:
-    if not _judged(program):
+    if not gradcheck_judged(program):
         return None
     reply = ctx.student.gradcheck_many([program], H)[0]
     assert reply is not None, "the first program is always reached"
@@ -33,7 +33,7 @@ def judge_gradcheck(ctx: Context, program: Program) -> Verdict | None:
 
 
 def judge_gradcheck_many(ctx: Context, programs: list[Program]) -> dict[Program, Verdict | None]:
-    todo = [p for p in programs if _judged(p)]
+    todo = [p for p in programs if gradcheck_judged(p)]
     asked = set(todo)
     verdicts: dict[Program, Verdict | None] = {p: None for p in programs if p not in asked}
     replies = ctx.student.gradcheck_many(todo, H, stop=lambda program, reply: _verdict(ctx, program, reply) is not None)

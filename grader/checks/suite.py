@@ -220,14 +220,15 @@ def _capped(ctx: Context, found: Suite, check_id: str, outcome: Outcome) -> Outc
             "so they earn "
             f"{points * caught.share:.3g} of {points:.3g} points here"
         )
-    return Outcome(
-        outcome.status,
-        f"{outcome.feedback}\n{opening} {why}: a test must check values and "
-        "gradients, so that a wrong engine fails it (see sabotage).",
-        outcome.counterexample,
-        {**outcome.artifacts, "caught_share": round(caught.share, 4)},
-        caught.share,
+    said = (
+        f"{outcome.feedback}\n{opening} {why}: a test must check values and gradients, so that a wrong engine fails it"
     )
+    artifacts = {**outcome.artifacts, "caught_share": round(caught.share, 4)}
+    if not caught.judged and outcome.status == "passed":  # no pass without evidence of what the tests catch
+        blocker = "sabotage" if not caught.counted else "wheat"
+        artifacts["blocked_by"] = [blocker]
+        return Outcome("skipped", f"Not judged: {said} (see {blocker}).", outcome.counterexample, artifacts)
+    return Outcome(outcome.status, f"{said} (see sabotage).", outcome.counterexample, artifacts, caught.share)
 
 
 @check("student_tests", "Your own tests pass on your own engine")
@@ -274,7 +275,9 @@ def student_tests(ctx: Context) -> Outcome:
             if catching
             else f"Your {_tests(len(run.tests))} {_pass(len(run.tests))} on your engine."
         )
-        outcome = Outcome("passed", said, artifacts=artifacts)
+        outcome = Outcome(
+            "passed", said, artifacts={**artifacts, "probed": [f"{_tests(len(run.tests))} on your engine"]}
+        )
     else:
         lines = {name: f"  {shown_name(name)}: {own_quote(t['message']) or 'failed'}" for name, t in failing.items()}
         lines |= {name: f"  {shown_name(name)}: skipped (not written yet?)" for name in skipped}
@@ -368,7 +371,7 @@ def wheat(ctx: Context) -> Outcome:
                 "passed",
                 f"Your {_tests(total)} {_pass(total)} on {len(found.wheats)} correct engines written in "
                 "different styles.",
-                artifacts=artifacts,
+                artifacts={**artifacts, "probed": [f"your tests on {w}" for w in found.wheats]},
             ),
         )
     outside = outside_interface(ctx.tests_source, ctx.student.lane.code.text, invalid)
@@ -460,7 +463,7 @@ def sabotage(ctx: Context) -> Outcome:
         return Outcome(
             "passed",
             f"Your tests catch all {total} sabotaged engines{made}.",
-            artifacts=artifacts,
+            artifacts={**artifacts, "probed": [f"your tests on {op_id}" for op_id in counted]},
             timing=caught.timing,
             fraction=1.0,
         )

@@ -16,6 +16,7 @@ from grader import protocol
 from grader.checks import diagnose
 from grader.checks.cases import NeuronCase
 from grader.checks.context import Context
+from grader.checks.evidence import Evidence
 from grader.checks.features import basic_cause
 from grader.checks.judging import error_message, not_written, shown
 from grader.checks.registry import check
@@ -82,7 +83,9 @@ def neuron(ctx: Context) -> Outcome:
             + _diagnose(got.get("output"), act),
             Counterexample(code, {"out.data": expected}, {"out.data": shown(got.get("output"))}),
         )
-    return Outcome("passed", "Neuron(nin) computes tanh(w . x + b) with its nin weights and its bias.")
+    return Evidence(("Neuron(3)'s parameters()", "Neuron(3) on known weights")).settle(
+        Outcome("passed", "Neuron(nin) computes tanh(w . x + b) with its nin weights and its bias.")
+    )
 
 
 def _diagnose(output, act: float) -> str:
@@ -229,12 +232,18 @@ def training(ctx: Context) -> Outcome:
             Counterexample(code, {}, {}),
             artifacts,
         )
-    return Outcome(
-        "passed",
-        f"Started from weights the grader chose (loss {expected[0]:.4g}), the loss falls below "
-        f"{spec.threshold:g} at step {converged} and matches the reference engine at every one of the "
-        f"{spec.steps} steps.",
-        artifacts=artifacts,
+    probed = (
+        f"{spec.steps} steps of the lesson's loop from the grader's weights",
+        "the gradients after the first step",
+    )
+    return Evidence(probed).settle(
+        Outcome(
+            "passed",
+            f"Started from weights the grader chose (loss {expected[0]:.4g}), the loss falls below "
+            f"{spec.threshold:g} at step {converged} and matches the reference engine at every one of the "
+            f"{spec.steps} steps.",
+            artifacts=artifacts,
+        )
     )
 
 

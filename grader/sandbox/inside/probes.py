@@ -204,3 +204,80 @@ def train(module, loop: Loop):
             p.data += -lr * p.grad
         losses.append(read(loss, "data"))
     return {"initial": start, "losses": losses, "grads": first_grads or []}
+
+
+HOOKS = ("_backward", "_grad_fn", "grad_fn", "_backward_fn", "backward_fn")
+"""The names a node's own backward (a closure, or a _grad_fn-style callable) usually goes by; any other
+attribute of the node's own whose name says backward (backprop, grad_fn) is tried after them."""
+MAX_CALLS = 2000
+"""Calls recorded per program: a backward() that runs rules over and over says so long before this."""
+
+
+def order(program, Value, seed=False):
+    """Build the program, watch each operation node's own backward (the attribute hook) and call backward():
+    which operation nodes were watched, and the sequence in which backward() called them. hook is None when the
+    nodes carry no backward of their own that can be watched (a backward() that dispatches on the op name)."""
+    nodes = build(program, Value)
+    ops = [i for i, ins in enumerate(program) if ins[0] != "leaf"]
+    if len({id(node) for node in nodes}) != len(nodes):
+        return {"hook": None, "why": "two nodes of the program are one object"}
+    hook = _hook(nodes[i] for i in ops)
+    calls: list[int] = []
+    if hook is None or not all(_watch(nodes[i], hook, i, calls) for i in ops):
+        return {"hook": None, "why": "no backward of its own on each node"}
+    if seed:
+        nodes[-1].grad = 1.0
+    nodes[-1].backward()
+    return {"hook": hook, "watched": ops, "calls": calls}
+
+
+def _hook(nodes):
+    """The name of the attribute holding every node's own backward, or None."""
+    nodes = list(nodes)
+    if not nodes:
+        return None
+    own = set()
+    for node in nodes:
+        own.update(_attributes(node))
+    found = [name for name in sorted(own) if _says_backward(name) and name not in HOOKS and name != "backward"]
+    for name in HOOKS + tuple(found):
+        if all(_callable_attribute(node, name) for node in nodes):
+            return name
+    return None
+
+
+def _says_backward(name):
+    return any(word in name.lower() for word in ("backward", "backprop", "grad_fn"))
+
+
+def _attributes(node):
+    """The names of a node's own attributes: its __dict__ and the slots of its class."""
+    names = set(getattr(node, "__dict__", None) or ())
+    for klass in type(node).__mro__:
+        slots = klass.__dict__.get("__slots__", ())
+        names.update((slots,) if isinstance(slots, str) else slots)
+    return {name for name in names if isinstance(name, str)}
+
+
+def _callable_attribute(node, name):
+    try:
+        value = getattr(node, name)
+    except Exception:
+        return False
+    return callable(value) and not isinstance(value, type)
+
+
+def _watch(node, name, index, calls):
+    """Put a recorder in place of the node's own backward; False when the node will not take it."""
+    original = getattr(node, name)
+
+    def watched(*args, **kwargs):
+        if len(calls) < MAX_CALLS:
+            calls.append(index)
+        return original(*args, **kwargs)
+
+    try:
+        setattr(node, name, watched)
+        return getattr(node, name) is watched
+    except Exception:
+        return False

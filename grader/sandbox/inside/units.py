@@ -144,6 +144,10 @@ class State:
                 ),
                 stop,
             )
+        if op == "order_many":
+            return self._each(
+                seq, request["programs"], lambda program: probes.order(program, value, request["seed"]), stop
+            )
         if op == "gradcheck_many":
             return self._each(
                 seq, request["programs"], lambda program: probes.gradcheck(program, value, request["h"]), stop
