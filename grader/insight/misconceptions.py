@@ -45,6 +45,8 @@ class Part(TypedDict):
     words: str
     count: int
     students: list[str]
+    repaired: int
+    """How many of those students got a verified repair for the cause (always present: 0 when none did)."""
     counterexample: dict[str, Any] | None
 
 

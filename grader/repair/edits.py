@@ -16,6 +16,12 @@ from dataclasses import dataclass, field
 LONGEST_LINE = 300
 """Characters of a line above which no edit is offered: the line would not be shown whole."""
 
+Located = ast.stmt | ast.expr
+"""A node with a place in the source (statements and expressions have positions; ast.AST itself has none)."""
+
+Scope = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+"""A function or class a node can be in (Source.functions)."""
+
 
 @dataclass(frozen=True)
 class Change:
@@ -95,19 +101,22 @@ class Source:
     def offset(self, line: int, col: int) -> int:
         return self.starts[line - 1] + col
 
-    def start(self, node: ast.AST) -> int:
+    def start(self, node: Located) -> int:
         return self.offset(node.lineno, node.col_offset)
 
-    def end(self, node: ast.AST) -> int:
+    def end(self, node: Located) -> int:
+        """Raises ValueError for a node without an end (never one ast.parse made: it gives every node one)."""
+        if node.end_lineno is None or node.end_col_offset is None:
+            raise ValueError(f"{type(node).__name__} at line {node.lineno} has no end position")
         return self.offset(node.end_lineno, node.end_col_offset)
 
     def segment(self, start: int, end: int) -> str:
         return self.data[start:end].decode("utf-8")
 
-    def code(self, node: ast.AST) -> str:
+    def code(self, node: Located) -> str:
         return self.segment(self.start(node), self.end(node))
 
-    def replace(self, node: ast.AST, text: str) -> Span:
+    def replace(self, node: Located, text: str) -> Span:
         return Span(self.start(node), self.end(node), text)
 
     def line_of(self, offset: int) -> int:
@@ -121,9 +130,9 @@ class Source:
                 high = middle
         return low + 1
 
-    def functions(self, node: ast.AST) -> list[ast.AST]:
+    def functions(self, node: ast.AST) -> list[Scope]:
         """The functions and classes node is in, the outermost first."""
-        found = []
+        found: list[Scope] = []
         parent = self.parents.get(id(node))
         while parent is not None:
             if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -182,9 +191,9 @@ class Source:
     def _innermost(self, offset: int) -> ast.AST:
         best: ast.AST = self.tree
         for node in ast.walk(self.tree):
-            inside = isinstance(node, ast.stmt) and self.start(node) <= offset < max(
-                self.end(node), self.start(node) + 1
-            )
+            if not isinstance(node, ast.stmt):
+                continue
+            inside = self.start(node) <= offset < max(self.end(node), self.start(node) + 1)
             if inside and (not isinstance(best, ast.stmt) or self.start(node) >= self.start(best)):
                 best = node
         return best

@@ -17,12 +17,14 @@ from collections.abc import Callable
 
 from grader.causes import CAUSES
 from grader.errors import NotApplicable
-from grader.repair.edits import Edit, Source, Span
+from grader.repair.edits import Edit, Located, Source, Span
 from grader.sabotage.mutate import rule_sites
 from grader.sabotage.trees import statements
 from grader.sandbox.inside.ops import RULES, UPDATED
 
 Finder = Callable[[Source], list[Span]]
+Update = ast.AugAssign | ast.Assign
+"""A statement setting an input's gradient (`x.grad += ...`, `x.grad = ...`)."""
 INVERSES: dict[str, Finder] = {}
 """Each cause id with an inverse, and the function finding its spans in a student's source."""
 
@@ -81,6 +83,7 @@ def sites(source: Source, rule: str) -> list[list[ast.stmt]]:
 
 def grad_target(node: ast.AST) -> ast.Attribute | None:
     """The `x.grad` a statement sets (`x.grad += ...` or `x.grad = ...`), or None."""
+    target: ast.expr
     if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add):
         target = node.target
     elif isinstance(node, ast.Assign) and len(node.targets) == 1:
@@ -90,14 +93,14 @@ def grad_target(node: ast.AST) -> ast.Attribute | None:
     return target if isinstance(target, ast.Attribute) and target.attr == "grad" else None
 
 
-def updates(source: Source, rule: str) -> list[ast.AugAssign | ast.Assign]:
+def updates(source: Source, rule: str) -> list[Update]:
     """Every statement setting an input's gradient in the rule's backward (with += or with =)."""
     return [
         n
         for site in sites(source, rule)
         for statement in site
         for n in statements(statement)
-        if grad_target(n) is not None and not _is_constant(n.value)
+        if isinstance(n, (ast.AugAssign, ast.Assign)) and grad_target(n) is not None and not _is_constant(n.value)
     ]
 
 
@@ -127,7 +130,7 @@ def _site_function(source: Source, node: ast.AST) -> ast.FunctionDef | None:
     return scopes[0] if scopes else None
 
 
-def output(source: Source, update: ast.stmt) -> tuple[str, str] | None:
+def output(source: Source, update: Update) -> tuple[str, str] | None:
     """The code of an operation's output, as its backward names it: (its value, its gradient). In a method,
     the name it returns (`out`): ("t", "out.grad") when its data is a local name t, else ("out.data",
     "out.grad"); in a dispatching backward(), the node whose gradient is passed on (`g = node.grad`): ("node.data",
@@ -147,7 +150,7 @@ def output(source: Source, update: ast.stmt) -> tuple[str, str] | None:
     return (f"{source.code(incoming.value)}.data", source.code(incoming)) if incoming is not None else None
 
 
-def _incoming_attribute(update: ast.stmt) -> ast.Attribute | None:
+def _incoming_attribute(update: Update) -> ast.Attribute | None:
     target = grad_target(update)
     for node in ast.walk(update.value):
         if isinstance(node, ast.Attribute) and node.attr == "grad" and target and not same(node.value, target.value):
@@ -178,7 +181,7 @@ def paren(source: Source, node: ast.expr) -> str:
     return f"({code})" if loose and not _wrapped(source, node) else code
 
 
-def _wrapped(source: Source, node: ast.AST) -> bool:
+def _wrapped(source: Source, node: Located) -> bool:
     before = source.data[: source.start(node)].rstrip()
     after = source.data[source.end(node) :].lstrip()
     return before.endswith(b"(") and after.startswith(b")")
@@ -244,7 +247,7 @@ def tanh_grad_from_input(source: Source) -> list[Span]:
     return spans
 
 
-def _is_input(source: Source, update: ast.stmt, node: ast.expr, target: ast.Attribute) -> bool:
+def _is_input(source: Source, update: Update, node: ast.expr, target: ast.Attribute) -> bool:
     """`self.data` of the input being updated, or a local name bound to it (`x = self.data`)."""
     data = ast.Attribute(target.value, "data", ast.Load())
     if same(node, data):
@@ -271,7 +274,7 @@ def tanh_square_missing(source: Source) -> list[Span]:
     return spans
 
 
-def _times_one_plus(update: ast.stmt, t: ast.expr) -> bool:
+def _times_one_plus(update: Update, t: ast.expr) -> bool:
     """Is `1 - t` the half of (1 - t) * (1 + t), the square written as a product?"""
     return any(
         isinstance(n, ast.BinOp)
@@ -414,7 +417,10 @@ def mul_own_data(source: Source) -> list[Span]:
         return []
     spans = []
     for update in found:
-        mine = grad_target(update).value
+        target = grad_target(update)
+        if target is None:  # never: updates() keeps only statements with one
+            continue
+        mine = target.value
         other = inputs[1] if same(mine, inputs[0]) else inputs[0]
         for node in ast.walk(update.value):
             if isinstance(node, ast.Attribute) and node.attr == "data" and same(node.value, mine):
@@ -460,7 +466,9 @@ def topo_not_reversed(source: Source) -> list[Span]:
 def missing_seed(source: Source) -> list[Span]:
     """No `self.grad = 1` before the walk: the line, before the loop."""
     backward = method_of(last_class(source.tree), "backward")
-    loops = _topo_loops(backward) if backward and backward.args.args else []
+    if backward is None or not backward.args.args:
+        return []
+    loops = _topo_loops(backward)
     if not loops:
         return []
     me = backward.args.args[0].arg
@@ -508,6 +516,8 @@ def _reflected(name: str) -> Finder:
         beside = method_of(cls, beside_name)
         if cls is None or method_of(cls, name) is not None or beside is None or len(beside.args.args) < 2:
             return []
+        if beside.end_lineno is None:  # never from ast.parse, which gives every statement its end
+            return []
         if name == "__rsub__" and method_of(cls, "__neg__") is None:
             return []
         me, other = beside.args.args[0].arg, beside.args.args[1].arg
@@ -548,15 +558,17 @@ def neuron_no_bias(source: Source) -> list[Span]:
     me = call.args.args[0].arg if call.args.args else "self"
     spans = []
     if not _uses(call, bias):
-        tanh = next((n for n in ast.walk(call) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)), None)
-        if tanh is None or tanh.func.attr not in ("tanh", "relu"):
+        tanh = next(
+            (n.func for n in ast.walk(call) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)), None
+        )
+        if tanh is None or tanh.attr not in ("tanh", "relu"):
             return []
-        receiver = tanh.func.value
+        receiver = tanh.value
         added = f"{source.code(receiver)} + {me}.{bias}"
         spans.append(source.replace(receiver, added if _wrapped(source, receiver) else f"({added})"))
-    returned = next((n for n in params.body if isinstance(n, ast.Return) and n.value is not None), None)
+    returned = next((n.value for n in params.body if isinstance(n, ast.Return) and n.value is not None), None)
     if not _uses(params, bias) and returned is not None:
-        spans.append(source.replace(returned.value, f"{source.code(returned.value)} + [{me}.{bias}]"))
+        spans.append(source.replace(returned, f"{source.code(returned)} + [{me}.{bias}]"))
     return spans
 
 
