@@ -324,7 +324,7 @@ def check(m: Measure, what: str) -> Measure:
     return m
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=40, help="notebooks in the class (default 40)")
     parser.add_argument("--buggy", type=int, help="notebooks with one bug (default: a quarter)")
@@ -333,7 +333,98 @@ def main() -> None:
     parser.add_argument("--no-jobs-1", dest="jobs_1", action="store_false", help="skip the grader batch --jobs 1 run")
     parser.add_argument("--keep", type=Path, help="keep the class, course and logs here instead of a temporary folder")
     parser.add_argument("--floor", type=Path, help=argparse.SUPPRESS)  # internal: the floor's own process
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+@dataclass
+class Bench:
+    """What every round works on: the command line's arguments, the folders, the class and nbgrader's environment."""
+
+    args: argparse.Namespace
+    work: Path
+    class_dir: Path
+    students: list[classgen.Student]
+    env: dict[str, str]
+    tests: int  # the test cells of each notebook, one point each
+
+
+@dataclass
+class Round:
+    nbg: Measure
+    grd: Measure
+    flo: Measure
+    one: Measure | None
+    nb_scores: dict
+    nb_missing: list
+    gr_scores: dict[str, float]
+    gr_most: float
+    gr_missing: list[str]
+
+
+def run_round(bench: Bench, r: int) -> Round:
+    """Round r: nbgrader and the grader (in an order that flips every round), their scores, the floor, --jobs 1."""
+    args, work, class_dir = bench.args, bench.work, bench.class_dir
+
+    def run_nbgrader() -> Measure:
+        return check(nbgrader_autograde(work / "course", bench.env, work / f"nbgrader-{r}.log"), "nbgrader autograde")
+
+    def run_grader() -> Measure:
+        return check(grader_batch(class_dir, work / f"out-{r}", args.jobs, work / f"grader-{r}.log"), "grader batch")
+
+    if r % 2:
+        nbg, grd = run_nbgrader(), run_grader()
+    else:
+        grd, nbg = run_grader(), run_nbgrader()
+    nb_scores, nb_missing = nbgrader_scores(work / "course", bench.students, bench.env)
+    gr_scores, gr_most, gr_missing = grader_scores(work / f"out-{r}", bench.students)
+    flo = check(floor(class_dir, args.jobs, work / f"floor-{r}.log"), "the nbclient floor")
+    one = (
+        check(
+            grader_batch(class_dir, work / f"out-{r}-j1", 1, work / f"grader-{r}-j1.log"),
+            "grader batch --jobs 1",
+        )
+        if args.jobs_1
+        else None
+    )
+    return Round(nbg, grd, flo, one, nb_scores, nb_missing, gr_scores, gr_most, gr_missing)
+
+
+def print_round(bench: Bench, r: int, done: Round) -> None:
+    n, students = len(bench.students), bench.students
+    title = f"round {r}" + (" (grader first)" if r % 2 == 0 else "")
+    print(f"\n  {title:<26} {HEADER}")
+    print(row("nbgrader autograde", n, done.nbg))
+    print(row(f"grader batch --jobs {bench.args.jobs}", n, done.grd))
+    print(row(f"nbclient floor, {bench.args.jobs} at once", n, done.flo))
+    if done.one:
+        print(row("grader batch --jobs 1", n, done.one))
+    print(f"  scores, nbgrader {spread(done.nb_scores, bench.tests, students)}")
+    print(f"  scores, grader   {spread(done.gr_scores, done.gr_most, students)}")
+    if restarts := floor_restarts(done.flo.log):
+        print(
+            f"  the floor started {restarts} kernel(s) again (died starting, a port taken: its time includes the waits)"
+        )
+    for tool, missing in (("nbgrader", done.nb_missing), ("grader batch", done.gr_missing)):
+        if missing:
+            print(f"  NOT GRADED by {tool}: {len(missing)}: {'; '.join(missing)}")
+
+
+def print_summary(args: argparse.Namespace, ratios: list, floors: list, scaling: list, mem: dict) -> None:
+    print(
+        f"\nmedian of {args.rounds} round(s): grader/nbgrader {statistics.median(ratios):.2f} (target <= 0.6), "
+        f"grader/floor {statistics.median(floors):.2f} (target <= 1.2)"
+        + (f", grader --jobs 1 / --jobs {args.jobs} {statistics.median(scaling):.2f}" if scaling else "")
+    )
+    print(
+        f"peak memory (target <= {RSS_TARGET_MB} MB per grading job): largest process "
+        + ", ".join(f"{k} {max(m.largest_mb for m in v):.0f} MB" for k, v in mem.items())
+        + "; whole tree / jobs "
+        + ", ".join(f"{k} {max(m.tree_mb / m.jobs for m in v):.0f} MB" for k, v in mem.items())
+    )
+
+
+def main() -> None:
+    args = parse_args()
     if args.floor:
         return run_floor(args.floor, args.jobs)
     buggy = args.count // 4 if args.buggy is None else args.buggy
@@ -352,65 +443,18 @@ def main() -> None:
             f"{n} notebooks ({n - buggy} correct, {buggy} with one bug), {tests} test "
             f"cells each; grader batch --jobs {args.jobs}; {os.cpu_count()} cores; nbgrader {NBGRADER_VERSION}"
         )
+        bench = Bench(args, work, class_dir, students, env, tests)
         ratios, floors, scaling, mem = [], [], [], {"nbgrader": [], "grader": []}
         for r in range(1, args.rounds + 1):
-
-            def run_nbgrader() -> Measure:
-                return check(nbgrader_autograde(work / "course", env, work / f"nbgrader-{r}.log"), "nbgrader autograde")
-
-            def run_grader() -> Measure:
-                return check(
-                    grader_batch(class_dir, work / f"out-{r}", args.jobs, work / f"grader-{r}.log"), "grader batch"
-                )
-
-            if r % 2:
-                nbg, grd = run_nbgrader(), run_grader()
-            else:
-                grd, nbg = run_grader(), run_nbgrader()
-            nb_scores, nb_missing = nbgrader_scores(work / "course", students, env)
-            gr_scores, gr_most, gr_missing = grader_scores(work / f"out-{r}", students)
-            flo = check(floor(class_dir, args.jobs, work / f"floor-{r}.log"), "the nbclient floor")
-            one = (
-                check(
-                    grader_batch(class_dir, work / f"out-{r}-j1", 1, work / f"grader-{r}-j1.log"),
-                    "grader batch --jobs 1",
-                )
-                if args.jobs_1
-                else None
-            )
-            title = f"round {r}" + (" (grader first)" if r % 2 == 0 else "")
-            print(f"\n  {title:<26} {HEADER}")
-            print(row("nbgrader autograde", n, nbg))
-            print(row(f"grader batch --jobs {args.jobs}", n, grd))
-            print(row(f"nbclient floor, {args.jobs} at once", n, flo))
-            if one:
-                print(row("grader batch --jobs 1", n, one))
-                scaling.append(one.wall / grd.wall)
-            print(f"  scores, nbgrader {spread(nb_scores, tests, students)}")
-            print(f"  scores, grader   {spread(gr_scores, gr_most, students)}")
-            if restarts := floor_restarts(flo.log):
-                print(
-                    f"  the floor started {restarts} kernel(s) again (died starting, a port taken: its time includes "
-                    "the waits)"
-                )
-            for tool, missing in (("nbgrader", nb_missing), ("grader batch", gr_missing)):
-                if missing:
-                    print(f"  NOT GRADED by {tool}: {len(missing)}: {'; '.join(missing)}")
-            ratios.append(grd.wall / nbg.wall)
-            floors.append(grd.wall / flo.wall)
-            mem["nbgrader"].append(nbg)
-            mem["grader"] += [grd] + ([one] if one else [])
-        print(
-            f"\nmedian of {args.rounds} round(s): grader/nbgrader {statistics.median(ratios):.2f} (target <= 0.6), "
-            f"grader/floor {statistics.median(floors):.2f} (target <= 1.2)"
-            + (f", grader --jobs 1 / --jobs {args.jobs} {statistics.median(scaling):.2f}" if scaling else "")
-        )
-        print(
-            f"peak memory (target <= {RSS_TARGET_MB} MB per grading job): largest process "
-            + ", ".join(f"{k} {max(m.largest_mb for m in v):.0f} MB" for k, v in mem.items())
-            + "; whole tree / jobs "
-            + ", ".join(f"{k} {max(m.tree_mb / m.jobs for m in v):.0f} MB" for k, v in mem.items())
-        )
+            done = run_round(bench, r)
+            print_round(bench, r, done)
+            if done.one:
+                scaling.append(done.one.wall / done.grd.wall)
+            ratios.append(done.grd.wall / done.nbg.wall)
+            floors.append(done.grd.wall / done.flo.wall)
+            mem["nbgrader"].append(done.nbg)
+            mem["grader"] += [done.grd] + ([done.one] if done.one else [])
+        print_summary(args, ratios, floors, scaling, mem)
         if args.keep:
             print(f"class, course, outputs and logs: {work}")
 

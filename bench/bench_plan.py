@@ -2,9 +2,9 @@
 that makes mutation expensive (issue 17, item 11).
 
 The engine is the zoo's correct engine (tests/zoo/correct/list_iterative.py) with harmless
-`self.grad += 0.0` lines added to its addition's backward: 40,000 of them make the 1.5 MB engine of the issue. The plan for it (every wheat
-and one mutant per operator) skips mutants of the student's engine above the size budget;
-below it, mutating, disguising and rewriting the student's engine once per operator grows
+`self.grad += 0.0` lines added to its addition's backward: 40,000 of them make the 1.5 MB engine of
+the issue. The plan for it (every wheat and one mutant per operator) skips mutants of the student's
+engine above the size budget; below it, mutating, disguising and rewriting the student's engine once per operator grows
 linearly with its size, which the second table shows with the budget lifted.
 
     python bench/bench_plan.py
@@ -53,7 +53,7 @@ def main() -> None:
     for updates in (2_500, 5_000, 10_000, 20_000):
         block = own_block(engine(updates))
 
-        def build():
+        def build(block=block):
             for op_id in operators:
                 mine = _own_mutant(all_operators()[op_id], block)
                 if mine is not None:

@@ -6,8 +6,9 @@ The class comes from bench/similargen.py: every student one of the lesson's corr
 own version (their habits, names, method order and layout), one in five with a misconception planted,
 and `--copies` students who handed in a classmate's file, disguised. Each student also carries wrong
 answers as a batch would record them (the planted misconception's case), so behaviour is scored too.
-Prints the time (wall and CPU: on a busy machine the CPU time is the pass's own) and peak memory (Python's allocations, tracemalloc) of the pass, the candidate pairs
-it compared (never all pairs) and how many planted copies it listed.
+Prints the time (wall and CPU: on a busy machine the CPU time is the pass's own) and peak memory
+(Python's allocations, tracemalloc) of the pass, the candidate pairs it compared (never all pairs) and
+how many planted copies it listed.
 """
 
 from __future__ import annotations
@@ -58,7 +59,8 @@ def main() -> None:
     listed = {frozenset((p["a"], p["b"])) for p in found["pairs"]}
     planted = {frozenset(pair) for pair in copied}
     print(
-        f"similarity pass: {seconds:.2f} s ({cpu:.2f} s of CPU) for {len(works)} submissions; peak memory {peak / 2**20:.1f} MB "
+        f"similarity pass: {seconds:.2f} s ({cpu:.2f} s of CPU) for {len(works)} submissions; "
+        f"peak memory {peak / 2**20:.1f} MB "
         f"(tracemalloc); {found['candidates']:,} candidate pairs compared of {len(works) * (len(works) - 1) // 2:,}; "
         f"{found['common_fingerprints']:,} fingerprints too common to index"
     )

@@ -351,7 +351,7 @@ HOSTILE_TEXTS = (
 def hostile_result(student: str, name: str, source: bytes, assignment, rng: random.Random, n: int):
     """A result as a grading process could return it for this student, every text in it hostile."""
     from grader import __version__
-    from grader.result import CheckResult, Counterexample, Result, SubmissionError
+    from grader.result import CheckResult, Counterexample, NotWritten, Result, SubmissionError
 
     def text() -> str:
         return rng.choice(HOSTILE_TEXTS)(n)
@@ -364,6 +364,9 @@ def hostile_result(student: str, name: str, source: bytes, assignment, rng: rand
     for spec in assignment.checks:
         status = rng.choice(("passed", "failed", "error", "skipped"))
         example = Counterexample(text(), {"a.grad": 1.0, text()[:50]: 2.0}, {"a.grad": text(), "b": 1e308})
+        feedback = text()
+        artifacts = {"tests": [text()[:200]]} if status == "error" else {}
+        written = text()[:100] if status == "error" else None
         checks.append(
             CheckResult(
                 spec.id,
@@ -372,11 +375,12 @@ def hostile_result(student: str, name: str, source: bytes, assignment, rng: rand
                 spec.points if status == "passed" else 0.0,
                 spec.points,
                 spec.visibility,
-                text(),
+                feedback,
                 example if status == "failed" else None,
-                {"tests": [text()[:200]], "not_written": text()[:100]} if status == "error" else {},
+                artifacts,
                 0.1,
                 rng.choice((None, "assign_in_add", "missing_seed")) if status == "failed" else None,
+                NotWritten(written, written) if written is not None else None,
             )
         )
     notebook = (
@@ -403,14 +407,13 @@ def hostile_result(student: str, name: str, source: bytes, assignment, rng: rand
 def drive(cls: HostileClass, out: Path, assignment, exports: Path) -> float:
     """Every pass `grader batch` makes in its own process over the class, and the exports; the seconds taken."""
     from grader import feedback
-    from grader.batch import run, tasks
+    from grader.batch import export, run, tasks
     from grader.batch.discover import discover
     from grader.batch.everyone import everyone
     from grader.batch.notes import grouped
     from grader.batch.outputs import write_class_outputs
     from grader.commands import reteach
     from grader.folders import temporary_folder
-    from grader.lms import export
     from grader.lms import roster as rosters
 
     started = time.monotonic()

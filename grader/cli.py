@@ -16,6 +16,7 @@ import importlib
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from grader import __version__
 from grader.errors import ExitCode, GraderError
@@ -34,9 +35,15 @@ def at_least_one(text: str) -> int:
     return number
 
 
-ASSIGNMENT = (("--assignment",), {"default": "micrograd", "help": "assignment id or folder (default: micrograd)"})
+Argument = tuple[tuple[str, ...], dict[str, Any]]
+"""An option or argument of a command: add_argument's flags, then its keywords."""
 
-COMMANDS = {
+ASSIGNMENT: Argument = (
+    ("--assignment",),
+    {"default": "micrograd", "help": "assignment id or folder (default: micrograd)"},
+)
+
+COMMANDS: dict[str, tuple[str, str, list[Argument]]] = {
     "check": (
         "grader.commands.check",
         "grade one submission",

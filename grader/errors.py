@@ -11,6 +11,7 @@ nothing of the grader's and keeps its own.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import IntEnum
 
 
@@ -35,6 +36,20 @@ class GraderError(Exception):
 
     exit_code = ExitCode.FAILED
     prefix = "error: "
+
+    def __reduce__(self):
+        """Pickled as it is, whatever its __init__ takes (WorkerFailure's kind, Rejected's execution): errors cross
+        process boundaries, from a batch's grading processes and Dask's workers."""
+        return _rebuilt, (type(self), self.args, dict(vars(self)))
+
+
+def _rebuilt(cls: type[GraderError], args: tuple, state: dict) -> GraderError:
+    """An error as GraderError.__reduce__ pickled it: its class, its args and its attributes, __init__ not run
+    again (it may take other arguments than args holds)."""
+    error = cls.__new__(cls)
+    error.args = args
+    vars(error).update(state)
+    return error
 
 
 # -- the instructor's or the user's to fix: they end a command ----------------------------------
@@ -201,7 +216,7 @@ def host_prefixes() -> list[tuple[str, str]]:
     return sorted(places, key=lambda p: -len(p[0]))
 
 
-def without_host_paths(value, extra: list[tuple[str, str]] = ()):
+def without_host_paths(value, extra: Sequence[tuple[str, str]] = ()):
     """A text (or JSON-like data) with the host's folders taken out of every string."""
     prefixes = sorted([*extra, *host_prefixes()], key=lambda p: -len(p[0]))
 

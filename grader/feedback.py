@@ -36,7 +36,7 @@ from pathlib import Path
 
 from grader.errors import host_prefixes
 from grader.files import MODULE_FILE, TESTS_FILE
-from grader.result import CheckResult, Counterexample, Result, SubmissionError
+from grader.result import CheckResult, Counterexample, NotWritten, Result, SubmissionError
 
 CARD_LINES = 40
 """The most lines one check's card takes anywhere: its heading, feedback, smallest case and numbers."""
@@ -205,7 +205,7 @@ def said(text: str, paths: list[tuple[str, str]] | None = None, most: int = FEED
     return capped(without_library_frames(without_paths(text, paths)), most)
 
 
-def without_hidden(text: str, hidden: set[str]) -> str:
+def without_hidden(text: str, hidden: set[str] | frozenset[str]) -> str:
     """A visible check's feedback with no mention of the hidden checks (a student must not learn what they
     test): '(see <hidden>)' goes, and a hidden id leaves a list of checks ('(add, mul, <hidden>...)')."""
     for check_id in sorted(hidden):
@@ -289,7 +289,7 @@ def to_fix(result: Result) -> list[CheckResult]:
         c
         for c in result.checks
         if c.visibility != "hidden"
-        and not c.artifacts.get("not_written")
+        and not c.not_written
         and c.id not in boxed
         and (c.status in ("failed", "error") or c.score < c.max_score)
     ]
@@ -300,12 +300,12 @@ def to_fix(result: Result) -> list[CheckResult]:
 
 def not_written(result: Result) -> tuple[dict[str, list[str]], str | None, bool]:
     """The checks the student's code stopped by raising NotImplementedError (starter-kit methods still to write),
-    grouped by the method's name (from its message, 'Value.__add__ is not written yet'); the first method to
+    grouped by the method (`Value.__add__`, where the student's process said it came from); the first method to
     write; and whether nothing works yet (no check with points passed). Every report shows them as one section."""
     waiting: dict[str, list[str]] = {}
     for c in result.checks:
-        if c.status in ("failed", "error") and c.artifacts.get("not_written"):
-            waiting.setdefault(str(c.artifacts["not_written"]).split(" is not written yet")[0], []).append(c.id)
+        if c.status in ("failed", "error") and c.not_written:
+            waiting.setdefault(c.not_written.method, []).append(c.id)
     nothing = not any(c.status == "passed" and c.max_score > 0 for c in result.checks)
     return waiting, next(iter(waiting), None), nothing
 
@@ -335,11 +335,13 @@ def _check(check: CheckResult, paths) -> CheckResult:
         code = capped(code, CODE_LINES, "lines of the case") if len(code.splitlines()) > CODE_LINES else code
         example = Counterexample(code, _data(example.expected, paths), _data(example.got, paths))
     most = FEEDBACK_LINES - (len(example.code.splitlines()) + 1 if example is not None else -3)
+    written = check.not_written
     return replace(
         check,
         feedback=said(check.feedback, paths, most),
         counterexample=example,
         artifacts=_data(check.artifacts, paths),
+        not_written=written and NotWritten(_data(written.method, paths), _data(written.message, paths)),
     )
 
 
@@ -354,9 +356,10 @@ def _notebook(notebook: dict, paths) -> dict:
     return data
 
 
-def cleaned(result: Result) -> Result:
-    """The result with every text in it fit to leave the machine (the module's docstring says how)."""
-    paths = machine_paths()
+def cleaned(result: Result, extra: tuple[tuple[str, str], ...] = ()) -> Result:
+    """The result with every text in it fit to leave the machine (the module's docstring says how); `extra`: more
+    folders no text may show, each with what stands in for it (a batch's private grading folder)."""
+    paths = sorted([*machine_paths(), *(p for p in extra if p[0] not in ("", "/"))], key=lambda p: -len(p[0]))
     error = result.error and SubmissionError(result.error.kind, said(result.error.message, paths))
     return replace(
         result,

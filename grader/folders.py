@@ -93,8 +93,30 @@ def remove_tree(path: Path) -> bool:
     never followed. Depth first with a stack of names and one folder open at a time: a child is reached
     by name from its parent's descriptor and the parent again through '..', checked to be the same folder
     (device and inode), so nothing is removed outside the tree whatever is moved meanwhile."""
+    opened = _open_top(path)
+    if isinstance(opened, bool):
+        return opened
+    at = _OpenFolder(opened)
     try:
-        fd = os.open(path, _OPEN)
+        whole = _empty_tree(at)
+    except OSError:
+        return False
+    finally:
+        os.close(at.fd)
+    if whole is None:
+        return False
+    try:
+        os.rmdir(path)
+    except OSError:
+        return False
+    return whole
+
+
+def _open_top(path: Path) -> int | bool:
+    """The folder at path opened (its descriptor), or, for anything else, whether nothing is left there (a file or
+    a link removed, nothing there at all)."""
+    try:
+        return os.open(path, _OPEN)
     except FileNotFoundError:
         return True
     except OSError as exc:
@@ -105,48 +127,51 @@ def remove_tree(path: Path) -> bool:
             return True
         except OSError:
             return False
-    whole = True
-    try:
-        info = os.fstat(fd)
-        folders, whole = _empty_files(fd)
-        stack = [((info.st_dev, info.st_ino), "", folders)]
-        while stack:
-            _, _, pending = stack[-1]
-            if pending:
-                name = pending.pop()
-                try:
-                    child = os.open(name, _OPEN, dir_fd=fd)
-                except OSError:
-                    whole = _unlink(fd, name) and whole  # a link or a file put in its place since
-                    continue
-                os.close(fd)
-                fd = child
-                info = os.fstat(fd)
-                folders, emptied = _empty_files(fd)
-                whole = whole and emptied
-                stack.append(((info.st_dev, info.st_ino), name, folders))
-                continue
-            _, name, _ = stack.pop()
-            if not stack:
-                break
-            parent = os.open("..", _OPEN, dir_fd=fd)
-            os.close(fd)
-            fd = parent
-            info = os.fstat(fd)
-            if (info.st_dev, info.st_ino) != stack[-1][0]:  # the tree was moved under us: stop here
-                return False
+
+
+@dataclass
+class _OpenFolder:
+    """The one folder remove_tree holds open."""
+
+    fd: int
+
+    def move_to(self, fd: int) -> None:
+        os.close(self.fd)
+        self.fd = fd
+
+
+def _empty_tree(at: _OpenFolder) -> bool | None:
+    """Remove everything under the open folder, leaving it open again at the end; whether every removal worked,
+    or None if the tree was moved meanwhile (removal stopped there)."""
+    info = os.fstat(at.fd)
+    folders, whole = _empty_files(at.fd)
+    stack = [((info.st_dev, info.st_ino), "", folders)]
+    while stack:
+        _, _, pending = stack[-1]
+        if pending:
+            name = pending.pop()
             try:
-                os.rmdir(name, dir_fd=fd)
+                child = os.open(name, _OPEN, dir_fd=at.fd)
             except OSError:
-                whole = False
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-    try:
-        os.rmdir(path)
-    except OSError:
-        return False
+                whole = _unlink(at.fd, name) and whole  # a link or a file put in its place since
+                continue
+            at.move_to(child)
+            info = os.fstat(at.fd)
+            folders, emptied = _empty_files(at.fd)
+            whole = whole and emptied
+            stack.append(((info.st_dev, info.st_ino), name, folders))
+            continue
+        _, name, _ = stack.pop()
+        if not stack:
+            break
+        at.move_to(os.open("..", _OPEN, dir_fd=at.fd))
+        info = os.fstat(at.fd)
+        if (info.st_dev, info.st_ino) != stack[-1][0]:  # the tree was moved under us: stop here
+            return None
+        try:
+            os.rmdir(name, dir_fd=at.fd)
+        except OSError:
+            whole = False
     return whole
 
 

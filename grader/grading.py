@@ -19,20 +19,22 @@ import hashlib
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from grader import __version__, feedback, fileio, notebooks, secret
 from grader.causes import CAUSES, said_in
 from grader.checks import REGISTRY
-from grader.checks.context import Context
+from grader.checks.context import Context, Judged
 from grader.checks.features import preflight
 from grader.checks.suite import SUITE_CHECKS, suite_job, suite_plan
 from grader.errors import CheckTimeout, NotebookError, Refused, Rejected, WorkerFailure, without_host_paths
 from grader.files import MODULE_FILE, TESTS_FILE
-from grader.lanes import EngineLane, SuiteLane
+from grader.lanes import EngineLane, SuiteLane, SuiteSandboxes
 from grader.loading import load
+from grader.notebooks import Execution
 from grader.protocol import Code
+from grader.repair.verify import offered
 from grader.result import CheckResult, Outcome, Result, SubmissionError
 from grader.sabotage import normalised, own_block
 from grader.sandbox import isolation
@@ -74,6 +76,39 @@ class Options:
     prestarted: Prestarted | None = None
     """Sandboxes already started, which the lanes take where they match (grader check starts them while it
     imports the grader: grader/sandbox/prestarted.py)."""
+    source: bytes | None = None
+    """The submission's bytes, already read (grader check reads the file once, and its report shows these very
+    bytes); None: read from the file here."""
+    host_paths: tuple[tuple[str, str], ...] = ()
+    """Folders of this machine beyond those feedback.machine_paths knows that no text of the result may show, each
+    with what stands in for it (a batch's private grading folder)."""
+
+
+@dataclass(frozen=True)
+class Grading:
+    """One grading, handed down the pipeline: the submission, the assignment, the options, and when it started
+    (its deadline, `ends`, is submission_s later)."""
+
+    submission: Path
+    assignment: Assignment
+    options: Options = Options()
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def ends(self) -> float:
+        """The grading's deadline (time.monotonic()): what every request, check, run and cell keeps to."""
+        return self.started + self.assignment.limits.submission_s
+
+    @property
+    def specs(self) -> list[CheckSpec]:
+        """The checks to run: every check, or the visible ones only (public_only)."""
+        return [c for c in self.assignment.checks if not (self.options.public_only and c.visibility == "hidden")]
+
+    @property
+    def key(self) -> bytes:
+        """The secret the grading's engines are keyed with (the instructor's in a batch, else this machine's)."""
+        given = self.options.engine_key
+        return secret.key(self.assignment.folder) if given is None else given
 
 
 @dataclass(frozen=True)
@@ -90,75 +125,75 @@ class Submitted:
     normal: str = ""
     """The engine and tests as the draw follows them, whatever the file's format (sabotage.normalised)."""
 
+    def seed(self, grading: Grading) -> str:
+        """What makes this grading's choices (the plan of engines, the checks' cases): the same at every regrade,
+        and for the same engine and tests in a .py file or a notebook (sabotage.normalised)."""
+        return secret.seed(grading.key, b"plan", self.normal.encode())
+
+    @property
+    def shape(self) -> str:
+        """What decides which engine each sabotage is made from: the submission's code and tests, normalised
+        (sabotage.normalised), keyed with nothing, so the same work meets the same sabotages, and gets the same
+        score, wherever it is graded and whether it is a .py file or a notebook (sabotage.plan)."""
+        return secret.seed(b"shape", self.normal.encode())
+
 
 def grade(submission: Path, assignment: Assignment, options: Options = Options()) -> Result:
     """Grade a .py file or a notebook; never raises for anything wrong with the submission.
 
     The steps, in order: read, open the lanes, load, run the checks, score."""
-    started = time.monotonic()
-    ends = started + assignment.limits.submission_s
-    specs = [c for c in assignment.checks if not (options.public_only and c.visibility == "hidden")]
+    grading = Grading(submission, assignment, options)
     read, execution, notes = None, None, ()
     try:
-        read = read_submission(submission, assignment, options)
-        with open_lanes(read, assignment, options, specs, ends) as (engine, suite):
-            symbols, execution, notes = load(engine, read.code, assignment, submission.name, ends, options.progress)
-            if suite is not None:
-                suite.go(execution.left_out() if execution else frozenset(), assignment.limits.cell_s, ends)
-            ctx = Context(
-                assignment, engine, symbols, suite, read.tests_source, _seed(read, assignment, options), ends, preflight
+        read = read_submission(grading)
+        with open_lanes(grading, read) as (engine, suite):
+            symbols, execution, notes = load(
+                engine, read.code, assignment, submission.name, grading.ends, options.progress
             )
-            checks = run_checks(ctx, specs, options.on_check)
+            if suite is not None:
+                suite.go(execution.left_out() if execution else frozenset(), assignment.limits.cell_s, grading.ends)
+            judged = Judged(read.tests_source, read.seed(grading), grading.ends)
+            ctx = Context(assignment, engine, symbols, suite, judged, preflight)
+            checks = run_checks(ctx, grading.specs, options.on_check)
     except Rejected as rejected:
         error = SubmissionError(rejected.kind, rejected.message)
-        return _result(
-            submission, read and read.digest, assignment, "error", error, (), started, rejected.execution or execution
-        )
-    return _result(submission, read.digest, assignment, "graded", None, tuple(checks), started, execution, notes)
+        return _result(grading, read.digest if read else None, (), rejected.execution or execution, error=error)
+    return _repaired(_result(grading, read.digest, tuple(checks), execution, notes), read, grading)
 
 
-def read_submission(submission: Path, assignment: Assignment, options: Options) -> Submitted:
+def _repaired(result: Result, read: Submitted, grading: Grading) -> Result:
+    """The result with the repairs its failing checks' causes have, each verified by grading the edited file
+    again with these options (grader/repair/verify.py); a notebook gets none."""
+    quiet = replace(grading.options, on_check=None, progress=None, prestarted=None, tests=None, source=None)
+    text = read.code.text if read.code.kind == "py" else None
+    return offered(result, text, grading.assignment, grading.ends, lambda path, again: grade(path, again, quiet))
+
+
+def read_submission(grading: Grading) -> Submitted:
     """Step 1: the file (never opened again by name), its code as the sandbox loads it, and the tests."""
-    source = _read(submission)
-    code, nb = _code(submission, source, assignment)
-    tests = _tests(submission, options, nb)
+    submission = grading.submission
+    given = grading.options.source
+    source = _checked(submission.name, _read(submission) if given is None else given)
+    code, nb = _code(submission, source, grading.assignment)
+    tests = _tests(submission, grading.options, nb)
     own = nb is not None and tests == notebooks.TEST_SHIM
-    tests_source = "\n\n".join(text for _, text in code.cells) if own else tests
-    texts = [text for _, text in code.cells] if code.kind == "notebook" else [_student_text(code)]
+    texts = [text for _, text in code.cells] if code.kind == "notebook" else [code.text]
     normal = normalised(*texts, *([] if own or tests is None else [tests]))
-    return Submitted(source, hashlib.sha256(source).hexdigest(), code, tests, tests_source, normal)
-
-
-def _key(assignment: Assignment, options: Options) -> bytes:
-    return secret.key(assignment.folder) if options.engine_key is None else options.engine_key
-
-
-def _seed(read: Submitted, assignment: Assignment, options: Options) -> str:
-    """What makes this grading's choices (the plan of engines, the checks' cases): the same at every regrade, and
-    for the same engine and tests in a .py file or a notebook (sabotage.normalised)."""
-    return secret.seed(_key(assignment, options), b"plan", read.normal.encode())
-
-
-def _shape(read: Submitted) -> str:
-    """What decides which engine each sabotage is made from: the submission's code and tests, normalised
-    (sabotage.normalised), keyed with nothing, so the same work meets the same sabotages, and gets the same
-    score, wherever it is graded and whether it is a .py file or a notebook (sabotage.plan)."""
-    return secret.seed(b"shape", read.normal.encode())
+    return Submitted(source, hashlib.sha256(source).hexdigest(), code, tests, code.text if own else tests, normal)
 
 
 @contextlib.contextmanager
-def open_lanes(
-    read: Submitted, assignment: Assignment, options: Options, specs: list[CheckSpec], ends: float | None = None
-):
+def open_lanes(grading: Grading, read: Submitted):
     """Step 2: the engine lane, and the suite lane when the tests are graded (its sandboxes warm up while
     this thread writes the plan of engines). With one_sandbox (a batch), and where sandboxes would share the
     machine's /tmp (a uid of their own without namespaces), both share one sandbox in turn.
-    Everything is closed on the way out, whatever happened. ends: the grading's deadline, which the runs
-    of a notebook's tests that start before it is loaded keep to."""
+    Everything is closed on the way out, whatever happened. The runs of a notebook's tests that start before
+    it is loaded keep to the grading's deadline."""
+    assignment, options = grading.assignment, grading.options
     given = assignment.limits
     limits = SandboxLimits.for_grading(given.request_s, given.memory_mb, given.submission_s)
     code, suite = read.code, None
-    tested = read.tests is not None and any(c.id in SUITE_CHECKS for c in specs)
+    tested = read.tests is not None and any(c.id in SUITE_CHECKS for c in grading.specs)
     one = options.one_sandbox or (options.isolation or isolation.detect()).shares_tmp  # lanes that would share /tmp
     engine_warm, suites, join = layout(code.kind, tested, options.suite_sandboxes, one)
     shared = sandbox_for(options.prestarted, code.files, limits, engine_warm, options.isolation) if one else None
@@ -168,25 +203,19 @@ def open_lanes(
             EngineLane(code, limits, options.isolation, shared, options.prestarted, engine_warm) as engine,
         ):
             if tested:
-                suite = SuiteLane(
-                    code,
-                    limits,
-                    options.isolation,
-                    len(suites),
-                    shared,
-                    engine.pause,
-                    options.prestarted,
-                    engine.sandbox if join else None,
+                where = SuiteSandboxes(
+                    len(suites), shared, engine.sandbox if join else None, engine.pause, options.prestarted
                 )
-                key = _key(assignment, options)
-                suite.start(suite_job(assignment, code, read.tests), ends)  # its first run needs no plan
+                suite = SuiteLane(code, limits, options.isolation, where)
+                assert read.tests is not None, "a suite lane opens only for tests that were read"
+                suite.start(suite_job(assignment, code, read.tests), grading.ends)  # its first run needs no plan
                 suite.planned(
                     *suite_plan(
                         assignment,
-                        _seed(read, assignment, options),
-                        secret.seed(key, b"pool"),
-                        own_block(_student_text(code)),
-                        _shape(read),
+                        read.seed(grading),
+                        secret.seed(grading.key, b"pool"),
+                        own_block(code.text),
+                        read.shape,
                     )
                 )
             yield engine, suite
@@ -204,13 +233,6 @@ def _closing(sandbox: Sandbox | None):
             sandbox.close()
 
 
-def _student_text(code: Code) -> str:
-    """The student's code as one text: the file, or a notebook's cells in order."""
-    if code.kind == "notebook":
-        return "\n\n".join(source for _, source in code.cells)
-    return code.files[MODULE_FILE].decode("utf-8", "replace")
-
-
 def _read(submission: Path) -> bytes:
     name = submission.name
     try:
@@ -221,6 +243,11 @@ def _read(submission: Path) -> bytes:
         raise Rejected(
             "unreadable", str(exc) if isinstance(exc, Refused) else f"{name} cannot be read: {exc.strerror}"
         ) from None
+    return source
+
+
+def _checked(name: str, source: bytes) -> bytes:
+    """The submission's bytes, if they are text to grade."""
     try:
         source.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -289,10 +316,10 @@ def run_checks(ctx: Context, specs: list[CheckSpec], on_check: OnCheck | None = 
                 outcome = _run_one(check.run, ctx)
                 timed = ctx.timed or _suite_timed(ctx, spec.id)
         if timed:  # a typed mark, not words: a batch regrades alone a student whose grade a time limit touched
-            outcome = replace(outcome, artifacts={**outcome.artifacts, "timing": True})
+            outcome = replace(outcome, timing=True)
         ran[spec.id] = (outcome, time.monotonic() - t0)
         if outcome.status in ("failed", "error") and spec.id not in SUITE_CHECKS:
-            ctx.cache.setdefault("failed", []).append(spec.id)  # training's card names the first to fix
+            ctx.failed.append(spec.id)  # training's card names the first to fix
         if on_check is not None:
             on_check(_check_result(spec, check.title, *ran[spec.id], {}, hidden), len(ran), len(order))
     first: dict[tuple[str, bool], str] = {}
@@ -366,7 +393,7 @@ def _check_result(
     outcome: Outcome,
     duration: float,
     first: dict[tuple[str, bool], str],
-    hidden: set[str] = frozenset(),
+    hidden: set[str] | frozenset[str] = frozenset(),
 ) -> CheckResult:
     """The check's result, its feedback saying the outcome's cause: when several checks fail from one
     recognised cause, the first explains it and the others say 'same cause as <first>' (keeping what they
@@ -392,6 +419,8 @@ def _check_result(
         artifacts=outcome.artifacts,
         duration_s=round(duration, 3),
         cause=cause,
+        not_written=outcome.not_written,
+        timing=outcome.timing,
     )
 
 
@@ -403,21 +432,30 @@ def _also(outcome: Outcome, cause: str | None) -> tuple[str, ...]:
     return tuple(str(c) for c in found[1:])
 
 
-def _result(submission, digest, assignment, status, error, checks, started, execution=None, notes=()) -> Result:
-    """The result, its every text fit to leave the machine (grader/feedback.py: the one place that says how)."""
+def _result(
+    grading: Grading,
+    digest: str | None,
+    checks: tuple[CheckResult, ...],
+    execution: Execution | None = None,
+    notes: tuple[str, ...] = (),
+    error: SubmissionError | None = None,
+) -> Result:
+    """The result (an error one when `error` says why the submission could not be graded), its every text fit to
+    leave the machine (grader/feedback.py: the one place that says how), cleaned once."""
     return feedback.cleaned(
         Result(
-            submission=submission.name,
+            submission=grading.submission.name,
             sha256=digest,
-            assignment=assignment.id,
+            assignment=grading.assignment.id,
             grader_version=__version__,
-            status=status,
+            status="graded" if error is None else "error",
             error=error,
             score=round(sum(c.score for c in checks), 4),
-            max_score=sum(c.max_score for c in checks) if checks else assignment.max_score,
-            duration_s=round(time.monotonic() - started, 3),
+            max_score=sum(c.max_score for c in checks) if checks else grading.assignment.max_score,
+            duration_s=round(time.monotonic() - grading.started, 3),
             checks=checks,
             notebook=execution.to_dict() if execution else None,
             notes=tuple(notes),
-        )
+        ),
+        grading.options.host_paths,
     )

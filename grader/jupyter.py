@@ -149,7 +149,10 @@ def staleness(path: Path, inputs: list[str]) -> str:
             f"{len(missing)} cell{'s' if len(missing) != 1 else ''} you ran in this kernel "
             f"{'are' if len(missing) != 1 else 'is'} not in {path.name} as saved (at {when})"
         )
-    return f"{said}: %grade grades the file as saved. Save the notebook (Ctrl+S) and run %grade again to grade what you see."
+    return (
+        f"{said}: %grade grades the file as saved. "
+        "Save the notebook (Ctrl+S) and run %grade again to grade what you see."
+    )
 
 
 @dataclass(frozen=True)
@@ -178,12 +181,14 @@ def _grade(path: Path, request, shown) -> Outcome:
         process = subprocess.Popen(
             command, cwd=path.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace"
         )
+        printing, saying = process.stdout, process.stderr
+        assert printing is not None and saying is not None, "the process was started with stdout and stderr as PIPE"
         printed: list[str] = []
-        reader = threading.Thread(target=lambda: printed.append(process.stdout.read()), daemon=True)
+        reader = threading.Thread(target=lambda: printed.append(printing.read()), daemon=True)
         reader.start()
         said = []
         try:
-            for line in process.stderr:
+            for line in saying:
                 said.append(line)
                 if shown is not None and (line.startswith("[") or line.startswith("running your notebook")):
                     shown.update({"text/plain": f"grading {path.name} as saved: {line.strip()}"}, raw=True)

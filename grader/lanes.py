@@ -20,6 +20,7 @@ request outlasts it, and no run of the suite starts after it.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import threading
 import time
 from collections.abc import Callable
@@ -89,11 +90,13 @@ class EngineLane:
         WorkerFailure (the process is then replaced)."""
         if self.unit is None or self.unit.failed:
             self._respawn(until)
+        assert self.unit is not None, "_respawn() gives a unit, or raises"
         return self.unit.exchange(message, timeout, until, on_event, gap)
 
     def _respawn(self, until: float | None) -> None:
         self._drop()
         self.unit = self.sandbox.unit("state")
+        assert self.load_request is not None, "requests come after load(), which a respawn repeats"
         reply = self.unit.exchange(protocol.load(self.load_request), self.limits.request_s * 6, until)
         if protocol.raised(reply) is not None:
             raise WorkerFailure("crash", "could not be loaded again after its process stopped")
@@ -173,112 +176,203 @@ class SuiteJob:
     """Of a notebook, each cell's time limit."""
 
 
+@dataclass(frozen=True)
+class SuiteSandboxes:
+    """Where a suite lane's runs go: sandboxes of its own (count, each taken from those prestarted where one
+    matches), or the grading's one, shared with the engine lane in turn; and the engine lane's own, joining late."""
+
+    count: int = 1
+    shared: Sandbox | None = None
+    """The grading's one sandbox, which the runs use in turn with the engine lane (a batch's way: every core already
+    grades a submission), or None for sandboxes of the lane's own."""
+    late: Sandbox | None = None
+    """The engine lane's own sandbox, which joins the runs on the plan's engines once the engine checks are done
+    (when the suite's result is first asked for, after them): grader check of a .py file."""
+    before: Callable[[], None] | None = None
+    """With a shared sandbox, or a late one: what frees it (the engine lane's pause) before runs use it."""
+    prestarted: Prestarted | None = None
+
+
+class Stage(enum.Enum):
+    """Where a suite lane is. Its moves are SuiteLane.MOVES, made in SuiteLane._move alone; the plan of engines is
+    not a stage but part of the job (SuiteJob.plan), which the runs on the plan's engines wait for in any stage."""
+
+    NEW = "new"
+    """Made: its sandboxes warm up; it has no job yet."""
+    STARTED = "started"
+    """Its job handed over (start): the runs that need nothing of the engine lane go (a .py file's run on the student's
+    own engine; a notebook's runs on the cells its tests need)."""
+    LOADED = "loaded"
+    """The student's code loaded (go) with a shared sandbox: the runs wait until the engine checks are done."""
+    RUNNING = "running"
+    """Every run may go (once the plan is written, for those on its engines)."""
+    JOINED = "joined"
+    """The engine checks are done: the engine lane's sandbox, freed, takes the plan's engines too."""
+    CANCELLED = "cancelled"
+    """No run starts any more: the grading ended, or the student's code never loaded."""
+
+
 class SuiteLane:
     """The student's suite on their engine, then on each engine of the plan, in a thread of its own
     (and, with several sandboxes, the engines shared among them, each sandbox's runs one at a time).
 
-    Two steps: open() starts the sandboxes warming up, each in its own process, while the grading's
-    thread writes the plan (Python 3.11's ast is not safe to use from two threads at once); start(job)
-    hands the lane its job and starts its thread, and go() lets the runs begin once the student's code
-    is loaded."""
+    Made, its sandboxes start warming up, each in its own process, while the grading's thread writes the plan
+    (Python 3.11's ast is not safe to use from two threads at once). Then, from the grading's thread: start(job)
+    hands the lane its job and starts its thread; planned(plan) gives the engines to run after the student's own;
+    go() lets the runs begin once the student's code is loaded; result() waits for them (and frees a shared or late
+    sandbox first); cancel() ends the lane, in any stage. The lane's stages and their moves are Stage and MOVES;
+    the job is the lane's alone, replaced in _update_job only.
+
+    Of a notebook, the runs on other engines run only the cells the tests need, once a run on the student's own
+    engine shows them to give what the whole notebook gives (grader/notebook_suite.py says how): with sandboxes of
+    the lane's own, they start at once, before go(), while the engine lane runs the notebook."""
+
+    MOVES: dict[tuple[Stage, str], Stage] = {
+        (Stage.NEW, "start"): Stage.STARTED,
+        (Stage.STARTED, "load"): Stage.LOADED,
+        (Stage.STARTED, "run"): Stage.RUNNING,
+        (Stage.LOADED, "run"): Stage.RUNNING,
+        (Stage.RUNNING, "join"): Stage.JOINED,
+        **{(stage, "cancel"): Stage.CANCELLED for stage in Stage},
+    }
+    """Each (stage, event) the lane may meet, and the stage it moves to; any other is a caller's mistake, raised."""
 
     def __init__(
-        self,
-        code: Code,
-        limits: SandboxLimits,
-        iso: Isolation | None,
-        sandboxes: int = 1,
-        shared: Sandbox | None = None,
-        before: Callable[[], None] | None = None,
-        prestarted: Prestarted | None = None,
-        late: Sandbox | None = None,
+        self, code: Code, limits: SandboxLimits, iso: Isolation | None, where: SuiteSandboxes = SuiteSandboxes()
     ):
-        self.shared = shared
-        """The grading's one sandbox, which the runs use in turn with the engine lane (a batch's way:
-        every core already grades a submission), or None for sandboxes of the lane's own."""
-        self.before = before
-        """With a shared sandbox, or a late one: what frees it (the engine lane's pause) before runs use it."""
-        self.late = late
-        """The engine lane's own sandbox, which joins the runs on the plan's engines once the engine checks are
-        done (when the suite's result is first asked for, after them): grader check of a .py file."""
-        self._late_go = threading.Event()
-        self.job: SuiteJob | None = None
+        self.shared = where.shared
+        self.late = where.late
+        self._before = where.before
         self.outcome = SuiteOutcome()
-        self.sandboxes: list[Sandbox] = [] if shared is None else [shared]
+        self.sandboxes: list[Sandbox] = [] if self.shared is None else [self.shared]
         """Those the runs on other engines are shared among, in parallel (each a uid of its own)."""
         try:
-            for _ in range(max(1, sandboxes) if shared is None else 0):
-                self.sandboxes.append(sandbox_for(prestarted, code.files, limits, ("pytest", *code.warm), iso))
+            for _ in range(max(1, where.count) if self.shared is None else 0):
+                self.sandboxes.append(sandbox_for(where.prestarted, code.files, limits, ("pytest", *code.warm), iso))
         except Exception as exc:
             self._close_own()
             self.outcome.error = f"the sandbox for your tests could not start ({exc})"
-        self._ready: tuple[frozenset[int], float] | None = None
-        self._go = threading.Event()
-        self._cancelled = False
-        self._skip: frozenset[int] = frozenset()
-        self._cell_timeout = 30.0
-        self._until: float | None = None
+        self._stage = Stage.NEW
+        self._job: SuiteJob | None = None
+        self._as = RunSettings()
+        self._changed = threading.Condition()
+        """Held while the stage or the job changes; notified after each change."""
+        self._asked = threading.Lock()
         self._thread = threading.Thread(target=self._main, daemon=True)
-        self._lock = threading.Lock()
-        self._planned = threading.Event()
-        self._lean = False
-        """The run on the needed cells alone that stood for the whole notebook was lean: the later ones are."""
+
+    # -- the grading's thread ---------------------------------------------------------------------------------------
+
+    @property
+    def job(self) -> SuiteJob | None:
+        """The lane's job as it stands (the plan and its notes once planned() gave them)."""
+        return self._job
+
+    @property
+    def stage(self) -> Stage:
+        return self._stage
 
     def start(self, job: SuiteJob, until: float | None = None) -> None:
         """Hand the lane its job. until: the grading's deadline, for the runs of a notebook's tests that start
         before go(), while the engine lane runs the notebook."""
-        self.job = job
-        self._cell_timeout, self._until = job.cell_s, until
-        if job.plan is not None:
-            self._planned.set()
+        self._as = RunSettings(cell_timeout=job.cell_s, until=until)
+        with self._changed:
+            self._job = job
+            if self._move("start") is Stage.CANCELLED:
+                return
         self._thread.start()
 
     def planned(self, plan: tuple[EngineRun, ...], notes: tuple[str, ...] = ()) -> None:
         """The engines to run the tests on after the student's own, and what the plan left out and why: written
         by the grading's thread (Python 3.11's ast is not safe from two threads) while this lane's first run, on
         the student's own engine, goes on."""
-        with self._lock:
-            self.job = dataclasses.replace(self.job, plan=plan, notes=notes)
-        self._planned.set()
-
-    def _wait_planned(self) -> bool:
-        """Wait for the plan; False when the lane was cancelled instead."""
-        self._planned.wait()
-        return not self._cancelled
+        if self._job is None:
+            raise RuntimeError("the suite lane was given a plan before its job (start)")
+        self._update_job(plan=plan, notes=notes)
 
     def go(self, skip: frozenset[int] = frozenset(), cell_timeout: float = 30.0, until: float | None = None) -> None:
         """Let the runs start (for a notebook, without the cells that timed out or killed the kernel);
         with a shared sandbox, they start when their result is first asked for. until: the grading's
         deadline, which no run outlasts and after which none starts."""
-        self._skip, self._cell_timeout, self._until = skip, cell_timeout, until
-        if self.shared is None:
-            self._go.set()
-        else:
-            self._ready = (skip, cell_timeout)
+        self._as = RunSettings(skip, cell_timeout, until)
+        self._move("load" if self.shared is not None else "run")
 
     def cancel(self) -> None:
-        self._cancelled = True
-        self._go.set()
-        self._planned.set()
-        self._late_go.set()
-        if not self._thread.is_alive() and self.job is None:
+        if self._move("cancel") is Stage.NEW:  # its thread never started: the sandboxes are closed here
             self._close_own()
 
     def result(self) -> SuiteOutcome:
-        if self.shared is not None and not self._go.is_set():
-            if self._ready is None:  # the student's code never loaded
+        """The runs' outcome, once every run is done: a shared sandbox, or a late one, is freed for them first (the
+        engine checks are done); a lane whose student's code never loaded (no go()) is cancelled instead."""
+        with self._asked:  # the checks that ask may be in threads of their own: the sandbox is freed once
+            stage = self._stage
+            if stage is Stage.STARTED:
                 self.cancel()
-            else:
-                if self.before is not None:
-                    self.before()
-                self._go.set()
-        if self.late is not None and not self._late_go.is_set():
-            if self.before is not None:
-                self.before()
-            self._late_go.set()
-        if self._thread.is_alive() or self.job is not None:
+            elif stage is Stage.LOADED:
+                self._free()
+                self._move("run")
+            if self.late is not None and self._stage is Stage.RUNNING:
+                self._free()
+                self._move("join")
+        if self._thread.ident is not None:
             self._thread.join()
         return self.outcome
+
+    def _free(self) -> None:
+        if self._before is not None:
+            self._before()
+
+    def _move(self, event: str) -> Stage:
+        """The one place the lane's stage changes (MOVES); returns the stage it left. Nothing moves a cancelled lane."""
+        with self._changed:
+            was = self._stage
+            if was is Stage.CANCELLED:
+                return was
+            if (was, event) not in self.MOVES:
+                raise RuntimeError(f"the suite lane was told {event} in stage {was.value}")
+            self._stage = self.MOVES[was, event]
+            self._changed.notify_all()
+            return was
+
+    def _update_job(self, **changes) -> None:
+        """The one place the lane's job changes (the plan, the cells as IPython transforms them, the needed cells
+        given up on)."""
+        with self._changed:
+            self._job = dataclasses.replace(self._given, **changes)
+            self._changed.notify_all()
+
+    # -- the lane's threads -----------------------------------------------------------------------------------------
+
+    @property
+    def _given(self) -> SuiteJob:
+        """The job, in the lane's threads (which start with it)."""
+        if self._job is None:
+            raise RuntimeError("the suite lane has no job: start() gives it")
+        return self._job
+
+    def _plan(self) -> tuple[EngineRun, ...]:
+        """The plan, once _await_plan() saw it."""
+        if self._given.plan is None:
+            raise RuntimeError("the suite lane's runs on the plan's engines went before the plan")
+        return self._given.plan
+
+    @property
+    def cancelled(self) -> bool:
+        return self._stage is Stage.CANCELLED
+
+    def _await(self, *stages: Stage) -> bool:
+        """Wait for one of the stages, or a cancel; False when the lane was cancelled instead."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._stage in stages or self._stage is Stage.CANCELLED)
+        return not self.cancelled
+
+    def _await_plan(self) -> bool:
+        """Wait for the plan; False when the lane was cancelled instead."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._given.plan is not None or self._stage is Stage.CANCELLED)
+        return not self.cancelled
+
+    def _await_go(self) -> bool:
+        return self._await(Stage.RUNNING, Stage.JOINED)
 
     def _close_own(self) -> None:
         for sandbox in self.sandboxes:
@@ -287,88 +381,170 @@ class SuiteLane:
 
     def _main(self) -> None:
         try:
-            if self.outcome.error:
-                self._go.wait()
+            if self.outcome.error or not self._ready():
+                self._await_go()
                 return
-            try:
-                for sandbox in self.sandboxes:
-                    if sandbox is not self.shared:  # the shared one is the engine lane's to wait for
-                        sandbox.wait_ready()
-            except Exception as exc:
-                self._go.wait()
-                self.outcome.error = f"the sandbox for your tests could not start ({exc})"
+            if self.cancelled or self._early():
                 return
-            if notebook_suite.run_early(self, self.sandboxes):
-                return
-            if self.shared is None and self.job.code.kind == "py" and "pytest" not in self.sandboxes[0].unavailable:
+            if self.shared is None and self._given.code.kind == "py" and "pytest" not in self.sandboxes[0].unavailable:
                 # the student's module needs nothing from the engine lane: their own engine's run goes at once
-                self.outcome.own = self._run(self.sandboxes[0], None, self.job.first_run_s)
-            self._go.wait()
-            if self._cancelled:
-                return
-            self._runs()
+                self.outcome.own = self._run(self.sandboxes[0], None, self._given.first_run_s)
+            if self._await_go():
+                self._runs()
         finally:
             self._close_own()
 
+    def _ready(self) -> bool:
+        """Wait for the lane's own sandboxes (the shared one is the engine lane's to wait for); False, and the error
+        said, when one could not start."""
+        try:
+            for sandbox in self.sandboxes:
+                if sandbox is not self.shared:
+                    sandbox.wait_ready()
+        except Exception as exc:
+            self.outcome.error = f"the sandbox for your tests could not start ({exc})"
+            return False
+        return True
+
     def _runs(self) -> None:
-        job, sandboxes = self.job, self.sandboxes
+        sandboxes = self.sandboxes
         if "pytest" in sandboxes[0].unavailable:
             self.outcome.error = f"pytest cannot be imported in the sandbox ({sandboxes[0].unavailable['pytest']})"
             return
-        own = self.outcome.own or self._run(sandboxes[0], None, job.first_run_s)
+        own = self.outcome.own or self._run(sandboxes[0], None, self._given.first_run_s)
         self.outcome.own = own
-        if own is None or own.failure is not None or protocol.raised(own.reply) is not None:
+        if own is None or not _ok(own):
             return
-        timeout = job.per_run(own)
-        timeout = notebook_suite.only_needed(self, sandboxes[0], own, timeout)
-        if not self._wait_planned():
+        timeout = self._only_needed(sandboxes[0], own, self._given.per_run(own))
+        if not self._await_plan():
             return
-        job = self.job
-        engines, done = list(job.plan), []
-        helpers = [
-            threading.Thread(target=self._run_all, args=(sandbox, engines, timeout, done)) for sandbox in sandboxes[1:]
-        ]
+        engines = _Engines(self._plan(), timeout)
+        helpers = [threading.Thread(target=self._run_all, args=(sandbox, engines)) for sandbox in sandboxes[1:]]
         if self.late is not None:
-            helpers.append(
-                threading.Thread(target=self._run_all, args=(self.late, engines, timeout, done, self._late_go))
-            )
+            helpers.append(threading.Thread(target=self._run_late, args=(self.late, engines)))
         for helper in helpers:
             helper.start()
-        self._run_all(sandboxes[0], engines, timeout, done)
+        self._run_all(sandboxes[0], engines)
         for helper in helpers:
             helper.join()
-        order = {id(engine): i for i, engine in enumerate(job.plan)}
-        self.outcome.runs = sorted(done, key=lambda r: order[id(r.engine)])
+        self.outcome.runs = engines.ordered(self._plan())
 
-    def _run_all(
-        self,
-        sandbox: Sandbox,
-        engines: list[EngineRun],
-        timeout: float,
-        into: list[RunReply],
-        after: threading.Event | None = None,
-    ) -> None:
-        """Run the suite on the engines each sandbox takes next from engines, in turn, in one sandbox (cleaned
-        between runs); after: what must happen before this sandbox may take any (the late one's release)."""
-        if after is not None:
-            after.wait()
-        while not self._cancelled:
-            with self._lock:
-                if not engines:
-                    return
-                engine = engines.pop(0)
-            run = self._run(sandbox, engine, timeout)
+    def _run_late(self, late: Sandbox, engines: _Engines) -> None:
+        """The late sandbox's share of the runs, once it is freed."""
+        if self._await(Stage.JOINED):
+            self._run_all(late, engines)
+
+    def _run_all(self, sandbox: Sandbox, engines: _Engines, skip: frozenset[int] | None = None) -> None:
+        """Run the suite on the engines this sandbox takes next, in turn (the sandbox cleaned between runs)."""
+        while not self.cancelled and (engine := engines.take()) is not None:
+            run = self._run(sandbox, engine, engines.timeout, skip)
             if run is None:
                 return
-            with self._lock:
-                into.append(run)
+            engines.done.append(run)
+
+    # -- a notebook's demo cells run once (grader/notebook_suite.py) ------------------------------------------------
+
+    def _early(self) -> bool:
+        """Of a notebook with sandboxes of the lane's own, run the suite before go(): the run on the needed cells
+        first, then the other engines', and on a second sandbox the run on the whole notebook beside them. False
+        when the lane must go the usual way (which then waits for go() itself)."""
+        demo = self._demo_cells()
+        if not demo:
+            return False
+        early = _Early(demo)
+        second = threading.Thread(target=self._early_whole, args=(early,), daemon=True)
+        if len(self.sandboxes) > 1:
+            second.start()
+        try:
+            needed_only = self._run(self.sandboxes[0], None, self._given.first_run_s, demo)
+            early.engines = self._early_engines(needed_only)
+        finally:
+            early.timed.set()
+        if early.engines is not None:
+            self._run_all(self.sandboxes[0], early.engines, demo)
+        if second.ident is not None:
+            second.join()
+        if not self._await_go():
+            return True
+        return self._settle(early, needed_only)
+
+    def _demo_cells(self) -> frozenset[int]:
+        """The demo cells the early runs leave out (none: no early runs)."""
+        job = self._given
+        if (
+            job.needed is None
+            or job.code.kind != "notebook"
+            or self.shared is not None
+            or "pytest" in self.sandboxes[0].unavailable
+        ):
+            return frozenset()
+        return notebook_suite.demo(job.code, job.needed)
+
+    def _early_engines(self, needed_only: RunReply | None) -> _Engines | None:
+        """The plan's engines for the early runs, or None when the run on the needed cells cannot stand: a run as long
+        as a cell's time limit had a needed cell cut off, most likely, one the engine lane's run will report and every
+        run would wait for again (the runs then wait for go(), and go the usual way)."""
+        if needed_only is None or not _ok(needed_only) or needed_only.duration >= self._as.cell_timeout:
+            return None
+        timeout = self._given.per_run(needed_only)
+        return _Engines(self._plan(), timeout) if self._await_plan() else None
+
+    def _early_whole(self, early: _Early) -> None:
+        """On the second sandbox: the run on the whole notebook, then a share of the early runs."""
+        early.whole = self._run(self.sandboxes[1], None, self._given.first_run_s, frozenset())
+        early.timed.wait()
+        if early.engines is not None:
+            self._run_all(self.sandboxes[1], early.engines, early.demo)
+
+    def _settle(self, early: _Early, needed_only: RunReply | None) -> bool:
+        """Once the engine lane ran the notebook (go()): do the early runs stand? They do when no needed cell timed out
+        or killed the kernel, and the runs on the student's engine with and without the demo cells agree."""
+        left_out = self._as.skip
+        if early.engines is None or left_out - early.demo:  # the usual way, not trying the needed cells again
+            self._update_job(needed=None)
+            return False
+        full = (
+            early.whole
+            if len(self.sandboxes) > 1 and not left_out
+            else self._run(self.sandboxes[0], None, self._given.first_run_s, left_out)
+        )
+        self.outcome.own = full
+        if full is None or not _ok(full) or self.outcome.cut:
+            self.outcome.runs = early.engines.ordered(self._plan())
+            return True
+        if not notebook_suite.same_run(full, needed_only):
+            self._update_job(needed=None)
+            return False
+        self.outcome.runs = early.engines.ordered(self._plan())
+        self.outcome.run_once = tuple(sorted(i + 1 for i in early.demo - left_out))
+        return True
+
+    def _only_needed(self, sandbox: Sandbox, own: RunReply, timeout: float) -> float:
+        """After the run on the whole notebook (the usual way): run the tests on the student's engine again with only
+        the cells they need, lean (each cell as plain Python, as the whole run derived IPython's transformation of it
+        before running any: grader/sandbox/inside/notebook.py); if every test and probe comes out the same, the other
+        runs leave the rest out and are lean too (each run's limit then follows that run's time)."""
+        job, settings = self._given, self._as
+        if job.needed is None or job.code.kind != "notebook":
+            return timeout
+        demo = notebook_suite.demo(job.code, job.needed) - settings.skip
+        if not demo:
+            return timeout
+        again = self._run(sandbox, None, timeout, settings.skip | demo, lean=True)
+        if again is None or not _ok(again) or not notebook_suite.same_run(own, again):
+            return timeout
+        self._as = dataclasses.replace(settings, skip=settings.skip | demo, lean=True)
+        self.outcome.run_once = tuple(sorted(i + 1 for i in demo))
+        return job.per_run(again)
+
+    # -- one run ----------------------------------------------------------------------------------------------------
 
     def _keep_transformed(self, found: tuple[tuple[int, str], ...]) -> None:
         """The cells as IPython transforms them, from the first frame of a run asked to derive them, for the later
         runs (protocol's transformed() says why that is safe); a lane's threads keep the first they get."""
-        with self._lock:
-            if found and not self.job.code.transformed:
-                self.job = dataclasses.replace(self.job, code=dataclasses.replace(self.job.code, transformed=found))
+        with self._changed:
+            if found and not self._given.code.transformed:
+                self._update_job(code=dataclasses.replace(self._given.code, transformed=found))
 
     def _run(
         self,
@@ -379,18 +555,18 @@ class SuiteLane:
         lean: bool = False,
     ) -> RunReply | None:
         """One run of the suite (a notebook without the cells in skip, by default those go() left out; lean, as
-        the runs on the needed cells alone are once a lean one stood for the whole notebook: notebook_suite.py),
-        or None when the grading's time ran out before it could end."""
+        the runs on the needed cells alone are once a lean one stood for the whole notebook), or None when the
+        grading's time ran out before it could end."""
         started = time.monotonic()
-        if self._until is not None and started >= self._until:
+        job, settings = self._given, self._as
+        if settings.until is not None and started >= settings.until:
             self.outcome.cut = True
             return None
-        job = self.job
-        skip = self._skip if skip is None else skip
-        lean = lean or bool(self.outcome.run_once) and self._lean
         derive = engine is None and not job.code.transformed and job.code.kind == "notebook"
         message = protocol.suite(
-            job.code.request(skip, self._cell_timeout, lean, derive),
+            job.code.request(
+                settings.skip if skip is None else skip, settings.cell_timeout, lean or settings.lean, derive
+            ),
             job.tests,
             engine.block if engine else None,
             list(job.fixtures),
@@ -398,23 +574,10 @@ class SuiteLane:
         )
         try:
             unit = sandbox.unit("suite")
-        except WorkerFailure as failure:
-            return RunReply(engine, failure=failure, duration=time.monotonic() - started)
+        except WorkerFailure as exc:
+            return RunReply(engine, failure=exc, duration=time.monotonic() - started)
         heard: list[dict] = []
-
-        def hear(event: dict) -> None:
-            if len(heard) < protocol.BEFORE_TESTS:
-                heard.append(event)
-
-        reply, failure = None, None
-        try:
-            reply = unit.exchange(message, timeout, self._until, hear)
-        except WorkerFailure as exc:  # OutOfTime too
-            failure = exc
-        finally:
-            ended = time.monotonic()
-            if not unit.failed:
-                unit.close()
+        reply, failure, ended = self._exchange(unit, message, timeout, heard)
         before = protocol.before_tests(heard, job.code, derive, bool(job.probes))
         if derive:  # said before the student's code ran, so it holds however the run ended
             self._keep_transformed(before.transformed)
@@ -422,3 +585,72 @@ class SuiteLane:
             self.outcome.cut = True
             return None
         return RunReply(engine, reply, failure, ended - started, before.probes)
+
+    def _exchange(
+        self, unit: Unit, message: dict, timeout: float, heard: list[dict]
+    ) -> tuple[dict | None, WorkerFailure | None, float]:
+        """The run's request, its reply or how it failed, and when it ended; heard keeps the run's first frames."""
+
+        def hear(event: dict) -> None:
+            if len(heard) < protocol.BEFORE_TESTS:
+                heard.append(event)
+
+        reply, failure = None, None
+        try:
+            reply = unit.exchange(message, timeout, self._as.until, hear)
+        except WorkerFailure as exc:  # OutOfTime too
+            failure = exc
+        finally:
+            ended = time.monotonic()
+            if not unit.failed:
+                unit.close()
+        return reply, failure, ended
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How the runs go: what go() said once the student's code was loaded (before it, start()'s deadline and the job's
+    cell limit)."""
+
+    skip: frozenset[int] = frozenset()
+    """Of a notebook, the cells left out: those that timed out or killed the kernel (and the demo cells, once a run on
+    the needed cells alone stood for the whole notebook)."""
+    cell_timeout: float = 30.0
+    until: float | None = None
+    """The grading's deadline, which no run outlasts and after which none starts."""
+    lean: bool = False
+    """The run on the needed cells alone that stood for the whole notebook was lean: the later ones are."""
+
+
+class _Engines:
+    """The plan's engines not yet taken, each run's limit, and the runs done: shared by a lane's threads."""
+
+    def __init__(self, plan: tuple[EngineRun, ...], timeout: float):
+        self.timeout = timeout
+        self.done: list[RunReply] = []
+        self._left = list(plan)
+        self._lock = threading.Lock()
+
+    def take(self) -> EngineRun | None:
+        with self._lock:
+            return self._left.pop(0) if self._left else None
+
+    def ordered(self, plan: tuple[EngineRun, ...]) -> list[RunReply]:
+        order = {id(engine): i for i, engine in enumerate(plan)}
+        return sorted(self.done, key=lambda r: order[id(r.engine)])
+
+
+@dataclass
+class _Early:
+    """A notebook's early runs (SuiteLane._early): its demo cells, the plan's engines once the run on the needed cells
+    stood (None: it did not), and the run on the whole notebook of a second sandbox."""
+
+    demo: frozenset[int]
+    engines: _Engines | None = None
+    whole: RunReply | None = None
+    timed: threading.Event = field(default_factory=threading.Event)
+    """Set once engines is decided."""
+
+
+def _ok(run: RunReply | None) -> bool:
+    return run is not None and run.failure is None and protocol.raised(run.reply) is None

@@ -37,7 +37,7 @@ def load(engine: EngineLane, code: Code, assignment: Assignment, filename: str, 
             ) from None
         raise Rejected(failure.result_kind, f"importing {filename}: your code {failure.message}") from None
     claim = protocol.loaded(reply)
-    return _symbols(claim, assignment, filename, None, engine.sandbox.python), None, _notes(claim, code)
+    return _symbols(claim, assignment, filename, None, engine.sandbox.python), None, notes_of(claim, code)
 
 
 def _load_notebook(engine: EngineLane, code: Code, assignment: Assignment, filename: str, ends: float, tell=None):
@@ -79,7 +79,7 @@ def _load_notebook(engine: EngineLane, code: Code, assignment: Assignment, filen
     return (
         _symbols(claim, assignment, filename, execution),
         execution,
-        _notes(claim, code) + _again(code, assignment, execution) + _timed_once(code, execution),
+        notes_of(claim, code) + _again(code, assignment, execution) + _timed_once(code, execution),
     )
 
 
@@ -134,7 +134,7 @@ def _out_of_time(code: Code, filename: str, limit: str, progress: notebooks.Prog
     )
 
 
-def _notes(claim: Loaded, code: Code) -> tuple[str, ...]:
+def notes_of(claim: Loaded, code: Code) -> tuple[str, ...]:
     """What the student should know: each package that stood in for the real one, in one note with its magics that
     did nothing (a line each); an autograd library the assignment does not offer is not available, any other was
     not installed where the code ran."""

@@ -174,7 +174,8 @@ def execution(
         if exited is not None and index > exited:
             reports.append(CellReport(number, "not_run"))
             continue
-        status = entry.get("status") if entry.get("status") in ("ok", "error", "timeout") else "ok"
+        given = entry.get("status")
+        status = given if isinstance(given, str) and given in ("ok", "error", "timeout") else "ok"
         error = f"{entry.get('ename', '')}: {entry.get('evalue', '')}".strip(": ")[:500] if status == "error" else ""
         error = error if isinstance(error, str) else ""
         reports.append(CellReport(number, status, error))

@@ -12,12 +12,13 @@ Requests: load, eval_many, gradcheck_many, numerical_grad, neuron, train, suite.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from grader.errors import WorkerFailure
 from grader.files import MODULE_FILE
 from grader.programs import Program
+from grader.sandbox.inside.probes import MAX_CALLS
 
 # -- what the sandbox loads ---------------------------------------------------------------------------------------
 
@@ -41,6 +42,14 @@ class Code:
     """Of a notebook, cells as IPython transforms them, derived by a run of the tests on the student's own engine
     before any of the student's code ran in it (transformed()): later runs take these rather than tokenize every
     cell again."""
+
+    @property
+    def text(self) -> str:
+        """The student's code as one text: the module's file, or a notebook's code cells in order with a blank line
+        between them (what the sabotage plan mutates, the suite's feedback quotes, and a notebook's tests are)."""
+        if self.kind == "notebook":
+            return "\n\n".join(source for _, source in self.cells)
+        return self.files.get(MODULE_FILE, b"").decode("utf-8", "replace")
 
     def request(
         self, skip: frozenset[int] = frozenset(), cell_timeout: float = 30.0, lean: bool = False, derive: bool = False
@@ -94,6 +103,10 @@ def gradcheck_many(programs: list[Program], h: float) -> dict:
     return {"op": "gradcheck_many", "programs": programs, "h": h}
 
 
+def order_many(programs: list[Program], seed: bool) -> dict:
+    return {"op": "order_many", "programs": programs, "seed": seed, "stop_on_error": False}
+
+
 def numerical_grad(function: str, x: float, h: float | None) -> dict:
     return {"op": "numerical_grad", "function": function, "x": x, "h": h}
 
@@ -102,7 +115,7 @@ def neuron(nin: int, weights: list[float], bias: float, x: list[float]) -> dict:
     return {"op": "neuron", "nin": nin, "weights": weights, "bias": bias, "x": x}
 
 
-def train(args: dict, initial: dict) -> dict:
+def train(args: dict, initial: list[float]) -> dict:
     return {"op": "train", "args": {**args, "initial": initial}}
 
 
@@ -123,6 +136,8 @@ class StudentError:
     lineno: int | str | None = None
     offset: int | str | None = None
     text: str | None = None
+    raised_in: str = ""
+    """Of a NotImplementedError, the function of the student's code it came out of (`Value.__add__`)."""
 
     @classmethod
     def from_claim(cls, raw: Any) -> StudentError:
@@ -133,7 +148,8 @@ class StudentError:
             for key in ("lineno", "offset", "text")
             if key in raw
         }
-        return cls(*(str(raw.get(key, ""))[:4000] for key in ("type", "message", "traceback")), **extra)
+        said = cls(*(str(raw.get(key, ""))[:4000] for key in ("type", "message", "traceback")), **extra)
+        return replace(said, raised_in=str(raw.get("raised_in", ""))[:200])
 
 
 UNREADABLE = StudentError(
@@ -258,6 +274,38 @@ def gradcheck(value: Any, program: Program) -> dict | Observation:
     return {"leaves": leaves, "analytic": analytic, "up": up, "down": down, "output": output}
 
 
+@dataclass(frozen=True)
+class Order:
+    """The sequence in which backward() called the operation nodes' own backward (by node index), as the
+    student's process claims; hook is the attribute watched, or empty when none could be."""
+
+    hook: str
+    watched: tuple[int, ...] = ()
+    calls: tuple[int, ...] = ()
+
+
+def order(value: Any, program: Program) -> Order | Observation:
+    """One program's order_many reply: the calls seen, an Order with no hook when nothing could be watched, or
+    what the student's code raised."""
+    if isinstance(value, dict) and "error" in value:
+        return Observation(error=StudentError.from_claim(value["error"]))
+    if not isinstance(value, dict):
+        return Observation(error=UNREADABLE)
+    if value.get("hook") is None:
+        return Order("")
+    ops = tuple(i for i, ins in enumerate(program) if ins[0] != "leaf")
+    calls = value.get("calls")
+    if (
+        not isinstance(value["hook"], str)
+        or value.get("watched") != list(ops)
+        or not isinstance(calls, list)
+        or len(calls) > MAX_CALLS
+        or not all(type(i) is int and i in ops for i in calls)
+    ):
+        return Observation(error=UNREADABLE)
+    return Order(value["hook"][:100] or "?", ops, tuple(calls))
+
+
 MAX_SYMBOLS = 10_000
 
 
@@ -360,7 +408,7 @@ def before_tests(events: list, code: Code, derived: bool, probed: bool) -> Befor
     """The claims of a suite run's first event frames (at most BEFORE_TESTS of them are kept), each read only at
     its place: the derived transformations first when derived was asked, then the probes when probed was."""
     events = list(events[:BEFORE_TESTS])
-    found = ()
+    found: tuple[tuple[int, str], ...] = ()
     if derived:
         first = events.pop(0) if events else None
         if not (isinstance(first, dict) and "transformed" in first):

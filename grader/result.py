@@ -39,6 +39,16 @@ class Counterexample:
 
 
 @dataclass(frozen=True)
+class NotWritten:
+    """A method of the starter kit still to write: the student's code raised NotImplementedError in it."""
+
+    method: str
+    """The function it came out of (`Value.__add__`), as the student's process said: the reports group by it."""
+    message: str
+    """Its message's first line, at most 80 characters (`Value.__add__ is not written yet`): what a table row says."""
+
+
+@dataclass(frozen=True)
 class Outcome:
     """What a check function returns; the check runner adds id, points and timing."""
 
@@ -53,6 +63,10 @@ class Outcome:
     """Partial credit in [0, 1]; None means all (passed) or nothing (anything else)."""
     cause: str | None = None
     """The id of the misconception recognised (grader/causes.py), said when the result is made."""
+    not_written: NotWritten | None = None
+    """The student's code stopped at a method still to write (NotImplementedError)."""
+    timing: bool = False
+    """A time limit stopped something in the check, or the wall clock decided its judgement (grading.py marks it)."""
 
     def __post_init__(self):
         if self.status not in CHECK_STATUSES:
@@ -74,6 +88,11 @@ class CheckResult:
     duration_s: float
     cause: str | None = None
     """The id of the misconception recognised (grader/causes.py), which the feedback says."""
+    not_written: NotWritten | None = None
+    """The student's code stopped at a method still to write (NotImplementedError): the reports group such checks."""
+    timing: bool = False
+    """A time limit stopped something in the check, or the wall clock decided its judgement: a batch grades the
+    student again, alone."""
 
 
 @dataclass(frozen=True)
@@ -122,7 +141,7 @@ class Result:
             + (["notebook"] if self.notebook is not None else [])
             + (["notes"] if self.notes else [])
         )
-        data["checks"] = [_cause_in_artifacts(check) for check in data["checks"]]
+        data["checks"] = [_typed_in_artifacts(check) for check in data["checks"]]
         return {key: list(data[key]) if key in ("notes", "checks") else data[key] for key in order}
 
     @classmethod
@@ -130,7 +149,7 @@ class Result:
         """The result that to_dict gave `data`, which is untrusted (read from a file, sent by another
         process): every field is checked, and anything else is a BadResult naming the field."""
         if isinstance(data, dict) and isinstance(data.get("checks"), list):
-            data = {**data, "checks": [_cause_out_of_artifacts(c) for c in data["checks"]]}
+            data = {**data, "checks": [_typed_out_of_artifacts(c) for c in data["checks"]]}
         return _from_dict(cls, data, "result")
 
     def to_json(self) -> str:
@@ -140,7 +159,7 @@ class Result:
         """The result as a student may see it: hidden checks keep their status and points only."""
         hidden = "Hidden check: it runs when your instructor grades, and its details are shown to them only."
         checks = tuple(
-            replace(c, feedback=hidden, counterexample=None, artifacts={}, cause=None)
+            replace(c, feedback=hidden, counterexample=None, artifacts={}, cause=None, not_written=None, timing=False)
             if c.visibility == "hidden"
             else c
             for c in self.checks
@@ -153,22 +172,48 @@ class Result:
         return self.status == "graded" and all(c.status == "passed" for c in self.checks if c.max_score > 0)
 
 
-def _cause_in_artifacts(check: dict) -> dict:
-    """A check as the result JSON holds it: the cause's id under artifacts["cause"], where the contract's
-    fixed set of check keys leaves room for it (docs/results.md)."""
-    cause = check.pop("cause")
+IN_ARTIFACTS = ("not_written", "not_written_in", "timing", "cause")
+"""The typed fields of a check that the result JSON holds under artifacts, in this order after the check's own data,
+where the contract's fixed set of check keys leaves room for them (docs/results.md): the method still to write's
+message and name, the time-limit mark (only when set), and the cause's id."""
+
+
+def _typed_in_artifacts(check: dict) -> dict:
+    """A check (asdict's) as the result JSON holds it: its typed fields under artifacts (IN_ARTIFACTS)."""
+    written, timing, cause = check.pop("not_written"), check.pop("timing"), check.pop("cause")
+    extra: dict[str, Any] = {}
+    if written is not None:
+        extra |= {"not_written": written["message"], "not_written_in": written["method"]}
+    if timing:
+        extra["timing"] = True
     if cause is not None:
-        check["artifacts"] = {**check["artifacts"], "cause": cause}
+        extra["cause"] = cause
+    if extra:
+        check["artifacts"] = {**check["artifacts"], **extra}
     return check
 
 
-def _cause_out_of_artifacts(check: Any) -> Any:
-    """The inverse of _cause_in_artifacts, on untrusted data (anything else is left for from_dict to refuse)."""
-    if not isinstance(check, dict) or not isinstance(check.get("artifacts"), dict) or "cause" in check:
+def _typed_out_of_artifacts(check: Any) -> Any:
+    """The inverse of _typed_in_artifacts, on untrusted data (anything else is left for from_dict to refuse; a
+    not_written without its method, as a result written before the method was named, is grouped by its message)."""
+    if not isinstance(check, dict) or not isinstance(check.get("artifacts"), dict):
+        return check
+    if any(key in check for key in ("not_written", "timing", "cause")):
         return check
     artifacts = dict(check["artifacts"])
-    cause = artifacts.pop("cause", None)
-    return {**check, "artifacts": artifacts, "cause": cause}
+    typed = {key: artifacts.pop(key) for key in IN_ARTIFACTS if key in artifacts}
+    written = None
+    if "not_written" in typed:
+        written = {"method": typed.get("not_written_in", typed["not_written"]), "message": typed["not_written"]}
+    elif "not_written_in" in typed:
+        raise BadResult("result.checks: a not_written_in without its not_written")
+    return {
+        **check,
+        "artifacts": artifacts,
+        "cause": typed.get("cause"),
+        "not_written": written,
+        "timing": typed.get("timing", False),
+    }
 
 
 ALLOWED = {
@@ -181,7 +226,14 @@ ALLOWED = {
 """The fields whose value is one of a few, as from_dict checks them."""
 
 
-def _from_dict(cls: type, data: Any, where: str):
+def from_data(cls: type, data: Any, where: str, allowed: dict[tuple[type, str], tuple] | None = None):
+    """An instance of the dataclass cls from JSON data, every field checked against its annotation (nested
+    dataclasses too) and, for the fields `allowed` names (with ALLOWED's), against the values it allows; anything
+    else is a BadResult naming the field. Read untrusted data with it (grader/classfiles.py does)."""
+    return _from_dict(cls, data, where, {**ALLOWED, **(allowed or {})})
+
+
+def _from_dict(cls: type, data: Any, where: str, allowed: dict[tuple[type, str], tuple] = ALLOWED):
     """An instance of the dataclass cls from to_dict's data, every field checked against its annotation."""
     if not isinstance(data, dict):
         raise BadResult(f"{where}: expected an object, got {type(data).__name__}")
@@ -196,16 +248,16 @@ def _from_dict(cls: type, data: Any, where: str):
             if spec.default is MISSING and spec.default_factory is MISSING:
                 raise BadResult(f"{where}: no {name!r}")
             continue
-        value = _value(hints[name], data[name], f"{where}.{name}")
-        if (cls, name) in ALLOWED and value not in ALLOWED[cls, name]:
-            raise BadResult(f"{where}.{name}: {value!r} is not one of {ALLOWED[cls, name]}")
+        value = _value(hints[name], data[name], f"{where}.{name}", allowed)
+        if (cls, name) in allowed and value not in allowed[cls, name]:
+            raise BadResult(f"{where}.{name}: {value!r} is not one of {allowed[cls, name]}")
         values[name] = value
     if cls is Result and (values.get("status") == "error") != (values.get("error") is not None):
         raise BadResult(f"{where}: an error result, and only one, has an error")
     return cls(**values)
 
 
-def _value(hint: Any, value: Any, where: str) -> Any:
+def _value(hint: Any, value: Any, where: str, allowed: dict[tuple[type, str], tuple] = ALLOWED) -> Any:
     """value, checked to be JSON data of the annotation's type (a dataclass read with _from_dict)."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if hint is Any:
@@ -214,13 +266,13 @@ def _value(hint: Any, value: Any, where: str) -> Any:
         if value is None and type(None) in args:
             return None
         kinds = [a for a in args if a is not type(None)]
-        return _value(kinds[0] if len(kinds) == 1 else Any, value, where)
-    if is_dataclass(hint):
-        return _from_dict(hint, value, where)
+        return _value(kinds[0] if len(kinds) == 1 else Any, value, where, allowed)
+    if isinstance(hint, type) and is_dataclass(hint):
+        return _from_dict(hint, value, where, allowed)
     if origin is tuple and isinstance(value, (list, tuple)):
-        return tuple(_value(args[0], v, f"{where}[{i}]") for i, v in enumerate(value))
+        return tuple(_value(args[0], v, f"{where}[{i}]", allowed) for i, v in enumerate(value))
     if origin is dict and isinstance(value, dict) and all(isinstance(k, str) for k in value):
-        return {k: _value(args[1], v, f"{where}.{k}") for k, v in value.items()}
+        return {k: _value(args[1], v, f"{where}.{k}", allowed) for k, v in value.items()}
     if hint is float and isinstance(value, (int, float)) and not isinstance(value, bool):
         return value  # an int stays one: the JSON written again is the JSON read
     if hint in (int, str, bool) and type(value) is hint:

@@ -22,8 +22,9 @@ from __future__ import annotations
 import ast
 import functools
 import symtable
-import types
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 OPAQUE_CALLS = frozenset({"exec", "eval", "globals", "vars", "locals", "__import__", "open", "compile"})
 """Names whose use in a cell means it may bind anything, or leave a file a test reads."""
@@ -64,7 +65,25 @@ def read_cell(source: str) -> CellNames:
         table = symtable.symtable(code, "<cell>", "exec")
     except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError):
         return CellNames(frozenset(), frozenset(), frozenset(), True)
-    binds, uses, declared, imported = set(), set(), set(), set()
+    binds, uses, imported = _top_symbols(table)
+    top_uses = frozenset(uses)
+    declared = _inner_symbols(table, uses)
+    changes: set[str] = set()
+    opaque = _top_effects(tree, binds, changes, uses)
+    opaque = opaque or bool(declared & {"*"}) or bool(uses & OPAQUE_CALLS)
+    return CellNames(
+        frozenset(binds | {f"global:{n}" for n in declared}),
+        frozenset(changes),
+        frozenset(uses),
+        opaque,
+        frozenset(imported),
+        top_uses,
+    )
+
+
+def _top_symbols(table: symtable.SymbolTable) -> tuple[set[str], set[str], set[str]]:
+    """What the cell's own scope binds, uses, and binds by importing only."""
+    binds, uses, imported = set(), set(), set()
     for symbol in table.get_symbols():
         if symbol.is_assigned() or symbol.is_imported() or symbol.is_namespace():
             binds.add(symbol.get_name())
@@ -72,7 +91,12 @@ def read_cell(source: str) -> CellNames:
             imported.add(symbol.get_name())
         if symbol.is_referenced():
             uses.add(symbol.get_name())
-    top_uses = frozenset(uses)
+    return binds, uses, imported
+
+
+def _inner_symbols(table: symtable.SymbolTable, uses: set[str]) -> set[str]:
+    """Add to uses the globals the cell's functions and classes read; the names they declare global and assign."""
+    declared = set()
     stack = list(table.get_children())
     while stack:
         child = stack.pop()
@@ -82,34 +106,39 @@ def read_cell(source: str) -> CellNames:
                 uses.add(symbol.get_name())
             if symbol.is_declared_global() and symbol.is_assigned():
                 declared.add(symbol.get_name())
-    changes, opaque = set(), bool(declared & {"*"})
+    return declared
+
+
+def _top_effects(tree: ast.AST, binds: set[str], changes: set[str], uses: set[str]) -> bool:
+    """Add to changes what the cell's own statements change (attributes, items, setattr, a method's call on a name),
+    and to binds, changes and uses what its magics' code does; whether it is opaque (a star import, an opaque call
+    or magic)."""
+    opaque = False
     for node in scope_nodes(tree):
         if isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
             opaque = True
         elif isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del)):
             changes.update(_base(node))
         elif isinstance(node, ast.Call):
-            changes.update(_base(node.func) if isinstance(node.func, ast.Attribute) else ())
-            name = node.func.id if isinstance(node.func, ast.Name) else None
-            if name in ("setattr", "delattr") and node.args:
-                changes.update(_base(node.args[0], bare=True))
-            opaque = opaque or _opaque_magic(node) or name in OPAQUE_CALLS
-            inner = _code_argument(node)
-            if inner is not None:
-                nested = read_cell(inner)
-                binds |= nested.binds
-                changes |= nested.changes
-                uses |= nested.uses
-                opaque = opaque or nested.opaque
-    opaque = opaque or bool(uses & OPAQUE_CALLS)
-    return CellNames(
-        frozenset(binds | {f"global:{n}" for n in declared}),
-        frozenset(changes),
-        frozenset(uses),
-        opaque,
-        frozenset(imported),
-        top_uses,
-    )
+            opaque = _call_effects(node, binds, changes, uses) or opaque
+    return opaque
+
+
+def _call_effects(node: ast.Call, binds: set[str], changes: set[str], uses: set[str]) -> bool:
+    """_top_effects for one call."""
+    changes.update(_base(node.func) if isinstance(node.func, ast.Attribute) else ())
+    name = node.func.id if isinstance(node.func, ast.Name) else None
+    if name in ("setattr", "delattr") and node.args:
+        changes.update(_base(node.args[0], bare=True))
+    opaque = _opaque_magic(node) or name in OPAQUE_CALLS
+    inner = _code_argument(node)
+    if inner is not None:
+        nested = read_cell(inner)
+        binds |= nested.binds
+        changes |= nested.changes
+        uses |= nested.uses
+        opaque = opaque or nested.opaque
+    return opaque
 
 
 def scope_nodes(tree: ast.AST):
@@ -172,40 +201,64 @@ def needed(cells: tuple[tuple[int, str], ...], tests: str | None, seeds: tuple[s
         wanted |= _names_in(tests)
     if "*" in wanted:
         return frozenset(index for index, _ in cells)
-    calls = {}  # a function that declares globals binds them where it is called
+    choice = _Choice(read, _global_binders(read), {index: _imports(source) for index, source in cells}, wanted)
+    while True:
+        choice.choose_binders()
+        if not choice.choose_imports():
+            return frozenset(choice.chosen)
+
+
+def _global_binders(read: dict[int, CellNames]) -> dict[str, set[str]]:
+    """A function that declares globals binds them where it is called: function name -> those globals."""
+    calls: dict[str, set[str]] = {}
     for names in read.values():
         own = {n.split(":", 1)[1] for n in names.binds if n.startswith("global:")}
         for name in names.binds:
             if own and not name.startswith("global:"):
                 calls.setdefault(name, set()).update(own)
-    imports = {index: _imports(source) for index, source in cells}
-    modules = {n for found in imports.values() for n in found}
-    chosen: set[int] = set()
+    return calls
 
-    def choose(index: int) -> None:
-        chosen.add(index)
-        wanted.update(read[index].uses | {g for f in read[index].uses for g in calls.get(f, ())})
 
-    while True:
+class _Choice:
+    """The cells chosen so far, and the names they make wanted (see needed)."""
+
+    def __init__(self, read: dict[int, CellNames], calls: dict[str, set[str]], imports: dict, wanted: set[str]):
+        self.read, self.calls, self.imports, self.wanted = read, calls, imports, wanted
+        self.modules = {n for found in imports.values() for n in found}
+        self.chosen: set[int] = set()
+
+    def choose(self, index: int) -> None:
+        read, calls = self.read, self.calls
+        self.chosen.add(index)
+        self.wanted.update(read[index].uses | {g for f in read[index].uses for g in calls.get(f, ())})
+
+    def choose_binders(self) -> None:
+        """Choose cells that define, or change, a wanted name, until no more do."""
         grew = True
-        while grew:  # cells that define, or change, a wanted name
+        while grew:
             grew = False
-            for index, names in read.items():
-                binds = (set(names.binds) - names.imported) | {g for f in names.uses for g in calls.get(f, ())}
-                if index not in chosen and (names.opaque or binds & wanted or (names.changes - modules) & wanted):
-                    choose(index)
+            for index, names in self.read.items():
+                if index not in self.chosen and self._binds_wanted(names):
+                    self.choose(index)
                     grew = True
-        # then cells that import a wanted name that no chosen cell imports alike in time for it (a demo cell's
-        # `import random` is not needed when the engine's cell has it too)
+
+    def _binds_wanted(self, names: CellNames) -> bool:
+        """Does a cell bind or change a wanted name (or might it: an opaque cell)?"""
+        binds = (set(names.binds) - names.imported) | {g for f in names.uses for g in self.calls.get(f, ())}
+        return bool(names.opaque or binds & self.wanted or (names.changes - self.modules) & self.wanted)
+
+    def choose_imports(self) -> bool:
+        """Choose cells that import a wanted name that no chosen cell imports alike in time for it (a demo cell's
+        `import random` is not needed when the engine's cell has it too); whether any was."""
         extra = False
-        for index in sorted(read, reverse=True):  # the last import of a name first: the earlier ones may repeat it
-            if index not in chosen and any(
-                n in wanted and not _imported_alike(index, n, chosen, imports, read) for n in read[index].imported
+        for index in sorted(self.read, reverse=True):  # the last import of a name first: the earlier ones may repeat
+            if index not in self.chosen and any(
+                n in self.wanted and not _imported_alike(index, n, self.chosen, self.imports, self.read)
+                for n in self.read[index].imported
             ):
-                choose(index)
+                self.choose(index)
                 extra = True
-        if not extra:
-            return frozenset(chosen)
+        return extra
 
 
 def _imported_alike(index: int, name: str, chosen: set[int], imports: dict, read: dict) -> bool:
@@ -235,14 +288,14 @@ def defined_again(
 
 
 @functools.lru_cache(maxsize=512)
-def _imports(source: str) -> types.MappingProxyType:
+def _imports(source: str) -> Mapping[str, str]:
     """Names a cell binds by importing, and what each is (modules, whose calls are not counted as changing
     them, and two cells importing one alike bind it alike)."""
     try:
         tree = ast.parse(_transform(source))
     except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError):
         return {}
-    found = {}
+    found: dict[str, str] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found |= {
@@ -250,7 +303,7 @@ def _imports(source: str) -> types.MappingProxyType:
             }
         elif isinstance(node, ast.ImportFrom):
             found |= {a.asname or a.name: f"{'.' * node.level}{node.module}:{a.name}" for a in node.names}
-    return types.MappingProxyType(found)  # cached: read-only
+    return MappingProxyType(found)  # cached: read-only
 
 
 def _names_in(text: str) -> set[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime
 import sys
 from collections.abc import Collection
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -99,6 +99,17 @@ class LatePolicy:
     """The most percent taken, however late."""
 
 
+REPAIRS = ("off", "where", "diff")
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """`[feedback]`: what a student is shown beyond each check's outcome."""
+
+    repair: str = "where"
+    """A verified repair (grader/repair/): off; where (the line and method to change); diff (and the change)."""
+
+
 @dataclass(frozen=True)
 class Assignment:
     id: str
@@ -119,6 +130,7 @@ class Assignment:
     else a stand-in is imported, whose use raises a clear error, and the student is told."""
     folder: Path
     late: LatePolicy = field(default_factory=LatePolicy)
+    feedback: Feedback = field(default_factory=Feedback)
 
     @property
     def max_score(self) -> float:
@@ -174,7 +186,7 @@ def parse(raw: dict[str, Any], path: Path, *, checks: Collection[str], operators
     checks_table = where.get(raw, "checks", dict, required=True)
     if not checks_table:
         raise SpecError(f"{path}: [checks] is empty; name at least one check")
-    checks = []
+    check_specs: list[CheckSpec] = []
     for check_id, entry in checks_table.items():
         if check_id not in known_checks:
             raise SpecError(
@@ -190,7 +202,7 @@ def parse(raw: dict[str, Any], path: Path, *, checks: Collection[str], operators
                 f"{path}: checks.{check_id}.visibility = {visibility!r}: expected one of {', '.join(VISIBILITIES)}"
             )
         where.no_extra(entry, {"points", "visibility"}, f"checks.{check_id}")
-        checks.append(CheckSpec(check_id, float(points), visibility))
+        check_specs.append(CheckSpec(check_id, float(points), visibility))
     ops = tuple(where.get(raw, "ops", list, default=list(DEFAULT_OPS)))
     for op in ops:
         if op not in OPS:
@@ -201,7 +213,7 @@ def parse(raw: dict[str, Any], path: Path, *, checks: Collection[str], operators
         title=where.get(raw, "title", str, default=""),
         ops=ops,
         required_symbols=tuple(where.get(raw, "required_symbols", list, default=["Value"])),
-        checks=tuple(checks),
+        checks=tuple(check_specs),
         tolerances=where.section(raw, "tolerances", Tolerances),
         limits=where.section(raw, "limits", AssignmentLimits),
         search=where.section(raw, "search", Search),
@@ -210,6 +222,7 @@ def parse(raw: dict[str, Any], path: Path, *, checks: Collection[str], operators
         packages=_packages(where, raw),
         folder=path.parent,
         late=_late(where, raw),
+        feedback=_feedback(where, raw),
     )
     where.no_extra(raw, {f.name for f in fields(Assignment)} - {"folder"}, "")
     return assignment
@@ -263,6 +276,15 @@ def _late(where: _Where, raw: dict[str, Any]) -> LatePolicy:
         numbers[key] = value
     where.no_extra(table, {"due", *numbers}, "late")
     return LatePolicy(when.isoformat() if when else "", **numbers)
+
+
+def _feedback(where: _Where, raw: dict[str, Any]) -> Feedback:
+    table = where.get(raw, "feedback", dict, default={})
+    repair = where.get(table, "repair", str, default=Feedback.repair, prefix="feedback")
+    if repair not in REPAIRS:
+        raise SpecError(f"{where.path}: feedback.repair = {repair!r}: expected one of {', '.join(REPAIRS)}")
+    where.no_extra(table, {"repair"}, "feedback")
+    return Feedback(repair)
 
 
 def _training(where: _Where, raw: dict[str, Any]) -> Training:
@@ -325,6 +347,7 @@ class _Where:
         values = {}
         for f in fields(cls):
             default = f.default
+            assert default is not MISSING, f"{cls.__name__}.{f.name}: a spec section's every field has a default"
             kind = (int, float) if isinstance(default, float) else type(default)
             value = self.get(table, f.name, kind, default=default, prefix=key)
             if value <= 0:

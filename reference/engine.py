@@ -94,13 +94,13 @@ class Value:
     # -- derived operations ---------------------------------------------------------------
 
     def __neg__(self) -> Value:
-        return self * -1
+        return self * -1  # type: ignore[operator]  # mypy does not count int and float as numbers.Real
 
     def __sub__(self, other: Value | Real) -> Value:
         return self + (-_as_value(other))
 
     def __truediv__(self, other: Value | Real) -> Value:
-        return self * _as_value(other) ** -1
+        return self * _as_value(other) ** -1  # type: ignore[operator]  # mypy does not count int and float as numbers.Real
 
     def __radd__(self, other: Real) -> Value:
         return self + other
@@ -142,7 +142,7 @@ def topological_order(root: Value) -> list[Value]:
 
 
 def _as_value(x: Value | Real) -> Value:
-    return x if isinstance(x, Value) else Value(x)
+    return x if isinstance(x, Value) else Value(x)  # type: ignore[arg-type]  # mypy does not count int and float as numbers.Real
 
 
 def numerical_grad(f: Callable[[float], float], x: float, h: float = 1e-6) -> float:

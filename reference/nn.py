@@ -16,7 +16,7 @@ class Neuron:
         self.b = Value(random.uniform(-1, 1))
 
     def __call__(self, x: Sequence[Value | float]) -> Value:
-        act = sum((wi * xi for wi, xi in zip(self.w, x)), self.b)
+        act = sum((wi * xi for wi, xi in zip(self.w, x)), self.b)  # type: ignore[operator]  # mypy does not count int and float as numbers.Real
         return act.tanh()
 
     def parameters(self) -> list[Value]:
@@ -41,9 +41,9 @@ class MLP:
         self.layers = [Layer(sizes[i], sizes[i + 1]) for i in range(len(nouts))]
 
     def __call__(self, x: Sequence[Value | float]) -> Value | list[Value]:
-        for layer in self.layers:
-            x = layer(x)
-        return x
+        for layer in self.layers:  # each layer's output is the next one's input, a Value only from the last
+            x = layer(x)  # type: ignore[assignment]  # (a one-neuron layer's output)
+        return x  # type: ignore[return-value]  # (a one-neuron layer's output)
 
     def parameters(self) -> list[Value]:
         return [p for layer in self.layers for p in layer.parameters()]

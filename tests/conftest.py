@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import csv
 import dataclasses
 import os
+import resource
+import shutil
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -14,6 +19,7 @@ from grader.checks.suite import SUITE_CHECKS
 from grader.folders import remove_tree
 from grader.grading import grade
 from grader.result import Result
+from grader.sandbox import isolation
 
 HERE = Path(__file__).parent
 ZOO = HERE / "zoo"
@@ -74,9 +80,10 @@ def with_limits(assignment: spec.Assignment, **limits) -> spec.Assignment:
     return dataclasses.replace(assignment, limits=dataclasses.replace(assignment.limits, **limits))
 
 
-def quick_assignment(folder: Path, checks: tuple[str, ...] | None = None) -> Path:
+def quick_assignment(folder: Path, checks: tuple[str, ...] | None = None, repair: str = "off") -> Path:
     """A folder holding the micrograd assignment with 15 examples per rule and short limits, for a command's
-    --assignment; with `checks`, only those checks (a grading of a small engine then takes about a second)."""
+    --assignment; with `checks`, only those checks (a grading of a small engine then takes about a second); verified
+    repairs `off` unless asked for (each regrades a buggy engine once more)."""
     lines = []
     for line in (ROOT / "assignments" / "micrograd" / "assignment.toml").read_text().splitlines():
         name = line.split("=")[0].strip()
@@ -84,13 +91,17 @@ def quick_assignment(folder: Path, checks: tuple[str, ...] | None = None) -> Pat
             continue
         lines.append(line.replace("max_examples = 100", "max_examples = 15"))
     folder.mkdir(parents=True, exist_ok=True)
+    lines += ["", "[feedback]", f'repair = "{repair}"']
     (folder / "assignment.toml").write_text("\n".join(lines) + "\n")
     return folder
 
 
 @pytest.fixture(scope="session")
 def micrograd() -> spec.Assignment:
-    return catalog.load("micrograd")
+    """The micrograd assignment, without verified repairs (`[feedback] repair = "off"`): a repair regrades a
+    buggy engine once more (seconds), which the tests of other things need not pay; tests/test_repair.py turns
+    them on."""
+    return dataclasses.replace(catalog.load("micrograd"), feedback=spec.Feedback("off"))
 
 
 @pytest.fixture(scope="session")
@@ -123,6 +134,12 @@ def author_python() -> Path:
     if not AUTHOR_PYTHON.exists():
         pytest.skip(f"needs a Python with the lectures' packages ({AUTHOR_PYTHON}; .ci/run makes one)")
     return AUTHOR_PYTHON
+
+
+def csv_rows(path: Path) -> list[dict[str, str]]:
+    """A CSV file's rows, each a dict keyed by the header row (the file closed)."""
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
 
 
 def statuses(result: Result) -> dict[str, str]:
@@ -160,3 +177,133 @@ def grader_once(tmp_path_factory):
         return code, out, err
 
     return run
+
+
+# The grader's command line, with bubblewrap and without, on a private install: how the hostile submissions
+# (tests/test_adversarial*.py, test_feedback_safe.py) are graded.
+TEST_SECRET = "adversarial-tests"
+SANDBOX_PYTHON = Path(os.environ.get("GRADER_TEST_SANDBOX_PYTHON", "/opt/micrograd-sandbox/bin/python"))
+QUICK = (
+    (ROOT / "assignments" / "micrograd" / "assignment.toml")
+    .read_text()
+    .replace("max_examples = 100", "max_examples = 20")
+    .replace("request_s = 5.0 ", "request_s = 3.0 ")
+    .replace("tests_s = 30.0 ", "tests_s = 10.0 ")
+)
+
+
+def _bwrap_works() -> bool:
+    return isolation.detect().bwrap is not None
+
+
+@pytest.fixture(scope="session")
+def private_install(tmp_path_factory) -> Path:
+    """The grader copied where only root can read it (pytest's temporary folders are 0700)."""
+    target = tmp_path_factory.mktemp("private-grader")
+    for name in ("grader", "reference", "assignments", "student_template"):
+        shutil.copytree(ROOT / name, target / name, ignore=shutil.ignore_patterns("__pycache__"))
+    (target / "quick").mkdir()
+    (target / "quick" / "assignment.toml").write_text(QUICK)
+    return target
+
+
+@pytest.fixture(params=["bwrap", "no-bwrap"])
+def run(request, private_install, tmp_path):
+    """Run the grader's command line in one mode; (CompletedProcess, peak RSS of the grader in MB)."""
+    mode = request.param
+    env = dict(os.environ)
+    if mode == "bwrap":
+        if not _bwrap_works():
+            pytest.skip("bubblewrap cannot create a sandbox here")
+    else:
+        if os.geteuid() != 0 or not SANDBOX_PYTHON.exists():
+            pytest.skip(
+                "the no-bubblewrap mode needs root and a Python every user can run "
+                f"({SANDBOX_PYTHON}; .ci/run makes one)"
+            )
+        env.update(GRADER_NO_BWRAP="1", GRADER_SANDBOX_PYTHON=str(SANDBOX_PYTHON), PYTHONPATH=str(private_install))
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    env["GRADER_SECRET"] = TEST_SECRET
+    sandboxes = Path("/run/micrograd-grader") / f"test-{os.getpid()}-{tmp_path.name}"
+    if os.geteuid() == 0:
+        sandboxes.mkdir(parents=True, mode=0o711)
+        sandboxes.chmod(0o711)
+        env["GRADER_SANDBOX_ROOT"] = str(sandboxes)
+
+    def grader(*args: str, cwd: Path = tmp_path, timeout: float = 600):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        done = subprocess.run(
+            [sys.executable, "-m", "grader.cli", *args],
+            capture_output=True,
+            text=True,
+            cwd=cwd,
+            env=env,
+            timeout=timeout,
+        )
+        peak = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
+        return done, peak
+
+    grader.mode = mode
+    grader.own_tmp = mode == "bwrap" or isolation.detect().root and isolation.can_unshare()
+    """The sandboxes' /tmp and /dev/shm are size-capped tmpfs of their own (bubblewrap's, or without it a mount
+    namespace of their own); else they write on the machine's, which the grader watches."""
+    grader.assignment = str(private_install / "quick")
+    grader.sandboxes = sandboxes
+    yield grader
+    if os.geteuid() == 0:
+        shutil.rmtree(sandboxes, ignore_errors=True)
+
+
+# A real browser, for the tests of what a person sees in the HTML reports (test_html.py, test_diagnosis_html.py).
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+ARTIFACTS = ROOT / "reports" / "test-artifacts"
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+ARTIFACTS = ROOT / "reports" / "test-artifacts"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium, headless, driven by Playwright (for the tests of what a person sees in a report)."""
+    playwright = pytest.importorskip("playwright.sync_api")
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ],
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def open_page(browser, tmp_path):
+    """Write a page, open it from a file, and collect console errors and network requests."""
+    opened = []
+
+    def run(page_html: str, name: str, width: int = 1000):
+        path = tmp_path / f"{name}.html"
+        path.write_text(page_html, encoding="utf-8")
+        page = browser.new_page(viewport={"width": width, "height": 900})
+        errors, requests = [], []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("request", lambda r: requests.append(r.url) if not r.url.startswith(("file:", "data:")) else None)
+        page.goto(path.as_uri())
+        page.wait_for_load_state("load")
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=ARTIFACTS / f"{name}.png", full_page=True)
+        opened.append((errors, requests))
+        return page
+
+    yield run
+    for errors, requests in opened:
+        assert errors == [], errors
+        assert requests == [], requests

@@ -96,8 +96,8 @@ def _no_change(new: str, current: str) -> bool:
     return f"{float(new):.2f}" == f"{float(current):.2f}"
 
 
-def canvas_import(text: str, course: CanvasCourse) -> CanvasImport:
-    """What Canvas's gradebook import would do with this CSV in this course (raises on an invalid header)."""
+def _canvas_rows(text: str) -> list[list[str]]:
+    """The CSV's rows as Canvas reads them: its separator guessed, blank lines skipped, decimal commas as periods."""
     text = text.removeprefix("\ufeff")
     sep = _separator(text.splitlines()[:3])
     rows = []
@@ -105,7 +105,11 @@ def canvas_import(text: str, course: CanvasCourse) -> CanvasImport:
         if re.fullmatch(r"[;, ]+", sep.join(line)) or not line:
             continue  # skip_lines
         rows.append([_decimal_comma_to_period(c) for c in line])
-    header = rows[0]
+    return rows
+
+
+def _canvas_student_columns(header: list[str]) -> int:
+    """How many columns name the student (raises on an invalid header)."""
     has_headers = (len(header) > 3 and "Student" in header[0] and "ID" in header[1]) or (
         len(header) > 4 and "LastName" in header[0] and "FirstName" in header[1] and "ID" in header[2]
     )
@@ -114,7 +118,11 @@ def canvas_import(text: str, course: CanvasCourse) -> CanvasImport:
     columns = _student_columns(header)
     if "Section" not in header[columns - 1]:
         raise ValueError("Invalid header row")
-    id_at = 2 if header[0] == "LastName" else 1
+    return columns
+
+
+def _canvas_assignments(header: list[str], columns: int, course: CanvasCourse) -> tuple[dict, dict]:
+    """Each assignment column's (Canvas id, or a new negative one): its position, and its title."""
     indexes, titles, new_id = {}, {}, -1
     for position, name in enumerate(header):
         if position < columns or NON_ASSIGNMENT.search(name):
@@ -125,6 +133,35 @@ def canvas_import(text: str, course: CanvasCourse) -> CanvasImport:
         if aid is None:
             aid, new_id = new_id, new_id - 1
         indexes[aid], titles[aid] = position, title if aid < 0 else course.assignments[aid][0]
+    return indexes, titles
+
+
+def _canvas_student(row: list[str], id_at: int, course: CanvasCourse) -> int | None:
+    """The course's student a row is for: by its id, else by its name."""
+    uid_text = row[id_at] if id_at < len(row) else ""
+    uid = int(uid_text) if uid_text.isdigit() and int(uid_text) in course.students else None
+    if uid is None:
+        name = f"{row[1]} {row[0]}".strip() if id_at == 2 else row[0]
+        uid = next((u for u, s in course.students.items() if s == name), None)
+    return uid
+
+
+def _canvas_changes(row: list[str], uid: int, indexes: dict, course: CanvasCourse, changes: dict) -> None:
+    """Add to changes the grades of this student's row that differ from the course's."""
+    for aid, i in indexes.items():
+        grade = (row[i] or "").strip() if i < len(row) else ""
+        grade = "EX" if grade.lower() == "ex" else grade
+        if not _no_change(grade, course.grades.get((uid, aid), "")):
+            changes[(uid, aid)] = grade
+
+
+def canvas_import(text: str, course: CanvasCourse) -> CanvasImport:
+    """What Canvas's gradebook import would do with this CSV in this course (raises on an invalid header)."""
+    rows = _canvas_rows(text)
+    header = rows[0]
+    columns = _canvas_student_columns(header)
+    id_at = 2 if header[0] == "LastName" else 1
+    indexes, titles = _canvas_assignments(header, columns, course)
     points: dict[int, str] = {}
     changes: dict[tuple[int, int], str] = {}
     new_students = []
@@ -134,19 +171,11 @@ def canvas_import(text: str, course: CanvasCourse) -> CanvasImport:
             continue
         if all(MUTED.match(c) for c in row if c is not None):
             continue
-        uid_text = row[id_at] if id_at < len(row) else ""
-        uid = int(uid_text) if uid_text.isdigit() and int(uid_text) in course.students else None
-        if uid is None:
-            name = f"{row[1]} {row[0]}".strip() if id_at == 2 else row[0]
-            uid = next((u for u, s in course.students.items() if s == name), None)
+        uid = _canvas_student(row, id_at, course)
         if uid is None:
             new_students.append(row[0])
             continue
-        for aid, i in indexes.items():
-            grade = (row[i] or "").strip() if i < len(row) else ""
-            grade = "EX" if grade.lower() == "ex" else grade
-            if not _no_change(grade, course.grades.get((uid, aid), "")):
-                changes[(uid, aid)] = grade
+        _canvas_changes(row, uid, indexes, course, changes)
     return CanvasImport(titles, points, changes, new_students)
 
 

@@ -10,7 +10,6 @@ import hashlib
 import inspect
 import json
 import os
-import resource
 import shutil
 import socket
 import subprocess
@@ -21,83 +20,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import BASE_ENGINE, HERE, ROOT
-
-from grader.sandbox import isolation
+from conftest import BASE_ENGINE, HERE, ROOT, SANDBOX_PYTHON, TEST_SECRET
 
 HOSTILE = HERE / "adversarial"
 SUITES = HERE / "fixtures" / "suites"
-TEST_SECRET = "adversarial-tests"
-SANDBOX_PYTHON = Path(os.environ.get("GRADER_TEST_SANDBOX_PYTHON", "/opt/micrograd-sandbox/bin/python"))
-QUICK = (
-    (ROOT / "assignments" / "micrograd" / "assignment.toml")
-    .read_text()
-    .replace("max_examples = 100", "max_examples = 20")
-    .replace("request_s = 5.0 ", "request_s = 3.0 ")
-    .replace("tests_s = 30.0 ", "tests_s = 10.0 ")
-)
-
-
-def _bwrap_works() -> bool:
-    return isolation.detect().bwrap is not None
-
-
-@pytest.fixture(scope="session")
-def private_install(tmp_path_factory) -> Path:
-    """The grader copied where only root can read it (pytest's temporary folders are 0700)."""
-    target = tmp_path_factory.mktemp("private-grader")
-    for name in ("grader", "reference", "assignments", "student_template"):
-        shutil.copytree(ROOT / name, target / name, ignore=shutil.ignore_patterns("__pycache__"))
-    (target / "quick").mkdir()
-    (target / "quick" / "assignment.toml").write_text(QUICK)
-    return target
-
-
-@pytest.fixture(params=["bwrap", "no-bwrap"])
-def run(request, private_install, tmp_path):
-    """Run the grader's command line in one mode; (CompletedProcess, peak RSS of the grader in MB)."""
-    mode = request.param
-    env = dict(os.environ)
-    if mode == "bwrap":
-        if not _bwrap_works():
-            pytest.skip("bubblewrap cannot create a sandbox here")
-    else:
-        if os.geteuid() != 0 or not SANDBOX_PYTHON.exists():
-            pytest.skip(
-                "the no-bubblewrap mode needs root and a Python every user can run "
-                f"({SANDBOX_PYTHON}; .ci/run makes one)"
-            )
-        env.update(GRADER_NO_BWRAP="1", GRADER_SANDBOX_PYTHON=str(SANDBOX_PYTHON), PYTHONPATH=str(private_install))
-    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
-    env["GRADER_SECRET"] = TEST_SECRET
-    sandboxes = Path("/run/micrograd-grader") / f"test-{os.getpid()}-{tmp_path.name}"
-    if os.geteuid() == 0:
-        sandboxes.mkdir(parents=True, mode=0o711)
-        sandboxes.chmod(0o711)
-        env["GRADER_SANDBOX_ROOT"] = str(sandboxes)
-
-    def grader(*args: str, cwd: Path = tmp_path, timeout: float = 600):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-        done = subprocess.run(
-            [sys.executable, "-m", "grader.cli", *args],
-            capture_output=True,
-            text=True,
-            cwd=cwd,
-            env=env,
-            timeout=timeout,
-        )
-        peak = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
-        return done, peak
-
-    grader.mode = mode
-    grader.own_tmp = mode == "bwrap" or isolation.detect().root and isolation.can_unshare()
-    """The sandboxes' /tmp and /dev/shm are size-capped tmpfs of their own (bubblewrap's, or without it a mount
-    namespace of their own); else they write on the machine's, which the grader watches."""
-    grader.assignment = str(private_install / "quick")
-    grader.sandboxes = sandboxes
-    yield grader
-    if os.geteuid() == 0:
-        shutil.rmtree(sandboxes, ignore_errors=True)
 
 
 def check(run, base, engine: Path | str, tests: Path | str | None = None, name: str = "micrograd_mine.py"):

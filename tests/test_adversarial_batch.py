@@ -11,7 +11,6 @@ through the real `grader batch`:
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import json
 import shutil
@@ -20,7 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import CORRECT_ENGINES, HERE
+from conftest import CORRECT_ENGINES, HERE, csv_rows
 from test_batch import QUICK_SPEC
 
 from grader.batch.discover import discover
@@ -74,7 +73,7 @@ def test_a_students_folder_cannot_hold_classmates(tmp_path, quick):
     shutil.copytree(HOSTILE / "planted_classmate", cls / "aaron")
     out = tmp_path / "out"
     run = _batch(cls, out, quick)
-    rows = {r["student"]: r for r in csv.DictReader(open(out / "grades.csv", newline=""))}
+    rows = {r["student"]: r for r in csv_rows(out / "grades.csv")}
     assert sorted(rows) == ["aaron", "alice", "bob"], run.stderr[-3000:]
     results = {s: json.loads((out / "students" / s / "result.json").read_text()) for s in rows}
     assert results["alice"]["sha256"] == _sha256(CORRECT_ENGINES[0])

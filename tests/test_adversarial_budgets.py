@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from conftest import BASE_ENGINE
-from test_adversarial import HOSTILE, QUICK, check, private_install, run, statuses  # noqa: F401 (fixtures)
+from conftest import BASE_ENGINE, QUICK
+from test_adversarial import HOSTILE, check, statuses
 
 from grader import catalog
 from grader.grading import OVERRUN_S

@@ -13,13 +13,13 @@ it (the `run` fixture of test_adversarial.py):
 from __future__ import annotations
 
 from conftest import BASE_ENGINE
-from test_adversarial import HOSTILE, check, private_install, run, statuses  # noqa: F401
+from test_adversarial import HOSTILE, check, statuses
 
-from grader.checks.suite_runs import Run, Suite, _counted_mutants, catches
+from grader.checks.suite_runs import Run, Suite, catches, counted_mutants
 from grader.grading import grade
 
 
-def test_a_notebook_cannot_hand_the_other_runs_code_it_does_not_hold(run, tmp_path):  # noqa: F811
+def test_a_notebook_cannot_hand_the_other_runs_code_it_does_not_hold(run, tmp_path):
     """Do the tests of a notebook that, run on the student's own engine, rewrite every place the cells' transformed
     texts could be taken from (what the process recorded, what it reports, its reply, and a frame of their own)
     still meet, on every other engine, the cells the notebook holds: their test of what a needed cell defines
@@ -68,7 +68,7 @@ def test_derived_texts_are_the_cells_as_a_shell_that_ran_no_student_code_reads_t
     assert [i for i, _ in derived] == [0, 1], [i for i, _ in derived]  # what fits in a frame, with room to spare
 
 
-def test_tests_cannot_claim_the_mutants_they_miss_are_equivalent(run, tmp_path):  # noqa: F811
+def test_tests_cannot_claim_the_mutants_they_miss_are_equivalent(run, tmp_path):
     """Do forward-only tests that, on every engine where they catch nothing, make the run claim the student's own
     engine's numbers on the equivalence probes (in the reply, through the channel's send, and in a frame of their
     own) still have every mutant of the student's engine they miss counted, and missed: none is left out as
@@ -123,13 +123,13 @@ def test_which_mutants_count_follows_the_engines_numbers_never_the_tests_outcome
         suite(_run({"test_a": "failed", "test_b": "passed"}), _run(passing)),  # a test fails on the engine
         suite(_run(passing), _run({"test_a": "passed", "test_b": "failed"})),  # a test fails on its decoy
     ):
-        counted, dropped = _counted_mutants(found)
+        counted, dropped = counted_mutants(found)
         assert counted == ["add_half"] and list(dropped) == ["mul_own_data"], dropped
         judged = catches(found, set(), set(), 30.0)
         assert len(judged.own_valid) == 1 and judged.caught == {"add_half": judged.own_valid[0]}, judged
-    counted, dropped = _counted_mutants(suite(_run(passing), _run(passing), right=False))
+    counted, dropped = counted_mutants(suite(_run(passing), _run(passing), right=False))
     assert counted == [] and all("right numbers" in why for why in dropped.values()), dropped
-    assert _counted_mutants(suite(_run(passing), _run(passing, other)))[0] == []  # its decoy computes otherwise
+    assert counted_mutants(suite(_run(passing), _run(passing, other)))[0] == []  # its decoy computes otherwise
     hangs = _run({}, other, ok=False, timeout=True)
     assert catches(suite(_run(passing), _run(passing), differing=hangs), set(), set(), 30.0).caught
     assert not catches(suite(_run(passing), _run({}, ok=False), differing=hangs), set(), set(), 30.0).caught
@@ -139,14 +139,14 @@ def test_the_stand_ins_and_magics_a_load_claims_are_read_as_claims():
     """A student's code can append anything to what the sandbox reports as stood in and as magics that did nothing:
     the notes name only package names (at most 20), only the notebook's own cells, and a magic's text on one line,
     capped; a name the assignment offers is never said to be unavailable."""
-    from grader.loading import _notes
+    from grader.loading import notes_of
     from grader.protocol import Code, loaded
 
     code = Code("notebook", {}, ((0, "import numpy"), (2, "%matplotlib inline")), ("numpy", "matplotlib", "torch"))
     forged = ["numpy", "=HYPERLINK(1)", "a b", "x" * 200, "torch", *[f"p{i}" for i in range(100)]]
     magics = [["matplotlib", 2, "%matplotlib   inline\n=1"], ["matplotlib", 10**6, "%x"], ["rich", -1, "%y"], "junk"]
     claim = loaded({"ok": True, "result": {"symbols": [], "stand_ins": forged, "magics": magics}})
-    notes = _notes(claim, code)
+    notes = notes_of(claim, code)
     named = [n.split(",")[0].removeprefix("Your code imports ") for n in notes[:-1]]
     assert named[:2] == ["numpy", "torch"] and len(notes) <= 20 and all(n.isidentifier() for n in named), named
     assert "torch, which is not installed" in notes[1]  # offered by the assignment: missing, not withheld

@@ -14,8 +14,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import BASE_ENGINE
-from test_adversarial import HOSTILE, SANDBOX_PYTHON, private_install, run  # noqa: F401 - fixtures
+from conftest import BASE_ENGINE, SANDBOX_PYTHON
+from test_adversarial import HOSTILE
 
 SECRET_LINE = "9f3c0e55d1a2b7c8e4f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c"
 

@@ -17,8 +17,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import BASE_ENGINE
-from test_adversarial import HOSTILE, SANDBOX_PYTHON, SUITES, check, private_install, run, statuses  # noqa: F401
+from conftest import BASE_ENGINE, SANDBOX_PYTHON
+from test_adversarial import HOSTILE, SUITES, check, statuses
 
 
 def _limits():

@@ -17,8 +17,8 @@ import re
 import zlib
 from dataclasses import replace
 
-from conftest import BASE_ENGINE
-from test_adversarial import HOSTILE, TEST_SECRET, check, private_install, run, scores, statuses  # noqa: F401
+from conftest import BASE_ENGINE, TEST_SECRET
+from test_adversarial import HOSTILE, check, scores, statuses
 
 from grader.checks.suite_text import LISTED
 
@@ -181,10 +181,13 @@ def test_an_exfiltrating_suite_gets_no_engine_out(run, tmp_path):
 def test_collection_and_load_errors_on_other_engines_get_no_engine_out(run, tmp_path):
     """Does the same suite, failing to collect (or its module to import) on every engine but the
     student's own with pieces of the engine in the error, get none of them out, the wheat check saying
-    in its own words what went wrong, and the tests earn nothing, since nothing could be judged?"""
+    in its own words what went wrong, and the tests earn nothing, since nothing could be judged (skipped, not
+    passed)?"""
     result = _exfil(run, tmp_path, broken=True)
     checks = {c["id"]: c for c in result["checks"]}
     assert checks["wheat"]["status"] == "error"
     assert "could not be collected" in checks["wheat"]["feedback"] or "did not complete" in checks["wheat"]["feedback"]
-    assert checks["student_tests"]["status"] == "passed" and checks["student_tests"]["score"] == 0
+    # not passed without evidence of what the tests catch: skipped, naming wheat (the runs that could not be made)
+    assert checks["student_tests"]["status"] == "skipped" and checks["student_tests"]["score"] == 0
+    assert checks["student_tests"]["artifacts"]["blocked_by"] == ["wheat"]
     assert "could not be judged" in checks["student_tests"]["feedback"], checks["student_tests"]["feedback"]

@@ -16,10 +16,10 @@ import types
 
 import pytest
 from conftest import BASE_ENGINE, HERE
-from test_adversarial import check, private_install, run, scores, statuses  # noqa: F401 - fixtures
+from test_adversarial import check, scores, statuses
 
 from grader.checks.suite import equivalence_probes
-from grader.sabotage import _own_mutant, all_operators, own_block, plan
+from grader.sabotage import all_operators, own_block, own_mutant, plan
 from grader.sabotage.rewrite import rewrite
 from grader.sandbox.inside import notebook, probes
 
@@ -151,7 +151,7 @@ def test_a_disguised_mutant_is_still_the_same_mutant(tmp_path, restore_module):
 
     own = own_block(BASE_ENGINE.read_text())
     for op_id, op in sorted(all_operators().items()):
-        mutant = _own_mutant(op, own)
+        mutant = own_mutant(op, own)
         if mutant is None:
             continue
         plain = _numbers(_module(tmp_path, mutant).Value)
@@ -215,8 +215,8 @@ def test_mutating_an_engine_is_linear_in_its_size():
 
     small, large = _engine(400), _engine(800)
     for op_id, op in sorted(all_operators().items()):
-        if _own_mutant(op, small) is not None:
-            ratio = _work(lambda: _own_mutant(op, large)) / _work(lambda: _own_mutant(op, small))  # noqa: B023
+        if own_mutant(op, small) is not None:
+            ratio = _work(lambda: own_mutant(op, large)) / _work(lambda: own_mutant(op, small))  # noqa: B023
             assert ratio < 2.5, (op_id, ratio)
     ratio = _work(lambda: rewrite(disguise(large, "s"), "s")) / _work(lambda: rewrite(disguise(small, "s"), "s"))
     assert ratio < 2.5, ratio
@@ -236,8 +236,8 @@ def test_a_fresh_name_is_never_a_keyword():
     import keyword
     import random
 
-    from grader.sabotage.rewrite import _Names
+    from grader.sabotage.rewrite import FreshNames
 
-    names = _Names(random.Random(0), set())
+    names = FreshNames(random.Random(0), set())
     made = {names.fresh() for _ in range(100_000)}
     assert not {n for n in made if keyword.iskeyword(n) or keyword.issoftkeyword(n)}

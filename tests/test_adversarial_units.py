@@ -15,8 +15,8 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import BASE_ENGINE
-from test_adversarial import HOSTILE, SANDBOX_PYTHON, SUITES, check, private_install, run, statuses  # noqa: F401
+from conftest import BASE_ENGINE, SANDBOX_PYTHON
+from test_adversarial import HOSTILE, SUITES, check, statuses
 
 from grader.errors import WorkerFailure
 from grader.sandbox import cgroups, isolation, watch
@@ -143,9 +143,9 @@ def test_a_grading_whose_sandboxes_would_share_tmp_keeps_its_lanes_in_one(uid_is
     submission = tmp_path / MODULE
     submission.write_text(BASE_ENGINE.read_text())
     (tmp_path / "test_micrograd.py").write_text((SUITES / "good.py").read_text())
-    options = grading.Options(isolation=uid_iso, suite_sandboxes=2)
-    read = grading.read_submission(submission, micrograd, options)
-    with grading.open_lanes(read, micrograd, options, list(micrograd.checks)) as (engine, suite):
+    graded = grading.Grading(submission, micrograd, grading.Options(isolation=uid_iso, suite_sandboxes=2))
+    read = grading.read_submission(graded)
+    with grading.open_lanes(graded, read) as (engine, suite):
         shared = suite.sandboxes == [engine.sandbox]
     assert shared == uid_iso.shares_tmp
 

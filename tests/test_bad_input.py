@@ -66,7 +66,10 @@ def test_loop_in_backward_costs_only_the_checks_that_call_it(quick, grade_source
 
 def test_memory_bomb_in_backward_is_stopped(quick, grade_source):
     """Is a memory bomb in backward() stopped at the cap, costing those checks only?"""
-    bomb = "\n\ndef _hog(self):\n    data = []\n    while True:\n        data.append(bytearray(64 * 1024 * 1024))\n\n\nValue.backward = _hog\n"
+    bomb = (
+        "\n\ndef _hog(self):\n    data = []\n    while True:\n        data.append(bytearray(64 * 1024 * 1024))\n"
+        "\n\nValue.backward = _hog\n"
+    )
     result = grade_source(CORRECT + bomb, with_limits(quick, memory_mb=256, request_s=5))
     found = statuses(result)
     assert found["forward"] == "passed" and found["add"] == "error"
@@ -76,7 +79,8 @@ def test_memory_bomb_in_backward_is_stopped(quick, grade_source):
 def test_nan_and_infinity_fail_with_valid_json(micrograd, grade_source):
     """Do NaN and infinite gradients fail the checks and still give strict, valid JSON?"""
     patch = (
-        "\n\n_tanh = Value.tanh\n\ndef _nan(self):\n    out = _tanh(self)\n    out.data = float('nan')\n    return out\n\n"
+        "\n\n_tanh = Value.tanh\n\ndef _nan(self):\n    out = _tanh(self)\n    out.data = float('nan')\n"
+        "    return out\n\n"
         "Value.tanh = _nan\n_mul = Value.__mul__\n\ndef _inf(self, other):\n    out = _mul(self, other)\n"
         "    out.grad = float('inf')\n    return out\n\nValue.__mul__ = _inf\n"
     )

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import BAD, CORRECT_ENGINES, HERE, ZOO
+from conftest import BAD, CORRECT_ENGINES, HERE, ZOO, csv_rows
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 SUITES = HERE / "fixtures" / "suites"
@@ -156,7 +156,7 @@ def test_lms_names_late_and_duplicates(graded_class):
     """Are Canvas names read, late work marked, a student's older Canvas submission dropped with a note
     (whatever its date), and two submissions with no LMS ids both graded, with a note?"""
     _, _, out, run = graded_class
-    rows = {r["student"]: r for r in csv.DictReader(open(out / "grades.csv", newline=""))}
+    rows = {r["student"]: r for r in csv_rows(out / "grades.csv")}
     assert rows["latecomer"]["late"] == "yes" and rows["student00"]["late"] == ""
     kept = json.loads((out / "students" / "student03" / "result.json").read_text())
     assert kept["submission"] == "student03_1003_2003_micrograd_mine.py"
@@ -259,7 +259,7 @@ def test_interrupted_batch_resumes_without_loss_or_duplicates(tmp_path):
     rerun = subprocess.run(args, capture_output=True, text=True, timeout=300)
     assert rerun.returncode == 0
     assert f"({done} unchanged since the last run" in rerun.stdout
-    rows = list(csv.DictReader(open(out / "grades.csv", newline="")))
+    rows = csv_rows(out / "grades.csv")
     assert sorted(r["student"] for r in rows) == [f"s{i}" for i in range(8)]
 
 
@@ -283,7 +283,7 @@ def test_on_a_dask_cluster(tmp_path):
             str(tmp_path / "quick"),
         )
     assert run.returncode == 0, run.stderr[-2000:]
-    rows = {r["student"]: r for r in csv.DictReader(open(tmp_path / "out" / "grades.csv", newline=""))}
+    rows = {r["student"]: r for r in csv_rows(tmp_path / "out" / "grades.csv")}
     assert rows["bad"]["status"] == "error" and rows["good"]["status"] == "graded"
     assert float(rows["good"]["score"]) > 60
 
@@ -322,7 +322,7 @@ def test_a_grading_process_that_dies_costs_one_student_and_a_new_secret_regrades
         time.sleep(0.05)
     stdout, stderr = proc.communicate(timeout=300)
     assert killed and proc.returncode == 0, stderr[-3000:]
-    rows = {r["student"]: r for r in csv.DictReader(open(out / "grades.csv", newline=""))}
+    rows = {r["student"]: r for r in csv_rows(out / "grades.csv")}
     assert sorted(rows) == ["s0", "s1", "s2", "s3"]
     errors = [s for s, r in rows.items() if r["status"] == "error"]
     assert len(errors) == 1, rows
@@ -351,5 +351,5 @@ def test_a_batch_refuses_to_run_student_code_unisolated_unless_trusted(tmp_path)
     assert not (tmp_path / "out" / "students").exists()
     trusted = batch(*args, "--trusted-code", env=env)
     assert trusted.returncode == 0, trusted.stderr[-2000:]
-    row = next(csv.DictReader(open(tmp_path / "out" / "grades.csv", newline="")))
+    row = csv_rows(tmp_path / "out" / "grades.csv")[0]
     assert row["student"] == "alice" and float(row["score"]) > 60

@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 from grader import catalog, secret
-from grader.batch.cluster import _outcome
+from grader.batch.cluster import outcome_of
 from grader.batch.tasks import OUTPUTS, Task, TaskOutcome, checked, fingerprint, host_id
 from grader.checks.suite import SUITE_CHECKS
 from grader.result import CheckResult, Result
@@ -73,12 +73,12 @@ def test_what_arrives_from_the_cluster_is_judged_by_its_value():
     from distributed.client import FutureCancelledError
     from distributed.scheduler import KilledWorker
 
-    assert _outcome(task(), outcome()) == (outcome(), True)
-    assert _outcome(task(), FutureCancelledError("grade-alice", "scheduler-connection-lost"))[0] is None
-    assert _outcome(task(), concurrent.futures.CancelledError())[0] is None
-    killed, final = _outcome(task(), (KilledWorker, KilledWorker("grade-alice", "tcp://10.0.0.7:1234", 3), None))
+    assert outcome_of(task(), outcome()) == (outcome(), True)
+    assert outcome_of(task(), FutureCancelledError("grade-alice", "scheduler-connection-lost"))[0] is None
+    assert outcome_of(task(), concurrent.futures.CancelledError())[0] is None
+    killed, final = outcome_of(task(), (KilledWorker, KilledWorker("grade-alice", "tcp://10.0.0.7:1234", 3), None))
     assert not final and "died before it finished" in killed.result.error.message
-    failed, final = _outcome(task(), (OSError, OSError(2, "No such file", "/srv/worker/tmp/x"), None))
+    failed, final = outcome_of(task(), (OSError, OSError(2, "No such file", "/srv/worker/tmp/x"), None))
     assert not final and "/srv/worker" not in str(failed.result)  # a worker's folders stay in its log
 
 
@@ -158,16 +158,16 @@ def test_a_catch_that_the_clock_decided_sends_the_student_to_be_graded_again_alo
     )
     assert by_assertion.caught and not by_assertion.timing
     check = CheckResult(
-        "sabotage", "", "passed", 1.0, 1.0, "visible", "Your tests catch 1 of 1", None, {"timing": True}, 1.0
+        "sabotage", "", "passed", 1.0, 1.0, "visible", "Your tests catch 1 of 1", None, {}, 1.0, timing=True
     )
     assert timed_out(dataclasses.replace(GRADED, checks=(check,)))
-    assert not timed_out(dataclasses.replace(GRADED, checks=(dataclasses.replace(check, artifacts={}),)))
+    assert not timed_out(dataclasses.replace(GRADED, checks=(dataclasses.replace(check, timing=False),)))
 
 
 def test_a_time_limit_is_a_typed_mark_not_words_in_the_feedback(grade_source, quick):
     """A batch regrades alone a student whose grade a time limit touched. Is that read from a mark the
-    grader sets where the limit stopped something (the check's artifacts `timing`), so that a relu whose
-    backward never returns is marked, and a message that only says "time limit" is not?"""
+    grader sets where the limit stopped something (the check's typed `timing`; `artifacts.timing` in JSON),
+    so that a relu whose backward never returns is marked, and a message that only says "time limit" is not?"""
     from conftest import REFERENCE_SOURCE
 
     from grader.batch.tasks import timed_out
@@ -177,7 +177,7 @@ def test_a_time_limit_is_a_typed_mark_not_words_in_the_feedback(grade_source, qu
         "def relu(self)", "def relu(self):\n        while True:\n            pass\n\n    def _relu_unused(self)"
     )
     hung = grade_source(hang, engine)
-    marked = {c.id for c in hung.checks if c.artifacts.get("timing") is True}
+    marked = {c.id for c in hung.checks if c.timing}
     assert "relu" in marked and "mul" not in marked, marked
     assert timed_out(hung)
     words = REFERENCE_SOURCE.replace(

@@ -17,9 +17,9 @@ import pytest
 from conftest import ZOO, quick_assignment
 
 from grader import history
-from grader.commands.watch import Seen, changed, look
 from grader.errors import UsageError
 from grader.result import CheckResult, Result
+from grader.watch import Seen, changed, look
 
 CHECKS = ("forward", "add", "tanh", "accumulate", "gradcheck")
 TANH_BUG = "self.grad += (1 - self.data ** 2) * out.grad"

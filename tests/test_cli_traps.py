@@ -6,7 +6,6 @@ point is the command line, not the checks."""
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import shlex
@@ -19,7 +18,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import BUGGY_ENGINES, CORRECT_ENGINES, HERE, REFERENCE_SOURCE
+from conftest import BUGGY_ENGINES, CORRECT_ENGINES, HERE, REFERENCE_SOURCE, csv_rows
 from nbformat.v4 import new_code_cell, new_notebook
 
 BUGGY = next(p for p in BUGGY_ENGINES if p.stem == "assign_not_accumulate")
@@ -199,7 +198,7 @@ def test_an_interrupted_batch_writes_an_incomplete_gradebook_and_the_command_tha
     code, err = _interrupt(args, out, 0.0)
     assert code == 130, err
     done = sorted(p.parent.name for p in out.glob("students/*/key.txt"))
-    rows = sorted(r["student"] for r in csv.DictReader(open(out / "grades.incomplete.csv", newline="")))
+    rows = sorted(r["student"] for r in csv_rows(out / "grades.incomplete.csv"))
     assert set(done) <= set(rows) and 1 <= len(rows) < 3 and not (out / "grades.csv").exists()  # a key comes last
     summary = json.loads((out / "summary.json").read_text())
     assert summary["complete"] is False and summary["graded"] == len(rows) and summary["found"] == 3
@@ -219,7 +218,7 @@ def test_an_interrupted_batch_writes_an_incomplete_gradebook_and_the_command_tha
     assert "--force" not in finish
     rerun = subprocess.run(finish, capture_output=True, text=True, timeout=300)
     assert rerun.returncode == 0 and f"({len(regraded)} unchanged since the last run" in rerun.stdout, rerun.stderr
-    rows = list(csv.DictReader(open(out / "grades.csv", newline="")))
+    rows = csv_rows(out / "grades.csv")
     assert sorted(r["student"] for r in rows) == [f"s{i}" for i in range(3)]
     assert not (out / "grades.incomplete.csv").exists()
     assert json.loads((out / "summary.json").read_text())["complete"] is True

@@ -10,7 +10,6 @@ GRADER_WORKER_PYTHON) with a copy of this checkout's grader on PYTHONPATH.
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import shutil
@@ -22,7 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import BAD, BUGGY_ENGINES, CORRECT_ENGINES, ROOT
+from conftest import BAD, BUGGY_ENGINES, CORRECT_ENGINES, ROOT, csv_rows
 from test_batch import QUICK_SPEC, SUITES, notebook, write_notebook
 
 WORKER_PYTHON = Path(os.environ.get("GRADER_WORKER_PYTHON", "/opt/micrograd-worker/bin/python"))
@@ -263,7 +262,7 @@ def test_a_killed_worker_costs_no_student(worker_side, instructor):
     proc, stdout, stderr = kill_a_worker_mid_batch(Cluster(home, code), inputs, out, root)
     assert proc.returncode == 0, stderr[-3000:]
     assert "graded 10 submissions (0 unchanged" in stdout
-    rows = list(csv.DictReader(open(out / "grades.csv", newline="")))
+    rows = csv_rows(out / "grades.csv")
     assert len(rows) == len({r["student"] for r in rows}) == 10
     assert_same_as_local(out, local)
 
@@ -350,7 +349,7 @@ def test_a_submission_that_keeps_killing_workers_is_that_students_error(worker_s
     cluster = Cluster(home, code, DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES="0")
     proc, stdout, stderr = kill_a_worker_mid_batch(cluster, inputs, out, root)
     assert proc.returncode == 0, stderr[-3000:]
-    rows = {r["student"]: r for r in csv.DictReader(open(out / "grades.csv", newline=""))}
+    rows = {r["student"]: r for r in csv_rows(out / "grades.csv")}
     assert len(rows) == 10
     lost = [s for s in rows if not (out / "students" / s / "key.txt").exists()]
     assert len(lost) >= 1, "no task was running on the killed worker"

@@ -5,7 +5,7 @@ Chromium (the browser fixtures of test_html.py)."""
 from __future__ import annotations
 
 from test_diagnosis import variant
-from test_html import CHROMIUM, browser, open_page, pytestmark  # noqa: F401 - fixtures and the same skip
+from test_html import pytestmark  # noqa: F401 - the same skip
 
 from grader.render import html
 

@@ -6,7 +6,6 @@ and disk stay bounded, every class file is written, and every file left out is n
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import subprocess
@@ -15,7 +14,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import BAD
+from conftest import BAD, csv_rows
 from test_batch import QUICK_SPEC
 
 from grader.batch.archives import ArchiveLimits
@@ -316,7 +315,7 @@ def test_ids_like_class_files_and_no_host_paths(tmp_path):
     run = _batch(inputs, out, tmp_path / "quick")
     assert run.returncode == 0, run.stderr[-3000:]
     ids = ["grades.csv", "index.html", "ned", "students", "summary.json"]
-    rows = list(csv.DictReader(open(out / "grades.csv", newline="")))
+    rows = csv_rows(out / "grades.csv")
     assert [r["student"] for r in rows] == ids and all(r["status"] == "error" for r in rows)
     summary = json.loads((out / "summary.json").read_text())
     assert [s["folder"] for s in summary["students"]] == [f"students/{i}" for i in ids]

@@ -141,3 +141,32 @@ sys.exit(main(["check", {str(ROOT.parent / "examples" / "correct_engine.py")!r},
     assert proc.returncode == ExitCode.ISOLATION, proc.stderr
     assert "grader: no sandbox can run as a uid of its own: no folder for the uid locks" in proc.stderr
     assert "make /run or /var/lock writable by root" in proc.stderr
+
+
+MADE = {
+    errors.WorkerFailure: lambda: errors.WorkerFailure("memory", "was killed (most likely it ran out of memory)"),
+    errors.OutOfTime: lambda: errors.OutOfTime("did not finish within 2 s", True),
+    errors.Rejected: lambda: errors.Rejected("syntax_error", "line 3: invalid syntax", {"cells": [{"status": "ok"}]}),
+}
+"""Each error whose __init__ takes more than its message, made as the grader makes it."""
+
+
+def test_every_error_pickles_and_unpickles_equal():
+    """Errors cross process boundaries (a batch's grading processes, Dask's workers): does every error class
+    come back from pickle as it went, its class, message and attributes (a WorkerFailure's kind, an OutOfTime's
+    outer, a Rejected's kind and execution)?"""
+    import pickle
+
+    classes = [
+        cls
+        for cls in vars(errors).values()
+        if inspect.isclass(cls) and issubclass(cls, GraderError) and cls.__module__ == "grader.errors"
+    ]
+    assert errors.WorkerFailure in classes and errors.Rejected in classes and errors.OutOfTime in classes
+    for cls in classes:
+        error = MADE.get(cls, lambda cls=cls: cls(f"a {cls.__name__} happened"))()
+        again = pickle.loads(pickle.dumps(error))
+        assert type(again) is cls, cls
+        assert (again.args, vars(again), str(again)) == (error.args, vars(error), str(error)), cls
+    failure = pickle.loads(pickle.dumps(MADE[errors.OutOfTime]()))
+    assert failure.kind == "timeout" and failure.outer is True and failure.result_kind == "timeout"

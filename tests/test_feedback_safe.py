@@ -14,8 +14,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, ZOO
-from test_adversarial import SANDBOX_PYTHON, private_install, run  # noqa: F401 - fixtures: the command line with bubblewrap and without
+from conftest import ROOT, SANDBOX_PYTHON, ZOO
 
 ENGINE = (ZOO / "correct" / "kahn.py").read_text()
 SYNTAX = "from micrograd_mine import Value\n\n\ndef test_add(:\n    assert Value(1.0).data == 1.0\n"

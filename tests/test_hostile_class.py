@@ -13,7 +13,6 @@ one row and writes every class file. bench/bench_hostile.py runs the same genera
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import subprocess
@@ -22,12 +21,12 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import CORRECT_ENGINES, HERE
+from conftest import CORRECT_ENGINES, HERE, csv_rows
 
 from grader import __version__, catalog
 from grader.batch import outputs
 from grader.batch.discover import discover
-from grader.batch.outputs import Row, flags_for, write_class_outputs
+from grader.batch.outputs import Insight, Row, flags_for, write_class_outputs
 from grader.folders import MAX_DEPTH, Walk, count_files, remove_tree, temporary_folder
 from grader.result import Result
 from grader.sabotage import own_block
@@ -92,7 +91,7 @@ def test_a_huge_int_literal_costs_no_one_their_grade(tmp_path, assignment):
     task = catalog.load(str(assignment))
     rows = [_row("alice", ENGINE), _row("mallory", HUGE_LITERAL)]
     write_class_outputs(tmp_path, task, rows, ())
-    assert [r["student"] for r in csv.DictReader(open(tmp_path / "grades.csv"))] == ["alice", "mallory"]
+    assert [r["student"] for r in csv_rows(tmp_path / "grades.csv")] == ["alice", "mallory"]
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["similarity"]["compared"] == 2 and summary["failed_passes"] == {}
     assert (tmp_path / "index.html").is_file() and (tmp_path / "work.json").is_file()
@@ -108,8 +107,8 @@ def test_a_class_wide_pass_that_fails_costs_its_section_never_the_gradebook(tmp_
     earlier.mkdir()
     (earlier / "work.json").write_text('{"students": [{"student": "x"}]}')
     out = tmp_path / "out"
-    write_class_outputs(out, task, [_row("alice", ENGINE), _row("bob", ENGINE)], (), previous=earlier)
-    assert len(list(csv.DictReader(open(out / "grades.csv")))) == 2
+    write_class_outputs(out, task, [_row("alice", ENGINE), _row("bob", ENGINE)], (), Insight(previous=earlier))
+    assert len(csv_rows(out / "grades.csv")) == 2
     summary = json.loads((out / "summary.json").read_text())
     assert (
         summary["similarity"] is None
@@ -314,7 +313,7 @@ def test_grader_batch_on_a_hostile_class(tmp_path, assignment):
     assert done.returncode == 0, done.stderr[-3000:]
     cls.rows = expected
     assert problems(cls, out) == [], done.stderr[-3000:]
-    rows = {r["student"]: r for r in csv.DictReader(open(out / "grades.csv"))}
+    rows = {r["student"]: r for r in csv_rows(out / "grades.csv")}
     assert rows["mallory"]["forward"] == "6.0" and rows["mallory"]["add"] == "6.0", rows["mallory"]
     assert rows["slasher"]["status"] == "error" and "/a/a" in rows["slasher"]["reason"], rows["slasher"]
     assert rows["blanky"]["status"] == "graded" and rows["trudy"]["status"] == "graded"

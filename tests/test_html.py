@@ -13,61 +13,14 @@ import json
 import shutil
 
 import pytest
-from conftest import BAD, HERE, ROOT, ZOO
+from conftest import ARTIFACTS, BAD, CHROMIUM, HERE, ROOT, ZOO
 
 from grader.grading import grade
 from grader.render import html
 from grader.result import Result
 
-playwright = pytest.importorskip("playwright.sync_api")
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+pytest.importorskip("playwright.sync_api")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
-ARTIFACTS = ROOT / "reports" / "test-artifacts"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-            ],
-        )
-        yield browser
-        browser.close()
-
-
-@pytest.fixture
-def open_page(browser, tmp_path):
-    """Write a page, open it from a file, and collect console errors and network requests."""
-    opened = []
-
-    def run(page_html: str, name: str, width: int = 1000):
-        path = tmp_path / f"{name}.html"
-        path.write_text(page_html, encoding="utf-8")
-        page = browser.new_page(viewport={"width": width, "height": 900})
-        errors, requests = [], []
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.on("request", lambda r: requests.append(r.url) if not r.url.startswith(("file:", "data:")) else None)
-        page.goto(path.as_uri())
-        page.wait_for_load_state("load")
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=ARTIFACTS / f"{name}.png", full_page=True)
-        opened.append((errors, requests))
-        return page
-
-    yield run
-    for errors, requests in opened:
-        assert errors == [], errors
-        assert requests == [], requests
 
 
 @pytest.fixture(scope="module")

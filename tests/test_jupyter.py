@@ -65,7 +65,10 @@ def test_grade_in_a_kernel_grades_the_saved_notebook_and_shows_a_case_to_paste(t
         code = html.unescape(code)
         assert "tanh()" in code and "backward()" in code, code
 
-        probe = "import sys\nprint('GRAD', a.grad, 'GRADER', sorted(m for m in sys.modules if m.startswith(('grader', 'reference'))))"
+        probe = (
+            "import sys\n"
+            "print('GRAD', a.grad, 'GRADER', sorted(m for m in sys.modules if m.startswith(('grader', 'reference'))))"
+        )
         notebook.cells.append(new_code_cell(f"{code}\n{probe}"))  # pasted into a new cell, and run
         client.execute_cell(notebook.cells[2], 2)
         said = outputs(notebook.cells[2])["text/plain"]

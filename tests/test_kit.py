@@ -52,6 +52,29 @@ def test_unfilled_kit_grades_to_zero_with_a_friendly_line_per_check(kit, name, m
     assert add.feedback.startswith("Value.__add__ is not written yet")
 
 
+def test_a_method_still_to_write_is_named_by_where_it_raised_not_by_its_words(tmp_path, micrograd):
+    """The reports group the checks waiting for a method by the method the student's process says the
+    NotImplementedError came out of, never by parsing its message: a kit whose __add__ says only "later" is still
+    grouped under Value.__add__, and the message is the row's words, kept as written (JSON: not_written and
+    not_written_in under artifacts, read back the same)."""
+    from grader.feedback import not_written
+    from grader.files import MODULE_FILE, template_files
+    from grader.result import Result
+
+    source = template_files()[MODULE_FILE].replace('"Value.__add__ is not written yet"', '"later"')
+    assert 'NotImplementedError("later")' in source
+    (tmp_path / MODULE_FILE).write_text(source)
+    result = grade(tmp_path / MODULE_FILE, micrograd.without(("student_tests", "wheat", "sabotage")))
+    add = next(c for c in result.checks if c.id == "add")
+    assert add.not_written is not None and add.not_written.method == "Value.__add__", add
+    assert add.not_written.message == "later" and add.feedback.startswith("later (needed for ")
+    assert "add" in not_written(result)[0]["Value.__add__"]
+    data = json.loads(result.to_json())
+    artifacts = next(c for c in data["checks"] if c["id"] == "add")["artifacts"]
+    assert (artifacts["not_written"], artifacts["not_written_in"]) == ("later", "Value.__add__")
+    assert Result.from_dict(data) == result
+
+
 def test_the_first_check_of_the_kit_is_short(tmp_path):
     """Does a student's first `grader check` of the unfilled kit fit on one screen (under 60 lines), saying
     where to start? Each method still to write is named once with the checks waiting for it, not a card per

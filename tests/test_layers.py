@@ -1,25 +1,32 @@
 """The grader's imports point down a declared map of layers, and form no cycle.
 
 Every module of grader/ is read (ast, not imported), with every import it makes,
-function-level ones included; an import guarded by `if TYPE_CHECKING:` is left out (it
-never runs). A module may import its own layer or any layer it is declared to sit above.
+function-level ones included, and those guarded by `if TYPE_CHECKING:` too (a type named is
+a dependency, even one that never runs: two modules that name each other's types are one room).
+A module may import its own layer or any layer it is declared to sit above.
 
 The layers, top to bottom:
 
-- entry: what a user runs: cli, commands/, batch/, gradescope/ (the autograder wrapper and its export), lms/
-  (who each student is in an LMS, its roster, and the files it imports), jupyter (`%grade` in a notebook).
+- entry: what a user runs: cli, commands/, batch/ (a class graded, and what leaves it: the gradebook as each LMS
+  imports it), gradescope/ (the autograder wrapper and its export), jupyter (`%grade` in a notebook), and two
+  modules a command uses: hints (selftest's proof of each catch hint) and watch (`grader check --watch`'s eyes).
+  commands/ holds command modules only: each has a main() the command line (or `grader export`) runs.
 - grading: one submission graded: grading, loading (the student's code loaded), notebooks
   (a notebook turned into code), catalog (an assignment checked against the registries).
-- checks: checks/ and sabotage/ (the engines a suite runs against), and lanes (the
+- checks: checks/ and sabotage/ (the engines a suite runs against), repair/ (the inverse edits, and their
+  verification by a regrade the grading passes in), and lanes (the
   sandboxes a grading's checks talk to: checks/suite starts one) with notebook_suite (how the
   suite lane runs a notebook's tests with its demo cells run once).
+- lms (beside): lms/, who each student is in an LMS (its names, ids, roster, groups, late policy, and the cells
+  it takes grades back in); it sits above the model only, and only entry uses it (a batch, an export).
 - render (beside): render/, which turns a result into text and HTML; it sits above the
   model only, and nothing below entry uses it.
 - insight (beside): insight/, what a class got wrong and which submissions look alike, from
   results and code as data; it sits above the model only, and nothing below entry uses it.
 - model: what the layers above share: spec, result, programs, files, causes (the misconceptions),
   errors, text, feedback (a result made fit to leave the machine), history (a student's last check, for what
-  changed), fileio, csvfile (the one writer of every CSV: cells that are data), folders (trees walked and
+  changed), fileio, csvfile (the one writer of every CSV: cells that are data), classfiles (a graded class's
+  gradebook and summary as typed values), folders (trees walked and
   removed within bounds, without recursion), secret, slicing (the cells a notebook's tests need), and the
   grader package itself (its version).
 - sandbox (beside): sandbox/ on the host; it knows errors and nothing else of the model.
@@ -35,9 +42,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent / "grader"
 
 LAYERS = {
-    "entry": ("grader.cli", "grader.commands", "grader.batch", "grader.gradescope", "grader.lms", "grader.jupyter"),
+    "entry": (
+        "grader.cli",
+        "grader.commands",
+        "grader.batch",
+        "grader.gradescope",
+        "grader.jupyter",
+        "grader.hints",
+        "grader.watch",
+    ),
     "grading": ("grader.grading", "grader.loading", "grader.notebooks", "grader.catalog"),
-    "checks": ("grader.checks", "grader.sabotage", "grader.lanes", "grader.notebook_suite"),
+    "checks": ("grader.checks", "grader.sabotage", "grader.repair", "grader.lanes", "grader.notebook_suite"),
+    "lms": ("grader.lms",),
     "render": ("grader.render",),
     "insight": ("grader.insight",),
     "model": (
@@ -56,6 +72,7 @@ LAYERS = {
         "grader.history",
         "grader.slicing",
         "grader.csvfile",
+        "grader.classfiles",
         "grader",
     ),
     "sandbox": ("grader.sandbox",),
@@ -64,9 +81,10 @@ LAYERS = {
 """Each layer's modules, by name or package prefix (the longest prefix decides)."""
 
 MAY_IMPORT = {
-    "entry": {"entry", "grading", "checks", "render", "insight", "model", "sandbox", "inside"},
+    "entry": {"entry", "grading", "checks", "lms", "render", "insight", "model", "sandbox", "inside"},
     "grading": {"grading", "checks", "model", "sandbox", "inside"},
     "checks": {"checks", "model", "sandbox", "inside"},
+    "lms": {"lms", "model", "inside"},
     "render": {"render", "model", "inside"},
     "insight": {"insight", "model", "inside"},
     "model": {"model", "inside"},
@@ -100,18 +118,6 @@ def layer(module: str) -> str:
     return next(name for name, prefixes in LAYERS.items() if best in prefixes)
 
 
-def _type_checking(node: ast.AST) -> bool:
-    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
-
-
-def _nodes(tree: ast.AST):
-    for child in ast.iter_child_nodes(tree):
-        if _type_checking(child):
-            continue
-        yield child
-        yield from _nodes(child)
-
-
 def _known(name: str) -> str | None:
     while name and name not in MODULES:
         name = name.rpartition(".")[0]
@@ -125,7 +131,7 @@ def imports(module: str) -> set[str]:
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     inside = layer(module) == "inside"
     found = set()
-    for node in _nodes(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         names = []
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]
@@ -273,3 +279,51 @@ def test_the_student_file_names_are_written_once():
             and ("micrograd_mine" in node.value or "test_micrograd.py" in node.value)
         ]
     assert not found, "the student's file names written outside grader/sandbox/inside/names.py:\n" + "\n".join(found)
+
+
+# -- boundaries ------------------------------------------------------------------------------------------------------
+
+TESTS = Path(__file__).resolve().parent
+
+
+def test_commands_holds_only_command_modules():
+    """Each module of grader/commands/ is a command's (a main() that cli.py, or `grader export`, runs): what a
+    command uses lives elsewhere (grader/hints.py, grader/watch.py)."""
+    plain = [
+        module
+        for module, path in sorted(MODULES.items())
+        if module.startswith("grader.commands.")
+        and not any(
+            isinstance(node, ast.FunctionDef) and node.name == "main"
+            for node in ast.parse(path.read_text(encoding="utf-8")).body
+        )
+    ]
+    assert not plain, f"modules of grader/commands/ with no main(): {plain}"
+
+
+def test_every_package_is_a_face():
+    """A package's __init__.py imports and names what the package offers, and holds no machinery of its own (a
+    class or a function): that lives in a module (grader/sabotage/planning.py, not sabotage/__init__.py). IPython's
+    extension hook (PLUGINS) is the one function a face holds."""
+    found = [
+        f"{module}: {node.name}"
+        for module, path in sorted(MODULES.items())
+        if path.name == "__init__.py"
+        for node in ast.parse(path.read_text(encoding="utf-8")).body
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and (module, node.name) != ("grader", "load_ipython_extension")
+    ]
+    assert not found, f"machinery in a package's face: {found}"
+
+
+def test_tests_import_no_private_name():
+    """A test uses the grader through its public names (`from grader.x import _y` reaches past the face)."""
+    found = [
+        f"{path.name}:{node.lineno}: from {node.module} import {alias.name}"
+        for path in sorted(TESTS.glob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "grader"
+        for alias in node.names
+        if alias.name.startswith("_") and not alias.name.startswith("__")
+    ]
+    assert not found, "\n".join(found)

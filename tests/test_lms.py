@@ -13,14 +13,15 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import CORRECT_ENGINES, HERE
+from conftest import CORRECT_ENGINES, HERE, csv_rows
 
 from grader import catalog, spec
+from grader.batch import export
 from grader.batch.discover import discover
 from grader.batch.everyone import everyone
 from grader.batch.outputs import Row
 from grader.errors import SpecError, UsageError
-from grader.lms import export, late, roster
+from grader.lms import late, roster
 from grader.lms.identity import Identity
 from grader.render import html
 from grader.result import Result, SubmissionError
@@ -256,14 +257,11 @@ def test_gradescope_csv(tmp_path):
 def test_feedback_names_are_the_lms_own():
     """Canvas matches bulk feedback by the first two numbers of a name (user, attachment); Moodle by the
     participant id in `Full Name_<id>_assignsubmission_file_...`."""
-    canvas = {
-        "student": "leejohn_22222",
-        "lms": {"lms": "canvas", "name": "leejohn", "user_id": "22222", "submission_id": "50001", "late": True},
-    }
-    assert export.feedback_name(canvas) == "leejohn_late_22222_50001_feedback.html"
-    moodle = {"student": "Olivia_Clark", "lms": {"lms": "moodle", "name": "Olivia Clark", "user_id": "881234"}}
-    assert export.feedback_name(moodle) == "Olivia Clark_881234_assignsubmission_file_feedback.html"
-    assert export.feedback_name({"student": "alice", "lms": None}) == "alice/feedback.html"
+    canvas = Identity("canvas", "leejohn", "22222", "50001", late=True)
+    assert export.feedback_name("leejohn_22222", canvas) == "leejohn_late_22222_50001_feedback.html"
+    moodle = Identity("moodle", "Olivia Clark", "881234")
+    assert export.feedback_name("Olivia_Clark", moodle) == "Olivia Clark_881234_assignsubmission_file_feedback.html"
+    assert export.feedback_name("alice", None) == "alice/feedback.html"
 
 
 def test_feedback_zip_is_student_safe(tmp_path):
@@ -412,7 +410,7 @@ def test_a_canvas_class_round_trip(tmp_path):
     )
     assert run.returncode == 0, run.stderr[-3000:]
     assert "graded 19 submissions" in run.stdout and "6 on the roster handed in nothing" in run.stdout, run.stdout
-    graded = {r["lms_user_id"]: r for r in csv.DictReader(open(out / "grades.csv", newline=""))}
+    graded = {r["lms_user_id"]: r for r in csv_rows(out / "grades.csv")}
     assert len(graded) == 25 and set(graded) == {uid for _, _, uid in names}
     assert graded["22222"]["student"] == "leejohn_22222" and graded["33333"]["student"] == "leejohn_33333"
     assert graded["11111"]["status"] == "error" and "only test_micrograd.py was found" in graded["11111"]["reason"]

@@ -18,7 +18,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import CORRECT_ENGINES, HERE
+from conftest import CORRECT_ENGINES, HERE, csv_rows
 from lms_importers import (
     CanvasCourse,
     MoodleAssignment,
@@ -29,13 +29,14 @@ from lms_importers import (
 )
 
 from grader import catalog, csvfile
+from grader.batch import export
 from grader.batch.discover import discover
 from grader.batch.everyone import everyone
 from grader.batch.outputs import Row, write_class_outputs
 from grader.errors import UsageError
 from grader.files import REPORT_FILE, RESULT_FILE
-from grader.lms import export, groups, numbers, roster, writeback
-from grader.lms.identity import from_file_name
+from grader.lms import groups, numbers, roster, writeback
+from grader.lms.identity import Identity, from_file_name
 from grader.render import html
 from grader.result import Result
 
@@ -151,7 +152,7 @@ def test_a_swedish_canvas_class_round_trips(tmp_path, capsys):
     out = _graded_class(
         tmp_path, found, {ids["22222"]: 17.0, ids["22225"]: 20.0, ids["22226"]: 16.0}, class_list, {ids["22226"]: 1.6}
     )
-    grades = {r["lms_user_id"]: r for r in csv.DictReader(open(out / "grades.csv", newline=""))}
+    grades = {r["lms_user_id"]: r for r in csv_rows(out / "grades.csv")}
     assert len(grades) == 6 and grades["22223"]["status"] == "no_submission"
     target = tmp_path / "import.csv"
     sv = dict(
@@ -459,28 +460,21 @@ def test_every_csv_cell_is_data_never_a_formula(tmp_path):
     (tmp_path / "canvas.csv").write_text("\n".join(canvas_rows) + "\n")
     text = export.canvas(roster.read(tmp_path / "canvas.csv"), {}, 20.0, None, writeback.Options(), writeback.Tally())
     (tmp_path / "c.csv").write_text(text)
-    grades = list(csv.reader(open(out / "grades.csv", newline="")))
+    with open(out / "grades.csv", newline="") as f:
+        grades = list(csv.reader(f))
     assert any("=cmd" in cell for row in grades for cell in row)  # the file's name is there, as data
     for path in (tmp_path / "g.csv", tmp_path / "c.csv", out / "grades.csv"):
-        for row in csv.reader(open(path, newline="")):
+        with open(path, newline="") as f:
+            rows = list(csv.reader(f))
+        for row in rows:
             for cell in row:
                 assert not cell.lstrip(" ").startswith(("=", "+", "@", "\t", "\r")), (path.name, cell)
                 assert not cell.startswith("-") or numbers.is_number(cell), (path.name, cell)
-    name = export.feedback_name(
-        {
-            "student": "x",
-            "lms": {"lms": "canvas", "name": '=HYPERLINK("../../x")', "user_id": "1", "submission_id": "2"},
-        }
-    )
+    name = export.feedback_name("x", Identity("canvas", '=HYPERLINK("../../x")', "1", "2"))
     assert name == "hyperlinkx_1_2_feedback.html"
-    name = export.feedback_name({"student": "x", "lms": {"lms": "moodle", "name": "../=王 Ann_Lee", "user_id": "9"}})
+    name = export.feedback_name("x", Identity("moodle", "../=王 Ann_Lee", "9"))
     assert name == "AnnLee_9_assignsubmission_file_feedback.html"
-    assert (
-        export.feedback_name(
-            {"student": "../x", "lms": {"lms": "canvas", "name": "a", "user_id": "1x", "submission_id": "2"}}
-        )
-        == "x/feedback.html"
-    )
+    assert export.feedback_name("../x", Identity("canvas", "a", "1x", "2")) == "x/feedback.html"
 
 
 def test_semicolon_detection_as_canvas_does():
@@ -548,7 +542,7 @@ def test_the_gradebook_is_always_the_whole_class(tmp_path):
     (late_dir / "okaforchidi_LATE_40004_95009_micrograd_mine.py").write_text(ENGINE)
     third = _batch(str(late_dir), *command[1:])
     assert third.returncode == 0, third.stderr[-3000:]
-    grades = {r["lms_user_id"]: r for r in csv.DictReader(open(out / "grades.csv", newline=""))}
+    grades = {r["lms_user_id"]: r for r in csv_rows(out / "grades.csv")}
     assert set(grades) == {"40001", "40002", "40003", "40004", "40005"}
     assert [grades[i]["status"] for i in ("40001", "40002", "40003", "40004", "40005")] == [
         "graded",

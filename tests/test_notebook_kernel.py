@@ -194,8 +194,14 @@ STAND_INS = [
     "from rich import print\nimport math\nprint('tanh', math.tanh(0.5))\nafter_rich = 1",
     "try:\n    import tomllib_backport_nowhere\nexcept ImportError:\n    fallback = 1",
     "import matplotlib.pyplot as plt\nfig, ax = plt.subplots(figsize=(4, 3))\nax.plot([1, 2], [3, 4])\nunpacked = 1",
-    "from rich.progress import track\ntotal = 0\nfor k in track(range(4), description='steps'):\n    total += k\nassert total == 6",
-    "import numpy as np\nxs = np.arange(-5, 5, 0.25)\nys = 3 * xs**2 - 4 * xs + 5\nplt.plot(xs, ys)\nplt.plot(xs[ys > 0])",
+    (
+        "from rich.progress import track\ntotal = 0\nfor k in track(range(4), description='steps'):\n"
+        "    total += k\nassert total == 6"
+    ),
+    (
+        "import numpy as np\nxs = np.arange(-5, 5, 0.25)\nys = 3 * xs**2 - 4 * xs + 5\n"
+        "plt.plot(xs, ys)\nplt.plot(xs[ys > 0])"
+    ),
     "from micrograd.engine import Value",
     "two = float(np.float64(2.0))",
     "for x in np.linspace(0, 1, 3):\n    last = x",

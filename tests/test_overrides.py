@@ -6,7 +6,6 @@ second batch, with the Canvas export judged by tests/lms_importers.py's rules of
 
 from __future__ import annotations
 
-import csv
 import json
 import re
 import subprocess
@@ -15,12 +14,12 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import CORRECT_ENGINES, ZOO
+from conftest import CORRECT_ENGINES, ZOO, csv_rows
 from lms_importers import CanvasCourse, canvas_import
 from test_lms_roundtrip import TINY
 
 from grader import catalog, csvfile
-from grader.batch import keys
+from grader.batch import export, keys
 from grader.batch import overrides as book
 from grader.batch.adjust import Graded, adjust, pin_all
 from grader.batch.everyone import absent
@@ -29,7 +28,6 @@ from grader.cli import main as cli
 from grader.commands import override
 from grader.errors import UsageError
 from grader.files import REPORT_FILE, RESULT_FILE
-from grader.lms import export
 from grader.lms.identity import Identity
 from grader.render import html
 from grader.result import CheckResult, Result, SubmissionError
@@ -224,7 +222,7 @@ def _graded_class(tmp_path: Path) -> Path:
 
 
 def _grades(out: Path) -> dict[str, dict[str, str]]:
-    return {r["student"]: r for r in csv.DictReader(open(out / "grades.csv", newline=""))}
+    return {r["student"]: r for r in csv_rows(out / "grades.csv")}
 
 
 def _canvas(tmp_path: Path, out: Path) -> dict:
@@ -296,7 +294,7 @@ def test_grader_override_updates_the_class_and_every_export(tmp_path, capsys):
     assert changes == {(40001, 7701): "8.91", (40002, 7701): "6.00", (40003, 7701): "4.50", (40004, 7701): "10.00"}
     plain = tmp_path / "plain.csv"
     export.main(target="gradescope-csv", out=plain, assignment="micrograd", graded=out)
-    scores = {r["Name"]: r["Score"] for r in csv.DictReader(open(plain, newline=""))}
+    scores = {r["Name"]: r["Score"] for r in csv_rows(plain)}
     assert scores["wangxiaoming"] == "60.0" and scores["mullerzoe"] == "45.0" and scores["garciamarquezjose"] == "89.1"
     feedback = tmp_path / "feedback.zip"
     export.main(target="feedback", out=feedback, assignment="micrograd", graded=out)

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from conftest import BASE_ENGINE
 
-import grader.sabotage as sabotage
-from grader.sabotage import all_operators, own_block, plan
+from grader.sabotage import all_operators, own_block, plan, planning
 
 OPERATORS = tuple(sorted(all_operators()))
 
@@ -19,8 +18,8 @@ def test_only_the_mutants_run_are_rewritten(monkeypatch):
     """Is each own mutant disguised and rewritten only where the plan runs it (and the decoy once)?"""
     own = own_block(BASE_ENGINE.read_text())
     rewritten = []
-    real = sabotage._own_variant
-    monkeypatch.setattr(sabotage, "_own_variant", lambda source, salt: rewritten.append(salt) or real(source, salt))
+    real = planning.own_variant
+    monkeypatch.setattr(planning, "own_variant", lambda source, salt: rewritten.append(salt) or real(source, salt))
     for i in range(6):
         rewritten.clear()
         runs = plan(OPERATORS, f"seed-{i}", "pool", own)
@@ -33,7 +32,7 @@ def test_a_mutant_that_cannot_be_rewritten_gives_way_to_a_wheats(monkeypatch):
     """Where the student's code defeats the rewrite of one mutant, is the plan the one with no such mutant
     when the plan drew it, and else unchanged?"""
     own = own_block(BASE_ENGINE.read_text())
-    real_variant, real_mutant = sabotage._own_variant, sabotage._own_mutated
+    real_variant, real_mutant = planning.own_variant, planning.own_mutated
     for i in range(2):
         seed = f"seed-{i}"
         usual = plan(OPERATORS, seed, "pool", own)
@@ -45,11 +44,11 @@ def test_a_mutant_that_cannot_be_rewritten_gives_way_to_a_wheats(monkeypatch):
             def mutant(op, source, op_id=op_id):
                 return None if op.id == op_id else real_mutant(op, source)
 
-            monkeypatch.setattr(sabotage, "_own_variant", variant)
+            monkeypatch.setattr(planning, "own_variant", variant)
             failing = plan(OPERATORS, seed, "pool", own)
-            monkeypatch.setattr(sabotage, "_own_variant", real_variant)
-            monkeypatch.setattr(sabotage, "_own_mutated", mutant)
+            monkeypatch.setattr(planning, "own_variant", real_variant)
+            monkeypatch.setattr(planning, "own_mutated", mutant)
             without = plan(OPERATORS, seed, "pool", own)
-            monkeypatch.setattr(sabotage, "_own_mutated", real_mutant)
+            monkeypatch.setattr(planning, "own_mutated", real_mutant)
             drawn = any(r.id == f"{op_id}@own" for r in usual)
             assert _ids(failing) == _ids(without if drawn else usual), (seed, op_id)

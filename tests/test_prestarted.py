@@ -37,12 +37,13 @@ def test_a_sandbox_no_lane_takes_is_closed_with_its_processes():
     pool = Prestarted([(SandboxLimits(), ())], iso)
     box = pool.free[0]
     box.wait_ready()
-    pid = box._proc.pid
+    pids = box.processes()
+    assert pids
     pool.close()
     deadline = time.monotonic() + 5
-    while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+    while any(os.path.exists(f"/proc/{pid}") for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not os.path.exists(f"/proc/{pid}") and not box.root.exists()
+    assert not any(os.path.exists(f"/proc/{pid}") for pid in pids) and not box.root.exists()
 
 
 def test_a_grading_takes_every_matching_sandbox(tmp_path, micrograd):

@@ -111,18 +111,18 @@ def test_tests_option_points_elsewhere(tmp_path, micrograd):
 def test_a_crash_counts_as_a_catch_only_for_a_fast_suite():
     """Does a valid test that crashes (rather than asserts) on a sabotage count only when the suite ran
     far inside its time limit on the correct engines, and a hang likewise?"""
-    from grader.checks.suite import Run, _caught
+    from grader.checks.suite_runs import Run, catching_test
 
     def run(kind, timeout=False):
         tests = {"test_x": {"outcome": "failed", "kind": kind, "message": "", "duration": 0.1}} if kind else {}
         return Run(not timeout, tests, [], "", timeout, 1.0)
 
-    assert _caught(run("assertion"), ["test_x"], wheat_time=9.0, limit=10.0) == "test_x"
-    assert _caught(run("exception"), ["test_x"], wheat_time=1.0, limit=10.0) == "test_x"
-    assert _caught(run("exception"), ["test_x"], wheat_time=9.0, limit=10.0) is None
-    assert _caught(run(None, timeout=True), ["test_x"], wheat_time=1.0, limit=10.0) is not None
-    assert _caught(run(None, timeout=True), ["test_x"], wheat_time=9.0, limit=10.0) is None
-    assert _caught(run("assertion"), [], wheat_time=1.0, limit=10.0) is None  # an invalid test catches nothing
+    assert catching_test(run("assertion"), ["test_x"], wheat_time=9.0, limit=10.0) == "test_x"
+    assert catching_test(run("exception"), ["test_x"], wheat_time=1.0, limit=10.0) == "test_x"
+    assert catching_test(run("exception"), ["test_x"], wheat_time=9.0, limit=10.0) is None
+    assert catching_test(run(None, timeout=True), ["test_x"], wheat_time=1.0, limit=10.0) is not None
+    assert catching_test(run(None, timeout=True), ["test_x"], wheat_time=9.0, limit=10.0) is None
+    assert catching_test(run("assertion"), [], wheat_time=1.0, limit=10.0) is None  # an invalid test catches nothing
 
 
 def test_mutants_of_the_students_own_engine_count_only_against_a_decoy(tmp_path, micrograd):
@@ -158,7 +158,7 @@ def test_mutants_of_the_students_own_engine_count_only_against_a_decoy(tmp_path,
 def test_a_mutant_that_behaves_like_the_engine_is_left_out():
     """Is a mutant of the student's engine whose numbers on every probe equal the engine's dropped as
     equivalent, while one that differs counts?"""
-    from grader.checks.suite import Run, Suite, _counted_mutants
+    from grader.checks.suite_runs import Run, Suite, counted_mutants
 
     ok = {"test_x": {"outcome": "passed", "kind": None, "message": "", "duration": 0.0}}
     same, other = ((1.0, 2.0),), ((1.0, 3.0),)
@@ -172,6 +172,6 @@ def test_a_mutant_that_behaves_like_the_engine_is_left_out():
         own=frozenset({"add_half", "mul_own_data"}),
         decoy=Run(True, ok, [], "", False, 0.1, same),
     )
-    counted, dropped = _counted_mutants(found)
+    counted, dropped = counted_mutants(found)
     assert counted == ["mul_own_data", "pow_off_by_one"]
     assert "equivalent" in dropped["add_half"]

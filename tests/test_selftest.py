@@ -6,7 +6,7 @@ from pathlib import Path
 
 from grader import catalog
 from grader.checks.suite import SUITE_CHECKS
-from grader.commands.selftest import Engine, _grade, engines, problems
+from grader.commands.selftest import Engine, engines, grade_engine, problems
 from grader.sabotage import all_operators, wheats
 
 
@@ -45,7 +45,7 @@ def test_selftest_flags_a_mutant_that_is_really_correct(tmp_path: Path):
     task = catalog.load("micrograd").without(SUITE_CHECKS)
     wheat = wheats()[0]
     fake = Engine("fake@recursive_set", wheat.source, check="add")
-    results = [_grade(Engine(wheat.id, wheat.source), tmp_path, task), _grade(fake, tmp_path, task)]
+    results = [grade_engine(Engine(wheat.id, wheat.source), tmp_path, task), grade_engine(fake, tmp_path, task)]
     found = problems([Engine(wheat.id, wheat.source), fake], results)
     assert any("not caught by add" in p for p in found)
     assert any("equivalent to a correct engine" in p for p in found)
@@ -73,7 +73,7 @@ def test_every_catch_hint_is_run_and_an_unproven_one_is_flagged(monkeypatch):
     neuron_no_bias hint, "train a neuron and assert the loss falls", which a neuron without a bias passes?"""
     from dataclasses import replace
 
-    from grader.commands import hints
+    from grader import hints
     from grader.sabotage.mutate import REGISTRY
 
     task = catalog.load("micrograd").without(SUITE_CHECKS)

@@ -7,10 +7,11 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
 from conftest import BASE_ENGINE
 
 from grader.files import MODULE_FILE
-from grader.lanes import SuiteJob, SuiteLane
+from grader.lanes import Stage, SuiteJob, SuiteLane, SuiteSandboxes
 from grader.protocol import Code
 from grader.sabotage import SWAPPED, EngineRun, engine_block, wheats
 from grader.sandbox.limits import SandboxLimits
@@ -62,7 +63,7 @@ def test_a_late_sandbox_joins_the_runs_once_released():
 
     released = []
     with Sandbox(code.files, SandboxLimits(), ("pytest",)) as late:
-        lane = SuiteLane(code, SandboxLimits(), None, 1, before=lambda: released.append(True), late=late)
+        lane = SuiteLane(code, SandboxLimits(), None, SuiteSandboxes(late=late, before=lambda: released.append(True)))
         engines = tuple(
             EngineRun(f"wheat:{w.id}", "wheat", w.id, None, engine_block(w.source, SWAPPED)) for w in wheats()
         )
@@ -72,3 +73,28 @@ def test_a_late_sandbox_joins_the_runs_once_released():
     assert released == [True]
     assert sorted(r.engine.id for r in outcome.runs) == sorted(e.id for e in engines)
     assert all(r.failure is None for r in outcome.runs)
+
+
+def test_the_lane_moves_only_as_its_table_says():
+    """A caller's wrong order is raised, not a thread waiting for ever: a plan or a go() before the job; and a result
+    asked for before the student's code was loaded (no go()) cancels the lane, whose runs on the plan's engines never
+    start. Nothing moves a cancelled lane."""
+    code = Code("py", {MODULE_FILE: BASE_ENGINE.read_bytes()})
+    lane = SuiteLane(code, SandboxLimits(), None)
+    try:
+        with pytest.raises(RuntimeError):
+            lane.planned(())
+        with pytest.raises(RuntimeError):
+            lane.go()
+        assert lane.stage is Stage.NEW
+        lane.start(SuiteJob(code, TESTS, None, 30.0, lambda own: 30.0), time.monotonic() + 120)
+        assert lane.stage is Stage.STARTED
+        ended = []
+        waiter = threading.Thread(target=lambda: ended.append(lane.result()), daemon=True)
+        waiter.start()
+        waiter.join(60)
+        assert ended and ended[0].runs == [] and lane.stage is Stage.CANCELLED
+        lane.go()
+        assert lane.stage is Stage.CANCELLED
+    finally:
+        lane.cancel()

@@ -132,7 +132,10 @@ def test_classic_bugs_diverge_at_a_named_step(engine, micrograd, grade_source):
             ["not a number", "from step 0 on"],
         ),
         (
-            "import time\n_old = Neuron.__call__\nNeuron.__call__ = lambda self, x: (time.sleep(0.1), _old(self, x))[1]",
+            (
+                "import time\n_old = Neuron.__call__\n"
+                "Neuron.__call__ = lambda self, x: (time.sleep(0.1), _old(self, x))[1]"
+            ),
             "training",
             "error",
             ["did not finish"],

@@ -22,9 +22,8 @@ from datetime import datetime
 from typing import Any
 
 from grader.batch.overrides import TOTAL, Override, number
+from grader.classfiles import NO_SUBMISSION
 from grader.result import Result
-
-NO_SUBMISSION = "no_submission"
 
 
 @dataclass(frozen=True)

@@ -15,55 +15,57 @@ import json
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Any
 
-from grader import csvfile
 from grader.batch import keys
 from grader.batch import overrides as book
 from grader.batch.adjust import NO_SUBMISSION, Adjustment, Graded, adjust, by_student, pin_all
 from grader.batch.earlier import MOST_SUMMARY_BYTES, late_percent, saved_result
-from grader.batch.insight import WORK_FILE
-from grader.batch.outputs import GRADEBOOK, Row, atomic_write, histogram
-from grader.errors import UsageError
-from grader.files import REPORT_FILE
+from grader.batch.outputs import Row, atomic_write, histogram
+from grader.classfiles import ClassSummary, Gradebook, GradebookRow, SummaryStudent
+from grader.errors import BadResult, UsageError
+from grader.files import (
+    CLASS_PAGE_FILE,
+    GRADEBOOK_FILE,
+    OVERRIDES_FILE,
+    REPORT_FILE,
+    STUDENTS_FOLDER,
+    SUMMARY_FILE,
+    WORK_FILE,
+)
 from grader.render import html
 from grader.render.adjusted import with_adjustment
 from grader.spec import Assignment
 
-STUDENTS = "students"
+STUDENTS = STUDENTS_FOLDER
 
 
 class Saved:
-    """A graded class as a batch left it in its --out folder: summary.json's students, and each one's result."""
+    """A graded class as a batch left it in its --out folder: its summary's students, and each one's result."""
 
-    def __init__(self, out: Path, summary: dict[str, Any]):
+    def __init__(self, out: Path, summary: ClassSummary):
         self.out = out
         self.summary = summary
-        students = summary.get("students")
-        self.entries: dict[str, dict[str, Any]] = {
-            e["student"]: e
-            for e in (students if isinstance(students, list) else [])
-            if isinstance(e, dict) and isinstance(e.get("student"), str) and e["student"]
-        }
-        most = summary.get("max_score")
-        self.max_score = float(most) if isinstance(most, (int, float)) and not isinstance(most, bool) else 0.0
+        self.entries: dict[str, SummaryStudent] = {e.student: e for e in summary.students if e.student}
+        self.max_score = float(summary.max_score)
         self._graded: dict[str, Graded | None] = {}
 
     @classmethod
     def read(cls, out: Path) -> Saved:
         """The class in `out`; a UsageError when it holds no summary.json a batch wrote."""
-        path = out / "summary.json"
+        path = out / SUMMARY_FILE
         try:
             if path.stat().st_size > MOST_SUMMARY_BYTES:
                 raise UsageError(f"{path} is larger than {MOST_SUMMARY_BYTES // 2**20} MB: not one a batch wrote")
             data = json.loads(path.read_text(encoding="utf-8"))
         except OSError:
-            raise UsageError(f"{out} holds no summary.json: give the --out folder of a `grader batch`") from None
+            raise UsageError(f"{out} holds no {SUMMARY_FILE}: give the --out folder of a `grader batch`") from None
         except ValueError as exc:
             raise UsageError(f"{path} is not JSON ({exc})") from None
-        if not isinstance(data, dict):
-            raise UsageError(f"{path} is not one a batch wrote")
-        return cls(out, data)
+        try:
+            return cls(out, ClassSummary.from_dict(data))
+        except (BadResult, RecursionError) as exc:
+            raise UsageError(f"{path} is not one a batch wrote ({exc})") from None
 
     @classmethod
     def maybe(cls, out: Path) -> Saved | None:
@@ -83,12 +85,9 @@ class Saved:
         entry = self.entries.get(student)
         if entry is None:
             return None
-        status = entry.get("status")
-        status = status if isinstance(status, str) else "error"
-        folder = entry.get("folder")
-        result = saved_result(self.out / folder) if _own_folder(folder) else None
+        result = saved_result(self.out / entry.folder) if _own_folder(entry.folder) else None
         percent = late_percent(entry, result.score if result else 0.0)
-        return Graded(student, status, result, self.max_score, percent)
+        return Graded(student, entry.status or "error", result, self.max_score, percent)
 
     def known(self) -> book.Known:
         """The students and checks an override may name, with the checks' points (from a graded result)."""
@@ -102,13 +101,11 @@ class Saved:
 
     def adjusted_before(self) -> set[str]:
         """The students whose summary.json says an override applied to them, or waits for a look."""
-        return {s for s, e in self.entries.items() if e.get("overrides") or e.get("review")}
+        return {s for s, e in self.entries.items() if e.overrides or e.review}
 
 
-def _own_folder(folder: object) -> TypeGuard[str]:
+def _own_folder(folder: str) -> bool:
     """Is this a student's folder as a batch names it, `students/<id>` (never a path out of the --out folder)?"""
-    if not isinstance(folder, str):
-        return False
     parts = folder.split("/")
     return len(parts) == 2 and parts[0] == STUDENTS and bool(parts[1]) and not parts[1].startswith(".")
 
@@ -128,7 +125,7 @@ def for_batch(out: Path, assignment: Assignment, names: set[str]) -> tuple[list[
         return [], before
     students = names | set(saved.entries if saved else ())
     known = book.Known(tuple(sorted(students)), {c.id: c.points for c in assignment.checks}, assignment.max_score)
-    overrides = book.resolve(overrides, known, str(out / book.FILE))
+    overrides = book.resolve(overrides, known, str(out / OVERRIDES_FILE))
     if saved is not None:
         overrides, changed = pin_all(overrides, {s: g for s in saved.entries if (g := saved.graded(s)) is not None})
         if changed:
@@ -190,30 +187,30 @@ def _stamp(folder: Path, view: dict[str, Any] | None) -> None:
 # -- an export, and `grader override` ------------------------------------------------------------------------------
 
 
-def on_gradebook(graded: Path, rows: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+def on_gradebook(graded: Path, rows: dict[str, GradebookRow]) -> dict[str, GradebookRow]:
     """An export's gradebook rows (by LMS id) with overrides.csv applied as it is now: `score`, `override` and
     `review` made again, from the grader's own results, for each student with an override now or before."""
     overrides = book.read(graded)
-    before = {r["student"] for r in rows.values() if r.get("override") or r.get("review")}
+    before = {r.student for r in rows.values() if r.override or r.review}
     if not overrides and not before:
         return rows
     saved = Saved.read(graded)
-    overrides = book.resolve(overrides, saved.known(), str(graded / book.FILE))
+    overrides = book.resolve(overrides, saved.known(), str(graded / OVERRIDES_FILE))
     mine = by_student(overrides)
     changed = dict(rows)
     waiting = []
     for key, row in rows.items():
-        student = row["student"]
+        student = row.student
         g = saved.graded(student) if student in mine or student in before else None
         if g is None:
             continue
         adjusted = adjust(g, mine.get(student, []))
-        changed[key] = {
-            **row,
-            "score": str(adjusted.score if adjusted else g.final),
-            "override": adjusted.applied_cell() if adjusted else "",
-            "review": "; ".join(w.cell() for w in adjusted.waiting) if adjusted else "",
-        }
+        changed[key] = replace(
+            row,
+            score=adjusted.score if adjusted else g.final,
+            override=adjusted.applied_cell() if adjusted else "",
+            review="; ".join(w.cell() for w in adjusted.waiting) if adjusted else "",
+        )
         waiting += [f"{student}: {w.text()}" for w in (adjusted.waiting if adjusted else ())]
     for line in waiting:
         print(f"review: {line}", file=sys.stderr)
@@ -234,64 +231,64 @@ def refresh(out: Path, overrides: list[book.Override], saved: Saved) -> None:
     students = set(mine) | saved.adjusted_before()
     adjusted = {s: adjust(g, mine.get(s, [])) for s in students if (g := saved.graded(s)) is not None}
     graded = {s: g for s in adjusted if (g := saved.graded(s)) is not None}
-    atomic_write(out / GRADEBOOK, _gradebook(out / GRADEBOOK, adjusted, graded))
-    summary = dict(saved.summary)
+    atomic_write(out / GRADEBOOK_FILE, _gradebook(out / GRADEBOOK_FILE, adjusted, graded).text())
     entries = []
-    for entry in summary.get("students") or []:
-        student = entry.get("student") if isinstance(entry, dict) else None
-        if student in adjusted:
-            a, g = adjusted[student], graded[student]
-            entry = {
-                **entry,
-                "score": a.score if a else g.final,
-                "late_penalty": a.penalty if a else g.penalty(g.raw),
-                **(a.data() if a else {"overrides": [], "review": []}),
-            }
+    for entry in saved.summary.students:
+        if entry.student in adjusted:
+            a, g = adjusted[entry.student], graded[entry.student]
+            data = a.data() if a else {"overrides": [], "review": []}
+            entry = replace(
+                entry,
+                score=a.score if a else g.final,
+                late_penalty=a.penalty if a else g.penalty(g.raw),
+                overrides=tuple(data["overrides"]),
+                review=tuple(data["review"]),
+            )
         entries.append(entry)
-    summary["students"] = entries
-    scores = [e.get("score", 0.0) for e in entries if isinstance(e, dict)]
-    summary["histogram"] = histogram([s for s in scores if isinstance(s, (int, float))], saved.max_score)
-    summary["overrides"] = {
-        "applied": sum(len(a.applied) for a in adjusted.values() if a),
-        "waiting": sum(len(a.waiting) for a in adjusted.values() if a),
-    }
-    atomic_write(out / "summary.json", json.dumps(summary, indent=2))
-    atomic_write(out / "index.html", html.class_report(summary, _sources(out)))
+    summary = replace(
+        saved.summary,
+        students=tuple(entries),
+        histogram=tuple(histogram([e.score for e in entries], saved.max_score)),
+        overrides={
+            "applied": sum(len(a.applied) for a in adjusted.values() if a),
+            "waiting": sum(len(a.waiting) for a in adjusted.values() if a),
+        },
+    )
+    atomic_write(out / SUMMARY_FILE, summary.to_json())
+    atomic_write(out / CLASS_PAGE_FILE, html.class_report(summary.to_dict(), _sources(out)))
     for student, a in adjusted.items():
-        entry = saved.entries[student]
-        if _own_folder(entry.get("folder")) and entry["folder"] == f"{STUDENTS}/{student}":
-            _stamp(out / entry["folder"], a.report(graded[student]) if a else None)
+        folder = saved.entries[student].folder
+        if _own_folder(folder) and folder == f"{STUDENTS}/{student}":
+            _stamp(out / folder, a.report(graded[student]) if a else None)
 
 
-def _gradebook(path: Path, adjusted: dict[str, Adjustment | None], graded: dict[str, Graded]) -> str:
+def _gradebook(path: Path, adjusted: dict[str, Adjustment | None], graded: dict[str, Graded]) -> Gradebook:
     """grades.csv as read, each adjusted student's row made again: score, late penalty, override, review, and
     their check columns (the grader's points, or the override's)."""
     try:
-        rows = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"), newline="")))
-    except (OSError, UnicodeDecodeError, csv.Error):
+        text = path.read_text(encoding="utf-8")
+        read = Gradebook.read(text, str(path))
+    except (OSError, UnicodeDecodeError, BadResult):
         raise UsageError(f"{path} cannot be read: run the batch into this --out folder again") from None
-    header = rows[0] if rows else []
-    if "review" not in header or "override" not in header or "student" not in header:
+    header = next(csv.reader(io.StringIO(text, newline="")), [])
+    if "review" not in header or "override" not in header:
         raise UsageError(f"{path} has no override and review columns: grade the class again with this grader")
-    at = {name: i for i, name in enumerate(header)}
-    checks = header[at["review"] + 1 :]
-    writer = csvfile.Writer(lineterminator="\r\n")
-    writer.writerow(header)
-    for read in rows[1:]:
-        cells: list[Any] = list(read)
-        student = cells[at["student"]] if len(cells) > at["student"] else ""
-        if student in adjusted and len(cells) == len(header):
-            a, g = adjusted[student], graded[student]
-            points: dict[str, Any] = {c.id: c.score for c in g.result.checks} if g.result else {}
+    rows = []
+    for row in read.rows:
+        if row.student in adjusted:
+            a, g = adjusted[row.student], graded[row.student]
+            points: dict[str, float | None] = {c.id: c.score for c in g.result.checks} if g.result else {}
             points |= a.checks if a else {}
-            cells[at["score"]] = a.score if a else g.final
-            cells[at["late_penalty"]] = a.penalty if a else g.penalty(g.raw)
-            cells[at["override"]] = a.applied_cell() if a else ""
-            cells[at["review"]] = "; ".join(w.cell() for w in a.waiting) if a else ""
-            for check in checks:
-                cells[at[check]] = points.get(check, "")
-        writer.writerow(cells)
-    return writer.text()
+            row = replace(
+                row,
+                score=a.score if a else g.final,
+                late_penalty=a.penalty if a else g.penalty(g.raw),
+                override=a.applied_cell() if a else "",
+                review="; ".join(w.cell() for w in a.waiting) if a else "",
+                checks={check: points.get(check) for check in read.checks},
+            )
+        rows.append(row)
+    return replace(read, rows=tuple(rows))
 
 
 def _sources(out: Path) -> dict[str, str]:

@@ -8,7 +8,8 @@ bytes that expands more than `ratio` times its compressed size is a zip bomb, an
 archive with more than `members` entries is read only up to that count. Symbolic links,
 absolute names, `..`, names nested deeper than discovery reads (grader/folders.py's MAX_DEPTH) and
 names the file system cannot hold are never written, so every tree extracted is shallow. Each
-member left out gets a note naming it and why. `copy_file` copies one loose file the same way: no link followed, bounded size.
+member left out gets a note naming it and why. `copy_file` copies one loose file the same way: no
+link followed, bounded size.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import stat
 import zipfile
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.errors import NotAnArchive
@@ -50,9 +51,15 @@ class ArchiveLimits:
 
 @dataclass
 class Budget:
-    """Bytes still allowed out of archives in this batch, shared by every extract()."""
+    """The limits every archive of a batch is read within, and the bytes still allowed out of archives in this batch
+    (at first, the limits' batch_bytes), shared by every extract()."""
 
-    left: int
+    limits: ArchiveLimits = field(default_factory=ArchiveLimits)
+    left: int = -1
+
+    def __post_init__(self):
+        if self.left < 0:
+            self.left = self.limits.batch_bytes
 
 
 def extract(
@@ -61,60 +68,81 @@ def extract(
     label: str,
     note: Callable[[str, str], None],
     skip: Callable[[tuple[str, ...]], str | None],
-    limits: ArchiveLimits = ArchiveLimits(),
     budget: Budget | None = None,
 ) -> Path:
     """Extract the members `skip` does not refuse into `target` (created); the folder.
 
     `label` names the archive in notes, each told as `note(name, why)`; `skip(parts)` gets a
     member's path parts and returns why to leave it out, or None to extract it; `budget` is
-    shared by the batch's archives and spent here.
+    shared by the batch's archives and spent here, with the limits they are read within.
     """
-    budget = budget or Budget(limits.batch_bytes)
+    budget = budget or Budget()
+    limits = budget.limits
     target.mkdir(parents=True)
-    try:
-        _check_directory(archive, label, limits)
-        zf = zipfile.ZipFile(archive)
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
-        raise NotAnArchive(f"{label}: not a readable zip ({exc}); skipped") from None
-    with zf:
-        infos = zf.infolist()
-        if len(infos) > limits.members:
-            note(
-                label,
-                f"holds {len(infos):,} entries; only the first {limits.members:,} were read, "
-                f"the other {len(infos) - limits.members:,} skipped",
-            )
-            infos = infos[: limits.members]
+    with _open_zip(archive, label, limits) as zf:
+        infos = _first_members(zf.infolist(), label, note, limits)
         size = archive.stat().st_size
         written = 0
         for info in infos:
             where = f"{label}/{info.filename}"
             if info.is_dir():
                 continue
-            parts, why = _parts(info.filename)
-            if why is None and stat.S_ISLNK(info.external_attr >> 16):
-                why = "a symbolic link; not followed"
-            if why is None:
-                why = skip(parts)
-            if why is None and info.file_size > limits.member_bytes:
-                why = (
-                    f"larger than {size_text(limits.member_bytes)} ({size_text(info.file_size)} uncompressed); skipped"
-                )
-            if why is None and written >= limits.archive_bytes:
-                why = f"skipped: the archive already gave {size_text(limits.archive_bytes)}, its limit"
-            if why is None and budget.left <= 0:
-                why = f"skipped: the batch's archives already gave {size_text(limits.batch_bytes)}, its limit"
+            parts, why = _left_out(info, skip, limits, written, budget)
             if why is None:
                 out = target.joinpath(*parts)
                 got, why = _copy_member(
-                    zf, info, out, limits, min(info.compress_size, size), limits.archive_bytes - written, budget.left
+                    zf, info, out, budget, min(info.compress_size, size), limits.archive_bytes - written
                 )
                 written += got  # a dropped member's bytes count too: they were decompressed
                 budget.left -= got
             if why:
                 note(where, why)
     return target
+
+
+def _open_zip(archive: Path, label: str, limits: ArchiveLimits) -> zipfile.ZipFile:
+    """The archive opened, or NotAnArchive (unreadable, or a table of contents too big to read)."""
+    try:
+        _check_directory(archive, label, limits)
+        return zipfile.ZipFile(archive)
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        raise NotAnArchive(f"{label}: not a readable zip ({exc}); skipped") from None
+
+
+def _first_members(
+    infos: list[zipfile.ZipInfo], label: str, note: Callable[[str, str], None], limits: ArchiveLimits
+) -> list[zipfile.ZipInfo]:
+    """The entries read: at most limits.members of them (a note says how many more there were)."""
+    if len(infos) > limits.members:
+        note(
+            label,
+            f"holds {len(infos):,} entries; only the first {limits.members:,} were read, "
+            f"the other {len(infos) - limits.members:,} skipped",
+        )
+        infos = infos[: limits.members]
+    return infos
+
+
+def _left_out(
+    info: zipfile.ZipInfo,
+    skip: Callable[[tuple[str, ...]], str | None],
+    limits: ArchiveLimits,
+    written: int,
+    budget: Budget,
+) -> tuple[tuple[str, ...], str | None]:
+    """A member's path parts, and why it is left out before a byte of it is read (None: extract it)."""
+    parts, why = _parts(info.filename)
+    if why is None and stat.S_ISLNK(info.external_attr >> 16):
+        why = "a symbolic link; not followed"
+    if why is None:
+        why = skip(parts)
+    if why is None and info.file_size > limits.member_bytes:
+        why = f"larger than {size_text(limits.member_bytes)} ({size_text(info.file_size)} uncompressed); skipped"
+    if why is None and written >= limits.archive_bytes:
+        why = f"skipped: the archive already gave {size_text(limits.archive_bytes)}, its limit"
+    if why is None and budget.left <= 0:
+        why = f"skipped: the batch's archives already gave {size_text(limits.batch_bytes)}, its limit"
+    return parts, why
 
 
 def _check_directory(archive: Path, label: str, limits: ArchiveLimits) -> None:
@@ -126,9 +154,10 @@ def _check_directory(archive: Path, label: str, limits: ArchiveLimits) -> None:
         record = end_record(f)
     if record is None:
         raise NotAnArchive(f"{label}: not a readable zip; skipped")
-    if record[zipfile._ECD_SIZE] > limits.members * 512:
+    directory_bytes = record[zipfile._ECD_SIZE]  # type: ignore[attr-defined]  # private, so not in typeshed's zipfile
+    if directory_bytes > limits.members * 512:
         raise NotAnArchive(
-            f"{label}: its table of contents takes {size_text(record[zipfile._ECD_SIZE])}, "
+            f"{label}: its table of contents takes {size_text(directory_bytes)}, "
             f"too many entries (the limit is {limits.members:,}); skipped"
         )
 
@@ -157,12 +186,13 @@ def _copy_member(
     zf: zipfile.ZipFile,
     info: zipfile.ZipInfo,
     out: Path,
-    limits: ArchiveLimits,
+    budget: Budget,
     packed: int,
     room: int,
-    batch_room: int,
 ) -> tuple[int, str | None]:
-    """Stream one member to `out`, counting; (bytes kept, why it was dropped or None)."""
+    """Stream one member to `out`, counting, within the archive's `room` and the batch's budget; (bytes kept, why it
+    was dropped or None)."""
+    limits, batch_room = budget.limits, budget.left
     got = 0
     why = None
     try:
@@ -171,14 +201,7 @@ def _copy_member(
         with zf.open(info) as src, open(out, "xb") as dst:
             while chunk := src.read(CHUNK):
                 got += len(chunk)
-                if got > limits.member_bytes:
-                    why = f"larger than {size_text(limits.member_bytes)} once uncompressed; skipped"
-                elif got > room:
-                    why = f"skipped: the archive gave more than {size_text(limits.archive_bytes)}, its limit"
-                elif got > batch_room:
-                    why = f"skipped: the batch's archives gave more than {size_text(limits.batch_bytes)}, its limit"
-                elif got > limits.ratio_floor and got > limits.ratio * max(packed, 1):
-                    why = f"expands more than {limits.ratio:g} times its compressed size (a zip bomb?); skipped"
+                why = _past_limit(got, limits, packed, room, batch_room)
                 if why:
                     break
                 dst.write(chunk)
@@ -195,6 +218,19 @@ def _copy_member(
             pass
         return got, why
     return got, None
+
+
+def _past_limit(got: int, limits: ArchiveLimits, packed: int, room: int, batch_room: int) -> str | None:
+    """Why a member is dropped once `got` bytes of it are out (packed: its compressed size), or None."""
+    if got > limits.member_bytes:
+        return f"larger than {size_text(limits.member_bytes)} once uncompressed; skipped"
+    if got > room:
+        return f"skipped: the archive gave more than {size_text(limits.archive_bytes)}, its limit"
+    if got > batch_room:
+        return f"skipped: the batch's archives gave more than {size_text(limits.batch_bytes)}, its limit"
+    if got > limits.ratio_floor and got > limits.ratio * max(packed, 1):
+        return f"expands more than {limits.ratio:g} times its compressed size (a zip bomb?); skipped"
+    return None
 
 
 def size_text(n: int) -> str:

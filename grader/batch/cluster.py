@@ -3,8 +3,9 @@
 Each task carries one student's bytes and returns their result as data (grader/batch/tasks.py);
 the instructor's process writes every output. On a worker, a task is graded in a grading
 process of that worker's own (`python -m grader.batch.graders`, started when a task needs one
-and reused, one per task running at once), never in the Dask worker process, so neither student code nor the grader's handling of its
-replies runs there, and a grading that dies takes only its process with it.
+and reused, one per task running at once), never in the Dask worker process, so neither student
+code nor the grader's handling of its replies runs there, and a grading that dies takes only its
+process with it.
 
 Before any student is sent, every worker is asked, in a task, whether it may grade (the same
 grader as the instructor's, student code isolated as a batch requires); a worker that joins
@@ -52,47 +53,23 @@ CANCELLED = (concurrent.futures.CancelledError, asyncio.CancelledError)
 
 def grade_on_cluster(address: str, tasks: list[Task]) -> Iterator[tuple[TaskOutcome, bool]]:
     """Each task's outcome as it arrives, and whether it is final (a rerun may skip it)."""
-    from distributed import Client, as_completed
+    from distributed import as_completed
 
     if not tasks:
         return
     logging.getLogger("distributed").setLevel(logging.CRITICAL)  # its reconnect tracebacks: we say what happened
-    try:
-        _check_address(address)
-        client = Client(address, timeout=CONNECT_S, set_as_default=False)
-    except (OSError, TimeoutError, ValueError, TypeError) as exc:
-        raise ClusterError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+    client = _connect(address)
     with client:
         threads = _check_workers(client, tasks[0])
-        waiting = iter(tasks)
-        running: dict = {}
         arrived = as_completed([], loop=client.loop, with_results=True, raise_errors=False)
-
-        def send(n: int) -> None:
-            for task in itertools.islice(waiting, n):
-                future = client.submit(
-                    on_worker, task, key=f"grade-{task.student}-{os.urandom(4).hex()}", retries=RETRIES, pure=False
-                )
-                running[future.key] = (future, task)
-                arrived.add(future)
-
-        send(max(WINDOW, 4 * threads))
-        away_since = None
+        sent = _InFlight(client, address, iter(tasks), arrived)
+        sent.send(max(WINDOW, 4 * threads))
         try:
-            while running:
-                batch = arrived.next_batch(block=False)
-                if not batch:
-                    # A scheduler that goes away cancels every future, which then arrives here; this watch
-                    # is for one whose result was being fetched as it went (that one would never arrive).
-                    away_since = None if client.status == "running" else away_since or time.monotonic()
-                    if away_since is not None and time.monotonic() - away_since > CONNECT_S:
-                        raise SchedulerLost(f"lost the Dask scheduler at {address}")
-                    time.sleep(0.05)
-                    continue
+            while sent.running:
                 stop: GraderError | None = None  # after every result of this batch is saved
-                for future, value in batch:
-                    _, task = running.pop(future.key)
-                    outcome, final = _outcome(task, value)
+                for future, value in sent.next_batch():
+                    _, task = sent.running.pop(future.key)
+                    outcome, final = outcome_of(task, value)
                     if outcome is None:
                         stop = stop or SchedulerLost(f"lost the Dask scheduler at {address}")
                     elif outcome.unfit:
@@ -100,11 +77,51 @@ def grade_on_cluster(address: str, tasks: list[Task]) -> Iterator[tuple[TaskOutc
                     else:
                         yield outcome, final
                         if stop is None:
-                            send(1)
+                            sent.send(1)
                 if stop is not None:
                     raise stop
         finally:
-            client.cancel([future for future, _ in running.values()])
+            client.cancel([future for future, _ in sent.running.values()])
+
+
+def _connect(address: str):
+    """A Dask client of the scheduler at address, or ClusterError."""
+    from distributed import Client
+
+    try:
+        _check_address(address)
+        return Client(address, timeout=CONNECT_S, set_as_default=False)
+    except (OSError, TimeoutError, ValueError, TypeError) as exc:
+        raise ClusterError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+
+
+class _InFlight:
+    """The tasks sent to the cluster and not yet arrived back (running: by their future's key)."""
+
+    def __init__(self, client, address: str, waiting: Iterator[Task], arrived) -> None:
+        self.client, self.address, self.waiting, self.arrived = client, address, waiting, arrived
+        self.running: dict = {}
+        self.away_since: float | None = None
+
+    def send(self, n: int) -> None:
+        """Send the next n tasks (fewer if fewer are left)."""
+        for task in itertools.islice(self.waiting, n):
+            future = self.client.submit(
+                on_worker, task, key=f"grade-{task.student}-{os.urandom(4).hex()}", retries=RETRIES, pure=False
+            )
+            self.running[future.key] = (future, task)
+            self.arrived.add(future)
+
+    def next_batch(self) -> list:
+        """The (future, value) pairs that arrived next, waiting for one; SchedulerLost if the scheduler stays away."""
+        while not (batch := self.arrived.next_batch(block=False)):
+            # A scheduler that goes away cancels every future, which then arrives here; this watch
+            # is for one whose result was being fetched as it went (that one would never arrive).
+            self.away_since = None if self.client.status == "running" else self.away_since or time.monotonic()
+            if self.away_since is not None and time.monotonic() - self.away_since > CONNECT_S:
+                raise SchedulerLost(f"lost the Dask scheduler at {self.address}")
+            time.sleep(0.05)
+        return batch
 
 
 def _check_address(address: str) -> None:
@@ -122,7 +139,7 @@ def _check_address(address: str) -> None:
         )
 
 
-def _outcome(task: Task, value) -> tuple[TaskOutcome | None, bool]:
+def outcome_of(task: Task, value) -> tuple[TaskOutcome | None, bool]:
     """What arrived for a task, judged by the value itself (a future's status may have moved on since):
     an outcome (final), a failure on the cluster (not final), or None for a scheduler gone."""
     if isinstance(value, TaskOutcome):

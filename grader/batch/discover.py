@@ -40,13 +40,13 @@ from pathlib import Path
 
 from grader.batch import archives
 from grader.batch.found import Found, Missing, Submission
-from grader.batch.names import one_per_student, plain_name, printable, quoted, safe_id
 from grader.batch.notes import Note, listed
 from grader.errors import BadMetadata
 from grader.files import MODULE_FILE, TESTS_FILE
 from grader.folders import MAX_DEPTH, MAX_ENTRIES, count_files
 from grader.lms import identity as lms
 from grader.lms.identity import Identity
+from grader.lms.names import one_per_student, plain_name, printable, quoted, safe_id
 from grader.text import failure
 
 SKIP_DIRS = {"__MACOSX", ".ipynb_checkpoints", "__pycache__", ".git"}
@@ -118,7 +118,7 @@ class _Discovery:
     """Entries still to be read under the student's folder being collected."""
 
     def __post_init__(self):
-        self.budget = archives.Budget(self.limits.batch_bytes)
+        self.budget = archives.Budget(self.limits)
 
     def note(self, kind: str, item: str, why: str, student: str | None = None) -> None:
         """A note of a kind (grader.batch.notes.KINDS) about a file, counted under `student` (else the file)."""
@@ -318,40 +318,52 @@ class _Discovery:
 
     def visible(self, folder: Path, label: str, depth: int, owner: str):
         """The entries of a folder worth looking at, sorted; a note (counted under `owner`) for each one left out."""
-        if depth > MAX_DEPTH:
-            self.note("left_out", label, f"folders nested more than {MAX_DEPTH} deep; skipped", owner)
-            return
-        try:
-            with os.scandir(folder) as it:
-                entries = sorted(itertools.islice(it, LISTED + 1), key=lambda e: e.name)
-        except OSError as exc:
-            self.note("left_out", label, f"cannot be read ({exc.strerror}); skipped", owner)
-            return
-        if len(entries) > LISTED:
-            entries = entries[:LISTED]
-            self.note("left_out", label, f"holds more than {LISTED:,} entries; only {LISTED:,} were read", owner)
-        for entry in entries:
+        for entry in self._listing(folder, label, depth, owner):
             where = f"{label}/{entry.name}"
             try:
                 info = entry.stat(follow_symlinks=False)
             except OSError as exc:
                 self.note("left_out", where, f"cannot be read ({exc.strerror}); skipped", owner)
                 continue
-            if stat.S_ISLNK(info.st_mode):
-                self.note("left_out", where, "a symbolic link; not followed", owner)
-            elif (info.st_dev, info.st_ino) == self.exclude:
-                self.note("input", where, "the batch's own --out folder; not read as submissions", owner)
-            elif stat.S_ISDIR(info.st_mode) and (entry.name in SKIP_DIRS or entry.name.startswith(".")):
-                kind = "a hidden folder" if entry.name.startswith(".") else "a system folder"
-                self.note("left_out", where, f"{kind}; skipped ({count_files(Path(entry.path))} files in it)", owner)
-            elif entry.name.startswith("."):
-                self.note("left_out", where, "a hidden file; skipped", owner)
-            elif stat.S_ISDIR(info.st_mode):
+            left_out = self._left_out(entry, info)
+            if left_out is None:  # a folder, or a file (one to grade over the size limit too: the caller says whose)
                 yield entry, where
-            elif not stat.S_ISREG(info.st_mode):
-                self.note("left_out", where, "not a regular file; skipped", owner)
-            else:  # a file to grade over the size limit too: the caller says whose it was
-                yield entry, where
+            else:
+                kind, why = left_out
+                self.note(kind, where, why, owner)
+
+    def _listing(self, folder: Path, label: str, depth: int, owner: str) -> list[os.DirEntry]:
+        """A folder's first LISTED entries, sorted by name; none if it is too deep or cannot be read (a note says)."""
+        if depth > MAX_DEPTH:
+            self.note("left_out", label, f"folders nested more than {MAX_DEPTH} deep; skipped", owner)
+            return []
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(itertools.islice(it, LISTED + 1), key=lambda e: e.name)
+        except OSError as exc:
+            self.note("left_out", label, f"cannot be read ({exc.strerror}); skipped", owner)
+            return []
+        if len(entries) > LISTED:
+            entries = entries[:LISTED]
+            self.note("left_out", label, f"holds more than {LISTED:,} entries; only {LISTED:,} were read", owner)
+        return entries
+
+    def _left_out(self, entry: os.DirEntry, info: os.stat_result) -> tuple[str, str] | None:
+        """Why an entry is not looked at, as (the note's kind, why), or None to look at it."""
+        if stat.S_ISLNK(info.st_mode):
+            return "left_out", "a symbolic link; not followed"
+        if (info.st_dev, info.st_ino) == self.exclude:
+            return "input", "the batch's own --out folder; not read as submissions"
+        if stat.S_ISDIR(info.st_mode) and (entry.name in SKIP_DIRS or entry.name.startswith(".")):
+            kind = "a hidden folder" if entry.name.startswith(".") else "a system folder"
+            return "left_out", f"{kind}; skipped ({count_files(Path(entry.path))} files in it)"
+        if entry.name.startswith("."):
+            return "left_out", "a hidden file; skipped"
+        if stat.S_ISDIR(info.st_mode):
+            return None
+        if not stat.S_ISREG(info.st_mode):
+            return "left_out", "not a regular file; skipped"
+        return None
 
     def unpack(self, archive: Path, label: str, skip, owner: str) -> Path | None:
         """Extract a zip into the staging folder; its notes are counted under `owner`."""
@@ -363,7 +375,6 @@ class _Discovery:
                 label,
                 lambda item, why: self.note("left_out", item, why, owner),
                 skip,
-                self.limits,
                 self.budget,
             )
         except archives.NotAnArchive as exc:
@@ -437,13 +448,15 @@ class _Discovery:
 
     def stage(self, entry: _Entry, student: str) -> Submission | str:
         """Copy the submission and its tests, alone, into the student's staging folder."""
+        found = entry.main
+        assert found is not None, "finish() stages only the entries that have a submission"
         folder = self.staging / "s" / student
         folder.mkdir(parents=True)
-        main = folder / entry.main.name
-        why = archives.copy_file(entry.main, main, self.limits.member_bytes)
+        main = folder / found.name
+        why = archives.copy_file(found, main, self.limits.member_bytes)
         if why:
             self.note("not_graded", entry.main_label, f"{why}; {student} not graded")
-            return f"the file {quoted(entry.main.name)}: {why}"
+            return f"the file {quoted(found.name)}: {why}"
         tests = None
         if entry.tests:
             tests = folder / TESTS

@@ -12,17 +12,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TypeGuard
 
 from grader.batch.everyone import absent
 from grader.batch.outputs import Row
+from grader.classfiles import NO_SUBMISSION, ClassSummary, SummaryStudent
 from grader.errors import BadResult
-from grader.files import RESULT_FILE
+from grader.files import RESULT_FILE, SUMMARY_FILE
 from grader.lms.identity import Identity
 from grader.result import Result
 from grader.spec import Assignment
 
-NO_SUBMISSION = "no_submission"
 MOST_SUMMARY_BYTES = 200 * 2**20
 
 
@@ -31,20 +30,14 @@ def earlier_rows(
 ) -> list[Row]:
     """The rows of students graded into `out` before and not among those this run has a row for (`now`: each
     one's student id and LMS identity)."""
-    try:
-        path = out / "summary.json"
-        if not path.is_file() or path.stat().st_size > MOST_SUMMARY_BYTES:
-            return []
-        students = json.loads(path.read_text(encoding="utf-8")).get("students")
-    except (OSError, ValueError, AttributeError):
-        return []
-    if not isinstance(students, list):
+    summary = saved_summary(out)
+    if summary is None:
         return []
     ids = {student.lower() for student, _ in now}
     lms_ids = {(who.lms, who.user_id) for _, who in now if who and who.user_id}
     kept = []
-    for entry in students:
-        row = _row(out, entry, assignment) if isinstance(entry, dict) else None
+    for entry in summary.students:
+        row = _row(out, entry, assignment)
         if row is None or row.student.lower() in ids:
             continue
         who = row.identity
@@ -57,17 +50,26 @@ def earlier_rows(
     return kept
 
 
-def _row(out: Path, entry: dict, assignment: Assignment) -> Row | None:
-    """A student's row as an earlier batch wrote it, or None when their files are not there to read."""
-    student, folder, status = entry.get("student"), entry.get("folder"), entry.get("status")
-    if not isinstance(student, str) or not student or not isinstance(status, str):
+def saved_summary(out: Path) -> ClassSummary | None:
+    """The class summary a batch wrote into `out`, or None when there is none, or it is not one."""
+    try:
+        path = out / SUMMARY_FILE
+        if not path.is_file() or path.stat().st_size > MOST_SUMMARY_BYTES:
+            return None
+        return ClassSummary.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, BadResult, RecursionError):
         return None
-    who = Identity.from_dict(entry.get("lms"))
-    reason = entry.get("reason") if isinstance(entry.get("reason"), str) else ""
-    flags = [f for f in entry.get("flags") or [] if isinstance(f, str)] if isinstance(entry.get("flags"), list) else []
+
+
+def _row(out: Path, entry: SummaryStudent, assignment: Assignment) -> Row | None:
+    """A student's row as an earlier batch wrote it, or None when their files are not there to read."""
+    student, folder, status = entry.student, entry.folder, entry.status
+    if not student or not status:
+        return None
+    who = Identity.from_dict(entry.lms)
     if status == NO_SUBMISSION:
         return absent(student, who, assignment) if who is not None else None
-    if not isinstance(folder, str) or Path(folder).name != student:  # a group member's: made again from the group's
+    if Path(folder).name != student:  # a group member's: made again from the group's
         return None
     result = saved_result(out / folder)
     if result is None:
@@ -75,30 +77,26 @@ def _row(out: Path, entry: dict, assignment: Assignment) -> Row | None:
     percent = late_percent(entry, result.score)
     return Row(
         student,
-        entry.get("late") is True,
+        entry.late,
         result,
         True,
         result.submission,
         folder,
-        flags,
+        list(entry.flags),
         who,
-        reason=reason,
+        reason=entry.reason,
         penalty=round(result.score * percent / 100, 2),
         late_percent=percent,
     )
 
 
-def late_percent(entry: dict, raw: float) -> float:
+def late_percent(entry: SummaryStudent, raw: float) -> float:
     """The share of the points lateness takes from a student, as summary.json says (its `late_percent`, or, as a
     batch before overrides wrote it, the penalty's share of the result's points)."""
-    percent, penalty = entry.get("late_percent"), entry.get("late_penalty")
-    if _number(percent) and 0 <= percent <= 100:
+    percent, penalty = entry.late_percent, entry.late_penalty
+    if percent is not None and 0 <= percent <= 100:
         return float(percent)
-    return min(100.0, 100 * penalty / raw) if _number(penalty) and penalty > 0 and raw > 0 else 0.0
-
-
-def _number(value: object) -> TypeGuard[float]:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return min(100.0, 100 * penalty / raw) if penalty > 0 and raw > 0 else 0.0
 
 
 def saved_result(folder: Path) -> Result | None:

@@ -22,17 +22,16 @@ from pathlib import Path
 
 from grader import __version__
 from grader.batch.found import Missing
-from grader.batch.names import safe_id
 from grader.batch.outputs import Row, atomic_write
-from grader.files import GRADESCOPE_FILE, MODULE_FILE, REPORT_FILE, RESULT_FILE
+from grader.classfiles import NO_SUBMISSION
+from grader.files import GRADESCOPE_FILE, KEY_FILE, MODULE_FILE, REPORT_FILE, RESULT_FILE
 from grader.gradescope.results import results
 from grader.lms.identity import Identity
+from grader.lms.names import safe_id
 from grader.lms.roster import Roster
 from grader.render import html
 from grader.result import Result, SubmissionError
 from grader.spec import Assignment
-
-NO_SUBMISSION = "no_submission"
 
 
 def everyone(
@@ -66,7 +65,7 @@ def everyone(
     for i, row in enumerate(rows):
         who = row.identity
         found = roster.match(who, row.student) if who else None
-        if found is None:
+        if who is None or found is None:
             print(
                 f"note: {row.student} is not on the roster {roster.path.name}; graded, but no {roster.lms} import "
                 "will carry it",
@@ -161,4 +160,4 @@ def _write(folder: Path, result: Result, assignment: Assignment) -> None:
     atomic_write(folder / RESULT_FILE, json.dumps(result.to_dict(), indent=2))
     atomic_write(folder / GRADESCOPE_FILE, json.dumps(results(result), indent=2))
     atomic_write(folder / REPORT_FILE, html.student_report(result, None, assignment.title))
-    (folder / "key.txt").unlink(missing_ok=True)  # looked at again on every run
+    (folder / KEY_FILE).unlink(missing_ok=True)  # looked at again on every run

@@ -39,10 +39,12 @@ class Grader:
 
     def call(self, function: str, args: tuple, timeout: float):
         """Run grader.batch.tasks.<function>(*args) in the process; its JSON answer."""
+        pipe = self.proc.stdin
+        assert pipe is not None, "the process was started with stdin=PIPE"
         try:
             data = pickle.dumps((function, args))
-            self.proc.stdin.write(HEADER.pack(len(data)) + data)
-            self.proc.stdin.flush()
+            pipe.write(HEADER.pack(len(data)) + data)
+            pipe.flush()
             size = HEADER.unpack(self._read(HEADER.size, timeout))[0]
             if size > MAX_REPLY:
                 raise GradingProcessDied(f"a grading process answered {size} bytes")
@@ -57,6 +59,7 @@ class Grader:
     def _read(self, n: int, timeout: float) -> bytes:
         deadline = time.monotonic() + timeout
         out = self.proc.stdout
+        assert out is not None, "the process was started with stdout=PIPE"
         chunks, got = [], 0
         while got < n:
             if not select.select([out], [], [], max(0.0, deadline - time.monotonic()))[0]:
@@ -137,7 +140,9 @@ def _serve(worker_pid: int) -> None:
             return
         function, args = pickle.loads(stdin.read(HEADER.unpack(header)[0]))
         answer = getattr(tasks, function)(*args)
-        answer = json.dumps(dataclasses.asdict(answer) if dataclasses.is_dataclass(answer) else answer).encode()
+        answer = json.dumps(
+            dataclasses.asdict(answer) if dataclasses.is_dataclass(answer) and not isinstance(answer, type) else answer
+        ).encode()
         stdout.write(HEADER.pack(len(answer)) + answer)
         stdout.flush()
 

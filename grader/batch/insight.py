@@ -19,13 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from grader.errors import UsageError
-from grader.files import MODULE_FILE, NOTEBOOK_FILE, template_files
+from grader.files import MODULE_FILE, NOTEBOOK_FILE, WORK_FILE, template_files
 from grader.insight.fingerprints import MAX_CHARS
 from grader.insight.misconceptions import tally
 from grader.insight.similarity import Work, answers, similar
 from grader.text import failure
 
-WORK_FILE = "work.json"
 """Each student's code and answers, for --previous in a later term (readable by its owner only)."""
 
 

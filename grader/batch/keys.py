@@ -13,9 +13,8 @@ import hashlib
 from pathlib import Path
 
 from grader.fileio import atomic_write
+from grader.files import KEY_FILE
 from grader.files import STUDENT_OUTPUTS as OUTPUTS
-
-KEY_FILE = "key.txt"
 
 
 def sha256(data: bytes) -> str:

@@ -11,18 +11,17 @@ cannot be drawn is left out, and the page says so.
 from __future__ import annotations
 
 import ast
-import json
 import sys
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
 
-from grader import csvfile
 from grader.batch.adjust import Adjustment
-from grader.batch.insight import WORK_FILE, class_insight
+from grader.batch.insight import class_insight
 from grader.batch.notes import Grouped, as_data
+from grader.classfiles import NO_SUBMISSION, ClassSummary, Gradebook, GradebookRow, SummaryStudent
 from grader.fileio import atomic_write  # every batch output: whole, 0600, never through a link
+from grader.files import CLASS_PAGE_FILE, GRADEBOOK_FILE, INCOMPLETE_FILE, SUMMARY_FILE, WORK_FILE
 from grader.lms.identity import Identity
 from grader.render import html
 from grader.result import Result
@@ -97,12 +96,6 @@ def _capped(text: str) -> str:
     return text if len(text) <= WHY_CHARS else text[: WHY_CHARS - 1] + "…"
 
 
-GRADEBOOK = "grades.csv"
-INCOMPLETE = "grades.incomplete.csv"
-"""The gradebook of an interrupted batch: those graded so far. It takes grades.csv's place until a run
-finishes the batch, so a gradebook named grades.csv is always a whole class's."""
-
-
 @dataclass(frozen=True)
 class Incomplete:
     """A batch stopped before every student was graded."""
@@ -163,57 +156,60 @@ def _imported_by_line(source: str) -> set[str]:
     return found
 
 
-def gradebook(rows: list[Row], check_ids: list[str]) -> str:
-    """grades.csv: one row per student, one column per check, readable by a spreadsheet or an LMS import."""
-    writer = csvfile.Writer(lineterminator="\r\n")
-    writer.writerow(
-        [
-            "student",
-            "score",
-            "max_score",
-            "status",
-            "late",
-            "lms",
-            "lms_user_id",
-            "submission_id",
-            "raw_score",
-            "late_penalty",
-            "reason",
-            "override",
-            "review",
-            *check_ids,
-        ]
+def gradebook_row(row: Row) -> GradebookRow:
+    """A student's row of the gradebook: their final score, the grader's own, and each check's points (those an
+    override gives, where one is applied)."""
+    result, adjusted = row.result, row.adjustment
+    scores: dict[str, float | None] = {c.id: c.score for c in result.checks}
+    if adjusted is not None:
+        scores |= adjusted.checks
+    who = row.identity or Identity("plain", row.student)
+    return GradebookRow(
+        row.student,
+        row.score,
+        result.max_score,
+        row.shown_status,
+        row.late,
+        who.lms,
+        who.user_id,
+        who.submission_id,
+        float(result.score),
+        row.late_penalty,
+        row.why,
+        adjusted.applied_cell() if adjusted else "",
+        "; ".join(w.cell() for w in adjusted.waiting) if adjusted else "",
+        scores,
     )
-    for row in rows:
-        result = row.result
-        scores = {c.id: c.score for c in result.checks}
-        adjusted = row.adjustment
-        if adjusted is not None:
-            scores |= adjusted.checks
-        who = row.identity or Identity("plain", row.student)
-        writer.writerow(
-            [
-                row.student,
-                row.score,
-                result.max_score,
-                row.shown_status,
-                "yes" if row.late else "",
-                who.lms,
-                who.user_id,
-                who.submission_id,
-                float(result.score),
-                row.late_penalty,
-                row.why,
-                adjusted.applied_cell() if adjusted else "",
-                "; ".join(w.cell() for w in adjusted.waiting) if adjusted else "",
-                *(scores.get(cid, "") for cid in check_ids),
-            ]
-        )
-    return writer.text()
 
 
-def class_data(rows: list[Row], assignment: Assignment, notes: tuple[Grouped, ...]) -> dict[str, Any]:
-    """Everything the class summary shows, as plain data (summary.json). `notes` come one per student and
+def gradebook(rows: list[Row], check_ids: list[str]) -> Gradebook:
+    """grades.csv: one row per student, one column per check, readable by a spreadsheet or an LMS import."""
+    return Gradebook(tuple(check_ids), tuple(gradebook_row(row) for row in rows))
+
+
+def summary_student(row: Row) -> SummaryStudent:
+    """A student as summary.json holds them."""
+    adjusted = row.adjustment.data() if row.adjustment else {"overrides": [], "review": []}
+    return SummaryStudent(
+        student=row.student,
+        score=row.score,
+        status=row.shown_status,
+        error=row.result.error,
+        late=row.late,
+        folder=row.folder,
+        flags=tuple(row.flags),
+        raw_score=row.result.score,
+        late_penalty=row.late_penalty,
+        late_percent=row.late_percent,
+        reason=row.why,
+        lms=asdict(row.identity) if row.identity else None,
+        overrides=tuple(adjusted["overrides"]),
+        review=tuple(adjusted["review"]),
+    )
+
+
+def class_data(rows: list[Row], assignment: Assignment, notes: tuple[Grouped, ...]) -> ClassSummary:
+    """Everything the class summary shows (summary.json), but its insight. `notes` come one per student and
     kind, the important kinds first: `notes` holds their lines, `note_details` the same with their kind,
     whether it is important, the student, the count and a few example names."""
     check_ids = [c.id for c in assignment.checks]
@@ -238,47 +234,30 @@ def class_data(rows: list[Row], assignment: Assignment, notes: tuple[Grouped, ..
     identical = [students for students in by_hash.values() if len(students) > 1]
     max_score = assignment.max_score
     adjusted = [r.adjustment for r in rows if r.adjustment is not None]
-    return {
-        "assignment": assignment.id,
-        "title": assignment.title,
-        "max_score": max_score,
-        "students": [
-            {
-                "student": r.student,
-                "score": r.score,
-                "status": r.shown_status,
-                "error": asdict(r.result.error) if r.result.error else None,
-                "late": r.late,
-                "folder": r.folder,
-                "flags": r.flags,
-                "raw_score": r.result.score,
-                "late_penalty": r.late_penalty,
-                "late_percent": r.late_percent,
-                "reason": r.why,
-                "lms": asdict(r.identity) if r.identity else None,
-                **(r.adjustment.data() if r.adjustment else {"overrides": [], "review": []}),
-            }
-            for r in rows
-        ],
-        "histogram": histogram([r.score for r in rows], max_score),
-        "overrides": {
+    return ClassSummary(
+        assignment=assignment.id,
+        title=assignment.title,
+        max_score=max_score,
+        students=tuple(summary_student(r) for r in rows),
+        histogram=tuple(histogram([r.score for r in rows], max_score)),
+        overrides={
             "applied": sum(len(a.applied) for a in adjusted),
             "waiting": sum(len(a.waiting) for a in adjusted),
         },
-        "checks": checks,
-        "errors": [
+        checks=tuple(checks),
+        errors=tuple(
             {
                 "student": r.student,
                 "kind": r.result.error.kind,
                 "message": r.reason or (r.result.error.message.splitlines() or [""])[0],
             }
             for r in rows
-            if r.result.status == "error" and r.shown_status != "no_submission"
-        ],
-        "identical": identical,
-        "notes": [n.text for n in notes],
-        "note_details": as_data(notes),
-    }
+            if r.result.error is not None and r.result.status == "error" and r.shown_status != NO_SUBMISSION
+        ),
+        identical=tuple(tuple(students) for students in identical),
+        notes=tuple(n.text for n in notes),
+        note_details=tuple(as_data(notes)),
+    )
 
 
 def histogram(scores: list[float], max_score: float) -> list[int]:
@@ -287,45 +266,59 @@ def histogram(scores: list[float], max_score: float) -> list[int]:
     return [bins.get(i, 0) for i in range(10)]
 
 
+@dataclass(frozen=True)
+class Insight:
+    """What the class-wide passes read beyond the rows: an earlier term's batch, and the lesson's own code."""
+
+    previous: Path | None = None
+    base: str | None = None
+
+
 def write_class_outputs(
     out: Path,
     assignment: Assignment,
     rows: list[Row],
     notes: tuple[Grouped, ...],
-    previous: Path | None = None,
-    base: str | None = None,
+    insight: Insight = Insight(),
     incomplete: Incomplete | None = None,
 ) -> None:
     """The class's files, the gradebook first: then the class data with its insight (each class-wide pass in a
     guard of its own: grader/batch/insight.py), work.json, and the class page."""
-    name, stale = (INCOMPLETE, GRADEBOOK) if incomplete else (GRADEBOOK, INCOMPLETE)
-    atomic_write(out / name, gradebook(rows, [c.id for c in assignment.checks]))
+    name, stale = (INCOMPLETE_FILE, GRADEBOOK_FILE) if incomplete else (GRADEBOOK_FILE, INCOMPLETE_FILE)
+    atomic_write(out / name, gradebook(rows, [c.id for c in assignment.checks]).text())
     (out / stale).unlink(missing_ok=True)
-    data = class_data(rows, assignment, notes)
-    insight, sources, work = class_insight([(r.student, r.result, r.code) for r in rows], previous, base)
-    data |= insight
-    data.update(
+    found, sources, work = class_insight([(r.student, r.result, r.code) for r in rows], insight.previous, insight.base)
+    summary = replace(
+        class_data(rows, assignment, notes),
+        misconceptions=tuple(found["misconceptions"]),
+        unexplained=tuple(found["unexplained"]),
+        advisory=tuple(found["advisory"]),
+        similarity=found["similarity"],
+        failed_passes=found["failed_passes"],
         complete=incomplete is None,
         graded=len(rows),
         found=incomplete.found if incomplete else len(rows),
         finish=incomplete.finish if incomplete else None,
     )
-    page = class_page(data, sources)
-    atomic_write(out / "summary.json", json.dumps(data, indent=2))
+    page, summary = class_page(summary, sources)
+    atomic_write(out / SUMMARY_FILE, summary.to_json())
     atomic_write(out / WORK_FILE, work)
-    atomic_write(out / "index.html", page)
+    atomic_write(out / CLASS_PAGE_FILE, page)
 
 
-def class_page(data: dict[str, Any], sources: dict[str, str]) -> str:
-    """The class page; if drawing the similarity section (the only one showing students' code) fails, the page
-    without it, saying why (summary.json's `failed_passes` too)."""
+def class_page(summary: ClassSummary, sources: dict[str, str]) -> tuple[str, ClassSummary]:
+    """The class page, and the summary it shows; if drawing the similarity section (the only one showing
+    students' code) fails, the page without it, saying why (as the summary's `failed_passes` then does)."""
     try:
-        return html.class_report(data, sources)
+        return html.class_report(summary.to_dict(), sources), summary
     except Exception as exc:
         print(f"note: the class page's similar work could not be drawn ({failure(exc)})", file=sys.stderr)
-        data["failed_passes"] = {
-            **data.get("failed_passes", {}),
-            "similarity": f"its section of the class page could not be drawn ({failure(exc)}); its pairs are in "
-            "summary.json",
-        }
-        return html.class_report({**data, "similarity": None}, {})
+        summary = replace(
+            summary,
+            failed_passes={
+                **summary.failed_passes,
+                "similarity": f"its section of the class page could not be drawn ({failure(exc)}); its pairs are "
+                f"in {SUMMARY_FILE}",
+            },
+        )
+        return html.class_report({**summary.to_dict(), "similarity": None}, {}), summary

@@ -27,9 +27,10 @@ from pathlib import Path
 from grader import csvfile
 from grader.errors import Refused, UsageError
 from grader.fileio import atomic_write, read_regular
+from grader.files import OVERRIDES_FILE
 from grader.lms import numbers
 
-FILE = "overrides.csv"
+FILE = OVERRIDES_FILE
 TOTAL = "total"
 """The `check` of an override of the final score."""
 REQUIRED = ("student", "check", "points", "reason")

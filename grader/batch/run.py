@@ -27,23 +27,32 @@ from pathlib import Path
 
 from grader import catalog, secret, spec
 from grader.batch import applied, keys
+from grader.batch import overrides as book
 from grader.batch.discover import Submission, discover
 from grader.batch.earlier import earlier_rows
 from grader.batch.everyone import everyone
 from grader.batch.found import Found, Missing
 from grader.batch.graders import Graders
 from grader.batch.insight import code_of, previous_works
-from grader.batch.names import quoted
-from grader.batch.notes import grouped
-from grader.batch.outputs import INCOMPLETE, Incomplete, Row, atomic_write, flags_for, write_class_outputs
+from grader.batch.notes import Grouped, grouped
+from grader.batch.outputs import Incomplete, Insight, Row, atomic_write, flags_for, write_class_outputs
 from grader.batch.tasks import OUTPUTS, Task, TaskOutcome, checked, failed, fingerprint, host_id, time_limit, timed_out
+from grader.classfiles import NO_SUBMISSION
 from grader.errors import BadResult, ExitCode, GradingProcessDied, SchedulerLost, UnfitWorker, UsageError
-from grader.files import RESULT_FILE
+from grader.files import (
+    CLASS_PAGE_FILE,
+    GRADEBOOK_FILE,
+    INCOMPLETE_FILE,
+    KEY_FILE,
+    RESULT_FILE,
+    STUDENTS_FOLDER,
+)
 from grader.folders import temporary_folder
 from grader.lms import groups as lms_groups
 from grader.lms import late
 from grader.lms import roster as rosters
 from grader.lms.identity import plain
+from grader.lms.names import quoted
 from grader.result import Result
 from grader.sandbox.trial import require_started
 from grader.text import failure
@@ -92,13 +101,13 @@ class Student:
         )
 
 
-STUDENTS = "students"
+STUDENTS = STUDENTS_FOLDER
 """The folder under the output holding one folder per student."""
 
 
 def _save(student: Student, outcome: TaskOutcome) -> None:
     """Write a student's files (the key that lets a rerun skip them is written after their row is counted)."""
-    (student.out / "key.txt").unlink(missing_ok=True)
+    (student.out / KEY_FILE).unlink(missing_ok=True)
     for name in OUTPUTS:
         atomic_write(student.out / name, outcome.texts[name])
 
@@ -135,166 +144,183 @@ def _saved(out: Path) -> Result | None:
         return None
 
 
-def main(
-    *,
-    inputs: list[Path],
-    out: Path,
-    assignment: str,
-    jobs: int,
-    force: bool = False,
-    scheduler: str | None = None,
-    trusted_code: bool = False,
-    roster: Path | None = None,
-    previous: Path | None = None,
-    base: Path | None = None,
-    groups: Path | None = None,
-) -> int:
+@dataclass(frozen=True)
+class BatchRequest:
+    """What `grader batch` was asked (its options, by the names cli.py gives them)."""
+
+    inputs: list[Path]
+    out: Path
+    assignment: str
+    jobs: int
+    force: bool = False
+    scheduler: str | None = None
+    """A Dask scheduler's address: grade on its workers instead of this machine's processes."""
+    trusted_code: bool = False
+    roster: Path | None = None
+    previous: Path | None = None
+    base: Path | None = None
+    groups: Path | None = None
+
+
+@dataclass(frozen=True)
+class Known:
+    """What a batch knows of the class besides whom it grades: the notes on how students were found, those found
+    with nothing to grade, the instructor's overrides, and what the class-wide passes read."""
+
+    noted: tuple[Grouped, ...]
+    missing: tuple[Missing, ...]
+    overrides: list[book.Override]
+    insight: Insight
+
+
+def main(**options) -> int:
     """`grader batch`: every input must exist before anything is graded."""
-    missing = [str(p) for p in inputs + [p for p in (base, groups) if p] if not p.exists()]
+    request = BatchRequest(**options)
+    inputs, out, base = request.inputs, request.out, request.base
+    missing = [str(p) for p in inputs + [p for p in (base, request.groups) if p] if not p.exists()]
     if missing:
         raise UsageError(f"no such file or folder: {', '.join(missing)}")
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out} is a file: name a folder for the results (made if it does not exist)")
     if any(out.resolve() == p.resolve() for p in inputs):
         raise UsageError(f"--out {out} is one of the inputs: name a folder for the results outside the submissions")
-    if previous is not None:
-        previous_works(previous)  # an unreadable --previous stops the batch before anything is graded
-    return run_batch(
-        inputs,
-        out,
-        assignment,
-        jobs,
-        force,
-        scheduler,
-        trusted=trusted_code,
-        roster=roster,
-        previous=previous,
-        base=code_of(base.name, base.read_bytes()) if base else None,
-        groups=groups,
-    )
+    if request.previous is not None:
+        previous_works(request.previous)  # an unreadable --previous stops the batch before anything is graded
+    return run_batch(request, code_of(base.name, base.read_bytes()) if base else None)
 
 
-def run_batch(
-    inputs: list[Path],
-    out: Path,
-    assignment: str,
-    jobs: int,
-    force: bool = False,
-    scheduler: str | None = None,
-    trusted: bool = False,
-    roster: Path | None = None,
-    previous: Path | None = None,
-    base: str | None = None,
-    groups: Path | None = None,
-) -> int:
-    task_spec = catalog.load(assignment)  # fail early on an unknown assignment
-    class_list = rosters.read(roster) if roster else None  # and on a roster it cannot read
-    teams = lms_groups.read(groups) if groups else None
+def run_batch(request: BatchRequest, base: str | None = None) -> int:
+    """Grade the class of `request` (base: the lesson's own code, which the similarity pass sets aside)."""
+    inputs, out, trusted = request.inputs, request.out, request.trusted_code
+    task_spec = catalog.load(request.assignment)  # fail early on an unknown assignment
+    class_list = rosters.read(request.roster) if request.roster else None  # and on a roster it cannot read
+    students, found, noted = _discovered(request, task_spec, class_list)
+    names = {s.submission.student for s in students} | {m.student for m in found.missing}
+    for entry in class_list.students if class_list else ():  # the ids a roster's student without work is given
+        names |= {entry.id_base, f"{entry.id_base}_{entry.user_id}"}
+    overrides, adjusted_before = applied.for_batch(out, task_spec, names)  # a TA's typo stops the batch here
+    known = Known(noted, found.missing, overrides, Insight(request.previous, base))
+    if not out.exists() and os.geteuid() == 0:
+        out.mkdir(parents=True, mode=0o700)  # student code runs as other uids: the class's results stay root's
+    out.mkdir(parents=True, exist_ok=True)
+    if request.scheduler is None:  # on a cluster, each worker checks its own isolation
+        require_started("batch", trusted=trusted, private=(task_spec.folder, out, *inputs))
+    key = secret.key(task_spec.folder)
+    rows, todo = _resumed(students, task_spec, key, request)
+    private = tuple(str(p.resolve()) for p in (task_spec.folder, out, *inputs))
+    tasks = [student.task(task_spec, key, trusted, private) for student, _ in todo]
+    try:
+        _execute(todo, tasks, rows, len(students), request.jobs, request.scheduler)
+    except KeyboardInterrupt:
+        _incomplete(out, task_spec, rows, len(students), known)
+        print(
+            f"\ninterrupted: {len(rows)} of {len(students)} graded and saved (gradebook so far: "
+            f"{out / INCOMPLETE_FILE}); {finish_command()} grades the other {len(students) - len(rows)}",
+            file=sys.stderr,
+        )
+        return ExitCode.INTERRUPTED
+    except SchedulerLost as lost:
+        _incomplete(out, task_spec, rows, len(students), known)
+        print(
+            f"\n{lost}: {len(rows)} of {len(students)} graded and saved (gradebook so far: {out / INCOMPLETE_FILE}); "
+            f"{finish_command()}, once the scheduler is back, grades the other {len(students) - len(rows)}",
+            file=sys.stderr,
+        )
+        return ExitCode.FAILED
+    _whole_class(out, task_spec, rows, class_list, known, adjusted_before)
+    return ExitCode.OK
+
+
+def _discovered(
+    request: BatchRequest, assignment: spec.Assignment, class_list: rosters.Roster | None
+) -> tuple[list[Student], Found, tuple[Grouped, ...]]:
+    """The students found under the inputs (with --groups applied), each read for grading, and the notes on how
+    they were found (said on stderr); a UsageError when there is no one to grade."""
+    teams = lms_groups.read(request.groups) if request.groups else None
     with temporary_folder("grader-batch-") as staging:  # removed without recursion, however deep
-        found = discover(inputs, staging, exclude=out)
+        found = discover(request.inputs, staging, exclude=request.out)
         noted = grouped(found.notes)  # one line per student and kind, the important kinds first
         for line in noted:
             print(f"note: {line.text}", file=sys.stderr)
         if teams is not None:
             submissions, group_notes = lms_groups.apply(teams, found.submissions)
             found = dataclasses.replace(found, submissions=tuple(submissions))
-            for line in group_notes:
-                print(f"note: {line}", file=sys.stderr)
-        students, found = _students(found, out, task_spec)
+            for note in group_notes:
+                print(f"note: {note}", file=sys.stderr)
+        students, found = _students(found, request.out, assignment)
     if not students and not found.missing and class_list is None:  # before any folder is made
         raise UsageError(
-            f"no submissions found under {', '.join(map(str, inputs))}: a batch grades .py files, "
+            f"no submissions found under {', '.join(map(str, request.inputs))}: a batch grades .py files, "
             "notebooks, and folders and zips holding them (docs/batch.md)"
         )
-    names = {s.submission.student for s in students} | {m.student for m in found.missing}
-    for entry in class_list.students if class_list else ():  # the ids a roster's student without work is given
-        names |= {entry.id_base, f"{entry.id_base}_{entry.user_id}"}
-    overrides, adjusted_before = applied.for_batch(out, task_spec, names)  # a TA's typo stops the batch here
-    if not out.exists() and os.geteuid() == 0:
-        out.mkdir(parents=True, mode=0o700)  # student code runs as other uids: the class's results stay root's
-    out.mkdir(parents=True, exist_ok=True)
-    if scheduler is None:  # on a cluster, each worker checks its own isolation
-        require_started("batch", trusted=trusted, private=(task_spec.folder, out, *inputs))
-    key = secret.key(task_spec.folder)
+    return students, found, tuple(noted)
+
+
+def _resumed(
+    students: list[Student], assignment: spec.Assignment, key: bytes, request: BatchRequest
+) -> tuple[list[Row], list[tuple[Student, str]]]:
+    """The rows of the students an earlier run graded from the same files (unless --force), and the students still
+    to grade, each with their content key."""
     rows: list[Row] = []
     todo: list[tuple[Student, str]] = []
     for student in students:
-        content = student.key(task_spec, key, trusted)
-        saved = _saved(student.out) if not force and keys.unchanged(student.out, content) else None
+        content = student.key(assignment, key, request.trusted_code)
+        saved = _saved(student.out) if not request.force and keys.unchanged(student.out, content) else None
         if saved is not None:
             rows.append(_row(student, saved, skipped=True))
         else:
             todo.append((student, content))
-            if force:  # until regraded, not final: a run finishing an interrupted --force run regrades it
-                (student.out / "key.txt").unlink(missing_ok=True)
-    private = tuple(str(p.resolve()) for p in (task_spec.folder, out, *inputs))
-    try:
-        _execute(todo, rows, len(students), task_spec, key, jobs, scheduler, trusted, private)
-    except KeyboardInterrupt:
-        _incomplete(out, task_spec, rows, noted, len(students), found.missing, previous, base, overrides)
-        print(
-            f"\ninterrupted: {len(rows)} of {len(students)} graded and saved (gradebook so far: "
-            f"{out / INCOMPLETE}); {finish_command()} grades the other {len(students) - len(rows)}",
-            file=sys.stderr,
-        )
-        return ExitCode.INTERRUPTED
-    except SchedulerLost as lost:
-        _incomplete(out, task_spec, rows, noted, len(students), found.missing, previous, base, overrides)
-        print(
-            f"\n{lost}: {len(rows)} of {len(students)} graded and saved (gradebook so far: {out / INCOMPLETE}); "
-            f"{finish_command()}, once the scheduler is back, grades the other {len(students) - len(rows)}",
-            file=sys.stderr,
-        )
-        return ExitCode.FAILED
-    graded = rows
-    now = [(r.student, r.identity) for r in rows] + [(m.student, m.identity) for m in found.missing]
-    before = earlier_rows(out, now, class_list is not None, task_spec)  # the whole class, not only this run's
+            if request.force:  # until regraded, not final: a run finishing an interrupted --force run regrades it
+                (student.out / KEY_FILE).unlink(missing_ok=True)
+    return rows, todo
+
+
+def _whole_class(
+    out: Path,
+    assignment: spec.Assignment,
+    graded: list[Row],
+    class_list: rosters.Roster | None,
+    known: Known,
+    adjusted_before: set[str],
+) -> None:
+    """The class files of a finished batch: the rows graded now, those an earlier batch into `out` graded, and the
+    roster's students with no submission, with the overrides applied; then what the batch says on its way out."""
+    now = [(r.student, r.identity) for r in graded] + [(m.student, m.identity) for m in known.missing]
+    before = earlier_rows(out, now, class_list is not None, assignment)  # the whole class, not only this run's
     if before:
         print(f"note: {len(before)} students graded into {out} by an earlier batch keep their rows", file=sys.stderr)
-    rows = everyone(rows + before, found.missing, class_list, out / STUDENTS, task_spec)
-    rows = applied.on_rows(out, rows, overrides, task_spec.max_score)
-    write_class_outputs(out, task_spec, sorted(rows, key=lambda r: r.student), noted, previous, base)
-    applied.stamp_reports(out, rows, adjusted_before, task_spec.max_score)
-    for line in applied.review_lines(sorted(rows, key=lambda r: r.student)):
+    rows = everyone(graded + before, known.missing, class_list, out / STUDENTS, assignment)
+    rows = sorted(applied.on_rows(out, rows, known.overrides, assignment.max_score), key=lambda r: r.student)
+    write_class_outputs(out, assignment, rows, known.noted, known.insight)
+    applied.stamp_reports(out, rows, adjusted_before, assignment.max_score)
+    for line in applied.review_lines(rows):
         print(line, file=sys.stderr)
-    handed_in = [r for r in rows if r.shown_status != "no_submission"]
+    handed_in = [r for r in rows if r.shown_status != NO_SUBMISSION]
     absent = len(rows) - len(handed_in)
     failed = sum(r.result.status == "error" for r in handed_in)
     nothing = f"; {absent} on the roster handed in nothing (0 points, status no_submission)" if absent else ""
     print(
         f"graded {len(handed_in)} submissions ({sum(r.skipped for r in rows)} unchanged since the last run, "
-        f"{failed} could not be graded){nothing}; gradebook: {out / 'grades.csv'} ({len(rows)} rows); class "
-        f"summary: {out / 'index.html'}"
+        f"{failed} could not be graded){nothing}; gradebook: {out / GRADEBOOK_FILE} ({len(rows)} rows); class "
+        f"summary: {out / CLASS_PAGE_FILE}"
     )
-    for line in ending(graded, sorted(rows, key=lambda r: r.student)):
+    for line in ending(graded, rows):
         print(line)
-    return ExitCode.OK
 
 
-def _incomplete(
-    out: Path,
-    assignment: spec.Assignment,
-    rows: list[Row],
-    noted,
-    found: int,
-    missing,
-    previous: Path | None,
-    base: str | None,
-    overrides=(),
-) -> None:
-    """The class outputs for those graded so far and those found with nothing to grade, marked incomplete
-    (grades.incomplete.csv, not grades.csv), with the overrides applied; no roster rows, since a student not
-    reached yet is not missing."""
-    rows = everyone(rows, missing, None, out / STUDENTS, assignment)
-    rows = applied.on_rows(out, rows, list(overrides), assignment.max_score)
+def _incomplete(out: Path, assignment: spec.Assignment, rows: list[Row], graded: int, known: Known) -> None:
+    """The class outputs for those graded so far (of `graded` to grade) and those found with nothing to grade,
+    marked incomplete (grades.incomplete.csv, not grades.csv), with the overrides applied; no roster rows, since a
+    student not reached yet is not missing."""
+    rows = everyone(rows, known.missing, None, out / STUDENTS, assignment)
+    rows = applied.on_rows(out, rows, list(known.overrides), assignment.max_score)
     write_class_outputs(
         out,
         assignment,
         sorted(rows, key=lambda r: r.student),
-        noted,
-        previous,
-        base,
-        Incomplete(found + len(missing), finish_command()),
+        known.noted,
+        known.insight,
+        Incomplete(graded + len(known.missing), finish_command()),
     )
 
 
@@ -331,23 +357,14 @@ def _student(submission: Submission, out: Path, lateness: late.Lateness = late.O
 
 
 def _execute(
-    todo: list[tuple[Student, str]],
-    rows: list[Row],
-    total: int,
-    assignment: spec.Assignment,
-    key: bytes,
-    jobs: int,
-    scheduler: str | None,
-    trusted: bool,
-    private: tuple[str, ...],
+    todo: list[tuple[Student, str]], tasks: list[Task], rows: list[Row], total: int, jobs: int, scheduler: str | None
 ):
-    """Grade each student still to grade, saving each result (and adding its row) as it arrives, with a
-    progress bar on a terminal."""
+    """Grade each student still to grade (`tasks`, one per student of `todo`), saving each result (and adding its
+    row) as it arrives, with a progress bar on a terminal."""
     from tqdm import tqdm
 
     from grader.batch.cluster import grade_on_cluster
 
-    tasks = [student.task(assignment, key, trusted, private) for student, _ in todo]
     by_id = {student.submission.student: (student, content) for student, content in todo}
     live = sys.stderr.isatty()
     bar = tqdm(total=total, initial=len(rows), unit="submission", disable=not live, file=sys.stderr)
@@ -357,6 +374,7 @@ def _execute(
         for outcome, final in outcomes:
             student, content = by_id[outcome.student]
             _save(student, outcome)
+            assert outcome.result is not None, "an outcome given to save is graded: an unfit one stops the batch"
             row = _row(student, outcome.result, skipped=False)
             rows.append(row)
             if final:
@@ -382,9 +400,10 @@ def ending(graded: list[Row], rows: list[Row]) -> list[str]:
     graded = sorted((r for r in graded if not r.skipped), key=lambda r: (-r.result.duration_s, r.student))
     if len(graded) > 1:
         lines.append("slowest: " + ", ".join(f"{r.student} ({r.result.duration_s:.1f} s)" for r in graded[:3]))
-    errors = [r for r in rows if r.result.error and r.shown_status == "error"]  # not a roster's no_submission
+    # error results, not a roster's no_submission
+    errors = [(r.student, r.result.error) for r in rows if r.result.error and r.shown_status == "error"]
     if errors:
-        named = ", ".join(f"{r.student} ({r.result.error.kind})" for r in errors[:20])
+        named = ", ".join(f"{student} ({error.kind})" for student, error in errors[:20])
         lines.append(
             f"could not be graded: {named}"
             + (f" and {len(errors) - 20} more" if len(errors) > 20 else "")

@@ -18,6 +18,7 @@ graded beside it: a batch grades that student again, alone, before it keeps the 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib.metadata
@@ -31,8 +32,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from grader import __version__, feedback
-from grader.errors import BadResult, IsolationError, SandboxError, without_host_paths
-from grader.files import GRADESCOPE_FILE, REPORT_FILE, RESULT_FILE, STUDENT_OUTPUTS
+from grader.errors import BadResult, IsolationError, SandboxError
+from grader.files import CLASS_PAGE_FILE, GRADESCOPE_FILE, REPORT_FILE, RESULT_FILE, STUDENT_OUTPUTS
 from grader.folders import temporary_folder
 from grader.gradescope.results import results
 from grader.grading import Options, grade
@@ -44,7 +45,7 @@ from grader.sandbox.trial import require_started
 from grader.spec import Assignment
 
 OUTPUTS = STUDENT_OUTPUTS
-CLASS_PAGE = "../../index.html"
+CLASS_PAGE = f"../../{CLASS_PAGE_FILE}"
 """The class page, from a student's report (DIR/students/<id>/report.html, DIR/index.html)."""
 STAGING = "<staging>"
 """What stands for a grading process's private folder in every text a student sees."""
@@ -102,6 +103,7 @@ def fingerprint() -> str:
         except importlib.metadata.PackageNotFoundError:
             digest.update(f"{library} -\0".encode())
     for package in (grader, reference):
+        assert package.__file__ is not None, "a regular package, loaded from its __init__.py"
         root = Path(package.__file__).parent
         for path in sorted(root.rglob("*")):
             if path.suffix in (".py", ".j2", ".toml", ".json", ".csv") and "__pycache__" not in path.parts:
@@ -145,6 +147,7 @@ def grade_task(task: Task) -> TaskOutcome:
     unfit, iso = _isolation(task.grader, task.trusted, task.host, task.private)
     if unfit:
         return TaskOutcome(task.student, None, unfit=unfit)
+    assert iso is not None, "_isolation gives either why this process may not grade or its isolation"
     started = time.monotonic()
     try:
         result = _grade_in_private_folder(task, iso, started)
@@ -171,29 +174,21 @@ def _grade_in_private_folder(task: Task, iso: Isolation, started: float) -> Resu
         if task.tests_name is not None and task.tests is not None:
             tests = folder / Path(task.tests_name).name
             tests.write_bytes(task.tests)
+        private = tuple(
+            [(str(p) + os.sep, "") for p in (folder, folder.resolve())]
+            + [(str(p), ".") for p in (folder, folder.resolve())]
+            + [(str(p), STAGING) for p in (Path(tmp), Path(tmp).resolve())]
+        )  # the result, cleaned once where it is made, names none of this process's folders
+        options = Options(
+            tests=tests, one_sandbox=True, isolation=iso, engine_key=task.key, source=task.source, host_paths=private
+        )
         try:
-            data = grade(
-                submission, task.assignment, Options(tests=tests, one_sandbox=True, isolation=iso, engine_key=task.key)
-            ).to_dict()
+            return grade(submission, task.assignment, options)
         except (IsolationError, SandboxError):
             raise
         except Exception:
-            data = crash_result(
-                task.name,
-                task.assignment.id,
-                started,
-                f"the grader failed on this submission:\n{traceback.format_exc()}",
-            ).to_dict()
-        return feedback.cleaned(
-            Result.from_dict(
-                without_host_paths(
-                    data,
-                    [(str(p) + os.sep, "") for p in (folder, folder.resolve())]
-                    + [(str(p), ".") for p in (folder, folder.resolve())]
-                    + [(str(p), STAGING) for p in (Path(tmp), Path(tmp).resolve())],
-                )
-            )
-        )
+            why = f"the grader failed on this submission:\n{traceback.format_exc()}"
+            return feedback.cleaned(crash_result(task.name, task.assignment.id, started, why), private)
 
 
 def timed_out(result: Result | None) -> bool:
@@ -205,7 +200,7 @@ def timed_out(result: Result | None) -> bool:
     return (
         result.error is not None
         and result.error.kind == "timeout"
-        or any(c.artifacts.get("timing") is True for c in result.checks)
+        or any(c.timing for c in result.checks)
         or any(isinstance(c, dict) and c.get("status") == "timeout" for c in cells)
     )
 
@@ -255,10 +250,8 @@ def checked(value: object, task: Task) -> TaskOutcome:
     it must be for that student, hold every file and a result that is one (read as untrusted data); anything
     else is that student's error."""
     if isinstance(value, dict):
-        try:
+        with contextlib.suppress(TypeError):
             value = TaskOutcome(**value)
-        except TypeError:
-            pass
     if not isinstance(value, TaskOutcome):
         return failed(task, "the grading process answered something that is not a result")
     if value.unfit:

@@ -7,6 +7,8 @@ another's private names.
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from grader.sandbox.inside.ops import BINARY, UNARY
 
 LEAVES = (("leaf", 2.0), ("leaf", -3.0), ("leaf", 0.5), ("leaf", 1.5))
@@ -77,7 +79,7 @@ def _discriminating() -> tuple:
     with a rule of its own: its input's _backward is not the operation's), shared nodes,
     equal numbers on different nodes and the lesson's hand examples. A cause whose replay is wrong on one
     of them where the student's engine is right is not the student's."""
-    found = list(SINGLE.values()) + [EQUAL_DATA, LEAVES[:3] + (("mul", 0, 1), ("mul", 3, 2))]
+    found: list[tuple] = list(SINGLE.values()) + [EQUAL_DATA, LEAVES[:3] + (("mul", 0, 1), ("mul", 3, 2))]
     found += [(("leaf", x), ("pow", 0, k)) for x, k in ((2.0, 1), (-1.5, 3), (0.5, -1), (3.0, 0.5))]
     found += [(("leaf", x), (op, 0)) for op in UNARY for x in (-0.8, 1.2)]
     found += [chain(op) for op in ("add", "mul")] + [diamond(op) for op in ("add", "mul")]
@@ -91,3 +93,12 @@ def _discriminating() -> tuple:
 
 
 DISCRIMINATING = _discriminating()
+
+
+class NeuronCase(TypedDict):
+    """A neuron to build, set and call: protocol.neuron()'s arguments (the neuron check's case)."""
+
+    nin: int
+    weights: list[float]
+    bias: float
+    x: list[float]

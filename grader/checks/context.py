@@ -11,16 +11,19 @@ import functools
 import math
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-import reference
 from grader import protocol
+from grader.checks.reference_engine import reference_run
+from grader.checks.suite_runs import Catches, Suite
 from grader.errors import CheckTimeout, OutOfTime, WorkerFailure
 from grader.programs import Program
 from grader.protocol import Observation
 from grader.result import Outcome
-from grader.sandbox.inside import probes
 from grader.spec import Assignment
+
+__all__ = ["CHUNK", "Context", "Judged", "StudentEngine", "did_you_mean", "reference_run"]
 
 
 def did_you_mean(name: str, symbols: list[str]) -> str:
@@ -66,7 +69,9 @@ class StudentEngine:
         return protocol.fields(reply, shape)
 
     def run(self, program: Program, backward: bool = True, seed: bool = False) -> Observation:
-        return self.run_many([program], backward, seed=seed)[0]
+        found = self.run_many([program], backward, seed=seed)[0]
+        assert found is not None, "the first program is always reached"
+        return found
 
     def run_many(
         self,
@@ -91,6 +96,18 @@ class StudentEngine:
             every,
         )
 
+    def order_many(
+        self, programs: list[Program], seed: bool, stop: Callable[[Program, Any], bool] | None = None
+    ) -> list[protocol.Order | Observation | None]:
+        """The order in which backward() calls each operation node's own backward, per program."""
+        return self._many(
+            lambda chunk: protocol.order_many(chunk, seed),
+            programs,
+            lambda i, value: protocol.order(value, programs[i]),
+            stop,
+            every=True,
+        )
+
     def gradcheck_many(
         self, programs: list[Program], h: float, stop: Callable[[Program, Any], bool] | None = None
     ) -> list[dict | Observation | None]:
@@ -113,7 +130,7 @@ class StudentEngine:
         for start in range(0, len(programs), CHUNK):
             chunk = programs[start : start + CHUNK]
 
-            def on_event(event: dict, start=start, n=len(chunk)) -> None:
+            def on_event(event: dict, start=start, n=len(chunk)) -> None:  # noqa: B008 - this chunk's size
                 item = event.get("item")
                 if (
                     isinstance(item, int)
@@ -151,18 +168,14 @@ def _first_missing(results: list, start: int, value: Observation) -> None:
         results[first] = value
 
 
-@functools.lru_cache(maxsize=50_000)
-def reference_run(program: Program, backward: bool = True) -> Observation | None:
-    """The reference engine's numbers, or None when the program is outside its domain
-    (a negative base to a fractional power, a division by zero, an overflow)."""
-    try:
-        result = probes.evaluate(program, reference.Value, backward)
-    except (ArithmeticError, TypeError, ValueError):
-        return None
-    numbers_ = result["data"] + (result["grad"] or [])
-    if not all(isinstance(x, float) and math.isfinite(x) and abs(x) < 1e8 for x in numbers_):
-        return None
-    return Observation(data=result["data"], grad=result["grad"])
+@dataclass(frozen=True)
+class Judged:
+    """What the checks judge a submission by besides its engine and tests' runs: its tests' text (None: it has
+    none), the seed of the grading's choices, and the grading's deadline."""
+
+    tests_source: str | None = None
+    seed: str = ""
+    ends: float = math.inf
 
 
 class Context:
@@ -174,9 +187,7 @@ class Context:
         engine,
         symbols: list[str],
         suite=None,
-        tests_source: str | None = None,
-        seed: str = "",
-        ends: float = math.inf,
+        judged: Judged = Judged(),
         preflight: Callable[[Context], Any] | None = None,
     ):
         self.assignment = assignment
@@ -186,12 +197,12 @@ class Context:
         self.symbols = symbols
         self.suite_lane = suite
         """The suite lane running the student's tests (None when there are no tests)."""
-        self.tests_source = tests_source or ""
+        self.tests_source = judged.tests_source or ""
         """The text of the student's tests (for a notebook, the shim importing its test_* functions)."""
-        self.has_tests = tests_source is not None
-        self.seed = seed
+        self.has_tests = judged.tests_source is not None
+        self.seed = judged.seed
         """The submission's hash: what makes this grading's choices, the same at every regrade."""
-        self.ends = ends
+        self.ends = judged.ends
         """The grading's deadline (time.monotonic()): the end of the submission's time limit."""
         self.deadline = math.inf
         """The check's deadline: its own limit, or the grading's if that comes first."""
@@ -199,8 +210,32 @@ class Context:
         """Which of the two it is, in words, for a check stopped by it."""
         self.timed = False
         """A time limit stopped a request of the check running now (a batch regrades such a student alone)."""
-        self.cache: dict[str, Any] = {}
-        """Work shared by several checks (the student's suite runs once for three checks)."""
+        # Work several checks share, each kind in a field of its own:
+        self.named: list[str] = []
+        """The causes this grading's checks named so far (checks/diagnose.py), for a check that can test only a
+        named one (training replays the lesson's loop on each)."""
+        self.discriminating: dict[bool, dict[Program, Observation | None]] = {}
+        """The student's engine on the discriminating programs, by whether the output's grad was seeded (asked once
+        per grading, in one request)."""
+        self.rules: dict[str, Outcome] = {}
+        """Each rule check's outcome by its id, judged once (accumulate asks which rules are right)."""
+        self.groups: dict[str, tuple] = {}
+        """Each misconception found in several rules, by its family's prefix: the rules it is in, each in its best
+        form (checks/diagnose.py), found once and named with every method it is in."""
+        self.failing_cases: list[Program] = []
+        """The cases the rule checks found failing, in order: gradcheck judges them too (one search for all)."""
+        self.unstable: str | None = None
+        """The first rule check whose numbers changed from try to try (the engine's order follows memory
+        addresses): the check training's card names to fix first."""
+        self.failed: list[str] = []
+        """The engine checks that failed so far, in order (training's card names the first to fix)."""
+        self.builds: dict[str, bool] = {}
+        """Whether each operation builds and computes the right value on its own (asked once, for why a property
+        could not be probed)."""
+        self.suite_runs: Suite | Outcome | None = None
+        """The suite's runs on every engine, collected once for the three suite checks (or why there are none)."""
+        self.catches: Catches | None = None
+        """What the suite catches, judged once (sabotage pays for it; it caps student_tests and wheat)."""
 
     def start_check(self, seconds: float) -> None:
         self.timed = False
@@ -222,6 +257,7 @@ class Context:
 
     @functools.cached_property
     def features(self):
+        assert self.preflight is not None, "grading gives every context its preflight"
         return self.preflight(self)
 
     def close(self, expected: float, got: Any) -> bool:

@@ -27,6 +27,7 @@ from grader.checks.cases import DISCRIMINATING
 from grader.checks.context import Context, reference_run
 from grader.errors import CheckTimeout
 from grader.programs import Program, ancestors
+from grader.protocol import StudentError
 from grader.sabotage import all_operators, wheats
 from grader.sabotage.mutate import NotApplicable, method, replace, rule_updates, value_class
 from grader.sandbox.inside import probes
@@ -244,7 +245,7 @@ def diagnosed(ctx: Context, program: Program, grads: list, seed: bool = False) -
     does, and on more, is the one (addition halving the gradient and `=` for `+=` in __add__ both give
     a + a's; only the first gives a + b's). A cause is named only when exactly one remains; two that
     still fit are not told apart, so neither is named. Each cause named is remembered
-    (ctx.cache["named"]) for checks that can only test a named one."""
+    (ctx.named) for checks that can only test a named one."""
     found = fitting(program, grads, seed)
     if found:
         seeded = ctx.features.seed_missing or seed
@@ -258,9 +259,8 @@ def diagnosed(ctx: Context, program: Program, grads: list, seed: bool = False) -
     if len(found) != 1:
         return None
     cause = _everywhere(ctx, found[0], seeded) if family(found[0]) in VARIANTS else CAUSES[found[0]]
-    named = ctx.cache.setdefault("named", [])
-    if cause.id not in named:
-        named.append(cause.id)
+    if cause.id not in ctx.named:
+        ctx.named.append(cause.id)
     return cause
 
 
@@ -269,7 +269,7 @@ def _everywhere(ctx: Context, cause_id: str, seed: bool) -> Cause:
     gives the student's wrong numbers on more of the discriminating programs than without each, and is
     never wrong where the student's engine is right (`=` for `+=` in __add__, __mul__ and tanh is one
     misconception, named once with its three methods, its first method's id first)."""
-    groups = ctx.cache.setdefault("groups", {})
+    groups = ctx.groups
     prefix = family(cause_id) or ""
     if prefix not in groups:
         groups[prefix] = _grown(prefix, cause_id, *_judged_answers(_answers(ctx, seed), ctx.close), seed, ctx.close)
@@ -343,17 +343,17 @@ def _fits(sim: list | None, grads: list, nodes) -> bool:
 
 def _answers(ctx: Context, seed: bool) -> dict:
     """The student's engine on the discriminating programs, asked once per grading (one request)."""
-    key = f"discriminating:{seed}"
-    if key not in ctx.cache:
+    if seed not in ctx.discriminating:
         todo = [
             p
             for p in DISCRIMINATING
-            if reference_run(p) is not None
-            and not any(ins[0] == "relu" and reference_run(p).data[ins[1]] == 0.0 for ins in p)
+            if (expected := reference_run(p)) is not None
+            and expected.data is not None
+            and not any(ins[0] == "relu" and expected.data[ins[1]] == 0.0 for ins in p)
             and all(NEEDS.get(ins[0], ins[0]) in ctx.assignment.ops for ins in p if ins[0] != "leaf")
         ]
-        ctx.cache[key] = dict(zip(todo, ctx.student.run_many(todo, seed=seed, every=True)))
-    return ctx.cache[key]
+        ctx.discriminating[seed] = dict(zip(todo, ctx.student.run_many(todo, seed=seed, every=True), strict=True))
+    return ctx.discriminating[seed]
 
 
 def _dominant(found: list[str], answers: dict, seed: bool, close) -> list[str]:
@@ -362,7 +362,10 @@ def _dominant(found: list[str], answers: dict, seed: bool, close) -> list[str]:
     wrong = {}
     for program, got in answers.items():
         expected = reference_run(program)
-        if got is not None and got.ok and not all(close(expected.grad[i], got.grad[i]) for i in ancestors(program)):
+        if got is None or not got.ok or got.grad is None:  # (an ok run has its grads)
+            continue
+        assert expected is not None and expected.grad is not None, "answers are to programs the reference computes"
+        if not all(close(expected.grad[i], got.grad[i]) for i in ancestors(program)):
             wrong[program] = got
     reproduced = {
         cause_id: {
@@ -384,9 +387,11 @@ def _refuted(mutants: tuple[type, ...], answers: dict, seed: bool, close) -> boo
     """Is every replay of the cause wrong on some program where the student's engine is right?"""
     wrong = set()
     for program, got in answers.items():
-        if got is None or not got.ok:
+        if got is None or not got.ok or got.grad is None or got.data is None:  # (an ok run has its numbers)
             continue
         expected = reference_run(program)
+        assert expected is not None, "answers are to programs the reference computes"
+        assert expected.grad is not None and expected.data is not None, "the reference's run has its numbers"
         nodes = ancestors(program)
         if not all(close(expected.grad[i], got.grad[i]) and close(expected.data[i], got.data[i]) for i in nodes):
             continue  # the student's engine is wrong here too: no evidence either way
@@ -405,7 +410,7 @@ def in_training(
     """The cause, among those earlier checks of this grading named, whose replay of the lesson's training
     loop gives the student's losses at every step (the hypothesis tested on the whole run), if exactly one."""
     found = []
-    for cause_id in ctx.cache.get("named", []):
+    for cause_id in ctx.named:
         for module in _named_modules(ctx, cause_id):
             try:
                 replayed = train(module)
@@ -422,20 +427,23 @@ def in_training(
 
 def _named_modules(ctx: Context, cause_id: str) -> tuple[types.SimpleNamespace, ...]:
     """The replays of a cause named in this grading: of every rule it was found in."""
-    spec = ctx.cache.get("groups", {}).get(family(cause_id) or "")
+    spec = ctx.groups.get(family(cause_id) or "")
     if spec and any(f"{prefix}{rule}" == cause_id for prefix, rule, _ in spec):
         return _combined(spec)
     return _mutant_modules(cause_id)
 
 
 def _as_named(ctx: Context, cause_id: str) -> Cause:
-    spec = ctx.cache.get("groups", {}).get(family(cause_id) or "", ())
+    spec = ctx.groups.get(family(cause_id) or "", ())
     ids = tuple(f"{prefix}{rule}" for rule in UPDATED for prefix, r, _ in spec if r == rule)
     return several(ids) if len(ids) > 1 and cause_id == ids[0] else CAUSES[cause_id]
 
 
-def from_error(message: str, program: Program | None = None) -> Cause | None:
-    """A cause read off what the student's code raised."""
+def from_error(error: StudentError | None, program: Program | None = None) -> Cause | None:
+    """A cause read off what the student's code raised (its process's claim: the exception's own message)."""
+    if error is None:
+        return None
+    message = error.message
     if "object is not iterable" in message and "Value" in message:
         return CAUSES["children_not_tuple"]
     if "unsupported operand" in message and program:

@@ -23,11 +23,13 @@ their expressions, or, when they cannot do without it, are skipped and say which
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from grader.causes import CAUSES
 from grader.checks.cases import EQUAL_DATA, LEAVES, SINGLE, chain, diamond
 from grader.checks.context import Context, reference_run
 from grader.checks.judging import compare_many
+from grader.protocol import Observation
 
 
 @dataclass(frozen=True)
@@ -98,7 +100,7 @@ def preflight(ctx: Context) -> Features:
         # "Missing grad value"): the missing seed again, if seeding it by hand is all it takes.
         seed_missing = any(o is not None and o.ok for o in ctx.student.run_many([add2, mul2], seed=True, every=True))
     probes = list(dict.fromkeys(singles + structural))
-    answers = dict(zip(probes, ctx.student.run_many(probes, seed=seed_missing, every=True)))
+    answers = _answered(ctx, probes, seed_missing)
     verdicts = compare_many(ctx, probes, answers=answers)
 
     def ok(program) -> bool:
@@ -111,7 +113,7 @@ def preflight(ctx: Context) -> Features:
             broken[op] = "not reached"
         elif not got.ok:
             broken[op] = f"raised {got.error.type}" if got.error else "stopped"
-        elif not ctx.close(reference_run(program).data[-1], got.data[-1]):
+        elif not ctx.close(_output(reference_run(program)), _output(got)):
             broken[op] = "computes a wrong value"
         else:
             working.append(op)
@@ -119,7 +121,7 @@ def preflight(ctx: Context) -> Features:
     add, mul = ok(add2), ok(mul2)
     chain_op = "add" if add else "mul" if mul else None
     equal_merged = add and mul and ok(mul_in) and not ok(EQUAL_DATA)
-    common = dict(
+    common: dict[str, Any] = dict(
         working=tuple(working),
         broken=broken,
         seed_missing=seed_missing,
@@ -134,6 +136,23 @@ def preflight(ctx: Context) -> Features:
     mul_inner = mul and depth and ok(mul_in)
     share = depth and reuse and ok(diamond(chain_op))
     return Features(add, mul, chain_op, depth, mul_inner, reuse, share, **common)
+
+
+ROUNDS = 3
+"""Requests the preflight makes for its probes: a probe that hangs or kills the process (one rule's loop) is
+answered by that failure, and those after it are asked again, so one rule's hang leaves the others known."""
+
+
+def _answered(ctx: Context, probes: list, seed: bool) -> dict:
+    answers: dict = {}
+    todo = probes
+    for _ in range(ROUNDS):
+        got = ctx.student.run_many(todo, seed=seed, every=True)
+        answers.update((p, o) for p, o in zip(todo, got, strict=True) if o is not None)
+        todo = [p for p, o in zip(todo, got, strict=True) if o is None]
+        if not todo:
+            break
+    return answers
 
 
 def _hangs(ctx: Context, unseeded) -> str:
@@ -178,3 +197,9 @@ def basic_cause(f: Features):
     if f.seed_missing:
         return CAUSES["missing_seed"]
     return None
+
+
+def _output(run: Observation | None) -> Any:
+    """The output's data of a run that went well (the reference's on these programs, all in its domain)."""
+    assert run is not None and run.data is not None, "a run that went well has its numbers"
+    return run.data[-1]

@@ -9,6 +9,7 @@ from dataclasses import replace
 from grader import protocol
 from grader.checks.cases import HAND_EXAMPLES
 from grader.checks.context import Context, reference_run
+from grader.checks.evidence import Evidence, Missing, blocked
 from grader.checks.features import basic_cause
 from grader.checks.judging import Verdict, error_message, error_verdict, graph_of, not_written, shown
 from grader.checks.registry import check
@@ -48,14 +49,16 @@ def hand_examples(ctx: Context) -> Outcome:
         return Outcome(
             "skipped",
             f"Not judged: every hand-derived example needs an operation your engine does not have yet.{later}",
+            artifacts={"probed": [], "blocked_by": ["forward"]},
         )
     answers = ctx.student.run_many([program for _, _, program, _ in judged])
-    for (title, names, program, expected), got in zip(judged, answers):
+    for (title, names, program, expected), got in zip(judged, answers, strict=False):
         got = got or ctx.student.run(program)
         if not got.ok:
             verdict = error_verdict(program, got, names, f"in {title}, building it and calling backward()")
             cause = basic_cause(ctx.features)
             return (replace(verdict, cause=cause) if cause else verdict.explained(ctx)).outcome("")
+        assert got.grad is not None, "a run that went well, after backward(), has its grads"
         index = {name: i for i, name in enumerate(names)}
         wrong = [n for n, x in expected.items() if not _near(got.grad[index[n]], x)]
         if wrong:
@@ -82,9 +85,18 @@ def hand_examples(ctx: Context) -> Outcome:
                 "Work the example backwards by hand, one node at a time, and compare "
                 "each node's grad with yours to find the first rule that differs."
             )
-    if waiting:
-        return Outcome("passed", f"The hand-derived examples your engine can build give the lesson's numbers.{later}")
-    return Outcome("passed", "All three hand-derived examples give the lesson's numbers.")
+    probed = tuple(title for title, _, _, _ in judged)
+    missing = tuple(
+        Missing(
+            title,
+            blocked(f"it needs {', '.join(WORDS.get(op, op) for op in ops)}, which does not work yet", "forward"),
+            "forward",
+        )
+        for title, ops in waiting
+    )
+    return Evidence(probed, missing).settle(
+        Outcome("passed", "All three hand-derived examples give the lesson's numbers.")
+    )
 
 
 def _near(got, expected: float) -> bool:
@@ -97,12 +109,13 @@ DEEP_NODES = 10_000
 @check("deep_graph", "backward() works on a chain of 10,000 nodes", backward=True)
 def deep_graph(ctx: Context) -> Outcome:
     op = ctx.features.chain_op or "add"
-    program = [("leaf", 1.0)]
+    program: list[tuple] = [("leaf", 1.0)]
     for _ in range(DEEP_NODES // 2):
         program += [("leaf", 1.0), (op, len(program) - 1, len(program))]
     want = [0, len(program) - 2]
-    got = ctx.student.run_many([program], want=want, seed=ctx.features.seed_missing)[0]  # a missing seed is not
-    # this check's business: the rule checks seed the output themselves too
+    got = ctx.student.run_many([tuple(program)], want=want, seed=ctx.features.seed_missing)[0]  # a missing seed is
+    # not this check's business: the rule checks seed the output themselves too
+    assert got is not None, "the first program is always reached"
     code = (
         f"x = Value(1.0)\nfor _ in range({DEEP_NODES // 2}):\n    x = x {'+' if op == 'add' else '*'} "
         f"Value(1.0)\nx.backward()"
@@ -121,6 +134,7 @@ def deep_graph(ctx: Context) -> Outcome:
             return outcome
         # The chain as its three-line loop, never unrolled: 10,000 lines of `s417 = s416 + v417` teach nothing.
         return replace(outcome, counterexample=replace(outcome.counterexample, code=code))
+    assert got.grad is not None, "a run that went well, after backward(), has its grads"
     first = got.grad[0]
     if not _near(first, 1.0):
         return Outcome(
@@ -129,7 +143,9 @@ def deep_graph(ctx: Context) -> Outcome:
             f"but is {shown(first)}.",
             Counterexample(code, {"first leaf's grad": 1.0}, {"first leaf's grad": shown(first)}),
         )
-    return Outcome("passed", f"backward() handles a chain of {DEEP_NODES:,} nodes.")
+    return Evidence((f"a chain of {DEEP_NODES:,} nodes",)).settle(
+        Outcome("passed", f"backward() handles a chain of {DEEP_NODES:,} nodes.")
+    )
 
 
 # (function name in the worker, its source, x, h or None for the default)
@@ -156,7 +172,7 @@ def numerical_grad(ctx: Context) -> Outcome:
                 "error",
                 error_message(got, f"{call} with f = {source}"),
                 Counterexample(code, {"numerical_grad": expected}, {"numerical_grad": "an exception"}),
-                not_written(got),
+                not_written=not_written(got),
             )
         value = got.get("value")
         tolerance = 1e-9 if h is not None else 1e-6
@@ -170,4 +186,9 @@ def numerical_grad(ctx: Context) -> Outcome:
                 "difference (f(x + h) - f(x)) / h.",
                 Counterexample(code, {"numerical_grad": expected}, {"numerical_grad": shown(value)}),
             )
-    return Outcome("passed", "numerical_grad is the central difference, with h=1e-6 by default.")
+    probed = tuple(
+        f"numerical_grad(f, {x!r}" + (f", h={h!r})" if h is not None else ")") for _, _, x, h in NUMERICAL_CASES
+    )
+    return Evidence(probed).settle(
+        Outcome("passed", "numerical_grad is the central difference, with h=1e-6 by default.")
+    )

@@ -17,7 +17,7 @@ ABS_TOL = 1e-6
 KINK_MARGIN = 1e-3  # relu and the like are not differentiable near 0: such cases are not judged
 
 
-def _judged(program: Program) -> bool:
+def gradcheck_judged(program: Program) -> bool:
     """Inside the reference's domain, away from relu's kink, and with no fractional power of a base so near 0
     that a nudge makes it negative (a complex number, on any engine)."""
     expected = reference_run(program)
@@ -29,13 +29,15 @@ def _judged(program: Program) -> bool:
 
 
 def judge_gradcheck(ctx: Context, program: Program) -> Verdict | None:
-    if not _judged(program):
+    if not gradcheck_judged(program):
         return None
-    return _verdict(ctx, program, ctx.student.gradcheck_many([program], H)[0])
+    reply = ctx.student.gradcheck_many([program], H)[0]
+    assert reply is not None, "the first program is always reached"
+    return _verdict(ctx, program, reply)
 
 
 def judge_gradcheck_many(ctx: Context, programs: list[Program]) -> dict[Program, Verdict | None]:
-    todo = [p for p in programs if _judged(p)]
+    todo = [p for p in programs if gradcheck_judged(p)]
     asked = set(todo)
     verdicts: dict[Program, Verdict | None] = {p: None for p in programs if p not in asked}
     replies = ctx.student.gradcheck_many(todo, H, stop=lambda program, reply: _verdict(ctx, program, reply) is not None)
@@ -51,6 +53,7 @@ def _verdict(ctx: Context, program: Program, reply: dict | Observation) -> Verdi
     if isinstance(reply, Observation):
         return error_verdict(program, reply, names, "building the expression and calling backward()")
     expected = reference_run(program)
+    assert expected is not None and expected.data is not None, "gradchecked programs are in the reference's domain"
     rtol = ctx.assignment.tolerances.gradcheck_rtol
     out = names[len(program) - 1]
     if not ctx.close(expected.data[-1], reply["output"]):

@@ -18,8 +18,8 @@ from grader.checks.context import CheckTimeout, Context, reference_run
 from grader.errors import WorkerFailure
 from grader.feedback import numbers
 from grader.programs import Program, ancestors, default_names, inputs, op_label, to_code
-from grader.protocol import Observation
-from grader.result import Counterexample, Outcome
+from grader.protocol import Observation, StudentError
+from grader.result import Counterexample, NotWritten, Outcome
 from grader.sandbox.inside import probes
 
 # Hypothesis caches what it learns under ./.hypothesis by default: that would be the
@@ -49,8 +49,10 @@ class Verdict:
     """The computation graph with each node's numbers, for the report's picture."""
     unstable: bool = False
     """The same expression gave the right answer on another try (an order that follows a set)."""
-    not_written: bool = False
+    not_written: NotWritten | None = None
     """The student's code raised NotImplementedError: a method of the starter kit still to write."""
+    raised: StudentError | None = None
+    """What the student's code raised, as its process claimed (for the cause: diagnose.from_error)."""
     cause: Cause | None = None
     """The misconception behind it, when one is recognised (diagnose.py)."""
     got_grad: tuple = ()
@@ -69,8 +71,9 @@ class Verdict:
                 feedback += f"\n{self.traceback.rstrip()}"
             elif not feedback.endswith((".", ")", "!", "?")):
                 feedback += "."
-            written = {"not_written": self.what.split(" (needed for ")[0]} if self.not_written else {}
-            return Outcome("error", feedback, self.counterexample(), self._artifacts() | written, cause=cause)
+            return Outcome(
+                "error", feedback, self.counterexample(), self._artifacts(), cause=cause, not_written=self.not_written
+            )
         unstable = (
             (
                 "\nThe same expression gave the right answer on another try, so the order your backward() "
@@ -97,7 +100,7 @@ class Verdict:
         if self.cause is not None:
             return self
         if self.status == "error":
-            return replace(self, cause=diagnose.from_error(self.what, self.program))
+            return replace(self, cause=diagnose.from_error(self.raised, self.program))
         if self.got_grad:
             return replace(self, cause=diagnose.diagnosed(ctx, self.program, list(self.got_grad), seed))
         return self
@@ -130,6 +133,7 @@ def error_verdict(program: Program, observed: Observation, names=None, doing="ru
             backward=backward,
         )
     err = observed.error
+    assert err is not None, "an observation not ok that did not fail holds what the student's code raised"
     if err.type == "NotImplementedError":  # the starter kit's unfilled methods: a friendly line, no traceback
         return Verdict(
             program,
@@ -137,7 +141,8 @@ def error_verdict(program: Program, observed: Observation, names=None, doing="ru
             f"{err.message or 'not written yet'} (needed for {doing})",
             names=tuple(names or ()),
             backward=backward,
-            not_written=True,
+            not_written=not_written(observed),
+            raised=err,
         )
     return Verdict(
         program,
@@ -146,6 +151,7 @@ def error_verdict(program: Program, observed: Observation, names=None, doing="ru
         traceback=_frames(err.traceback),
         names=tuple(names or ()),
         backward=backward,
+        raised=err,
     )
 
 
@@ -155,13 +161,14 @@ def _frames(traceback: str) -> str:
     return traceback if any(line.lstrip().startswith("File ") for line in traceback.splitlines()) else ""
 
 
-def not_written(observed: Observation) -> dict[str, str]:
-    """An error outcome's artifacts when the student's code raised NotImplementedError (a starter kit method
-    still to write, which the terminal groups by method): {"not_written": its message}."""
+def not_written(observed: Observation) -> NotWritten | None:
+    """The method still to write when the student's code raised NotImplementedError (a starter kit's, which the
+    reports group by method): where their process said it came from, and its message's first line."""
     err = observed.error
     if err is None or err.type != "NotImplementedError":
-        return {}
-    return {"not_written": ((err.message or "not written yet").splitlines() or [""])[0][:80]}
+        return None
+    message = ((err.message or "not written yet").splitlines() or [""])[0][:80]
+    return NotWritten(err.raised_in or message, message)
 
 
 def error_message(observed: Observation, doing: str) -> str:
@@ -241,6 +248,7 @@ def compare(
     suffix = "." + quantity
     shown_nodes = [i for i in order if program[i][0] == "leaf" or i in wrong] if backward else wrong
     first = wrong[0]
+    assert expected is not None, "judged() keeps only the programs the reference computes"
     graph = graph_of(program, names, expected, got)
     return Verdict(
         program,
@@ -253,12 +261,13 @@ def compare(
         names=tuple(names),
         backward=backward,
         graph=graph,
-        got_grad=tuple(got.grad) if backward else (),
+        got_grad=tuple(got.grad or ()) if backward else (),  # (an ok run's backward always has them)
     )
 
 
 def graph_of(program: Program, names, expected: Observation, got: Observation) -> dict[str, Any]:
     """Nodes the output depends on, each with its operation, inputs and both engines' numbers."""
+    assert got.data is not None and expected.data is not None, "runs that went well: each has its numbers"
     nodes = []
     for i in ancestors(program):
         node = {
@@ -276,7 +285,9 @@ def graph_of(program: Program, names, expected: Observation, got: Observation) -
 
 
 def _at_relu_kink(program: Program, expected: Observation) -> bool:
-    return any(ins[0] == "relu" and expected.data[ins[1]] == 0.0 for ins in program)
+    data = expected.data
+    assert data is not None, "the reference's run: it has its numbers"
+    return any(ins[0] == "relu" and data[ins[1]] == 0.0 for ins in program)
 
 
 def compare_many(
@@ -349,14 +360,16 @@ def search(
     try:
         program = hypothesis.find(strategies.programs(shape), disagrees, settings=plans.settings(max_examples))
     except (NoSuchExample, Unsatisfiable):
-        program = next((p for p in plan if verdicts.get(p) is not None), None)  # hypothesis went elsewhere
-        if program is None:
+        rejected = next((p for p in plan if verdicts.get(p) is not None), None)  # hypothesis went elsewhere
+        if rejected is None:
             return None
+        program = rejected
     if stopped:
         if isinstance(stopped[0], CheckTimeout):
             raise stopped[0]
         return stopped[0]
     verdict = verdicts[program]
+    assert verdict is not None, "the program found is one the judge rejected"
     if verdict.status == "failed" and any(judge(program) is None for _ in range(RETRIES)):
         verdict = replace(verdict, unstable=True)
     return verdict

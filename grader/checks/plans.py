@@ -72,10 +72,16 @@ def _program(raw: list) -> Program:
     return tuple(tuple(ins) for ins in raw)
 
 
+def _kept(seen: list[Program], program: Program) -> bool:
+    """Keep each program hypothesis tries; False, so it goes on to the next."""
+    seen.append(program)
+    return False
+
+
 def _generate(shape: strategies.Shape, max_examples: int) -> tuple[Program, ...]:
     seen: list[Program] = []
     try:
-        hypothesis.find(strategies.programs(shape), lambda p: seen.append(p) or False, settings=settings(max_examples))
+        hypothesis.find(strategies.programs(shape), lambda p: _kept(seen, p), settings=settings(max_examples))
     except (NoSuchExample, Unsatisfiable):
         pass
     return tuple(dict.fromkeys(seen))

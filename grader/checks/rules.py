@@ -3,20 +3,33 @@ judged on random expressions (hypothesis) against the reference engine."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from grader.causes import CAUSES, family
+from grader.checks import order, plans, reuse
 from grader.checks.cases import EQUAL_DATA, SINGLE
-from grader.checks.context import Context
+from grader.checks.context import Context, reference_run
+from grader.checks.evidence import (
+    INCOMING,
+    Evidence,
+    Missing,
+    blocked,
+    ops_probed,
+    rule_probed,
+    rule_properties,
+    shares,
+    word,
+)
 from grader.checks.features import basic_cause
 from grader.checks.fixed import needed_ops
-from grader.checks.gradcheck import judge_gradcheck, judge_gradcheck_many
+from grader.checks.gradcheck import gradcheck_judged, judge_gradcheck, judge_gradcheck_many
 from grader.checks.judging import Probe, Verdict, compare, compare_many, judged, search
 from grader.checks.registry import check
 from grader.checks.strategies import BOUNDARY_VALUES, Shape, forward_ops, single_operations
 from grader.programs import Program, default_names, expression
 from grader.result import Outcome
-from grader.sandbox.inside.ops import BINARY, METHODS, RULE_CHECK, UNARY, WORDS
+from grader.sandbox.inside.ops import BINARY, METHODS, NEEDS, RULE_CHECK, UNARY, WORDS
 
 HINTS = {
     "forward": "Check the forward formula of the operation in the smallest case; with a plain number "
@@ -42,12 +55,19 @@ HINTS = {
 }
 
 
+MATCHES = "Matches the reference engine on every expression tried."
+
 GRADIENTS = Probe()
 """The probe most searches use: gradients after backward()."""
 
 
 def _run_search(
-    ctx: Context, check_id: str, shape: Shape, probe: Probe = GRADIENTS, note: bool = False, sweep: list[Program] = ()
+    ctx: Context,
+    check_id: str,
+    shape: Shape,
+    probe: Probe = GRADIENTS,
+    note: bool = False,
+    sweep: list[Program] | tuple[Program, ...] = (),
 ) -> Outcome:
     """A sweep of fixed programs first, then hypothesis's search for the smallest disagreement;
     note=True says which structures were left out and why."""
@@ -58,11 +78,11 @@ def _run_search(
             ctx, shape, lambda program: compare(ctx, program, probe), lambda many: compare_many(ctx, many, probe)
         )
     if verdict is None:
-        return Outcome("passed", "Matches the reference engine on every expression tried.")
+        return Outcome("passed", MATCHES)
     verdict = verdict.explained(ctx, probe.seed)
-    ctx.cache.setdefault("failing_cases", []).append(verdict.program)  # gradcheck judges them too
+    ctx.failing_cases.append(verdict.program)  # gradcheck judges them too
     if verdict.unstable:  # the check whose numbers changed from try to try: what training points to first
-        ctx.cache.setdefault("unstable", check_id)
+        ctx.unstable = ctx.unstable or check_id
     return verdict.outcome(HINTS[check_id] + (ctx.features.limits() if note else ""), "On the smallest failing case, ")
 
 
@@ -75,18 +95,25 @@ def _probe(ctx: Context) -> Probe:
 
 def _rule_shape(ctx: Context, *ops: str, helpers: tuple[str, ...] = ("add", "mul")) -> Shape:
     """A rule probed on leaves and, where the engine's basics work, inside larger expressions; each
-    value used once (a value used twice is accumulate's business)."""
+    value used once (a value used twice is accumulate's business), unless nothing else gives the rule an
+    incoming gradient other than 1 (no `* k` when * is wrong): then nodes of + used twice do (c + c), where
+    the preflight found shared nodes of + right."""
     f = ctx.features
+    helpers = tuple(op for op in f.trusted(*helpers) if op not in ops)
+    wrap = f.mul and f.depth
     return Shape(
         ops=ops,
-        helpers=tuple(op for op in f.trusted(*helpers) if op not in ops),
+        helpers=helpers,
         max_ops=f.nested(),
-        wrap=f.mul and f.depth,
+        wrap=wrap,
+        share_nodes=not wrap and f.share and set(ops + helpers) <= set(f.reused_by),
     )
 
 
 def _not_judged(why: str) -> Outcome:
-    return Outcome("skipped", f"Not judged: {why}.")
+    """A skip, naming in its artifacts (blocked_by) the checks its reason points at: '(see forward)'."""
+    blockers = [b for pair in re.findall(r"\(see (?:the )?([a-z_]+)(?: and ([a-z_]+))?", why) for b in pair if b]
+    return Outcome("skipped", f"Not judged: {why}.", artifacts={"probed": [], "blocked_by": blockers})
 
 
 def _blocked(ctx: Context, *ops: str) -> Outcome | None:
@@ -110,15 +137,60 @@ def _symbol(op: str) -> str:
 
 def _rule_check(ctx: Context, check_id: str, *ops: str) -> Outcome:
     """A rule's outcome, judged once per submission (accumulate asks which rules are right)."""
-    key = f"rule:{check_id}"
-    if key not in ctx.cache:
-        blocked = _blocked(ctx, *ops)
-        ctx.cache[key] = (
-            blocked
-            if blocked is not None
-            else _run_search(ctx, check_id, _rule_shape(ctx, *ops), _probe(ctx), note=True)
+    if check_id not in ctx.rules:
+        stopped = _blocked(ctx, *ops)
+        if stopped is None:
+            shape, probe = _rule_shape(ctx, *ops), _probe(ctx)
+            outcome = _run_search(ctx, check_id, shape, probe, note=True)
+            stopped = _rule_evidence(ctx, shape, probe, ops).settle(outcome)
+        ctx.rules[check_id] = stopped
+    return ctx.rules[check_id]
+
+
+def _rule_evidence(ctx: Context, shape: Shape, probe: Probe, ops: tuple[str, ...]) -> Evidence:
+    """What a rule check's search probed: each of its operations, and each under an incoming gradient other
+    than 1 (nested, or times k), on the programs it judged."""
+    ops = tuple(op for op in ops if op in ctx.assignment.ops)
+    plan = plans.programs(shape, ctx.assignment.search.max_examples)
+    probed = rule_probed((p for p in plan if judged(p, "grad", probe.distinct)), ops)
+    return Evidence(probed, tuple(_rule_missing(ctx, p) for p in rule_properties(ops) if p not in probed))
+
+
+def _rule_missing(ctx: Context, wanted: str) -> Missing:
+    """Why a rule's property was not probed, and the check whose bug stands in the way."""
+    f = ctx.features
+    if not wanted.endswith(INCOMING):
+        return Missing(wanted, "no expression with it could be judged")
+    if not f.depth:
+        why = "nested expressions do not backpropagate in the right order yet, so no rule is probed inside one"
+        return Missing(wanted, blocked(why, "topo_order"), "topo_order")
+    if f.equal_data_merged:
+        why = (
+            "your engine merges nodes of equal value, so only expressions whose numbers all "
+            "differ are judged, and none of those tried put it under an incoming gradient other than 1"
         )
-    return ctx.cache[key]
+        return Missing(wanted, blocked(why, "topo_order"), "topo_order")
+    blocker = "mul" if not f.mul_inner else "add" if not f.add else None
+    why = "the expressions it is probed inside need + and * to be right, and one is not"
+    return Missing(wanted, blocked(why, blocker), blocker)
+
+
+def _not_working(ctx: Context, op: str, wanted: str) -> Missing:
+    """A property not probed because op does not work on its own: forward's to charge when op does not build
+    or computes a wrong value, its own rule's check's when only its backward raises."""
+    if op not in ctx.builds:
+        got = ctx.student.run(SINGLE[op], backward=False)
+        expected = reference_run(SINGLE[op], False)
+        ctx.builds[op] = (
+            got.ok
+            and expected is not None
+            and expected.data is not None
+            and got.data is not None
+            and ctx.close(expected.data[-1], got.data[-1])
+        )
+    if ctx.builds[op] and op in RULE_CHECK:
+        return Missing(wanted, blocked("its backward raises", RULE_CHECK[op]), RULE_CHECK[op])
+    return Missing(wanted, blocked("the operation does not work on its own yet", "forward"), "forward")
 
 
 RULE_OF = {
@@ -159,7 +231,14 @@ def forward(ctx: Context) -> Outcome:
             first.setdefault(program[-1][0], verdict.explained(ctx))
     if first:
         return _every_operation(list(first.values()))
-    return _run_search(ctx, "forward", Shape(ops=ops, max_ops=4, reuse_leaves=True, share_nodes=True), Probe("data"))
+    outcome = _run_search(ctx, "forward", Shape(ops=ops, max_ops=4, reuse_leaves=True, share_nodes=True), Probe("data"))
+    probed = tuple(dict.fromkeys(_form(program[-1][0]) for program in todo))
+    return Evidence(probed + ("nested expressions",)).settle(outcome)
+
+
+def _form(op: str) -> str:
+    """An operation's name in the forward check's evidence (cadd: + with a plain number)."""
+    return f"{word(NEEDS[op])} with a plain number" if op in NEEDS else word(op)
 
 
 def _every_operation(found: list[Verdict]) -> Outcome:
@@ -281,12 +360,60 @@ def accumulate(ctx: Context) -> Outcome:
     if f.backward_inert:
         return _not_judged("backward() changes no gradient at all (see topo_order)")
     ops = tuple(op for op in sound(ctx) if f.depth or op in ("add", "mul"))
-    if not ops:
-        return _not_judged(
-            "no operation has a right rule yet (see the rule checks above), and accumulation is probed through them"
+    apart = tuple(op for op in ctx.assignment.ops if op not in ops and _judged_apart(f, op))
+    missing = tuple(_reuse_missing(ctx, op) for op in ctx.assignment.ops if op not in ops + apart)
+    if not ops + apart:
+        every = {m.blocker for m in missing} == {"forward"}  # the starter kit: one short line
+        return (
+            _not_judged("no operation works on its own yet (see forward)")
+            if every
+            else Evidence(missing=missing).skipped()
         )
-    shape = Shape(ops=ops, max_ops=min(f.nested(), 4), reuse_leaves=True, require_reuse=True, wrap=f.mul and f.depth)
-    return _run_search(ctx, "accumulate", shape, _probe(ctx), sweep=reuse_sweep(ctx, ops))
+    probe = _probe(ctx)
+    sweep = reuse_sweep(ctx, ops)
+    covered = {p[1][0] for p in sweep}  # through a right rule, where a right + or * combines f(x) with x
+    apart += tuple(op for op in ops if op not in covered and _judged_apart(f, op))
+    if ops:
+        shape = Shape(
+            ops=ops, max_ops=min(f.nested(), 4), reuse_leaves=True, require_reuse=True, wrap=f.mul and f.depth
+        )
+        outcome = _run_search(ctx, "accumulate", shape, probe, sweep=sweep)
+        if outcome.status != "passed":
+            return outcome
+    helpers = tuple(op for op in ("add", "mul") if _judged_apart(f, op) or op in ops)
+    summed = [p for p in reuse_sweep(ctx, apart + helpers) if p[1][0] in apart]
+    verdict, summed = reuse.judge_many(ctx, summed, probe.seed) if apart else (None, [])
+    if verdict is not None:
+        return verdict.outcome(HINTS["accumulate"], "On the smallest failing case, ")
+    reused = {p[1][0] for p in sweep if judged(p, "grad", probe.distinct)} | {p[1][0] for p in summed}
+    probed = tuple(_reused(op) for op in ctx.assignment.ops if op in reused)
+    missing += tuple(Missing(_reused(op), "no case of it could be judged") for op in ops + apart if op not in reused)
+    said = "A value used twice gets the sum of every path's gradient, through every operation tried."
+    return Evidence(probed, missing).settle(Outcome("passed", said if apart else MATCHES))
+
+
+def _judged_apart(f, op: str) -> bool:
+    """Can a value used twice through op be judged against the sum of the engine's own paths: op builds and
+    backpropagates (its value or rule may be wrong), and where it needs nesting, nesting works?"""
+    builds = op in f.working or f.broken.get(op) == "computes a wrong value"
+    return builds and (f.depth or op in ("add", "mul")) and not f.equal_data_merged
+
+
+def _reused(op: str) -> str:
+    return f"a value used twice through {word(op)}"
+
+
+def _reuse_missing(ctx: Context, op: str) -> Missing:
+    """Why a value used twice through op is not probed: op does not build, nested expressions do not
+    backpropagate right (the use inside f(x) gets no gradient in the right order), or equal numbers merge."""
+    f = ctx.features
+    if op not in f.working and f.broken.get(op) != "computes a wrong value":
+        return _not_working(ctx, op, _reused(op))
+    if not (f.depth or op in ("add", "mul")):
+        why = "it is probed nested, f(x) combined with x, and nested expressions do not backpropagate right yet"
+        return Missing(_reused(op), blocked(why, "topo_order"), "topo_order")
+    why = "your engine merges nodes of equal value, and the cases probing it hold equal numbers"
+    return Missing(_reused(op), blocked(why, "topo_order"), "topo_order")
 
 
 @check("topo_order", "backward() runs each node's rule once, after every node that uses it", backward=True)
@@ -307,6 +434,9 @@ def topo_order(ctx: Context) -> Outcome:
             return replace(verdict, cause=CAUSES["equal_data_merged"]).outcome(
                 HINTS["topo_order"], "On the smallest failing case, "
             )
+    watched = _watched_order(ctx)
+    if watched is not None:
+        return watched
     ops = tuple(op for op, ok in (("add", f.add), ("mul", f.mul_inner or f.mul and not f.add)) if ok)
     if not ops:
         return _not_judged(
@@ -319,7 +449,42 @@ def topo_order(ctx: Context) -> Outcome:
             (tuple(op for op in ops if op in f.reused_by), True) if set(ops) & set(f.reused_by) else (ops, False)
         )
     shape = Shape(ops=ops, max_ops=6, reuse_leaves=reuse, share_nodes=reuse, require_depth=2)
-    return _order_not_blamed(_run_search(ctx, "topo_order", shape, _probe(ctx)))
+    outcome = _run_search(ctx, "topo_order", shape, _probe(ctx))
+    return _order_evidence(ctx, shape).settle(_order_not_blamed(outcome))
+
+
+def _watched_order(ctx: Context) -> Outcome | None:
+    """topo_order judged on the calls of each node's own backward, when backward()'s calls can be watched:
+    operations that build (their rules may be wrong: no gradient is read). None when they cannot be."""
+    ops = tuple(op for op in ("add", "mul") if op in ctx.features.working)
+    if not ops:
+        return None
+    shape = order.shape_of(ops)
+    watched = order.watch(ctx, ops, shape)
+    if watched is None:
+        return None
+    hook, verdict = watched
+    if verdict is not None:
+        return verdict.outcome(HINTS["topo_order"], "On the smallest failing case, ")
+    probed = f"{order.PROPERTY}, watched through each node's {hook}"
+    return Evidence((probed,)).settle(
+        Outcome(
+            "passed", f"backward() calls each node's {hook} once, after every node that uses it, on every graph tried."
+        )
+    )
+
+
+def _order_evidence(ctx: Context, shape: Shape) -> Evidence:
+    """topo_order's evidence from gradients: graphs with shared nodes, judged; none when `=` for `+=` keeps
+    them from being judged and nothing of the engine's own can be watched."""
+    probe = _probe(ctx)
+    if any(shares(p) and judged(p, "grad", probe.distinct) for p in order.planned(ctx, shape)):
+        return Evidence((f"{order.PROPERTY}, judged from the gradients",))
+    why = (
+        "a value used twice keeps only one path's gradient, so gradients cannot show the order on shared "
+        "nodes, and your nodes carry no backward of their own (a _backward) the grader can watch"
+    )
+    return Evidence(missing=(Missing(order.PROPERTY, blocked(why, "accumulate"), "accumulate"),))
 
 
 def _order_not_blamed(outcome: Outcome) -> Outcome:
@@ -352,7 +517,7 @@ def boundary_sweep(ops: tuple[str, ...]) -> list[Program]:
 def found_cases(ctx: Context, ops: tuple[str, ...]) -> list[Program]:
     """The smallest cases the rule checks before this one found failing (a domain error, a 0 under **), of those
     built only from the operations given: one search for all, so no check passes a case another failed."""
-    return [p for p in ctx.cache.get("failing_cases", []) if needed_ops(p) <= set(ops)]
+    return [p for p in ctx.failing_cases if needed_ops(p) <= set(ops)]
 
 
 @check("gradcheck", "Analytic gradients agree with central differences of your own forward pass", backward=True)
@@ -370,6 +535,22 @@ def gradcheck(ctx: Context) -> Outcome:
             ctx, shape, lambda program: judge_gradcheck(ctx, program), lambda many: judge_gradcheck_many(ctx, many)
         )
     if verdict is None:
-        return Outcome("passed", "Analytic and numerical gradients agree on every expression tried.")
+        return _gradcheck_evidence(ctx, sweep + list(plans.programs(shape, ctx.assignment.search.max_examples))).settle(
+            Outcome("passed", "Analytic and numerical gradients agree on every expression tried.")
+        )
     verdict = replace(verdict, cause=basic_cause(f)) if basic_cause(f) else verdict.explained(ctx)
     return verdict.outcome(HINTS["gradcheck"], "On the smallest failing case, ")
+
+
+def _gradcheck_evidence(ctx: Context, programs: list[Program]) -> Evidence:
+    """gradcheck's evidence: each of the assignment's operations in an expression it judged; one that does not
+    work on its own is left out of the search, and blocked by forward."""
+    probed = ops_probed([p for p in programs if gradcheck_judged(p)], ctx.assignment.ops)
+    missing = tuple(
+        _not_working(ctx, op, word(op))
+        if op not in ctx.features.working
+        else Missing(word(op), "no expression with it could be judged")
+        for op in ctx.assignment.ops
+        if word(op) not in probed
+    )
+    return Evidence(probed, missing)

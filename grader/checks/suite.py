@@ -19,15 +19,15 @@ grader's words (suite_text.py), never what a test wrote.
 
 from __future__ import annotations
 
+from typing import Any
+
 from grader import slicing
 from grader.checks.context import Context
 from grader.checks.registry import check
-from grader.checks.suite_runs import (  # noqa: F401 - Run, _caught and _counted_mutants are used by tests
+from grader.checks.suite_runs import (
     Catches,
     Run,
     Suite,
-    _caught,
-    _counted_mutants,
     catches,
     engine_right,
     equivalence_probes,
@@ -89,9 +89,9 @@ def suite_plan(
 
 def suite(ctx: Context) -> Suite | Outcome:
     """The suite's runs, once per submission (the three checks share them)."""
-    if "suite" not in ctx.cache:
-        ctx.cache["suite"] = _collect(ctx)
-    return ctx.cache["suite"]
+    if ctx.suite_runs is None:
+        ctx.suite_runs = _collect(ctx)
+    return ctx.suite_runs
 
 
 def _collect(ctx: Context) -> Suite | Outcome:
@@ -192,11 +192,11 @@ def _pass(n: int) -> str:
 
 def judged(ctx: Context, found: Suite) -> Catches:
     """What the suite catches, once per submission (sabotage pays for it; it caps student_tests and wheat)."""
-    if "catches" not in ctx.cache:
-        ctx.cache["catches"] = catches(
+    if ctx.catches is None:
+        ctx.catches = catches(
             found, set(invalid_tests(found)), given_tests(ctx.tests_source), ctx.assignment.limits.tests_s
         )
-    return ctx.cache["catches"]
+    return ctx.catches
 
 
 def _capped(ctx: Context, found: Suite, check_id: str, outcome: Outcome) -> Outcome:
@@ -220,14 +220,15 @@ def _capped(ctx: Context, found: Suite, check_id: str, outcome: Outcome) -> Outc
             "so they earn "
             f"{points * caught.share:.3g} of {points:.3g} points here"
         )
-    return Outcome(
-        outcome.status,
-        f"{outcome.feedback}\n{opening} {why}: a test must check values and "
-        "gradients, so that a wrong engine fails it (see sabotage).",
-        outcome.counterexample,
-        {**outcome.artifacts, "caught_share": round(caught.share, 4)},
-        caught.share,
+    said = (
+        f"{outcome.feedback}\n{opening} {why}: a test must check values and gradients, so that a wrong engine fails it"
     )
+    artifacts = {**outcome.artifacts, "caught_share": round(caught.share, 4)}
+    if not caught.judged and outcome.status == "passed":  # no pass without evidence of what the tests catch
+        blocker = "sabotage" if not caught.counted else "wheat"
+        artifacts["blocked_by"] = [blocker]
+        return Outcome("skipped", f"Not judged: {said} (see {blocker}).", outcome.counterexample, artifacts)
+    return Outcome(outcome.status, f"{said} (see sabotage).", outcome.counterexample, artifacts, caught.share)
 
 
 @check("student_tests", "Your own tests pass on your own engine")
@@ -244,7 +245,7 @@ def student_tests(ctx: Context) -> Outcome:
     catching = catching_own_bug(found, {n: t for n, t in failing.items() if n not in given})
     failing = {n: t for n, t in failing.items() if n not in catching}
     passed = len(run.tests) - len(failing) - len(skipped)
-    artifacts = {"tests": run.tests}
+    artifacts: dict[str, Any] = {"tests": run.tests}
     if catching:
         artifacts["catching_own_bug"] = sorted(catching)[:LISTED_ARTIFACT]
     caught = {name: f"  {shown_name(name)}: {own_quote(t['message']) or 'failed'}" for name, t in catching.items()}
@@ -274,7 +275,9 @@ def student_tests(ctx: Context) -> Outcome:
             if catching
             else f"Your {_tests(len(run.tests))} {_pass(len(run.tests))} on your engine."
         )
-        outcome = Outcome("passed", said, artifacts=artifacts)
+        outcome = Outcome(
+            "passed", said, artifacts={**artifacts, "probed": [f"{_tests(len(run.tests))} on your engine"]}
+        )
     else:
         lines = {name: f"  {shown_name(name)}: {own_quote(t['message']) or 'failed'}" for name, t in failing.items()}
         lines |= {name: f"  {shown_name(name)}: skipped (not written yet?)" for name in skipped}
@@ -368,10 +371,10 @@ def wheat(ctx: Context) -> Outcome:
                 "passed",
                 f"Your {_tests(total)} {_pass(total)} on {len(found.wheats)} correct engines written in "
                 "different styles.",
-                artifacts=artifacts,
+                artifacts={**artifacts, "probed": [f"your tests on {w}" for w in found.wheats]},
             ),
         )
-    outside = outside_interface(ctx.tests_source, _engine_source(ctx), invalid)
+    outside = outside_interface(ctx.tests_source, ctx.student.lane.code.text, invalid)
     lines = {
         name: f"  {shown_name(name)} rejects a correct engine ({WHEATS[w]}): {said}"
         + (
@@ -393,23 +396,16 @@ def wheat(ctx: Context) -> Outcome:
         "wheat",
         Outcome(
             "failed",
-            f"{len(invalid)} of your {total} tests reject a correct engine, so they are left out when counting sabotages "
-            "caught:\n" + "\n".join(listed(lines)) + "\nA test should check behaviour (values and gradients, within a "
-            "tolerance), not one implementation's details (private names, source code, the exact last digit of a float). "
+            f"{len(invalid)} of your {total} tests reject a correct engine, so they are left out when counting "
+            "sabotages caught:\n" + "\n".join(listed(lines)) + "\nA test should check behaviour (values and "
+            "gradients, within a tolerance), not one implementation's details (private names, source code, the exact "
+            "last digit of a float). "
             "Only how a test failed is shown for engines other than yours, never its message: run it on your own "
             "engine to see that." + interface_note,
             artifacts=artifacts,
             fraction=1 - len(invalid) / total,
         ),
     )
-
-
-def _engine_source(ctx: Context) -> str:
-    """The student's engine as text: their file, or a notebook's cells."""
-    code = ctx.student.lane.code
-    if code.kind == "notebook":
-        return "\n\n".join(source for _, source in code.cells)
-    return code.files.get(MODULE_FILE, b"").decode("utf-8", "replace")
 
 
 LISTED_ARTIFACT = 10
@@ -445,24 +441,31 @@ def sabotage(ctx: Context) -> Outcome:
     }
     if notes := ctx.suite_lane.job.notes:  # e.g. an engine too large to mutate
         artifacts["plan_notes"] = list(notes)
-    if caught.timing:
-        artifacts["timing"] = True
     if not valid:
         why = (
             "each one fails or is skipped on some correct engine (see wheat), or comes unchanged from the starter kit."
             if found.student.tests
             else "there are none."
         )
-        return Outcome("failed", f"None of your tests can count: {why}", artifacts=artifacts, fraction=0.0)
+        return Outcome(
+            "failed", f"None of your tests can count: {why}", artifacts=artifacts, timing=caught.timing, fraction=0.0
+        )
     if not total:
         return Outcome(
-            "skipped", "Not judged: no sabotaged engine could be made for this grading.", artifacts=artifacts
+            "skipped",
+            "Not judged: no sabotaged engine could be made for this grading.",
+            artifacts=artifacts,
+            timing=caught.timing,
         )
     mine = sum(op in found.own for op in counted)
     made = f" ({mine} made from your own engine)" if mine else ""
     if not missed:
         return Outcome(
-            "passed", f"Your tests catch all {total} sabotaged engines{made}.", artifacts=artifacts, fraction=1.0
+            "passed",
+            f"Your tests catch all {total} sabotaged engines{made}.",
+            artifacts={**artifacts, "probed": [f"your tests on {op_id}" for op_id in counted]},
+            timing=caught.timing,
+            fraction=1.0,
         )
     lines = [
         f"  {op.id}{' (your own engine, mutated)' if op.id in found.own else ''}: {op.misconception}.\n"
@@ -480,5 +483,6 @@ def sabotage(ctx: Context) -> Outcome:
         "failed",
         f"Your tests catch {len(caught.caught)} of {total} sabotaged engines{made}. Not caught:\n" + "\n".join(lines),
         artifacts=artifacts,
+        timing=caught.timing,
         fraction=len(caught.caught) / total,
     )

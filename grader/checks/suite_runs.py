@@ -21,7 +21,7 @@ from typing import Any
 
 from grader import protocol
 from grader.checks.cases import EQUAL_DATA, HAND_EXAMPLES, LEAVES, SINGLE, chain, diamond
-from grader.checks.context import reference_run
+from grader.checks.reference_engine import reference_run
 from grader.checks.suite_text import exception_name
 from grader.lanes import RunReply
 from grader.sandbox.inside.ops import BINARY, NEEDS
@@ -139,7 +139,7 @@ def _reference_numbers() -> tuple[tuple[frozenset[str], tuple[float, ...] | None
     for program in equivalence_probes():
         needs = frozenset(NEEDS.get(ins[0], ins[0]) for ins in program if ins[0] != "leaf")
         expected = reference_run(tuple(tuple(ins) for ins in program))
-        found.append((needs, None if expected is None else tuple(expected.data) + tuple(expected.grad or ())))
+        found.append((needs, None if expected is None else tuple(expected.data or ()) + tuple(expected.grad or ())))
     return tuple(found)
 
 
@@ -206,16 +206,16 @@ def catches(found: Suite, invalid: set[str], given: set[str], limit: float) -> C
     decoy = found.decoy
     own_valid = [n for n in valid if _passed(found.student, n) and decoy is not None and _passed(decoy, n)]
     wheat_time = max((r.duration for r in wheat_runs), default=0.0)
-    counted, dropped = _counted_mutants(found)
+    counted, dropped = counted_mutants(found)
 
     def caught_by(op_id: str, wheat_s: float) -> str | None:
         """For a mutant of the student's engine, its decoy stands beside the correct engines: a test that fails on
         it catches nothing, and a crash or a hang counts only when the suite ran, and ran fast, on it too."""
         if op_id not in found.own:
-            return _caught(found.sabotages[op_id], valid, wheat_s, limit)
+            return catching_test(found.sabotages[op_id], valid, wheat_s, limit)
         ran = decoy is not None and decoy.ok
-        own_s = max(wheat_s, decoy.duration if ran else limit)
-        return _caught(found.sabotages[op_id], own_valid, own_s, limit, hangs=ran)
+        own_s = max(wheat_s, decoy.duration if decoy is not None and ran else limit)
+        return catching_test(found.sabotages[op_id], own_valid, own_s, limit, hangs=ran)
 
     caught = {op_id: by for op_id in counted if (by := caught_by(op_id, wheat_time))}
     judged = bool(counted) and bool(wheat_runs) and all(r.ok and not r.collection_errors for r in wheat_runs)
@@ -229,7 +229,7 @@ def _passed(run: Run, name: str) -> bool:
     return run.tests.get(name, {}).get("outcome") == "passed"
 
 
-def _caught(run: Run, valid: list[str], wheat_time: float, limit: float, hangs: bool = True) -> str | None:
+def catching_test(run: Run, valid: list[str], wheat_time: float, limit: float, hangs: bool = True) -> str | None:
     """The name of a valid test that catches this sabotage, if any.
 
     A failed assertion catches it. A crash (another exception) or a hang catches it only when
@@ -246,7 +246,7 @@ def _caught(run: Run, valid: list[str], wheat_time: float, limit: float, hangs: 
     return None
 
 
-def _counted_mutants(found: Suite) -> tuple[list[str], dict[str, str]]:
+def counted_mutants(found: Suite) -> tuple[list[str], dict[str, str]]:
     """The operators whose mutant counts, and why the others are left out. A mutant of a correct engine always
     counts. A mutant of the student's engine counts when that engine computes the reference's numbers (found.right),
     its decoy (the same engine, rewritten) the engine's own, and the mutant other numbers: all on the equivalence

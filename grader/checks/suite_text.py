@@ -79,11 +79,17 @@ def shown_name(name: str) -> str:
     return name if len(name) <= NAME_CHARS else name[: NAME_CHARS - 3] + "..."
 
 
+def _added(seen: set[str], name: str) -> bool:
+    """Add name to seen; False, so a filter can keep what it first sees."""
+    seen.add(name)
+    return False
+
+
 def listed(lines: dict[str, str], what: str = "tests") -> list[str]:
     """The lines of at most LISTED tests (by name), one of each test function before a second
     parametrized case of any, then how many more there are."""
     seen: set[str] = set()
-    firsts = [n for n in lines if n.split("[", 1)[0] not in seen and not seen.add(n.split("[", 1)[0])]
+    firsts = [n for n in lines if n.split("[", 1)[0] not in seen and not _added(seen, n.split("[", 1)[0])]
     names = (firsts + [n for n in lines if n not in firsts])[:LISTED]
     more = len(lines) - len(names)
     return [lines[n] for n in names] + ([f"  ...and {more} more {what}."] if more > 0 else [])

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import Any
 
 import reference
 from grader import protocol
 from grader.checks import diagnose
+from grader.checks.cases import NeuronCase
 from grader.checks.context import Context
+from grader.checks.evidence import Evidence
 from grader.checks.features import basic_cause
 from grader.checks.judging import causes_found, error_message, not_written, shown
 from grader.checks.registry import check
@@ -25,7 +28,7 @@ from grader.spec import Training
 
 NEURON_REPLY = {"count": an_int, "values": list_of(a_name), "returned": a_name, "is_value": a_bool, "output": a_number}
 # Neuron(3) with known parameters: tanh(0.5*1 - 1*2 + 0.25*-3 + 0.1) = tanh(-2.15)
-NEURON_CASE = {"nin": 3, "weights": [0.5, -1.0, 0.25], "bias": 0.1, "x": [1.0, 2.0, -3.0]}
+NEURON_CASE: NeuronCase = {"nin": 3, "weights": [0.5, -1.0, 0.25], "bias": 0.1, "x": [1.0, 2.0, -3.0]}
 
 
 @check("neuron", "Neuron(nin) computes tanh(w . x + b) from its parameters")
@@ -43,7 +46,8 @@ def neuron(ctx: Context) -> Outcome:
     if isinstance(got, Observation):
         message = error_message(got, "running Neuron(3), n.parameters() and n([1.0, 2.0, -3.0])")
         return _with_cause(
-            Outcome("error", message, Counterexample(code, {}, {}), not_written(got)), diagnose.from_error(message)
+            Outcome("error", message, Counterexample(code, {}, {}), not_written=not_written(got)),
+            diagnose.from_error(got.error),
         )
     nin = case["nin"]
     if got["count"] != nin + 1:
@@ -79,7 +83,9 @@ def neuron(ctx: Context) -> Outcome:
             + _diagnose(got.get("output"), act),
             Counterexample(code, {"out.data": expected}, {"out.data": shown(got.get("output"))}),
         )
-    return Outcome("passed", "Neuron(nin) computes tanh(w . x + b) with its nin weights and its bias.")
+    return Evidence(("Neuron(3)'s parameters()", "Neuron(3) on known weights")).settle(
+        Outcome("passed", "Neuron(nin) computes tanh(w . x + b) with its nin weights and its bias.")
+    )
 
 
 def _diagnose(output, act: float) -> str:
@@ -105,7 +111,7 @@ def training(ctx: Context) -> Outcome:
     if missing := ctx.missing(spec.model, f"the model the training loop trains, {spec.model}(...)"):
         return missing
     start = starting_parameters(spec)
-    args = {
+    args: dict[str, Any] = {
         "model": spec.model,
         "sizes": list(spec.sizes),
         "xs": [list(x) for x in spec.xs],
@@ -123,8 +129,8 @@ def training(ctx: Context) -> Outcome:
     if isinstance(got, Observation):
         message = error_message(got, "running the training loop")
         return _with_cause(
-            Outcome("error", message, Counterexample(code, {}, {}), not_written(got)),
-            diagnose.from_error(message) or basic_cause(ctx.features),
+            Outcome("error", message, Counterexample(code, {}, {}), not_written=not_written(got)),
+            diagnose.from_error(got.error) or basic_cause(ctx.features),
         )
     initial, losses, grads = got.get("initial", []), got.get("losses", []), got.get("grads", [])
     if len(initial) == len(start) - 1 and spec.model == "Neuron":
@@ -147,7 +153,7 @@ def training(ctx: Context) -> Outcome:
             f"instead of [{', '.join(numbers(s)[0] for s in start[:6])}, ...]: parameters() must return the "
             "model's own Values.",
         )
-    replay = probes.train(reference, **args, initial=start)
+    replay = probes.train(reference, probes.Loop(**args, initial=start))
     expected = replay["losses"]
     if not expected or expected[0] < spec.threshold or not any(replay["grads"]):
         return Outcome(
@@ -196,8 +202,8 @@ def training(ctx: Context) -> Outcome:
             Outcome(
                 "failed",
                 "Started from the same weights (the grader's, set through parameters()), your loss and the reference "
-                f"engine's differ from step {diverged} on: {numbers(shown(bad), expected[diverged])[0]}{nan} instead of "
-                f"{numbers(expected[diverged], shown(bad))[0]}."
+                f"engine's differ from step {diverged} on: {numbers(shown(bad), expected[diverged])[0]}{nan} "
+                f"instead of {numbers(expected[diverged], shown(bad))[0]}."
                 f"{reached}{no_grads}{unstable or _COMPARE}",
                 Counterexample(
                     code, {f"loss at step {diverged}": expected[diverged]}, {f"loss at step {diverged}": shown(bad)}
@@ -206,7 +212,10 @@ def training(ctx: Context) -> Outcome:
             ),
             basic_cause(ctx.features)
             or diagnose.in_training(
-                ctx, lambda module: probes.train(module, **args, initial=start)["losses"], losses, spec.rtol
+                ctx,
+                lambda module: probes.train(module, probes.Loop(**args, initial=start))["losses"],
+                losses,
+                spec.rtol,
             ),
         )
     if still:
@@ -223,12 +232,18 @@ def training(ctx: Context) -> Outcome:
             Counterexample(code, {}, {}),
             artifacts,
         )
-    return Outcome(
-        "passed",
-        f"Started from weights the grader chose (loss {expected[0]:.4g}), the loss falls below "
-        f"{spec.threshold:g} at step {converged} and matches the reference engine at every one of the "
-        f"{spec.steps} steps.",
-        artifacts=artifacts,
+    probed = (
+        f"{spec.steps} steps of the lesson's loop from the grader's weights",
+        "the gradients after the first step",
+    )
+    return Evidence(probed).settle(
+        Outcome(
+            "passed",
+            f"Started from weights the grader chose (loss {expected[0]:.4g}), the loss falls below "
+            f"{spec.threshold:g} at step {converged} and matches the reference engine at every one of the "
+            f"{spec.steps} steps.",
+            artifacts=artifacts,
+        )
     )
 
 
@@ -257,7 +272,7 @@ def _unstable(ctx: Context, request: dict, losses: list, rtol: float, artifacts:
     if step is None:
         return ""
     artifacts["unstable"] = True
-    first = ctx.cache.get("unstable") or next(iter(ctx.cache.get("failed", [])), None)
+    first = ctx.unstable or next(iter(ctx.failed), None)
     fix = f"fix what {first} finds first" if first else "fix the first check above that fails first"
     return (
         f"\nRun again, the same loop gave another loss at step {step} ({numbers(shown(other[step]))[0]} instead of "
@@ -272,7 +287,10 @@ def starting_parameters(spec: Training) -> list[float]:
     """The weights both runs start from, chosen by the grader: the lesson's model on the reference
     engine, built right after random.seed(seed), as the lesson's own loop would build it."""
     return [
-        float(v) for v in probes.train(reference, spec.model, list(spec.sizes), [], [], 0, 0.0, spec.seed)["initial"]
+        float(v)
+        for v in probes.train(reference, probes.Loop(spec.model, list(spec.sizes), [], [], 0, 0.0, spec.seed))[
+            "initial"
+        ]
     ]
 
 

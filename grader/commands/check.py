@@ -11,7 +11,7 @@ table then going to stderr. A reader that stops early (`| head -3`) costs the re
 text, never the exit code: a failing grade exits 1 whatever became of its output.
 
 Each check remembers its result beside the reports (grader/history.py), and the next one leads with what
-changed. `--watch` grades again whenever the submission or its tests change (grader/commands/watch.py).
+changed. `--watch` grades again whenever the submission or its tests change (grader/watch.py).
 """
 
 from __future__ import annotations
@@ -58,13 +58,13 @@ class Request:
         return self.json_path == Path("-")
 
     @property
-    def outputs(self) -> list[tuple[Path | None, Path | None]]:
+    def outputs(self) -> tuple[tuple[Path | None, None], tuple[Path, Path | None], tuple[Path, Path]]:
         """(path, the folder below which no link is taken) of the JSON, the HTML report and the history record."""
         json_file = None if self.to_stdout else self.json_path
-        report = (
+        report: tuple[Path, Path | None] = (
             (self.html_path, None) if self.html_path else (Path("reports") / f"{self.submission.stem}.html", Path("."))
         )
-        return [(json_file, None), report, (history.place(self.submission), Path("."))]
+        return ((json_file, None), report, (history.place(self.submission), Path(".")))
 
     @property
     def tests_file(self) -> Path:
@@ -76,9 +76,9 @@ def main(**options) -> int:
     request = _checked(Request(**options))
     if request.watch:
         return watch(request)
-    result, task = grade_once(request)
-    show(result, task, request, history.recall(request.submission, task.id))
-    return ExitCode.OK if result.passed else ExitCode.FAILED
+    graded = grade_once(request)
+    show(graded, request, history.recall(request.submission, graded.task.id))
+    return ExitCode.OK if graded.result.passed else ExitCode.FAILED
 
 
 def watch(request: Request) -> int:
@@ -87,21 +87,21 @@ def watch(request: Request) -> int:
     and what changed since the last grading, a regression first) and the cards of the checks whose status
     changed. Ctrl-C stops the grading under way, if any, with its sandboxes, and exits 130, the contract's
     "interrupted", as any command ended by Ctrl-C does (a shell script running it stops there too)."""
-    from grader.commands.watch import changed, look
+    from grader.watch import changed, look
 
     paths = [request.submission, request.tests_file]
     seen = {p: look(p) for p in paths}
     try:
-        result, task = grade_once(request)
-        show(result, task, request, history.recall(request.submission, task.id))
+        graded = grade_once(request)
+        show(graded, request, history.recall(request.submission, graded.task.id))
         names = " and ".join(printable(p.name, keep="") for p in paths)
         _say(f"\nWatching {names}: each change is graded again. Ctrl-C to stop.", sys.stdout)
         while True:
             moved = changed(paths, seen)
-            before = history.recall(request.submission, task.id)
-            result, task = grade_once(request)
+            before = history.recall(request.submission, graded.task.id)
+            graded = grade_once(request)
             names = ", ".join(printable(p.name, keep="") for p in moved)
-            show(result, task, request, before, headline=f"\n[{time.strftime('%H:%M:%S')}] {names} changed")
+            show(graded, request, before, headline=f"\n[{time.strftime('%H:%M:%S')}] {names} changed")
     except KeyboardInterrupt:
         print("\ngrader: stopped watching", file=sys.stderr, flush=True)
         return ExitCode.INTERRUPTED
@@ -132,11 +132,27 @@ def _checked(request: Request) -> Request:
     return request
 
 
-def grade_once(request: Request) -> tuple[Result, Assignment]:
-    """One grading of the submission as it is on disk now, in the sandboxes, with its progress on stderr."""
+@dataclass(frozen=True)
+class Graded:
+    """One grading by `grader check`: the result, the assignment, and the submission's bytes as graded."""
+
+    result: Result
+    task: Assignment
+    source: bytes | None
+    """Read once, before the grading: what was graded, and what the report shows (None: it could not be read,
+    which the result says)."""
+
+
+def grade_once(request: Request) -> Graded:
+    """One grading of the submission as it is on disk now, in the sandboxes, with its progress on stderr. The file
+    is read once: the grading and the report have the same bytes, whatever becomes of the file meanwhile."""
     iso = isolation.require("check")
     lanes = 2 if (os.cpu_count() or 1) >= 2 else 1
-    with _prestart(request.submission, request.assignment, request.tests, iso, lanes) as prestarted:
+    try:
+        source: bytes | None = fileio.read_regular(request.submission)  # no link, no pipe, capped
+    except OSError:
+        source = None  # the grading reads it, and its result says why it cannot be graded
+    with _prestart(request, source, iso, lanes) as prestarted:
         # the grader's checks import here, while the sandboxes warm up on the other core
         from grader import catalog
         from grader.grading import Options, grade
@@ -156,6 +172,7 @@ def grade_once(request: Request) -> tuple[Result, Assignment]:
                     on_check=progress.done,
                     progress=cells,
                     prestarted=prestarted,
+                    source=source,
                 ),
             ).redacted()
         except SandboxError:
@@ -166,18 +183,17 @@ def grade_once(request: Request) -> tuple[Result, Assignment]:
         finally:
             cells.done()
             progress.clear()
-    return result, task
+    return Graded(result, task, source)
 
 
-def show(
-    result: Result, task: Assignment, request: Request, before: history.Record | None, headline: str = ""
-) -> history.Change | None:
+def show(graded: Graded, request: Request, before: history.Record | None, headline: str = "") -> history.Change | None:
     """The grading told: the table led by what changed since the last check (or, given a `headline`, one line
     and the cards of the checks whose status changed), then the JSON and the report written, and this check
     remembered. Returns what changed."""
     from grader.render import html
     from grader.render.terminal import brief, render
 
+    result, task = graded.result, graded.task
     change = history.compare(before, history.Record.of(result, request.submission)) if before else None
     table = sys.stderr if request.to_stdout else sys.stdout  # --json -: stdout holds the JSON alone
     _say(brief(result, change, headline) if headline else render(result, task, change), table)
@@ -186,10 +202,7 @@ def show(
     elif request.json_path:
         fileio.atomic_write(request.json_path, result.to_json() + "\n", mode=0o666)
     (html_path, base), (record, record_base) = request.outputs[1:]
-    try:
-        source = fileio.read_regular(request.submission).decode("utf-8", errors="replace")
-    except OSError:
-        source = None
+    source = graded.source.decode("utf-8", errors="replace") if graded.source is not None else None
     report = html.student_report(result, source, task.title or task.id)
     fileio.atomic_write(html_path, report, mode=0o666, base=base)
     if not headline:
@@ -198,21 +211,21 @@ def show(
     return change
 
 
-def _prestart(
-    submission: Path, assignment: str, tests: Path | None, iso: isolation.Isolation, lanes: int
-) -> Prestarted:
+def _prestart(request: Request, source: bytes | None, iso: isolation.Isolation, lanes: int) -> Prestarted:
     """The sandboxes the grading will want, started now: the engine's, and the suite's when there are tests to
     run (a tests file, or a notebook's own test functions). None that cannot start here, and none when the
     assignment cannot be read: the grading then starts its own, and says what is wrong."""
+    submission, tests = request.submission, request.tests
     notebook = submission.suffix == ".ipynb"
     try:
-        given = spec.limits(assignment)
+        given = spec.limits(request.assignment)
         limits = SandboxLimits.for_grading(given.request_s, given.memory_mb, given.submission_s)
         has_tests = (
             tests is not None
             or os.path.lexists(submission.parent / TESTS_FILE)
             or notebook
-            and b"def test_" in fileio.read_regular(submission)
+            and source is not None
+            and b"def test_" in source
         )
         engine, suites, _ = layout("notebook" if notebook else "py", has_tests, lanes, iso.shares_tmp)
         return Prestarted([(limits, warm) for warm in (engine, *suites)], iso)
@@ -307,11 +320,14 @@ class CellProgress(_Line):
             self.stop.set()
 
     def _tick(self) -> None:
+        started = self.started
+        assert started is not None, "the ticker starts once the first cell is announced, its start time set"
         while not self.stop.wait(self.AFTER_S if not self.shown else 1.0):
+            assert self.current is not None, "set before the ticker starts, and never unset"
             number, place, count = self.current
             line = (
                 f"running your notebook: cell {number} (code cell {place} of {count}), "
-                f"{time.monotonic() - self.started:.0f} s so far"
+                f"{time.monotonic() - started:.0f} s so far"
             )
             if self.live:
                 self._write(f"\r\x1b[K{line}")

@@ -9,44 +9,21 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from pathlib import Path
 
 TARGETS = {
     "gradescope": "grader.gradescope.export",
-    "canvas": "grader.lms.export",
-    "moodle": "grader.lms.export",
-    "gradescope-csv": "grader.lms.export",
-    "feedback": "grader.lms.export",
+    "canvas": "grader.batch.export",
+    "moodle": "grader.batch.export",
+    "gradescope-csv": "grader.batch.export",
+    "feedback": "grader.batch.export",
     "reteach": "grader.commands.reteach",
 }
 """Each export target, and the module whose main builds it."""
 
 
-def main(
-    *,
-    target: str,
-    out: Path,
-    assignment: str,
-    graded: Path | None = None,
-    roster: Path | None = None,
-    column: str | None = None,
-    percent: bool = False,
-    zero_missing: bool = False,
-    allow_unmatched: bool = False,
-    mapping: Path | None = None,
-) -> int:
-    run = importlib.import_module(TARGETS[target]).main
-    options = {
-        "target": target,
-        "out": out,
-        "assignment": assignment,
-        "graded": graded,
-        "roster": roster,
-        "column": column,
-        "percent": percent,
-        "zero_missing": zero_missing,
-        "allow_unmatched": allow_unmatched,
-        "mapping": mapping,
-    }
+def main(**options) -> int:
+    """The target's main, given the options it takes (all of them, when it takes **options)."""
+    run = importlib.import_module(TARGETS[options["target"]]).main
     wanted = inspect.signature(run).parameters
-    return run(**{name: value for name, value in options.items() if name in wanted})
+    every = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in wanted.values())
+    return run(**{name: value for name, value in options.items() if every or name in wanted})

@@ -13,34 +13,43 @@ from __future__ import annotations
 import csv
 import getpass
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 from grader.batch import applied
 from grader.batch import overrides as book
 from grader.batch.adjust import adjust, pinned
-from grader.batch.outputs import GRADEBOOK, INCOMPLETE
 from grader.batch.overrides import Override
 from grader.errors import ExitCode, UsageError
+from grader.files import GRADEBOOK_FILE, INCOMPLETE_FILE, OVERRIDES_FILE, SUMMARY_FILE
 
 
-def main(
-    *,
-    out: Path,
-    student: str,
-    check: str | None = None,
-    points: float | None = None,
-    reason: str | None = None,
-    by: str | None = None,
-    remove: bool = False,
-) -> int:
+@dataclass(frozen=True)
+class Decision:
+    """What `grader override` was asked (its options, by the names cli.py gives them)."""
+
+    out: Path
+    student: str
+    check: str | None = None
+    points: float | None = None
+    reason: str | None = None
+    by: str | None = None
+    remove: bool = False
+
+
+def main(**options) -> int:
+    asked = Decision(**options)
+    out = asked.out
     saved = _graded_class(out)
     known = saved.known()
-    where = str(out / book.FILE)
+    where = str(out / OVERRIDES_FILE)
     lines = book.resolve(book.read(out), known, where)  # a TA's typo elsewhere in the file is said first
-    name = known.student(student)
+    name = known.student(asked.student)
     if name is None:
-        raise UsageError(f"no student '{student}' in {out / GRADEBOOK}{book.nearest(student, known.students)}")
-    check = (check or book.TOTAL).strip().lower()
+        raise UsageError(
+            f"no student '{asked.student}' in {out / GRADEBOOK_FILE}{book.nearest(asked.student, known.students)}"
+        )
+    check = (asked.check or book.TOTAL).strip().lower()
     if known.most(check) is None:
         checks = (*known.checks, book.TOTAL)
         raise UsageError(
@@ -49,7 +58,7 @@ def main(
     key = (name.lower(), check)
     before = next((o for o in lines if o.key == key), None)
     what = "the total" if check == book.TOTAL else check
-    if remove:
+    if asked.remove:
         if before is None:
             raise UsageError(f"{where} has no override of {what} for {name}: nothing to remove")
         lines = [o for o in lines if o.key != key]
@@ -57,7 +66,7 @@ def main(
         applied.refresh(out, lines, saved)
         print(f"removed the override of {what} for {name} ({book.number(before.points)} points: {before.reason})")
         return _told(out, name, saved, lines)
-    decided = _decision(name, check, points, reason, by)
+    decided = _decision(name, check, asked)
     graded = saved.graded(name)
     if graded is None:  # listed in summary.json, so never; said plainly all the same
         raise UsageError(f"{name} has no result in {out}: grade them with `grader batch` first")
@@ -81,24 +90,25 @@ def main(
 
 
 def _graded_class(out: Path) -> applied.Saved:
-    if not (out / GRADEBOOK).is_file():
-        if (out / INCOMPLETE).is_file():
+    if not (out / GRADEBOOK_FILE).is_file():
+        if (out / INCOMPLETE_FILE).is_file():
             raise UsageError(
                 f"the batch in {out} was interrupted before every student was graded: finish it (the same "
                 "`grader batch` command), then record the override"
             )
-        raise UsageError(f"{out} holds no {GRADEBOOK}: give the --out folder of a `grader batch`")
-    with open(out / GRADEBOOK, newline="", encoding="utf-8", errors="replace") as f:
+        raise UsageError(f"{out} holds no {GRADEBOOK_FILE}: give the --out folder of a `grader batch`")
+    with open(out / GRADEBOOK_FILE, newline="", encoding="utf-8", errors="replace") as f:
         header = next(csv.reader(f), [])
     if "override" not in header or "review" not in header:
         raise UsageError(
-            f"{out / GRADEBOOK} has no override and review columns: grade the class again with this grader (the "
+            f"{out / GRADEBOOK_FILE} has no override and review columns: grade the class again with this grader (the "
             "same `grader batch` command), then record the override"
         )
     return applied.Saved.read(out)
 
 
-def _decision(student: str, check: str, points: float | None, reason: str | None, by: str | None) -> Override:
+def _decision(student: str, check: str, asked: Decision) -> Override:
+    points, reason, by = asked.points, asked.reason, asked.by
     if points is None or reason is None or not reason.strip():
         raise UsageError(
             "an override needs --points P (the points that count) and --reason TEXT (what the student reads in "
@@ -129,7 +139,7 @@ def _told(out: Path, name: str, saved: applied.Saved, lines: list[Override]) -> 
     score = adjusted.score if adjusted else graded.final
     print(
         f"{name}'s score: {book.number(score)} / {book.number(graded.max_score)} (the grader's own: "
-        f"{book.number(graded.final)}); {GRADEBOOK}, summary.json, the class page and their report are updated"
+        f"{book.number(graded.final)}); {GRADEBOOK_FILE}, {SUMMARY_FILE}, the class page and their report are updated"
     )
     for waiting in adjusted.waiting if adjusted else ():
         print(f"review: {name}: {waiting.text()}")

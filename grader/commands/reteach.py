@@ -9,8 +9,10 @@ from pathlib import Path
 
 import nbformat
 
-from grader.errors import ExitCode, UsageError
+from grader.classfiles import ClassSummary
+from grader.errors import BadResult, ExitCode, UsageError
 from grader.fileio import atomic_write
+from grader.files import SUMMARY_FILE
 from grader.insight.reteach import notebook
 
 
@@ -30,20 +32,25 @@ def lesson_engine() -> str:
 def main(*, out: Path, graded: Path | None) -> int:
     if graded is None:
         raise UsageError("grader export reteach needs --from DIR, the --out folder of a `grader batch`")
+    path = graded / SUMMARY_FILE
     try:
-        summary = json.loads((graded / "summary.json").read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise UsageError(
-            f"--from {graded}: no summary.json there ({exc.strerror}); give the --out folder of a `grader batch`"
+            f"--from {graded}: no {SUMMARY_FILE} there ({exc.strerror}); give the --out folder of a `grader batch`"
         ) from None
     except ValueError as exc:
-        raise UsageError(f"--from {graded}: summary.json is not JSON ({exc})") from None
-    if not isinstance(summary, dict) or "misconceptions" not in summary:
+        raise UsageError(f"--from {graded}: {SUMMARY_FILE} is not JSON ({exc})") from None
+    try:
+        summary = ClassSummary.from_dict(data)
+    except (BadResult, RecursionError) as exc:
+        raise UsageError(f"--from {graded}: its {SUMMARY_FILE} is not one a batch wrote ({exc})") from None
+    if summary.misconceptions is None:
         raise UsageError(
-            f"--from {graded}: its summary.json counts no misconceptions; grade the class again "
+            f"--from {graded}: its {SUMMARY_FILE} counts no misconceptions; grade the class again "
             "with this version of `grader batch`"
         )
     nb = notebook(summary, lesson_engine())
     atomic_write(out, nbformat.writes(nb) + "\n")
-    print(f"Reteach notebook ({len(summary['misconceptions'])} misconceptions) written to {out}")
+    print(f"Reteach notebook ({len(summary.misconceptions)} misconceptions) written to {out}")
     return ExitCode.OK

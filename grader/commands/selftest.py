@@ -19,9 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import reference
-from grader import catalog, spec
+from grader import catalog, hints, spec
 from grader.checks.suite import SUITE_CHECKS
-from grader.commands import hints
 from grader.errors import ExitCode, NotApplicable
 from grader.files import MODULE_FILE
 from grader.grading import grade
@@ -81,14 +80,16 @@ def main(*, assignment: str) -> int:
         ) as pool,
     ):
         everyone = bases + mutants
-        futures = {pool.submit(_grade, engine, Path(tmp), task): k for k, engine in enumerate(everyone)}
-        results: list[Result | None] = [None] * len(everyone)
+        futures = {pool.submit(grade_engine, engine, Path(tmp), task): k for k, engine in enumerate(everyone)}
+        by_index: dict[int, Result] = {}
         for done, future in enumerate(as_completed(futures), 1):
-            results[futures[future]] = future.result()
+            by_index[futures[future]] = future.result()
             tell(f"[{done}/{len(everyone)}] graded {everyone[futures[future]].id} with the engine checks")
+        results = [by_index[k] for k in range(len(everyone))]  # every engine's, in their order
     tell.clear()
     print(admission(bases, task.sabotages))
     print(render(everyone, results, [c.id for c in task.checks]))
+    print("\n" + repairs(everyone, results))
     tell(f"running each catch hint as a test on {len(everyone)} engines (one run of pytest per engine)...")
     outcomes = hints.prove(bases, mutants, task.sabotages)
     tell.clear()
@@ -119,6 +120,8 @@ def purpose(assignment: str, bases: list[Engine], mutants: list[Engine]) -> str:
         "  1. every correct engine passes every engine check: no false alarm;\n"
         "  2. every mutant fails the check named for its bug, and none is a correct engine in disguise;\n"
         "  3. every catch hint's test passes on every correct engine and fails on every mutant of its bug.\n"
+        "It also shows which mutants the verified repair (the bug's inverse edit, found in the mutant's code and\n"
+        "graded again) restores to full marks.\n"
     )
 
 
@@ -138,7 +141,8 @@ class Tell:
             self.stream.flush()
 
 
-def _grade(engine: Engine, tmp: Path, task: spec.Assignment) -> Result:
+def grade_engine(engine: Engine, tmp: Path, task: spec.Assignment) -> Result:
+    """One engine graded as a student's file would be, in a folder of its own under tmp."""
     folder = tmp / engine.id
     folder.mkdir()
     (folder / MODULE_FILE).write_text(engine.source, encoding="utf-8")
@@ -178,6 +182,35 @@ def problems(engines_: list[Engine], results: list[Result]) -> list[str]:
         if result.passed:
             found.append(f"{engine.id} passes every check: it is equivalent to a correct engine")
     return found
+
+
+def restored(engine: Engine, result: Result) -> str:
+    """Whether the verified repair of the mutant's own bug gives it full marks: 'line N' when it does, else
+    why not."""
+    op = all_operators()[engine.id.split("@")[0]]
+    failing = {c.id for c in result.checks if c.status in ("failed", "error") and c.max_score > 0}
+    mine = [c for c in result.checks if c.cause == op.cause.id and isinstance(c.artifacts.get("repair"), dict)]
+    if not mine:
+        named = any(c.cause == op.cause.id for c in result.checks)
+        return "no repair: " + ("none verified" if named else "no check names the cause")
+    fixes = {f for c in result.checks for f in (c.artifacts.get("repair") or {}).get("fixes", [])}
+    line = mine[0].artifacts["repair"].get("line")
+    return f"line {line}" if failing <= fixes else f"line {line}, but {', '.join(sorted(failing - fixes))} still fail"
+
+
+def repairs(engines_: list[Engine], results: list[Result]) -> str:
+    """For each operator, each of its mutants restored to full marks by its verified repair (or why not)."""
+    lines = ["Verified repairs: each mutant's bug undone in its own code, and the copy graded again", ""]
+    width = max(len(e.id) for e in engines_) + 2
+    found = [(e, restored(e, r)) for e, r in zip(engines_, results, strict=False) if e.check is not None]
+    lines += [f"  repair of {e.id:<{width}} {said}" for e, said in found]
+    missing = [e.id for e, said in found if not said.startswith("line") or "still fail" in said]
+    lines.append(
+        f"NOT RESTORED: {', '.join(missing)} (informational: a cause no check names, or a rewrite)"
+        if missing
+        else f"OK: each of the {len(found)} mutants is restored to full marks by the repair the grader verified."
+    )
+    return "\n".join(lines)
 
 
 def render(engines_: list[Engine], results: list[Result], check_ids: list[str]) -> str:

@@ -30,6 +30,7 @@ def results(result: Result) -> dict[str, Any]:
     if result.notes:
         data["output"] = "\n".join(result.notes)
     if result.status == "error":
+        assert result.error is not None, "an error result, and only one, has an error"
         data["output"] = f"Could not grade this submission ({result.error.kind}): {result.error.message}"
     return printable_data(data)
 

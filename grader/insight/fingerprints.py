@@ -70,22 +70,24 @@ def tokens(source: str) -> list[list[tuple[int, int]]]:
     return [segment for segment in segments if segment]
 
 
-def _walk(node: ast.AST, segments: list[list[tuple[int, int]]], rest: list[tuple[int, int]]) -> None:
+def _walk(statement: ast.stmt, segments: list[list[tuple[int, int]]], rest: list[tuple[int, int]]) -> None:
     """Read one statement's tree; a function gets a stream of its own."""
     out = rest
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
         out = []
         segments.append(out)
-    stack = [(node, node.lineno)]
+    stack: list[tuple[ast.AST, int]] = [(statement, statement.lineno)]
     while stack:
         node, line = stack.pop()
         kind = type(node)
         if kind is ast.Expr and _is_docstring(node):
             continue
         line = getattr(node, "lineno", line)
-        out.append((_code(_word(node)) if kind is ast.Constant else _kind_code(kind), line))
-        children = []
-        for name in _fields(kind):
+        # a class is hashable: mypy checks type[AST] against Hashable with AST's instance __hash__
+        code = _code(_word(node)) if isinstance(node, ast.Constant) else _kind_code(kind)  # type: ignore[arg-type]
+        out.append((code, line))
+        children: list[ast.AST] = []
+        for name in _fields(kind):  # type: ignore[arg-type]  # a class is hashable (as above)
             value = getattr(node, name, None)
             if isinstance(value, list):
                 children.extend(v for v in value if isinstance(v, ast.AST))
@@ -95,12 +97,12 @@ def _walk(node: ast.AST, segments: list[list[tuple[int, int]]], rest: list[tuple
 
 
 @functools.cache
-def _fields(kind: type) -> tuple[str, ...]:
+def _fields(kind: type[ast.AST]) -> tuple[str, ...]:
     return tuple(name for name in kind._fields if name not in ("ctx", "type_comment"))
 
 
 @functools.cache
-def _kind_code(kind: type) -> int:
+def _kind_code(kind: type[ast.AST]) -> int:
     return _code(kind.__name__)
 
 

@@ -13,7 +13,7 @@ failed with no recognised cause at all are counted by check.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from grader.causes import CAUSES
 from grader.result import Result
@@ -35,6 +35,21 @@ class Seen:
     cause: str
     check: str
     counterexample: dict[str, Any] | None
+    repaired: bool = False
+    """Did the student's result offer a verified repair for the cause (grader/repair/: one edit fixes it)?"""
+
+
+class Part(TypedDict):
+    """The students whose checks failed from one cause of a misconception, as summary.json lists them."""
+
+    cause: str
+    method: str | None
+    words: str
+    count: int
+    students: list[str]
+    repaired: int
+    """How many of those students got a verified repair for the cause (always present: 0 when none did)."""
+    counterexample: dict[str, Any] | None
 
 
 def family(cause: str) -> str:
@@ -46,10 +61,11 @@ def _seen(students: list[tuple[str, Result]]) -> list[Seen]:
     for student, result in students:
         if result.status != "graded":
             continue
+        repaired = _repaired(result)
         for check in result.checks:
             if check.status in ("failed", "error") and check.cause in CAUSES and check.max_score > 0:
                 example = asdict(check.counterexample) if check.counterexample else None
-                seen += [Seen(student, cause, check.id, example) for cause in _every_method(check)]
+                seen += [Seen(student, cause, check.id, example, cause in repaired) for cause in _every_method(check)]
     return seen
 
 
@@ -61,18 +77,27 @@ def _every_method(check) -> list[str]:
     return [cause for cause in dict.fromkeys(found) if cause in CAUSES]
 
 
+def _repaired(result: Result) -> set[str]:
+    """The causes a verified repair of the result undoes."""
+    return {
+        c.cause
+        for c in result.checks
+        if c.cause and isinstance(c.artifacts.get("repair"), dict) and c.artifacts["repair"].get("verified") is True
+    }
+
+
 def _smallest(seen: list[Seen]) -> dict[str, Any] | None:
     """The shortest case among them (by lines, then characters; the first found on a tie), with its check."""
-    cases = [s for s in seen if s.counterexample]
+    cases = [(s.check, s.counterexample) for s in seen if s.counterexample]
     if not cases:
         return None
-    best = min(cases, key=lambda s: (s.counterexample["code"].count("\n"), len(s.counterexample["code"])))
-    return {"check": best.check, **best.counterexample}
+    check, example = min(cases, key=lambda case: (case[1]["code"].count("\n"), len(case[1]["code"])))
+    return {"check": check, **example}
 
 
 def _entry(key: str, seen: list[Seen]) -> dict[str, Any]:
     students = sorted({s.student for s in seen})
-    parts = []
+    parts: list[Part] = []
     for cause in sorted({s.cause for s in seen}):
         mine = [s for s in seen if s.cause == cause]
         parts.append(
@@ -82,6 +107,7 @@ def _entry(key: str, seen: list[Seen]) -> dict[str, Any]:
                 "words": CAUSES[cause].sentence,
                 "count": len({s.student for s in mine}),
                 "students": sorted({s.student for s in mine}),
+                "repaired": len({s.student for s in mine if s.repaired}),
                 "counterexample": _smallest(mine),
             }
         )
@@ -92,6 +118,7 @@ def _entry(key: str, seen: list[Seen]) -> dict[str, Any]:
         "words": words,
         "count": len(students),
         "students": students,
+        "repaired": len({s.student for s in seen if s.repaired}),
         "checks": sorted({s.check for s in seen}),
         "parts": parts,
         "counterexample": _smallest(seen),

@@ -16,14 +16,16 @@ from typing import Any
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
+from grader.classfiles import ClassSummary
+
 KERNEL = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 
 
-def notebook(summary: dict[str, Any], engine: str) -> nbformat.NotebookNode:
+def notebook(summary: ClassSummary, engine: str) -> nbformat.NotebookNode:
     """The reteach notebook from a batch's summary.json and the lesson's engine's code (Value, Neuron...)."""
-    misconceptions = summary.get("misconceptions", [])
-    graded = sum(s.get("status") == "graded" for s in summary.get("students", []))
-    title = summary.get("title") or summary.get("assignment", "")
+    misconceptions = summary.misconceptions or ()
+    graded = sum(s.status == "graded" for s in summary.students)
+    title = summary.title or summary.assignment
     cells = [
         new_markdown_cell(
             f"# Reteach: what the class got wrong in *{markdown(title)}*\n\n"

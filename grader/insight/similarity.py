@@ -26,7 +26,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any
+from typing import Any, TypedDict
 
 from grader.insight.fingerprints import MAX_CHARS, Fingerprints, fingerprints, lines_of
 from grader.result import Result
@@ -64,6 +64,23 @@ class Work:
     """From an earlier term's graded folder (--previous): compared with this term's, never with its own."""
 
 
+class Pair(TypedDict):
+    """Two submissions worth a look, as summary.json lists them."""
+
+    a: str
+    b: str
+    a_previous: bool
+    b_previous: bool
+    structure: float
+    behaviour: float
+    shared_wrong: list[Any]
+    """The wrong answers both gave (each a case and what was got), at most SHARED_SHOWN."""
+    shared_wrong_count: int
+    a_lines: list[tuple[int, int]]
+    b_lines: list[tuple[int, int]]
+    """The (first, last) line ranges of each file that the fingerprints they share cover."""
+
+
 def answers(result: Result) -> tuple[frozenset[str], frozenset[str]]:
     """(wrong, right): a failed check's case and the numbers given on it; the checks passed."""
     wrong, right = set(), set()
@@ -97,7 +114,7 @@ def similar(works: list[Work], excluded_sources: tuple[str, ...] = ()) -> dict[s
         if not (works[pair[0]].previous and works[pair[1]].previous)
     }
     gave = Counter(a for w in works for a in w.wrong) + Counter(a for w in works for a in w.right)
-    pairs = []
+    pairs: list[Pair] = []
     for i, j in sorted(candidates):
         a, b = works[i], works[j]
         both = prints[i].hashes & prints[j].hashes
@@ -143,7 +160,7 @@ def _fingerprints(source: str) -> Fingerprints:
         return Fingerprints({}, 0)
 
 
-def _behaviour(a: Work, b: Work, gave: Counter) -> tuple[float, set[str]]:
+def _behaviour(a: Work, b: Work, gave: Counter) -> tuple[float, frozenset[str]]:
     """The behaviour score, and the wrong answers the two share."""
     wrong = a.wrong & b.wrong
     evidence = sum(1 / max(gave[x] - 1, 1) for x in wrong)

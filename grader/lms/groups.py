@@ -21,8 +21,8 @@ import csv
 import io
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any, ClassVar, Protocol, TypeVar
 
-from grader.batch.found import Submission
 from grader.errors import UsageError
 from grader.lms.identity import Identity
 from grader.lms.roster import moodle_number
@@ -89,15 +89,32 @@ def _member(header: list[str], row: list[str]) -> Identity | None:
     return None
 
 
-def apply(groups: Groups, submissions: tuple[Submission, ...]) -> tuple[tuple[Submission, ...], list[str]]:
+class Submitted(Protocol):
+    """What apply needs of a submission (grader/batch/found.py's Submission, a frozen dataclass): whose it is."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+    @property
+    def student(self) -> str: ...
+
+    @property
+    def identity(self) -> Identity | None: ...
+
+
+S = TypeVar("S", bound=Submitted)
+
+
+def apply(groups: Groups, submissions: tuple[S, ...]) -> tuple[tuple[S, ...], list[str]]:
     """Each submission of a group's member, with the group's other members in its identity (they get its grade
     and report); a Moodle team folder becomes its first member's. And a note for each group with more than
     one submission (each is graded; each member's own row is theirs)."""
-    out, notes, seen = [], [], {}
+    out: list[S] = []
+    notes: list[str] = []
+    seen: dict[str, str] = {}  # each group's first submission's student
     for sub in submissions:
         who = sub.identity
         name = groups.of(who) if who else None
-        if name is None:
+        if who is None or name is None:
             out.append(sub)
             continue
         members = groups.members[name]

@@ -64,7 +64,8 @@ class Identity:
         if not isinstance(data, dict) or not isinstance(data.get("lms"), str):
             return None
         text = {k: str(data.get(k) or "")[:1000] for k in ("lms", "name", "user_id", "submission_id", "email")}
-        group = data.get("group") if depth == 0 and isinstance(data.get("group"), list) else []
+        given = data.get("group")
+        group = given if depth == 0 and isinstance(given, list) else []
         members = tuple(m for m in (cls.from_dict(g, 1) for g in group[:1000]) if m is not None)
         return cls(
             **text, late=data.get("late") is True, submitted_at=str(data.get("submitted_at") or "")[:100], group=members

@@ -14,25 +14,26 @@ import difflib
 import io
 import sys
 import unicodedata
+from dataclasses import replace
 from pathlib import Path
 
+from grader.classfiles import NO_SUBMISSION, GradebookRow
 from grader.errors import UsageError
 from grader.lms.roster import Roster, Student
 
-NO_SUBMISSION = "no_submission"
 MOST_MAP_BYTES = 5 * 2**20
 SHOWN = 10
 
 
 def join(
-    class_list: Roster, rows: dict[str, dict[str, str]], graded: Path, mapping: Path | None, allow_unmatched: bool
-) -> dict[str, dict[str, str]]:
+    class_list: Roster, rows: dict[str, GradebookRow], graded: Path, mapping: Path | None, allow_unmatched: bool
+) -> dict[str, GradebookRow]:
     """The gradebook's rows by roster id, with --map's pairs applied; a UsageError when a graded student is on no
     roster row (unless allow_unmatched)."""
     rows = _mapped(class_list, rows, mapping) if mapping else rows
     ids = {s.user_id for s in class_list.students}
-    handed_in = {key: row for key, row in rows.items() if row.get("status") != NO_SUBMISSION}
-    unmatched = sorted((row["student"] for key, row in handed_in.items() if key not in ids), key=str.lower)
+    handed_in = {key: row for key, row in rows.items() if row.status != NO_SUBMISSION}
+    unmatched = sorted((row.student for key, row in handed_in.items() if key not in ids), key=str.lower)
     if len(handed_in) > 1 and not set(handed_in) & ids:
         raise UsageError(
             f"none of the {len(handed_in)} students graded in {graded} is on the roster "
@@ -79,7 +80,7 @@ def _plain(text: str) -> str:
     return "".join(c for c in folded.lower() if c.isalnum())
 
 
-def _mapped(class_list: Roster, rows: dict[str, dict[str, str]], mapping: Path) -> dict[str, dict[str, str]]:
+def _mapped(class_list: Roster, rows: dict[str, GradebookRow], mapping: Path) -> dict[str, GradebookRow]:
     """The rows with each pair of --map FILE applied: the student's grade goes to the roster id named."""
     try:
         data = mapping.read_bytes()
@@ -88,7 +89,7 @@ def _mapped(class_list: Roster, rows: dict[str, dict[str, str]], mapping: Path) 
         text = data.decode("utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"--map {mapping} cannot be read as UTF-8 text ({type(exc).__name__})") from None
-    by_student = {row["student"]: key for key, row in rows.items()}
+    by_student = {row.student: key for key, row in rows.items()}
     out = dict(rows)
     for line, pair in enumerate(csv.reader(io.StringIO(text, newline="")), 1):
         cells = [c.strip() for c in pair]
@@ -102,5 +103,5 @@ def _mapped(class_list: Roster, rows: dict[str, dict[str, str]], mapping: Path) 
         if class_list.by_id(roster_id) is None:
             raise UsageError(f"--map {mapping}, line {line}: no {class_list.lms} id '{roster_id}' on the roster")
         row = out.pop(by_student[student])
-        out[roster_id] = {**row, "lms": class_list.lms, "lms_user_id": roster_id}
+        out[roster_id] = replace(row, lms=class_list.lms, lms_user_id=roster_id)
     return out

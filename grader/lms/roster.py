@@ -30,10 +30,10 @@ import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.batch.names import bounded, safe_id
 from grader.errors import UsageError
 from grader.lms import numbers
 from grader.lms.identity import Identity
+from grader.lms.names import bounded, safe_id
 
 CANVAS_ID_COLUMNS = (
     "Student",
@@ -235,26 +235,42 @@ def _moodle_columns(header, body) -> dict[str, int] | None:
     if "Group" in names:
         columns["team"] = names.index("Group")
     if "maximum" not in columns and "Scale" not in names:
-        for j in range(2, len(names)):
-            maxima = {_at(r, j) for r in rows}
-            if (
-                len(maxima) == 1
-                and numbers.is_number(next(iter(maxima)))
-                and all(not _at(r, j - 1) or numbers.is_number(_at(r, j - 1)) for r in rows)
-            ):
-                columns["maximum"] = j
-                break
+        _set(columns, "maximum", _maximum_column(names, rows))
     if "grade" not in columns and "maximum" in columns:
         columns["grade"] = columns["maximum"] - 1
     if "name" not in columns and columns.get("grade", 0) >= 3:
         columns["name"] = 1
     if "email" not in columns:
-        for j in range(1, len(names)):
-            cells = [_at(r, j) for r in rows if _at(r, j)]
-            if cells and all("@" in c for c in cells):
-                columns["email"] = j
-                break
+        _set(columns, "email", _email_column(names, rows))
     return columns
+
+
+def _set(columns: dict[str, int], role: str, column: int | None) -> None:
+    if column is not None:
+        columns[role] = column
+
+
+def _maximum_column(names: list[str], rows) -> int | None:
+    """The first column (past the second) holding one number on every row, after a column of numbers or blanks:
+    the maximum grade, after the grade."""
+    for j in range(2, len(names)):
+        maxima = {_at(r, j) for r in rows}
+        if (
+            len(maxima) == 1
+            and numbers.is_number(next(iter(maxima)))
+            and all(not _at(r, j - 1) or numbers.is_number(_at(r, j - 1)) for r in rows)
+        ):
+            return j
+    return None
+
+
+def _email_column(names: list[str], rows) -> int | None:
+    """The first column (past the identifier) whose filled cells all hold an @."""
+    for j in range(1, len(names)):
+        cells = [_at(r, j) for r in rows if _at(r, j)]
+        if cells and all("@" in c for c in cells):
+            return j
+    return None
 
 
 def _moodle(header, body, columns: dict[str, int]):

@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from grader.classfiles import NO_SUBMISSION, GradebookRow
 from grader.lms import numbers
 
-NO_SUBMISSION = "no_submission"
 KEEP = ("ex", "n/a")
 BLANK = ("", "-")
 
@@ -55,13 +55,13 @@ class Column:
     form: numbers.Form
 
 
-def decide(row: dict[str, str] | None, cell: str, column: Column, options: Options, tally: Tally, team: str = ""):
+def decide(row: GradebookRow | None, cell: str, column: Column, options: Options, tally: Tally, team: str = ""):
     """The cell to write for one roster student: `row` is their gradebook row (None: nothing of theirs),
     `cell` what the LMS wrote; `team` the group the LMS says they are in, if it says."""
     form = column.form
     current = cell.strip()
-    overridden = bool(row and row.get("override"))  # an instructor's decision is a grade, work or not
-    if row is None or row.get("status") == NO_SUBMISSION and not overridden:
+    overridden = bool(row and row.override)  # an instructor's decision is a grade, work or not
+    if row is None or row.status == NO_SUBMISSION and not overridden:
         if options.zero_missing and current in BLANK:
             return _changed(form.write(0.0, options.percent), current, tally)
         tally.kept["in a group the grader could not place" if team else "with no submission"] += 1
@@ -69,7 +69,7 @@ def decide(row: dict[str, str] | None, cell: str, column: Column, options: Optio
     if current.lower() in KEEP:
         tally.kept["excused" if current.lower() == "ex" else "not assigned to them in the LMS"] += 1
         return cell
-    if row.get("status") == "error" and row.get("reason", "").startswith("crash") and not overridden:
+    if row.status == "error" and row.reason.startswith("crash") and not overridden:
         tally.kept["whose grading did not finish"] += 1
         return cell
     grade = round(column.scale * _fraction(row), form.decimals)
@@ -86,12 +86,9 @@ def _changed(new: str, current: str, tally: Tally) -> str:
     return new
 
 
-def _fraction(row: dict[str, str]) -> float:
+def _fraction(row: GradebookRow) -> float:
     """The share of the points this student earned."""
-    try:
-        score, most = float(row["score"]), float(row["max_score"])
-    except (KeyError, ValueError):
-        return 0.0
+    score, most = float(row.score), float(row.max_score)
     if not most or score != score or most != most:
         return 0.0
     return min(max(score / most, 0.0), 1.0)

@@ -22,6 +22,7 @@ from pygments.lexers import PythonLexer
 from grader.causes import CAUSES
 from grader.feedback import CARD_LINES, SAME, first_sentence, held, not_written, numbers, summary, to_fix
 from grader.history import Change
+from grader.render.repairs import diff_lines, repair_of, sentence
 from grader.result import Result
 
 ENV = jinja2.Environment(
@@ -83,11 +84,10 @@ def student_report(
     """The report a student reads: score, rubric, and for each failed check what went wrong; `late` (text,
     penalty, final) says how late it was and what the late policy took. In a batch, it is headed by the
     student's id (not the file name the LMS gave), with a late badge, and links back to the class page."""
-    checks, shown = [], {}
+    checks: list[dict[str, Any]] = []
+    shown: dict[str | None, str] = {}  # each code shown, and the check whose card shows it
     carded = {c.id for c in to_fix(result)}
-    boxed = set(held(result)) | {
-        c.id for c in result.checks if c.visibility != "hidden" and c.artifacts.get("not_written")
-    }
+    boxed = set(held(result)) | {c.id for c in result.checks if c.visibility != "hidden" and c.not_written}
     for check in result.checks:
         hidden = check.visibility == "hidden"
         view = dict(
@@ -109,6 +109,7 @@ def student_report(
                 if source
                 else None
             )
+            view.update(_repair_view(check, source))
             view["source_html"] = None if code in shown else code  # the same code once, on the first card
             view["source_shown_in"] = shown.get(code) if code else None
             shown.setdefault(code, check.id)
@@ -232,22 +233,10 @@ def suspect_source(
     misconception was found in (also), else the methods the cause says it is written beside (a missing __radd__:
     __add__), else those the check is about. None for code over PARSED_CHARS, or that does not parse; lines over
     VIEW_CHARS are cut."""
-    if len(source) > PARSED_CHARS:
+    tree = _parsed(source)
+    if tree is None:
         return None
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    defined = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
-    wanted = SUSPECTS.get(check_id, [])
-    if suspect and suspect in defined:
-        wanted = [suspect, *also]
-    elif suspect and set(beside) & defined:
-        wanted = list(beside)
-    found = {}
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in wanted and node.name not in found:
-            found[node.name] = node
+    found = _suspects(tree, check_id, suspect, beside, also)
     if not found:
         return None
     lines = source.splitlines()
@@ -264,6 +253,70 @@ def suspect_source(
         formatter = HtmlFormatter(noclasses=True, linenos="inline", linenostart=start, style="default")
         blocks.append(highlight("\n".join(shown), PythonLexer(), formatter))
     return Markup("".join(blocks))
+
+
+def _parsed(source: str) -> ast.Module | None:
+    """The student's code parsed; None for code over PARSED_CHARS, or that does not parse."""
+    if len(source) > PARSED_CHARS:
+        return None
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _suspects(
+    tree: ast.Module, check_id: str, suspect: str | None, beside: tuple[str, ...], also: tuple[str, ...] = ()
+) -> dict[str, ast.FunctionDef | ast.ClassDef]:
+    """The first definition of each suspect function or class the code has, by name (see suspect_source)."""
+    defined = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    wanted = SUSPECTS.get(check_id, [])
+    if suspect and suspect in defined:
+        wanted = [suspect, *also]
+    elif suspect and set(beside) & defined:
+        wanted = list(beside)
+    found: dict[str, ast.FunctionDef | ast.ClassDef] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in wanted and node.name not in found:
+            found[node.name] = node
+    return found
+
+
+REPAIR_CONTEXT = 3
+"""Lines of the student's code shown above and below a repair's lines."""
+
+
+def _repair_view(check, source: str | None) -> dict[str, Any]:
+    """A verified repair on a card: its sentence, the student's code around its lines with those lines marked,
+    and at `diff` the change. Nothing when the source is not the one the repair was found in."""
+    repair = repair_of(check)
+    if repair is None:
+        return {}
+    view: dict[str, Any] = {"repair_text": sentence(repair), "repair_diff": diff_lines(repair) if repair.diff else []}
+    lines = source.splitlines() if source else []
+    marked = [p.line + k for p in repair.places for k in range(max(p.before.count("\n") + 1, 1))]
+    matches = all(
+        lines[p.line - 1 : p.line - 1 + p.before.count("\n") + 1] == p.before.split("\n")
+        for p in repair.places
+        if p.before
+    )
+    if lines and matches and max(marked) <= len(lines) + 1:
+        start = max(min(marked) - REPAIR_CONTEXT, 1)
+        end = min(max(marked) + REPAIR_CONTEXT, len(lines))
+        view["repair_html"] = _marked_code(lines, start, end, set(marked))
+    return view
+
+
+def _marked_code(lines: list[str], start: int, end: int, marked: set[int]) -> Markup:
+    """The student's lines start..end, highlighted one by one and numbered, the marked ones marked: a code box
+    (pre.code) that scrolls on a phone instead of wrapping."""
+    formatter = HtmlFormatter(noclasses=True, nowrap=True, style="default")
+    shown = []
+    for number in range(start, end + 1):
+        code = highlight(_line(lines[number - 1]), PythonLexer(), formatter).rstrip("\n")
+        row = Markup('<span class="lineno">{:>4} </span>').format(number) + Markup(code)
+        shown.append(Markup('<mark class="repair-line">{}</mark>').format(row) if number in marked else row)
+    return Markup('<pre class="code repair-code">') + Markup("\n").join(shown) + Markup("</pre>")
 
 
 def _fmt(x: Any, other: Any = None) -> str:

@@ -18,6 +18,7 @@ import textwrap
 
 from grader.feedback import SAME, first_sentence, held, not_written, numbers, summary, to_fix
 from grader.history import Change
+from grader.render.repairs import diff_lines, repair_of, sentence
 from grader.result import CheckResult, Result
 from grader.spec import Assignment
 from grader.text import printable
@@ -42,11 +43,7 @@ def render(result: Result, assignment: Assignment, change: Change | None = None)
     id_width = max(len(c.id) for c in result.checks)
     for c in result.checks:
         head = f"{MARK[c.status]:<5} {c.id:<{id_width}} {_points(c):>7}  "
-        first = (
-            f"{str(c.artifacts['not_written']).split(' (needed for ')[0]}."
-            if c.artifacts.get("not_written")
-            else first_sentence(summary(c.feedback))
-        )
+        first = f"{c.not_written.message}." if c.not_written else first_sentence(summary(c.feedback))
         said = textwrap.wrap(_line(first), max(width - len(head), 30)) or [""]
         lines += [head + said[0], *(" " * len(head) + more for more in said[1:])]
     for c in to_fix(result):
@@ -65,6 +62,7 @@ def brief(result: Result, change: Change | None, headline: str) -> str:
     """One line for a grading in a series (grader check --watch): the headline, the score and what changed,
     then the card of every check whose status changed and that is below full points now."""
     if result.status == "error":
+        assert result.error is not None, "an error result, and only one, has an error"
         return printable("\n".join([f"{headline}: could not be graded ({result.error.kind})", *_error(result)[1:]]))
     said = [f"{headline}: {round(result.score, 2):g} / {result.max_score:g}"]
     if change is not None:
@@ -81,6 +79,7 @@ def card(c: CheckResult) -> list[str]:
     """A check's card: its heading, the whole feedback, and for a smallest case the code to paste and the
     numbers."""
     lines = [f"--- {c.id}: {c.title} ({MARK[c.status]} {_points(c)})", _block(c.feedback, "  ")]
+    lines += _repair(c)
     if c.counterexample:
         lines += ["  Paste under your Value class to reproduce:", _block(c.counterexample.code, "    ")]
         if c.counterexample.expected:
@@ -91,7 +90,21 @@ def card(c: CheckResult) -> list[str]:
     return lines
 
 
+def _repair(c: CheckResult) -> list[str]:
+    """A verified repair's sentence, and at `diff` the change (the student's lines, as written and as changed)."""
+    repair = repair_of(c)
+    if repair is None:
+        return []
+    lines = [_block(textwrap.fill(sentence(repair), 100, subsequent_indent="  "), "  ")]
+    if repair.diff:
+        shown = diff_lines(repair)
+        margin = min((len(t) - len(t.lstrip()) for _, _, t in shown if t.strip()), default=0)
+        lines += [f"    {sign} {line:>4} | {_line(text[margin:])}" for sign, line, text in shown]
+    return lines
+
+
 def _error(result: Result) -> list[str]:
+    assert result.error is not None, "an error result, and only one, has an error"
     return [
         f"Could not grade this submission ({result.error.kind}):",
         _block(result.error.message, "  "),
@@ -109,7 +122,7 @@ def _not_written(result: Result) -> list[str]:
     each method once, with the checks waiting for it, and where to start (a first run is a few lines, not a
     card per check). It comes first, before the table."""
     waiting, first, nothing = not_written(result)
-    if not waiting:
+    if not waiting or first is None:  # first is None exactly when nothing is waiting
         return []
     lines = ["--- Start here: the starter kit's methods that still raise NotImplementedError"]
     lines += [f"  {_line(name)}: needed by {', '.join(ids)}" for name, ids in waiting.items()]

@@ -37,7 +37,7 @@ import random
 from grader.sabotage import disguise_methods as methods
 from grader.sabotage.disguise_methods import attr, copy, grad_target, load, store
 from grader.sabotage.mutate import RULES, NotApplicable, method, value_class
-from grader.sabotage.rewrite import _all_names, _Names
+from grader.sabotage.rewrite import FreshNames, all_names
 from grader.sabotage.trees import nodes, own_statements, unparse
 from grader.sandbox.inside.ops import UPDATED
 
@@ -64,7 +64,7 @@ def disguise(source: str, seed: str) -> str:
     except NotApplicable:
         return source
     everything = nodes(tree)
-    rng, names = random.Random(f"disguise:{seed}"), _Names(random.Random(f"names:{seed}"), _all_names(everything))
+    rng, names = random.Random(f"disguise:{seed}"), FreshNames(random.Random(f"names:{seed}"), all_names(everything))
     has_data = any(isinstance(node, ast.Attribute) and node.attr == "data" for node in everything)
     updates = _Updates(rng, names, has_data)
     branches = _branches(everything)
@@ -106,11 +106,12 @@ def _sites(cls: ast.ClassDef, rule: str, branches: list):
 
 def _branches(everything: list[ast.AST]) -> list[tuple[object, ast.If, ast.expr | None]]:
     """Each `if x == label:` of every function, with the local that function bound to a `.grad` before it."""
-    found = []
+    found: list[tuple[object, ast.If, ast.expr | None]] = []
     for fn in everything:
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
-        bound, ifs = [], []
+        bound: list[tuple[int, str]] = []  # each local bound to a .grad: its line, its name
+        ifs = []
         for node in own_statements(fn, SCOPE):  # slicing.scope_nodes(fn)'s statements, in its order
             if (
                 isinstance(node, ast.Assign)
@@ -119,7 +120,7 @@ def _branches(everything: list[ast.AST]) -> list[tuple[object, ast.If, ast.expr 
                 and isinstance(node.value, ast.Attribute)
                 and node.value.attr == "grad"
             ):
-                bound.append(node)
+                bound.append((node.lineno, node.targets[0].id))
             elif (
                 isinstance(node, ast.If)
                 and isinstance(node.test, ast.Compare)
@@ -132,8 +133,8 @@ def _branches(everything: list[ast.AST]) -> list[tuple[object, ast.If, ast.expr 
                     if isinstance(side, ast.Constant) and isinstance(side.value, str)
                 ]
         for label, node in ifs:
-            before = [n for n in bound if n.lineno < node.lineno]
-            found.append((label, node, load(before[-1].targets[0].id) if before else None))
+            before = [name for line, name in bound if line < node.lineno]
+            found.append((label, node, load(before[-1]) if before else None))
     return found
 
 
@@ -156,13 +157,14 @@ def _lists(statements: list[ast.stmt], nested: bool, inside: bool = False) -> li
 class _Updates:
     """Each chain-rule update of a rule, in disguise."""
 
-    def __init__(self, rng: random.Random, names: _Names, has_data: bool):
+    def __init__(self, rng: random.Random, names: FreshNames, has_data: bool):
         self.rng, self.names, self.has_data = rng, names, has_data
 
     def update(self, statement: ast.stmt, rule: str, incoming: ast.expr | None) -> list[ast.stmt]:
         target = grad_target(statement, assign_too=rule == "add")
         if target is None:
             return [statement]
+        assert isinstance(statement, (ast.AugAssign, ast.Assign)), "grad_target found the target of one"
         before: list[ast.stmt] = []
         if not isinstance(target.value, ast.Name):  # x evaluated once, as the update did
             name = self.names.fresh()
@@ -175,13 +177,15 @@ class _Updates:
             value = _PowMinusOne().visit(value)
         elif rule == "relu":
             value = _Relu(target.value).visit(value)
-        reads, value = self.hoist(value, target.value.id, incoming, twin=rule == "mul")
+        x = target.value
+        assert isinstance(x, ast.Name), "x is a name, or was made one above"
+        reads, value = self.hoist(value, x.id, incoming, twin=rule == "mul")
         name = self.names.fresh()
         return before + reads + [store(name, value), ast.AugAssign(target, ast.Add(), load(name))]
 
-    def halves(self, statement: ast.stmt, target: ast.Attribute) -> list[ast.stmt]:
+    def halves(self, statement: ast.AugAssign | ast.Assign, target: ast.Attribute) -> list[ast.stmt]:
         """`x.grad += e` as `s = x.grad + (0.5 * e + e / 2); x.grad = s`; `x.grad = e` as `s = 0.5 * e + e / 2`."""
-        found = []
+        found: list[ast.stmt] = []
         value = statement.value
         if not isinstance(value, ast.Name):
             name = self.names.fresh()
@@ -219,7 +223,7 @@ class _Updates:
             local(ast.Attribute(load(target), "data", ast.Load()))
         if incoming is not None:
             local(incoming)
-        found = [store(name, _read(key)) for key, name in reads.items()]
+        found: list[ast.stmt] = [store(name, _read(key)) for key, name in reads.items()]
         self.rng.shuffle(found)
         return found, value
 

@@ -21,7 +21,7 @@ import ast
 import random
 
 from grader.sabotage.mutate import method
-from grader.sabotage.rewrite import _Names
+from grader.sabotage.rewrite import FreshNames
 from grader.sabotage.trees import clone
 
 
@@ -47,6 +47,7 @@ def call(fn: ast.expr, *args: ast.expr) -> ast.Call:
 
 def grad_target(statement: ast.stmt, assign_too: bool) -> ast.Attribute | None:
     """The target of `x.grad += e` (or, with assign_too, of `x.grad = e`)."""
+    target: ast.expr
     if isinstance(statement, ast.AugAssign) and isinstance(statement.op, ast.Add):
         target = statement.target
     elif assign_too and isinstance(statement, ast.Assign) and len(statement.targets) == 1:
@@ -56,7 +57,7 @@ def grad_target(statement: ast.stmt, assign_too: bool) -> ast.Attribute | None:
     return target if isinstance(target, ast.Attribute) and target.attr == "grad" else None
 
 
-def backward_statement(statement: ast.stmt, rng: random.Random, names: _Names, has_data: bool) -> list[ast.stmt]:
+def backward_statement(statement: ast.stmt, rng: random.Random, names: FreshNames, has_data: bool) -> list[ast.stmt]:
     """One of backward()'s own statements, with its seed or its reversal in disguise."""
     target = grad_target(statement, assign_too=True)
     if (
@@ -127,7 +128,7 @@ def _reversed(node: ast.expr) -> ast.expr | None:
     return None
 
 
-def radd(cls: ast.ClassDef, rng: random.Random, names: _Names) -> None:
+def radd(cls: ast.ClassDef, rng: random.Random, names: FreshNames) -> None:
     """`def __radd__` as an assignment at the end of the class: `__radd__ = __add__` where that is what it
     computes, else the same function under another name."""
     defined = [n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__radd__"]

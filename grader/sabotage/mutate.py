@@ -141,11 +141,12 @@ def replace(tree: ast.AST, old: ast.AST, new: ast.AST) -> None:
     the whole tree per site: an engine with 40,000 updates must not cost the grader minutes."""
     index = getattr(tree, "_places", None)
     if index is None or not _holds(index.get(id(old)), old):
-        index = tree._places = {}
+        # kept on the tree it indexes (a node takes any attribute; mypy knows only its fields)
+        index = tree._places = {}  # type: ignore[attr-defined]
         for parent in nodes(tree):  # contexts and operators left out: they hold no node
             _index_children(index, parent)
     place = index.get(id(old))
-    if not _holds(place, old):
+    if place is None or not _holds(place, old):
         raise ValueError("node not found")
     parent, field, position = place
     if position is None:

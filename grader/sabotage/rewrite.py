@@ -17,6 +17,7 @@ import builtins
 import keyword
 import random
 import string
+from typing import TypeGuard
 
 from grader.sabotage.trees import clone, nodes, own_statements, statements, unparse
 
@@ -28,7 +29,7 @@ def rewrite(source: str, seed: str) -> str:
     tree = ast.parse(source)
     everything = nodes(tree)  # walked once: no pass below adds or moves a node another pass looks for
     _drop_docstrings(everything)
-    names = _Names(rng, _all_names(everything))
+    names = FreshNames(rng, all_names(everything))
     _rename_private_attributes(everything, names)
     for fn in _top_level_functions(tree):
         _rename_locals(fn, names)
@@ -90,7 +91,7 @@ def _is_update(node: ast.AST) -> bool:
     )
 
 
-def _is_reversal(node: ast.AST) -> bool:
+def _is_reversal(node: ast.AST) -> TypeGuard[ast.For]:
     return isinstance(node, ast.For) and (
         (
             isinstance(node.iter, ast.Call)
@@ -116,10 +117,11 @@ def _flip_reversal(loop: ast.For) -> None:
         name = loop.iter.args[0]
         loop.iter = ast.Subscript(name, ast.Slice(None, None, ast.UnaryOp(ast.USub(), ast.Constant(1))), ast.Load())
     else:
+        assert isinstance(loop.iter, ast.Subscript), "a reversal's loop is over reversed(order) or order[::-1]"
         loop.iter = ast.Call(ast.Name("reversed", ast.Load()), [loop.iter.value], [])
 
 
-class _Names:
+class FreshNames:
     """Fresh identifiers that collide with nothing in the engine."""
 
     def __init__(self, rng: random.Random, taken: set[str]):
@@ -138,7 +140,7 @@ class _Names:
                 return name
 
 
-def _all_names(tree: ast.Module | list[ast.AST]) -> set[str]:
+def all_names(tree: ast.Module | list[ast.AST]) -> set[str]:
     found = set()
     for node in tree if isinstance(tree, list) else nodes(tree):
         if isinstance(node, ast.Name):
@@ -165,7 +167,7 @@ def _drop_docstrings(everything: list[ast.AST]) -> None:
                 node.body = body[1:] or [ast.Pass()]
 
 
-def _top_level_functions(tree: ast.Module) -> list[ast.FunctionDef]:
+def _top_level_functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
     """Functions defined at module level or as methods (their nested functions are renamed with them)."""
     found = []
     for node in tree.body:
@@ -176,20 +178,9 @@ def _top_level_functions(tree: ast.Module) -> list[ast.FunctionDef]:
     return found
 
 
-def _rename_locals(fn: ast.FunctionDef, names: _Names) -> None:
-    params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
-    params |= {a.arg for a in (fn.args.vararg, fn.args.kwarg) if a is not None}
+def _rename_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef, names: FreshNames) -> None:
     inside = nodes(fn)
-    declared_global = {n for node in inside if isinstance(node, ast.Global) for n in node.names}
-    bound = set()
-    for node in inside[1:]:
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            bound.add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            bound.add(node.name)
-        elif isinstance(node, ast.arg):
-            bound.add(node.arg)
-    mapping = {n: names.fresh() for n in sorted(bound - params - declared_global - KEEP)}
+    mapping = {n: names.fresh() for n in sorted(_own_locals(fn, inside))}
     if not mapping:
         return
     own_params = {id(a) for a in nodes(fn.args)}
@@ -204,8 +195,35 @@ def _rename_locals(fn: ast.FunctionDef, names: _Names) -> None:
             node.names = [mapping.get(n, n) for n in node.names]
 
 
-def _rename_private_attributes(everything: list[ast.AST], names: _Names) -> None:
+def _own_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef, inside: list[ast.AST]) -> set[str]:
+    """The names a function binds (inside: its nodes) that may be renamed: not its parameters, not a global it
+    declares, none of KEEP."""
+    params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
+    params |= {a.arg for a in (fn.args.vararg, fn.args.kwarg) if a is not None}
+    declared_global = {n for node in inside if isinstance(node, ast.Global) for n in node.names}
+    bound = set()
+    for node in inside[1:]:
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+    return bound - params - declared_global - KEEP
+
+
+def _rename_private_attributes(everything: list[ast.AST], names: FreshNames) -> None:
     """Rename `_x` attributes and methods (never dunders) consistently across the engine."""
+    mapping = {n: names.fresh(private=True) for n in sorted(_private_names(everything))}
+    for node in everything:
+        if isinstance(node, ast.Attribute) and node.attr in mapping:
+            node.attr = mapping[node.attr]
+        elif isinstance(node, ast.ClassDef):
+            _rename_in_class(node, mapping)
+
+
+def _private_names(everything: list[ast.AST]) -> set[str]:
+    """The `_x` attributes used and methods defined (never dunders)."""
     private = set()
     for node in everything:
         if isinstance(node, ast.Attribute) and _private(node.attr):
@@ -214,18 +232,18 @@ def _rename_private_attributes(everything: list[ast.AST], names: _Names) -> None
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and _private(item.name):
                     private.add(item.name)
-    mapping = {n: names.fresh(private=True) for n in sorted(private)}
-    for node in everything:
-        if isinstance(node, ast.Attribute) and node.attr in mapping:
-            node.attr = mapping[node.attr]
-        elif isinstance(node, ast.ClassDef):
-            for item in node.body:
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name in mapping:
-                    item.name = mapping[item.name]
-                if isinstance(item, ast.Assign) and _slots(item):
-                    item.value = ast.Tuple(
-                        [ast.Constant(mapping.get(e.value, e.value)) for e in item.value.elts], ast.Load()
-                    )
+    return private
+
+
+def _rename_in_class(cls: ast.ClassDef, mapping: dict[str, str]) -> None:
+    """Rename a class's methods and the names in its __slots__ as mapping says."""
+    for item in cls.body:
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name in mapping:
+            item.name = mapping[item.name]
+        if isinstance(item, ast.Assign) and _slots(item) and isinstance(item.value, (ast.Tuple, ast.List)):
+            elts = item.value.elts  # every one a string constant (_slots)
+            slots = [e.value for e in elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            item.value = ast.Tuple([ast.Constant(mapping.get(s, s)) for s in slots], ast.Load())
 
 
 def _private(name: str) -> bool:

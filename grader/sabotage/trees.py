@@ -34,13 +34,13 @@ _NOT_NODES = frozenset(
 )
 """Fields that never hold a node a pass walks to: strings, numbers, and the leaf nodes of contexts and
 operators."""
-_FIELDS: dict[type, tuple[str, ...]] = {}
+_FIELDS: dict[type[ast.AST], tuple[str, ...]] = {}
 STATEMENTS = (ast.stmt, ast.excepthandler, ast.match_case)
 """What holds statements, and is held in lists only (an except clause and a case hold a body)."""
-_BLOCKS: dict[type, tuple[str, ...]] = {}
+_BLOCKS: dict[type[ast.AST], tuple[str, ...]] = {}
 
 
-def _fields(kind: type) -> tuple[str, ...]:
+def _fields(kind: type[ast.AST]) -> tuple[str, ...]:
     found = _FIELDS.get(kind)
     if found is None:
         found = _FIELDS[kind] = tuple(f for f in kind._fields if f not in _NOT_NODES)
@@ -61,7 +61,7 @@ def nodes(tree: ast.AST) -> list[ast.AST]:
     return found
 
 
-def _blocks(kind: type) -> tuple[str, ...]:
+def _blocks(kind: type[ast.AST]) -> tuple[str, ...]:
     found = _BLOCKS.get(kind)
     if found is None:
         found = _BLOCKS[kind] = tuple(
@@ -72,7 +72,7 @@ def _blocks(kind: type) -> tuple[str, ...]:
 
 def _statements_in(node: ast.AST) -> list[ast.AST]:
     """node's statements, except clauses and cases, in the order of its fields."""
-    found = []
+    found: list[ast.AST] = []
     for field in _blocks(node.__class__):
         value = getattr(node, field, None)
         if value.__class__ is list:

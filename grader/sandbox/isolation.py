@@ -202,6 +202,12 @@ def mounts(rt: Runtime, devices: bool = True) -> list[str]:
     """Read-only system folders and the runtime, the grader's own packages masked (after /proc and /dev,
     unless devices is False: the caller mounted them)."""
     args = list(DEVICES) if devices else []
+    return args + _system_mounts() + _runtime_mounts(rt)
+
+
+def _system_mounts() -> list[str]:
+    """/usr and what a program needs from /etc, read-only; /bin, /lib... as the links or folders they are here."""
+    args: list[str] = []
     for top in ("/usr", "/etc/alternatives", "/etc/ld.so.cache", "/etc/localtime"):
         if os.path.exists(top):
             args += ["--ro-bind", top, top]
@@ -210,6 +216,12 @@ def mounts(rt: Runtime, devices: bool = True) -> list[str]:
             args += ["--symlink", os.readlink(link), link]
         elif os.path.isdir(link):
             args += ["--ro-bind", link, link]
+    return args
+
+
+def _runtime_mounts(rt: Runtime) -> list[str]:
+    """The runtime's folders read-only (their parents made), the grader's own packages masked."""
+    args: list[str] = []
     made: set[str] = set()
     for root in rt.roots:
         for parent in reversed(Path(root).parents):
@@ -422,8 +434,9 @@ def uid_problems(iso: Isolation, private: tuple[Path, ...]) -> list[str]:
             f"the sandbox's Python ({rt.executable}) cannot import pytest ({report.get('pytest')}): "
             "install pytest there, or set GRADER_SANDBOX_PYTHON to a Python that has it"
         )
-    if unconfined(report.get("missing", [])):
-        problems.append(unconfined(report["missing"]))
+    steps = unconfined(report.get("missing", []))
+    if steps:
+        problems.append(steps)
     if report["readable"]:
         shown = ", ".join(report["readable"][:3]) + (" ..." if len(report["readable"]) > 3 else "")
         problems.append(

@@ -25,6 +25,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from grader.errors import IsolationError, SandboxError, WorkerFailure
@@ -202,6 +203,7 @@ class Sandbox:
 
     def _startup_error(self) -> str:
         proc = self._proc
+        assert proc is not None, "asked why the template it started did not start"
         try:
             proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -210,7 +212,7 @@ class Sandbox:
         text = proc.stderr.read(20000).decode(errors="replace").strip() if proc.stderr else ""
         return text.splitlines()[-1] if text else f"its process exited with code {proc.returncode}"
 
-    def _control_send(self, message: dict, fds: list[int] = ()) -> bool:
+    def _control_send(self, message: dict, fds: Sequence[int] = ()) -> bool:
         if self._control is None:
             return False
         try:
@@ -218,6 +220,11 @@ class Sandbox:
             return True
         except OSError:
             return False
+
+    def control_socket(self) -> socket.socket | None:
+        """The template's socket, for a unit's channel to watch for its news (a process exited); None once it is
+        gone."""
+        return self._control
 
     def read_control(self, deadline: float) -> dict | None:
         """One message from the template (recording exits on the way), or None if it is gone or
@@ -292,8 +299,8 @@ class Sandbox:
             not self._control_send({"op": "clean"})
             or (cleaned := self._await("cleaned", time.monotonic() + 10)) is None
             or cleaned.get("left") != 0
-            or self.iso.mode == "uid"
-            and not uids.kill_uid(self.uid, skip=frozenset({self._proc.pid}))  # with the grader's authority
+            or self.iso.mode == "uid"  # the uid's processes ended with the grader's authority:
+            and not uids.kill_uid(self.uid, skip=frozenset({self._proc.pid} if self._proc else ()))
             or not self.fresh
             and space.empty(self.space, self._template_pid(), self.scratch)
         ):
@@ -370,8 +377,9 @@ class Sandbox:
         self._kill_everything()
         if getattr(self, "root", None) is not None:
             wipe.remove(str(self.root))
-        if getattr(self, "group", None) is not None:
-            self.group.close()
+        group = getattr(self, "group", None)
+        if group is not None:
+            group.close()
             self.group = None
         if self.lease is not None:
             self.lease.release()

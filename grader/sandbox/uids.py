@@ -187,7 +187,7 @@ def remove_owned(top: Path, uid: int) -> int:
     return wipe.clear(str(top), owner=uid)
 
 
-def owned_bytes(top: Path, uid: int, limit: int) -> int:
+def owned_bytes(top: str | Path, uid: int, limit: int) -> int:
     """Bytes held by the uid's files at the top of a folder, and everything under its own folders there
     (stopping once past limit). One folder is open at a time, entered from the one above it and left by its "..",
     never named by a path (which a deep tree makes longer than any path may be): a tree 1,500 deep costs one
@@ -209,14 +209,9 @@ def owned_bytes(top: Path, uid: int, limit: int) -> int:
                         break
                 continue
             name = levels[-1].pop()
-            try:
-                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-            except OSError:
-                continue
-            if st.st_uid != uid:
-                continue
-            if not stat.S_ISDIR(st.st_mode):
-                total += st.st_blocks * 512
+            held = _held(fd, name, uid)
+            if held is not None:
+                total += held
                 continue
             inner = _open_folder(fd, name)
             if inner >= 0:
@@ -227,6 +222,20 @@ def owned_bytes(top: Path, uid: int, limit: int) -> int:
     finally:
         if fd >= 0:
             os.close(fd)
+
+
+def _held(fd: int, name: str, uid: int) -> int | None:
+    """The bytes the entry `name` of folder fd holds if it is a file of uid's; None for a folder of uid's (to
+    count inside); 0 for anything else."""
+    try:
+        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except OSError:
+        return 0
+    if st.st_uid != uid:
+        return 0
+    if not stat.S_ISDIR(st.st_mode):
+        return st.st_blocks * 512
+    return None
 
 
 def _names(fd: int) -> list[str]:

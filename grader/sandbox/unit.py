@@ -10,14 +10,29 @@ from __future__ import annotations
 
 import itertools
 import signal
+import socket
 import time
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from grader.errors import Closed, OutOfTime, WorkerFailure
 from grader.sandbox.channel import Channel, protocol_error
+from grader.sandbox.limits import SandboxLimits
 
-if TYPE_CHECKING:
-    from grader.sandbox.supervisor import Sandbox
+
+class Host(Protocol):
+    """What a unit needs of the sandbox it was forked in (grader/sandbox/supervisor.py's Sandbox): the template's
+    socket to watch, its news read, the exits and stops it recorded, and its cleaning."""
+
+    limits: SandboxLimits
+    exits: dict[int, int]
+    stopped: str | None
+    dead: bool
+
+    def control_socket(self) -> socket.socket | None: ...
+
+    def read_control(self, deadline: float) -> dict | None: ...
+
+    def clean(self) -> None: ...
 
 
 SLACK_S = 0.05
@@ -30,7 +45,7 @@ class Unit:
 
     _seq = itertools.count(1)
 
-    def __init__(self, sandbox: Sandbox, kind: str, pid: int, channel: Channel):
+    def __init__(self, sandbox: Host, kind: str, pid: int, channel: Channel):
         self.sandbox = sandbox
         self.kind = kind
         self.pid = pid
@@ -40,7 +55,7 @@ class Unit:
     # The watch the channel consults: the template's news, and whether this unit has exited.
     @property
     def sock(self):
-        return self.sandbox._control
+        return self.sandbox.control_socket()
 
     def handle(self) -> None:
         self.sandbox.read_control(time.monotonic())
@@ -68,7 +83,7 @@ class Unit:
             self.channel.send({**message, "seq": seq}, end)
             while True:
                 deadline = end if gap is None else min(end, time.monotonic() + gap)
-                frame = self.channel.receive(deadline, watch=self if self.sandbox._control else None)
+                frame = self.channel.receive(deadline, watch=self if self.sandbox.control_socket() else None)
                 if frame.get("seq") != seq:
                     raise protocol_error("a reply to another request")
                 if "ok" in frame:
@@ -80,12 +95,13 @@ class Unit:
                 self._fail(
                     OutOfTime(f"did not finish within {round(max(0.0, end - started), 2):g} s", end < own - SLACK_S)
                 )
-            else:
-                self._fail(WorkerFailure("timeout", f"did not finish within {round(gap, 2):g} s"))
+            else:  # the gap's deadline, before the request's
+                self._fail(WorkerFailure("timeout", f"did not finish within {round(gap or 0.0, 2):g} s"))
         except Closed:
             self._fail(self._death())
         except WorkerFailure as failure:
             self._fail(failure)
+        assert self.failed is not None, "each way out of the loop above failed the unit"
         raise self.failed
 
     def _fail(self, failure: WorkerFailure) -> None:

@@ -238,6 +238,47 @@ def _chain(V, add, mul, n):
     return x
 
 
+def _consumers(ops) -> dict[int, set[int]]:
+    """For each node an op made (by id), the ids of the op-made nodes that use it."""
+    inner = {id(out) for out, _ in ops}
+    consumers: dict[int, set[int]] = {id(out): set() for out, _ in ops}
+    for out, ins in ops:
+        for x in ins:
+            if id(x) in inner:
+                consumers[id(x)].add(id(out))
+    return consumers
+
+
+def _recording(original, key: int, calls: list[int]):
+    """original, which first notes key in calls."""
+
+    def record():
+        calls.append(key)
+        return original()
+
+    return record
+
+
+def _record_backward_calls(ops) -> list[int]:
+    """Wrap each op-made node's _backward so that it notes its node's id; the list the ids go to, in call order."""
+    calls: list[int] = []
+    for out, _ in ops:
+        out._backward = _recording(out._backward, id(out), calls)
+    return calls
+
+
+def _check_each_backward_once_in_order(what: str, inner: set[int], consumers: dict[int, set[int]], calls: list[int]):
+    counts = {key: calls.count(key) for key in inner}
+    wrong = [key for key, n in counts.items() if n != 1]
+    if wrong:
+        n = counts[wrong[0]]
+        raise Failure(f"{what}: a node's _backward ran {n} times instead of once ({len(wrong)} of {len(inner)} nodes)")
+    position = {key: calls.index(key) for key in inner}
+    for key, users in consumers.items():
+        if any(position[user] > position[key] for user in users):
+            raise Failure(f"{what}: a node's _backward ran before a node that uses it")
+
+
 def check_topo_order(mod, ctx):
     Value = mod.Value
     for what, build in TOPO_GRAPHS:
@@ -247,36 +288,14 @@ def check_topo_order(mod, ctx):
         except Exception as exc:
             raise Failure(f"{what}: building it raised {describe(exc)}") from None
         inner = {id(out) for out, _ in ops}
-        consumers: dict[int, set[int]] = {id(out): set() for out, _ in ops}
-        for out, ins in ops:
-            for x in ins:
-                if id(x) in inner:
-                    consumers[id(x)].add(id(out))
-        calls: list[int] = []
-        for out, _ in ops:
-            original = out._backward
-
-            def record(original=original, key=id(out)):
-                calls.append(key)
-                return original()
-
-            out._backward = record
+        consumers = _consumers(ops)
+        calls = _record_backward_calls(ops)
         root.grad = 1.0
         try:
             root.backward()
         except Exception as exc:
             raise Failure(f"{what}: backward() raised {describe(exc)}") from None
-        counts = {key: calls.count(key) for key in inner}
-        wrong = [key for key, n in counts.items() if n != 1]
-        if wrong:
-            n = counts[wrong[0]]
-            raise Failure(
-                f"{what}: a node's _backward ran {n} times instead of once ({len(wrong)} of {len(inner)} nodes)"
-            )
-        position = {key: calls.index(key) for key in inner}
-        for key, users in consumers.items():
-            if any(position[user] > position[key] for user in users):
-                raise Failure(f"{what}: a node's _backward ran before a node that uses it")
+        _check_each_backward_once_in_order(what, inner, consumers, calls)
 
 
 def check_hand_examples(mod, ctx):
@@ -411,26 +430,33 @@ def torch_training(initial):
     return losses
 
 
+def _train_neuron(Neuron, losses: list) -> list:
+    """Train Neuron(2) from TRAIN_SEED as the lesson does, appending each step's loss to losses; its initial
+    parameters."""
+    random.seed(TRAIN_SEED)
+    model = Neuron(2)
+    initial = [number(p.data) for p in model.parameters()]
+    if len(initial) != 3 or None in initial:
+        raise Failure(f"Neuron(2) has {len(initial)} parameters, not 2 weights and a bias")
+    for _ in range(TRAIN_STEPS):
+        ypred = [_single(model(list(x))) for x in TRAIN_XS]
+        loss = sum((yout - ygt) ** 2 for ygt, yout in zip(TRAIN_YS, ypred))
+        for p in model.parameters():
+            p.grad = 0.0
+        loss.backward()
+        for p in model.parameters():
+            p.data += -TRAIN_LR * p.grad
+        losses.append(loss.data)
+    return initial
+
+
 def check_training(mod, ctx):
     Neuron = getattr(mod, "Neuron", None)
     if Neuron is None:
         raise Failure("no Neuron")
     losses = []
     try:
-        random.seed(TRAIN_SEED)
-        model = Neuron(2)
-        initial = [number(p.data) for p in model.parameters()]
-        if len(initial) != 3 or None in initial:
-            raise Failure(f"Neuron(2) has {len(initial)} parameters, not 2 weights and a bias")
-        for _ in range(TRAIN_STEPS):
-            ypred = [_single(model(list(x))) for x in TRAIN_XS]
-            loss = sum((yout - ygt) ** 2 for ygt, yout in zip(TRAIN_YS, ypred))
-            for p in model.parameters():
-                p.grad = 0.0
-            loss.backward()
-            for p in model.parameters():
-                p.data += -TRAIN_LR * p.grad
-            losses.append(loss.data)
+        initial = _train_neuron(Neuron, losses)
     except Failure:
         raise
     except Exception as exc:

@@ -90,7 +90,10 @@ def rule_probes(op):
     elif op == "neg_sub":
         core = [("-a", lambda a: -a, (x,)) for x in MIXED[:3]]
         core += [("a - b", lambda a, b: a - b, p) for p in PAIRS]
-        core += [("-(-a)", lambda a: -(-a), (0.45,)), ("(a - b) - c", lambda a, b, c: (a - b) - c, (0.7, -1.3, 1.9))]
+        core += [
+            ("-(-a)", lambda a: -(-a), (0.45,)),  # noqa: B002 - a double negation, not a decrement
+            ("(a - b) - c", lambda a, b, c: (a - b) - c, (0.7, -1.3, 1.9)),
+        ]
         scaled = [
             ("(-a) * s", _scaled(lambda a: -a), (1.9, -2.2)),
             ("(a - b) * s", _scaled(lambda a, b: a - b), (0.7, -1.3, 2.6)),

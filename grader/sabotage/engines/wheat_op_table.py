@@ -74,7 +74,7 @@ class Value:
 
     def _topo(self):
         order = []
-        state = {}           # node -> 1 (on stack) / 2 (finished)
+        state = {}  # type: ignore[var-annotated]  # a student's code, unannotated; node -> 1 (on stack) / 2 (finished)
         stack = [(self, 0)]
         while stack:
             node, i = stack.pop()

@@ -13,13 +13,14 @@ from grader.sabotage.mutate import changed, method, operator, replace, value_cla
 def missing_seed(tree: ast.Module) -> None:
     backward = method(value_class(tree), "backward")
     count = 0
-    for node in list(ast.walk(backward)) if backward else []:
-        if (
-            isinstance(node, ast.Assign)
-            and any(isinstance(t, ast.Attribute) and t.attr == "grad" for t in node.targets)
-            and isinstance(node.value, ast.Constant)
-            and node.value.value == 1
-        ):
-            replace(backward, node, ast.Pass())
-            count += 1
+    if backward is not None:
+        for node in list(ast.walk(backward)):
+            if (
+                isinstance(node, ast.Assign)
+                and any(isinstance(t, ast.Attribute) and t.attr == "grad" for t in node.targets)
+                and isinstance(node.value, ast.Constant)
+                and node.value.value == 1
+            ):
+                replace(backward, node, ast.Pass())
+                count += 1
     changed(count, "no `self.grad = 1` in backward()")

@@ -14,7 +14,9 @@ from grader.sabotage.trees import clone
 def mul_own_data(tree: ast.Module) -> None:
     count = 0
     for update in rule_updates(tree, "mul"):
-        mine = update.target.value  # the x of `x.grad += ...`
+        target = update.target
+        assert isinstance(target, ast.Attribute), "rule_updates gives `x.grad += ...` updates only"
+        mine = target.value  # the x of `x.grad += ...`
         for node in ast.walk(update.value):
             if isinstance(node, ast.Attribute) and node.attr == "data" and ast.dump(node.value) != ast.dump(mine):
                 node.value = clone(mine)

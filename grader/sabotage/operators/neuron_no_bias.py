@@ -17,10 +17,11 @@ def neuron_no_bias(tree: ast.Module) -> None:
     count = 0
     for name in ("__call__", "parameters"):
         body = method(neuron, name)
-        for node in list(ast.walk(body)) if body else []:
-            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and _mentions_bias(node.right):
-                replace(body, node, node.left)
-                count += 1
+        if body is not None:
+            for node in list(ast.walk(body)):
+                if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and _mentions_bias(node.right):
+                    replace(body, node, node.left)
+                    count += 1
     changed(count, "no `+ self.b` in Neuron")
 
 

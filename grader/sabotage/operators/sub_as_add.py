@@ -13,11 +13,12 @@ from grader.sabotage.mutate import changed, method, operator, replace, value_cla
 def sub_as_add(tree: ast.Module) -> None:
     sub = method(value_class(tree), "__sub__")
     count = 0
-    for node in list(ast.walk(sub)) if sub else []:
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            replace(sub, node, node.operand)
-            count += 1
-        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub):
-            node.op = ast.Add()
-            count += 1
+    if sub is not None:
+        for node in list(ast.walk(sub)):
+            if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+                replace(sub, node, node.operand)
+                count += 1
+            elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub):
+                node.op = ast.Add()
+                count += 1
     changed(count, "no negation or subtraction in __sub__")

@@ -19,7 +19,9 @@ from grader.sabotage.trees import clone
 def tanh_grad_from_input(tree: ast.Module) -> None:
     count = 0
     for update in rule_updates(tree, "tanh"):
-        data = ast.Attribute(clone(update.target.value), "data", ast.Load())
+        target = update.target
+        assert isinstance(target, ast.Attribute), "rule_updates gives `x.grad += ...` updates only"
+        data = ast.Attribute(clone(target.value), "data", ast.Load())
         for node in ast.walk(update.value):
             if (
                 isinstance(node, ast.BinOp)

@@ -19,21 +19,22 @@ from grader.sabotage.mutate import changed, method, operator, replace, value_cla
 def topo_not_reversed(tree: ast.Module) -> None:
     backward = method(value_class(tree), "backward")
     count = 0
-    for node in list(ast.walk(backward)) if backward else []:
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id == "reversed"
-            and len(node.args) == 1
-        ):
-            replace(backward, node, node.args[0])
-            count += 1
-        elif (
-            isinstance(node, ast.Subscript)
-            and isinstance(node.slice, ast.Slice)
-            and isinstance(node.slice.step, ast.UnaryOp)
-            and node.slice.lower is None
-        ):
-            replace(backward, node, node.value)
-            count += 1
+    if backward is not None:
+        for node in list(ast.walk(backward)):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "reversed"
+                and len(node.args) == 1
+            ):
+                replace(backward, node, node.args[0])
+                count += 1
+            elif (
+                isinstance(node, ast.Subscript)
+                and isinstance(node.slice, ast.Slice)
+                and isinstance(node.slice.step, ast.UnaryOp)
+                and node.slice.lower is None
+            ):
+                replace(backward, node, node.value)
+                count += 1
     changed(count, "no reversed(...) or [::-1] in backward()")

@@ -6,10 +6,11 @@
 3. hard resource limits (memory, CPU, file size, open files, processes, no core dumps);
 4. no new privileges, and a seccomp filter: no network sockets (only AF_UNIX, and none at all
    where the sandbox has no network namespace of its own, so that no abstract unix socket, which
-   has no file and no permission check, reaches another sandbox), no ptrace or reading another process's memory, no io_uring; no memfd (memory no
-   process's limit counts); no new session (setsid does nothing: the sandbox's processes
-   stay in the one session the grader started it in, one scheduling group, so a hundred
-   busy processes get no more CPU than one); 32-bit and x32 system calls are refused;
+   has no file and no permission check, reaches another sandbox), no ptrace or reading another
+   process's memory, no io_uring; no memfd (memory no process's limit counts); no new session
+   (setsid does nothing: the sandbox's processes stay in the one session the grader started it in,
+   one scheduling group, so a hundred busy processes get no more CPU than one); 32-bit and x32
+   system calls are refused;
 5. not dumpable, so no other process of the same uid can read its memory.
 
 Every unit process is forked from the template and inherits all of it; once it has made its

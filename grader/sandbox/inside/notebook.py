@@ -60,7 +60,8 @@ def _shell():
     config.InteractiveShell.colors = "nocolor"
     config.InteractiveShell.autocall = 0
     shell = InteractiveShell.instance(config=config, user_module=types.ModuleType(MODULE))
-    shell.ask_exit = lambda: setattr(shell, "exit_now", True)  # exit() and quit(): the kernel shuts down after the cell
+    # exit() and quit(): the kernel shuts down after the cell (a kernel's shell has ask_exit; this base one lacks it)
+    shell.ask_exit = lambda: setattr(shell, "exit_now", True)  # type: ignore[attr-defined]
     shell.enable_gui = lambda gui=None: None  # type: ignore[method-assign] # no event loop, as inline hooks none
     _time_once()
     return shell
@@ -84,7 +85,7 @@ def _time_once() -> None:
         def repeat(self, repeat=7, number=1):
             return [self.timeit(number)] * max(1, repeat)
 
-    execution.Timer = TimedOnce
+    execution.Timer = TimedOnce  # type: ignore[misc]  # IPython's Timer replaced on purpose, for %timeit
 
 
 class CellTimeout(KeyboardInterrupt):
@@ -155,7 +156,7 @@ def run(
     shell = SHELL or _shell()
     given = {}
     if PRISTINE is not None:
-        sources = dict((i, s) for i, s in cells)
+        sources = dict(cells)
         given = {sources[i]: text for i, text in transformed or () if i in sources}
         _use_transformed(shell, given)
     module = shell.user_module
@@ -216,7 +217,7 @@ def derive(cells: list[list], skip: list[int]) -> list[list]:
     (instead of tokenizing each cell again) is the submission's own cells as IPython reads them, whatever the
     student's code does afterwards. Only a text of several lines is a function of the cell alone: IPython
     prefilters a one-line text with the namespace (autocall, automagic), so such a cell transforms in each run."""
-    if PRISTINE is None:
+    if PRISTINE is None or SHELL is None:  # warm() sets both, or neither
         return []
     shell, found, size = SHELL, [], 0
     transform = type(shell).transform_cell
@@ -274,9 +275,9 @@ def run_engine(module: types.ModuleType, source: str) -> None:
     tree = ast.parse(source)
     del source
     for node in ast.walk(tree):
-        if "lineno" in node._attributes:
-            node.lineno = node.end_lineno = ENGINE_LINE
-            node.col_offset = node.end_col_offset = 0
+        if "lineno" in node._attributes:  # a node with a place: mypy cannot follow _attributes, hence the ignores
+            node.lineno = node.end_lineno = ENGINE_LINE  # type: ignore[attr-defined]
+            node.col_offset = node.end_col_offset = 0  # type: ignore[attr-defined]
     code = compile(tree, _file_of(module), "exec", flags=_future_flags(module), dont_inherit=True)
     del tree
     exec(code, vars(module))
@@ -296,7 +297,7 @@ def _future_flags(module: types.ModuleType) -> int:
     """The compiler flags of the `from __future__` imports the student's code made."""
     found = 0
     for name in __future__.all_feature_names:
-        feature = getattr(__future__, name)
+        feature: __future__._Feature = getattr(__future__, name)
         if vars(module).get(name) is feature:
             found |= feature.compiler_flag
     return found

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import random
 import warnings
+from dataclasses import dataclass
 
 try:
     from ops import BINARY, CONSTANT_FIRST, UNARY, WITH_CONSTANT  # inside the sandbox: modules beside this one
@@ -124,7 +125,8 @@ def gradcheck(program, Value, h):
     +h and -h (the grader takes the central differences itself)."""
     leaves = [i for i, ins in enumerate(program) if ins[0] == "leaf"]
     observed = evaluate(program, Value, want=leaves + [len(program) - 1])
-    up, down = [], []
+    up: list[float | dict[str, str]] = []  # each reading: a number, or what was read instead (number())
+    down: list[float | dict[str, str]] = []
     for i in leaves:
         for step, out in ((h, up), (-h, down)):
             nudged = [list(ins) for ins in program]
@@ -157,7 +159,23 @@ def single(out):
     return out[0] if isinstance(out, (list, tuple)) and len(out) == 1 else out
 
 
-def train(module, model, sizes, xs, ys, steps, lr, seed, initial=None):
+@dataclass(frozen=True)
+class Loop:
+    """A run of the lesson's training loop: the model (its class's name and sizes), the data, the steps and
+    learning rate, the seed the model is built after, and the parameters' values to start from (None: the
+    model's own). A `train` request's `args` are its fields."""
+
+    model: str
+    sizes: list
+    xs: list
+    ys: list
+    steps: int
+    lr: float
+    seed: int
+    initial: list | None = None
+
+
+def train(module, loop: Loop):
     """The lesson's training loop, exactly as students write it, on the module's engine.
 
     With initial, the parameters start from those values, set through parameters(): the grader
@@ -165,15 +183,16 @@ def train(module, model, sizes, xs, ys, steps, lr, seed, initial=None):
     weights, which the grader knows need training. The reply also holds each parameter's gradient
     after the first backward(), so that a backward() that does nothing cannot pass unseen.
     """
-    random.seed(seed)
-    net = getattr(module, model)(*sizes)
+    xs, ys, lr = loop.xs, loop.ys, loop.lr
+    random.seed(loop.seed)
+    net = getattr(module, loop.model)(*loop.sizes)
     params = list(net.parameters())
-    if initial is not None:
-        for p, v in zip(params, initial):
+    if loop.initial is not None:
+        for p, v in zip(params, loop.initial):
             p.data = v
     start = [read(p, "data") for p in params]
     losses, first_grads = [], None
-    for _ in range(steps):
+    for _ in range(loop.steps):
         ypred = [single(net(list(x))) for x in xs]
         loss = sum((yout - ygt) ** 2 for ygt, yout in zip(ys, ypred))
         for p in net.parameters():
@@ -185,3 +204,80 @@ def train(module, model, sizes, xs, ys, steps, lr, seed, initial=None):
             p.data += -lr * p.grad
         losses.append(read(loss, "data"))
     return {"initial": start, "losses": losses, "grads": first_grads or []}
+
+
+HOOKS = ("_backward", "_grad_fn", "grad_fn", "_backward_fn", "backward_fn")
+"""The names a node's own backward (a closure, or a _grad_fn-style callable) usually goes by; any other
+attribute of the node's own whose name says backward (backprop, grad_fn) is tried after them."""
+MAX_CALLS = 2000
+"""Calls recorded per program: a backward() that runs rules over and over says so long before this."""
+
+
+def order(program, Value, seed=False):
+    """Build the program, watch each operation node's own backward (the attribute hook) and call backward():
+    which operation nodes were watched, and the sequence in which backward() called them. hook is None when the
+    nodes carry no backward of their own that can be watched (a backward() that dispatches on the op name)."""
+    nodes = build(program, Value)
+    ops = [i for i, ins in enumerate(program) if ins[0] != "leaf"]
+    if len({id(node) for node in nodes}) != len(nodes):
+        return {"hook": None, "why": "two nodes of the program are one object"}
+    hook = _hook(nodes[i] for i in ops)
+    calls: list[int] = []
+    if hook is None or not all(_watch(nodes[i], hook, i, calls) for i in ops):
+        return {"hook": None, "why": "no backward of its own on each node"}
+    if seed:
+        nodes[-1].grad = 1.0
+    nodes[-1].backward()
+    return {"hook": hook, "watched": ops, "calls": calls}
+
+
+def _hook(nodes):
+    """The name of the attribute holding every node's own backward, or None."""
+    nodes = list(nodes)
+    if not nodes:
+        return None
+    own = set()
+    for node in nodes:
+        own.update(_attributes(node))
+    found = [name for name in sorted(own) if _says_backward(name) and name not in HOOKS and name != "backward"]
+    for name in HOOKS + tuple(found):
+        if all(_callable_attribute(node, name) for node in nodes):
+            return name
+    return None
+
+
+def _says_backward(name):
+    return any(word in name.lower() for word in ("backward", "backprop", "grad_fn"))
+
+
+def _attributes(node):
+    """The names of a node's own attributes: its __dict__ and the slots of its class."""
+    names = set(getattr(node, "__dict__", None) or ())
+    for klass in type(node).__mro__:
+        slots = klass.__dict__.get("__slots__", ())
+        names.update((slots,) if isinstance(slots, str) else slots)
+    return {name for name in names if isinstance(name, str)}
+
+
+def _callable_attribute(node, name):
+    try:
+        value = getattr(node, name)
+    except Exception:
+        return False
+    return callable(value) and not isinstance(value, type)
+
+
+def _watch(node, name, index, calls):
+    """Put a recorder in place of the node's own backward; False when the node will not take it."""
+    original = getattr(node, name)
+
+    def watched(*args, **kwargs):
+        if len(calls) < MAX_CALLS:
+            calls.append(index)
+        return original(*args, **kwargs)
+
+    try:
+        setattr(node, name, watched)
+        return getattr(node, name) is watched
+    except Exception:
+        return False

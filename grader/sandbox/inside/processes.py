@@ -14,7 +14,8 @@ LISTED = os.path.exists(f"/proc/self/task/{os.getpid()}/children")
 
 def descendants(root: int, limit: int = 4096) -> list[int]:
     """Every process below root (each thread's children: a thread may fork), at most limit of them."""
-    found, stack = [], [root]
+    found: list[int] = []
+    stack = [root]
     while stack and len(found) < limit:
         pid = stack.pop()
         try:

@@ -138,7 +138,8 @@ class Template:
     def serve(self) -> None:
         while True:
             try:
-                ready, _, _ = select.select([self.control, self.wake_r], [], [], 1.0)
+                watched: list[socket.socket | int] = [self.control, self.wake_r]
+                ready, _, _ = select.select(watched, [], [], 1.0)
             except InterruptedError:
                 continue
             if self.wake_r in ready:

@@ -20,6 +20,8 @@ import random
 import socket
 import sys
 import traceback
+import types
+from typing import Any
 
 import frames
 import probes
@@ -50,13 +52,14 @@ class Loader:
         self.files.add(path)
         sys.path.insert(0, os.path.dirname(path))
         spec = importlib.util.spec_from_file_location(MODULE, path)
+        assert spec is not None and spec.loader is not None, "a .py file's location always has a spec and loader"
         module = importlib.util.module_from_spec(spec)
         sys.modules[MODULE] = module
         spec.loader.exec_module(module)
         return module
 
     def error(self, exc: BaseException) -> dict:
-        info = {"type": type(exc).__name__, "message": _text(exc), "traceback": self.traceback(exc)}
+        info: dict[str, Any] = {"type": type(exc).__name__, "message": _text(exc), "traceback": self.traceback(exc)}
         if isinstance(exc, SyntaxError):
             info.update(
                 message=exc.msg,
@@ -67,15 +70,28 @@ class Loader:
             )
         if isinstance(exc, SystemExit):
             info["message"] = f"sys.exit({exc.code!r}) was called"
+        if isinstance(exc, NotImplementedError):  # a method still to write: which one, for the reports to group by
+            info["raised_in"] = self.raised_in(exc)
         return info
+
+    def own(self, filename: str) -> bool:
+        """Is this file the student's code (their module, or a notebook's cell)?"""
+        return filename in self.files or filename.startswith("<ipython-input-")
+
+    def raised_in(self, exc: BaseException) -> str:
+        """The function of the student's code the exception came out of, last (its qualified name, as
+        `Value.__add__`), or empty when none of their code was running."""
+        name, tb = "", exc.__traceback__
+        while tb is not None:
+            code = tb.tb_frame.f_code
+            if self.own(code.co_filename):
+                name = getattr(code, "co_qualname", code.co_name)  # Python 3.11 names the class too
+            tb = tb.tb_next
+        return name
 
     def traceback(self, exc: BaseException) -> str:
         """The traceback cut down to the student's own lines, with their file's name only."""
-
-        def own(filename: str) -> bool:
-            return filename in self.files or filename.startswith("<ipython-input-")
-
-        frames_ = [f for f in traceback.extract_tb(exc.__traceback__) if own(f.filename)]
+        frames_ = [f for f in traceback.extract_tb(exc.__traceback__) if self.own(f.filename)]
         text = "".join(traceback.format_list(frames_) + traceback.format_exception_only(type(exc), exc))
         for path in self.files:
             text = text.replace(path, os.path.basename(path))
@@ -96,7 +112,7 @@ class State:
         self.sock = sock
         self.cfg = cfg
         self.loader = Loader(cfg)
-        self.module = None
+        self.module: types.ModuleType | None = None
 
     def serve(self) -> None:
         while True:
@@ -128,6 +144,10 @@ class State:
                 ),
                 stop,
             )
+        if op == "order_many":
+            return self._each(
+                seq, request["programs"], lambda program: probes.order(program, value, request["seed"]), stop
+            )
         if op == "gradcheck_many":
             return self._each(
                 seq, request["programs"], lambda program: probes.gradcheck(program, value, request["h"]), stop
@@ -135,12 +155,14 @@ class State:
         if op == "numerical_grad":
             f = probes.FUNCTIONS[request["function"]]
             args = (f, request["x"]) if request.get("h") is None else (f, request["x"], request["h"])
+            if self.module is None:
+                raise RuntimeError("numerical_grad asked before the student's code was loaded")
             return {"value": probes.number(self.module.numerical_grad(*args))}
         if op == "neuron":
             random.seed(0)
             return probes.neuron_probe(self.module, request["nin"], request["weights"], request["bias"], request["x"])
         if op == "train":
-            return probes.train(self.module, **request["args"])
+            return probes.train(self.module, probes.Loop(**request["args"]))
         raise ValueError(f"unknown request {op!r}")
 
     def _each(self, seq, programs: list, fn, stop: bool) -> dict:

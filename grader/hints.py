@@ -16,7 +16,7 @@ import textwrap
 
 from grader.checks.suite_runs import read_run
 from grader.files import MODULE, MODULE_FILE
-from grader.lanes import SuiteJob, SuiteLane
+from grader.lanes import SuiteJob, SuiteLane, SuiteSandboxes
 from grader.protocol import Code
 from grader.sabotage import SWAPPED, EngineRun, all_operators, engine_block
 from grader.sandbox.supervisor import SandboxLimits
@@ -49,15 +49,19 @@ def prove(bases: list, mutants: list, operator_ids) -> dict[str, dict[str, str]]
         code,
         SandboxLimits(request_s=RUN_S, memory_mb=1024, cpu_s=int(RUN_S * (len(plan) + 2))),
         None,
-        min(os.cpu_count() or 1, 4),
+        SuiteSandboxes(min(os.cpu_count() or 1, 4)),
     )
     lane.start(SuiteJob(code, proof_tests(operator_ids), plan, RUN_S, lambda own: RUN_S))
     lane.go()
     outcome = lane.result()
     if outcome.error or outcome.own is None:
         return {e.id: {"": outcome.error or "the run did not start"} for e in [*bases, *mutants]}
+    replies = [(outcome.own, bases[0].id)]
+    for r in outcome.runs:
+        assert r.engine is not None, "only the run on the student's own engine has no engine"
+        replies.append((r, r.engine.id))
     found = {}
-    for reply, engine_id in [(outcome.own, bases[0].id), *((r, r.engine.id) for r in outcome.runs)]:
+    for reply, engine_id in replies:
         run = read_run(reply, None)
         found[engine_id] = (
             {n: t["outcome"] for n, t in run.tests.items()}

@@ -19,8 +19,8 @@ Which cell each roster student gets (their grade, or the LMS's own cell where th
 theirs) is grader/lms/writeback.py's; which row a graded student's grade goes to, grader/lms/matching.py's.
 Every file is written through grader/csvfile.py, so no cell is a formula. Each export applies overrides.csv as it
 is when it runs (grader/batch/applied.py), whatever the gradebook held.
-- feedback: a zip of every student's report (saying what their instructor adjusted), named as their LMS takes bulk feedback back:
-  Canvas `lastfirst[_late]_<user id>_<attachment id>_feedback.html` (Canvas matches the first
+- feedback: a zip of every student's report (saying what their instructor adjusted), named as their LMS takes bulk
+  feedback back: Canvas `lastfirst[_late]_<user id>_<attachment id>_feedback.html` (Canvas matches the first
   two numbers: the user and their submitted file), Moodle `Full Name_<participant
   id>_assignsubmission_file_feedback.html`, otherwise `<student>/feedback.html`.
 """
@@ -32,18 +32,21 @@ import io
 import json
 import unicodedata
 import zipfile
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from grader import catalog, csvfile
 from grader.batch import applied
 from grader.batch import overrides as book
-from grader.batch.names import safe_id
+from grader.batch.earlier import saved_summary
+from grader.classfiles import NO_SUBMISSION, Gradebook, GradebookRow
 from grader.errors import BadResult, UsageError
 from grader.fileio import atomic_write
-from grader.files import REPORT_FILE, RESULT_FILE
+from grader.files import GRADEBOOK_FILE, INCOMPLETE_FILE, OVERRIDES_FILE, REPORT_FILE, RESULT_FILE
 from grader.lms import matching, numbers, writeback
 from grader.lms import roster as rosters
+from grader.lms.identity import Identity
+from grader.lms.names import safe_id
 from grader.render import html
 from grader.render.adjusted import with_adjustment
 from grader.result import Result, SubmissionError
@@ -54,28 +57,35 @@ ZIP_TIME = (2020, 1, 1, 0, 0, 0)
 CRASH_TEXT = "The grader could not finish grading this submission; your instructor has the details."
 
 
-def main(
-    *,
-    target: str,
-    out: Path,
-    assignment: str,
-    graded: Path | None = None,
-    roster: Path | None = None,
-    column: str | None = None,
-    percent: bool = False,
-    zero_missing: bool = False,
-    allow_unmatched: bool = False,
-    mapping: Path | None = None,
-) -> int:
+@dataclass(frozen=True)
+class ExportRequest:
+    """What `grader export` was asked (its options, by the names cli.py gives them)."""
+
+    target: str
+    out: Path
+    assignment: str
+    graded: Path | None = None
+    """The --out folder of a graded batch (--from)."""
+    roster: Path | None = None
+    column: str | None = None
+    percent: bool = False
+    zero_missing: bool = False
+    allow_unmatched: bool = False
+    mapping: Path | None = None
+
+
+def main(**options) -> int:
+    request = ExportRequest(**options)
+    target, out, graded, roster = request.target, request.out, request.graded, request.roster
     if target == "gradescope":
         from grader.gradescope import export
 
-        return export.main(target=target, out=out, assignment=assignment)
+        return export.main(target=target, out=out, assignment=request.assignment)
     if graded is None:
         raise UsageError(f"grader export {target} needs --from DIR, the --out folder of a graded batch")
     rows = applied.on_gradebook(graded, gradebook(graded))  # overrides.csv as it is now
     if target == "feedback":
-        count = feedback(graded, rows, out)
+        count = feedback(graded, out)
         print(f"feedback for {count} students written to {out}: upload it as the LMS's bulk feedback zip")
         return 0
     class_list = rosters.read(roster) if roster else None
@@ -85,69 +95,66 @@ def main(
             f"({'the gradebook export CSV' if target == 'canvas' else 'the grading worksheet'})"
             + (f"; {roster} is a {class_list.lms} roster" if class_list else "")
         )
-    if mapping is not None and class_list is None:
+    if request.mapping is not None and class_list is None:
         raise UsageError("--map pairs graded students with roster rows: give the roster with --roster FILE")
-    max_score = catalog.load(assignment).max_score if not rows else _max_score(rows)
+    max_score = catalog.load(request.assignment).max_score if not rows else _max_score(rows)
     if class_list is not None:
-        rows = matching.join(class_list, rows, graded, mapping, allow_unmatched)
-    options = writeback.Options(percent, zero_missing)
+        rows = matching.join(class_list, rows, graded, request.mapping, request.allow_unmatched)
+    writing = writeback.Options(request.percent, request.zero_missing)
     tally = writeback.Tally()
-    if target == "canvas":
-        text = canvas(class_list, rows, max_score, column, options, tally)
-    elif target == "moodle":
-        text = moodle(class_list, rows, options, tally)
+    if target == "canvas" and class_list is not None:
+        text = canvas(class_list, rows, max_score, request.column, writing, tally)
+    elif target == "moodle" and class_list is not None:
+        text = moodle(class_list, rows, writing, tally)
     else:
-        text = plain_csv(class_list, rows, options, tally)
+        text = plain_csv(class_list, rows, writing, tally)
     atomic_write(out, text)
     print(f"{target} grades written to {out}: {tally.line()}")
     return 0
 
 
-def _max_score(rows: dict) -> float:
-    for row in rows.values():
-        parsed = numbers.parse(row.get("max_score", ""))
-        if parsed and parsed[0] > 0:
-            return parsed[0]
-    return 0.0
+def _max_score(rows: dict[str, GradebookRow]) -> float:
+    return next((float(row.max_score) for row in rows.values() if row.max_score > 0), 0.0)
 
 
-def gradebook(graded: Path) -> dict[str, dict[str, str]]:
+def gradebook(graded: Path) -> dict[str, GradebookRow]:
     """The batch's gradebook rows, by LMS user id (or by student id when the LMS gave none); of two rows with
     one id, the one with work wins over a roster's no_submission."""
-    path = graded / "grades.csv"
+    path = graded / GRADEBOOK_FILE
     try:
-        with open(path, newline="", encoding="utf-8") as f:
-            rows = list(csv.DictReader(f))
-    except OSError:
-        if (graded / "grades.incomplete.csv").exists():  # an interrupted batch: its gradebook is not a class's
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        if (graded / INCOMPLETE_FILE).exists():  # an interrupted batch: its gradebook is not a class's
             finish = _finish(graded)
             raise UsageError(
                 f"the batch in {graded} was interrupted before every student was graded: "
                 f"{finish} grades the rest, then export"
             ) from None
         raise UsageError(f"{path} cannot be read: --from is the --out folder of a graded batch") from None
-    if rows and "lms_user_id" not in rows[0]:
+    if "lms_user_id" not in next(csv.reader(io.StringIO(text, newline="")), ["lms_user_id"]):
         raise UsageError(f"{path} has no lms_user_id column: grade the class again with this grader")
-    found: dict[str, dict[str, str]] = {}
+    try:
+        rows = Gradebook.read(text, str(path)).rows
+    except BadResult as bad:
+        raise UsageError(f"{bad}: --from is the --out folder of a graded batch, as it wrote it") from None
+    found: dict[str, GradebookRow] = {}
     for row in rows:
-        key = row["lms_user_id"] or row["student"]
-        if key not in found or found[key].get("status") == writeback.NO_SUBMISSION:
+        key = row.lms_user_id or row.student
+        if key not in found or found[key].status == NO_SUBMISSION:
             found[key] = row
     return found
 
 
 def _finish(graded: Path) -> str:
     """The command an interrupted batch said finishes it (summary.json's `finish`)."""
-    try:
-        finish = json.loads((graded / "summary.json").read_text(encoding="utf-8")).get("finish")
-    except (OSError, ValueError, AttributeError):
-        finish = None
-    return finish if isinstance(finish, str) and finish else "the same grader batch command (without --force)"
+    summary = saved_summary(graded)
+    finish = summary.finish if summary is not None else None
+    return finish or "the same grader batch command (without --force)"
 
 
 def canvas(
     class_list: rosters.Roster,
-    rows: dict,
+    rows: dict[str, GradebookRow],
     max_score: float,
     column: str | None,
     options: writeback.Options,
@@ -234,7 +241,9 @@ def _title_id(header: str) -> bool:
     return text[text.rindex(" (") + 2 : -1].isdigit()
 
 
-def moodle(class_list: rosters.Roster, rows: dict, options: writeback.Options, tally: writeback.Tally) -> str:
+def moodle(
+    class_list: rosters.Roster, rows: dict[str, GradebookRow], options: writeback.Options, tally: writeback.Tally
+) -> str:
     header = list(class_list.header)
     where = class_list.columns
     if "grade" not in where or "maximum" not in where:
@@ -253,7 +262,7 @@ def moodle(class_list: rosters.Roster, rows: dict, options: writeback.Options, t
             row = rows.get(student.user_id)
             parsed = numbers.parse(cells[most_at])
             if parsed is None or parsed[0] <= 0:
-                if row is not None and row.get("status") != writeback.NO_SUBMISSION or options.zero_missing:
+                if row is not None and row.status != NO_SUBMISSION or options.zero_missing:
                     raise UsageError(
                         f"{class_list.path}: the maximum grade of {cells[0].strip()} (column "
                         f"'{header[most_at]}') is {cells[most_at].strip()!r}, not a number: download the "
@@ -268,71 +277,69 @@ def moodle(class_list: rosters.Roster, rows: dict, options: writeback.Options, t
     return writer.text()
 
 
-def plain_csv(class_list: rosters.Roster | None, rows: dict, options: writeback.Options, tally: writeback.Tally) -> str:
+def plain_csv(
+    class_list: rosters.Roster | None, rows: dict[str, GradebookRow], options: writeback.Options, tally: writeback.Tally
+) -> str:
     writer = csvfile.Writer()
     writer.writerow(["Name", "SID", "Email", "Score", "Max Points", "Status"])
     if class_list is None:
-        for row in sorted(rows.values(), key=lambda r: r["student"]):
-            writer.writerow([row["student"], row["lms_user_id"], "", row["score"], row["max_score"], row["status"]])
+        for each in sorted(rows.values(), key=lambda r: r.student):
+            writer.writerow([each.student, each.lms_user_id, "", each.score, each.max_score, each.status])
             tally.changed += 1
         return writer.text()
     for student in class_list.students:
         row = rows.get(student.user_id)
         sid = student.user_id if student.user_id != student.email else ""
-        if row is None or row.get("status") == writeback.NO_SUBMISSION and not row.get("override"):
+        score: str | float
+        if row is None or row.status == NO_SUBMISSION and not row.override:
             score = "0.0" if options.zero_missing else ""
             tally.changed += bool(score)
             tally.kept["with no submission"] += not score
         else:
-            score = row["score"]
+            score = row.score
             tally.changed += 1
-        status = row["status"] if row else writeback.NO_SUBMISSION
-        writer.writerow([student.name, sid, student.email, score, row["max_score"] if row else "", status])
+        status = row.status if row else NO_SUBMISSION
+        writer.writerow([student.name, sid, student.email, score, row.max_score if row else "", status])
     return writer.text()
 
 
-def feedback(graded: Path, rows: dict, out: Path) -> int:
+def feedback(graded: Path, out: Path) -> int:
     """A zip of every student's report, each named as their LMS takes bulk feedback back."""
-    summary = json.loads((graded / "summary.json").read_text(encoding="utf-8"))
-    saved = applied.Saved(graded, summary)
-    overrides = book.resolve(book.read(graded), saved.known(), str(graded / book.FILE))
+    saved = applied.Saved.read(graded)
+    overrides = book.resolve(book.read(graded), saved.known(), str(graded / OVERRIDES_FILE))
     decided = {o.student for o in overrides}
     buffer = io.BytesIO()
     count = 0
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
-        for student in sorted(summary.get("students", []), key=lambda s: s["student"]):
-            folder = student.get("folder") or ""
-            report = graded / folder / REPORT_FILE
-            if not folder or not report.is_file():
+        for student in sorted(saved.summary.students, key=lambda s: s.student):
+            report = graded / student.folder / REPORT_FILE
+            if not student.folder or not report.is_file():
                 continue  # no submission: nothing to give back
-            info = zipfile.ZipInfo(feedback_name(student), ZIP_TIME)
+            info = zipfile.ZipInfo(feedback_name(student.student, Identity.from_dict(student.lms)), ZIP_TIME)
             info.external_attr = 0o644 << 16
             view = (
-                applied.report_view(graded, student["student"], saved, overrides)
-                if student["student"] in decided
-                else None
+                applied.report_view(graded, student.student, saved, overrides) if student.student in decided else None
             )
-            zf.writestr(info, with_adjustment(student_safe(graded / folder, report), view))
+            zf.writestr(info, with_adjustment(student_safe(graded / student.folder, report), view))
             count += 1
     atomic_write(out, buffer.getvalue())
     return count
 
 
-def feedback_name(student: dict) -> str:
+def feedback_name(student: str, who: Identity | None) -> str:
     """A report's name in the feedback zip, as the student's LMS matches it, of safe characters only (ASCII
     letters and digits, `_`, `-`, `.` and, for Moodle, spaces): Canvas reads the first two all-digit `_` parts
     (the user and their attached file), Moodle the second of five `_` parts (the participant)."""
-    who = student.get("lms") or {}
-    lms, name = who.get("lms"), str(who.get("name", ""))
-    uid, sub = str(who.get("user_id", "")), str(who.get("submission_id", ""))
+    lms, name = (who.lms, who.name) if who else ("", "")
+    uid, sub = (who.user_id, who.submission_id) if who else ("", "")
     if lms == "canvas" and _digits(uid) and _digits(sub):
         short = _ascii(name).lower()
         short = short if short and not short.isdigit() else "student"
-        return f"{short}{'_late' if who.get('late') else ''}_{uid}_{sub}_feedback.html"
+        return f"{short}{'_late' if who and who.late else ''}_{uid}_{sub}_feedback.html"
     if lms == "moodle" and _digits(uid):
         full = " ".join(_ascii(part) for part in name.split()).strip() or "Participant"
         return f"{full}_{uid}_assignsubmission_file_feedback.html"
-    return f"{safe_id(str(student.get('student', ''))) or 'student'}/feedback.html"
+    return f"{safe_id(student) or 'student'}/feedback.html"
 
 
 def _digits(text: str) -> bool:

@@ -1,0 +1,91 @@
+"""A verified repair (a check's `artifacts.repair`, grader/repair/) in words, for the terminal and the HTML report.
+
+The repair comes from a result that may have been read back from a file: each field is checked before use, and
+one that is not what the grader writes is no repair. Every line shown is the student's own code (`before`),
+or the student's line as the edit leaves it (`after`, only when the assignment shows the change: `diff`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from grader.result import CheckResult
+
+
+@dataclass(frozen=True)
+class Place:
+    line: int
+    where: str
+    before: str
+    after: str
+
+
+@dataclass(frozen=True)
+class Repair:
+    places: tuple[Place, ...]
+    method: str
+    fixes: tuple[str, ...]
+
+    @property
+    def diff(self) -> bool:
+        """Does it show the change (the assignment's `diff`), or only where it is?"""
+        return any(p.after for p in self.places)
+
+
+def repair_of(check: CheckResult) -> Repair | None:
+    data = check.artifacts.get("repair") if check.visibility == "visible" else None
+    if not isinstance(data, dict) or data.get("verified") is not True:
+        return None
+    more = data.get("also", [])
+    places = [_place(p) for p in [data, *more]] if isinstance(more, list) else []
+    kept = [p for p in places if p is not None]
+    fixes = data.get("fixes")
+    if (
+        not kept
+        or len(kept) != len(places)
+        or not isinstance(fixes, list)
+        or not all(isinstance(f, str) for f in fixes)
+    ):
+        return None
+    method = data.get("method")
+    return Repair(tuple(kept), method if isinstance(method, str) else "", tuple(fixes))
+
+
+def _place(data) -> Place | None:
+    if not isinstance(data, dict):
+        return None
+    line, where, before, after = (data.get(k) for k in ("line", "where", "before", "after"))
+    if isinstance(line, int) and line > 0 and isinstance(where, str) and isinstance(before, str):
+        return Place(line, where, before, after) if isinstance(after, str) else None
+    return None
+
+
+def sentence(repair: Repair) -> str:
+    """Where to change, in one sentence, and what the grader saw when it made the change."""
+    first = repair.places[0]
+    changed = [p for p in repair.places if p.before]
+    if not changed:
+        what = f"In {first.where}, before line {first.line}, something is missing"
+        if repair.method and repair.method.startswith("__"):
+            what += f": {repair.method}"
+    else:
+        lines = sorted({p.line + k for p in changed for k in range(p.before.count("\n") + 1)})
+        wheres = list(dict.fromkeys(p.where for p in changed))
+        said = f"line {lines[0]}" if len(lines) == 1 else f"lines {', '.join(map(str, lines[:-1]))} and {lines[-1]}"
+        one = len(lines) == 1
+        what = f"{said}, in {' and '.join(wheres)}, {'is the line' if one else 'are the lines'} to change"
+    fixed = ", ".join(repair.fixes)
+    return (
+        f"Verified fix: {what}. The grader made that change in a copy of your file and graded it again: "
+        f"{fixed} then pass{'es' if len(repair.fixes) == 1 else ''}."
+    )
+
+
+def diff_lines(repair: Repair) -> list[tuple[str, int, str]]:
+    """The change, line by line: ('-', line, text) for each line as written, ('+', line, text) as changed."""
+    shown = []
+    for place in repair.places:
+        before = place.before.split("\n") if place.before else []
+        shown += [("-", place.line + k, text) for k, text in enumerate(before)]
+        shown += [("+", place.line + k, text) for k, text in enumerate(place.after.split("\n"))]
+    return shown

@@ -1,0 +1,159 @@
+"""Verified before shown: a repair is offered only once the edited file, graded like any student's code, proves it.
+
+After a grading, each cause a failing check names that has an inverse (inverse.py) gets its edit found in the
+student's file; the edited copy is graded again (the grader's own grade(), in a sandbox, with the engine checks
+the submission was graded with, in the time the submission has left). An edit is offered only when every check
+that failed from its cause passes on the edited code and no check that passed fails there. With several causes,
+each edit is graded alone and all of them together: an edit is offered when, alone, it breaks nothing and either
+fixes its own checks or, with the others, fixes every check the causes failed.
+
+A correct engine costs nothing: with no check failed from a cause that has an inverse, nothing is regraded.
+The repair goes on the first visible check naming its cause (`artifacts.repair`): where (`line`, `method`,
+`where`), what (`before`, and at `diff` the `after`), `verified`, and `fixes`, the visible checks it makes pass.
+A hidden check never gets one, and `fixes` never names one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from grader.checks.suite import SUITE_CHECKS
+from grader.files import MODULE_FILE
+from grader.repair.edits import Edit, applied
+from grader.repair.inverse import edit_for
+from grader.result import CheckResult, Result
+from grader.spec import Assignment
+
+Regrade = Callable[[Path, Assignment], Result]
+"""grade(path, assignment) with the grading's own options."""
+FAILED = ("failed", "error")
+LEAST_S = 5.0
+"""Seconds the submission must have left for a repair to be verified: less, and none is offered."""
+
+
+def offered(result: Result, text: str | None, assignment: Assignment, ends: float, regrade: Regrade) -> Result:
+    """The result with each verified repair on the check naming its cause (or the result as it was: repairs
+    off, a notebook, no cause with an inverse, no time left to verify)."""
+    if assignment.feedback.repair == "off" or text is None or result.status != "graded":
+        return result
+    started = time.monotonic()
+    edits = candidates(result, text)
+    if not edits or ends - started < LEAST_S:
+        return result
+    engine = {c.id for c in result.checks if c.id not in SUITE_CHECKS}
+    again = dataclasses.replace(
+        assignment,
+        checks=tuple(c for c in assignment.checks if c.id in engine),
+        feedback=dataclasses.replace(assignment.feedback, repair="off"),
+    )
+    verified = proven(result, text, edits, lambda source: _graded(source, again, ends, regrade))
+    shown = _attached(result, verified, assignment.feedback.repair)
+    return dataclasses.replace(shown, duration_s=round(result.duration_s + time.monotonic() - started, 3))
+
+
+def candidates(result: Result, text: str) -> list[Edit]:
+    """The edit of each cause a failing check names, in the order the checks name them, where one is found."""
+    causes = dict.fromkeys(c.cause for c in result.checks if c.status in FAILED and c.cause)
+    found = (edit_for(text, cause) for cause in causes)
+    return [edit for edit in found if edit is not None]
+
+
+def _graded(source: str, assignment: Assignment, ends: float, regrade: Regrade) -> dict[str, str] | None:
+    """Each check's status on the edited source, graded in the time left; None when there was none."""
+    left = ends - time.monotonic()
+    if left < 1.0:
+        return None
+    limits = dataclasses.replace(assignment.limits, submission_s=left)
+    with tempfile.TemporaryDirectory(prefix="grader-repair-") as folder:
+        path = Path(folder) / MODULE_FILE
+        path.write_text(source, encoding="utf-8")
+        graded = regrade(path, dataclasses.replace(assignment, limits=limits))
+    if graded.status != "graded":
+        return None
+    return {c.id: c.status for c in graded.checks}
+
+
+def proven(
+    result: Result, text: str, edits: list[Edit], grade: Callable[[str], dict[str, str] | None]
+) -> list[tuple[Edit, list[str]]]:
+    """The edits verified, each with the checks it makes pass. grade: each check's status on a source."""
+    before = {c.id: c.status for c in result.checks if c.id not in SUITE_CHECKS}
+    alone = [_statuses(grade, text, [edit]) for edit in edits]
+    together = alone[0] if len(edits) == 1 else _statuses(grade, text, edits)
+    causes = {edit.cause for edit in edits}
+    all_fixed = together is not None and _fixes(result, causes, before, together)
+    verified = []
+    for edit, statuses in zip(edits, alone, strict=True):
+        if statuses is None or _broken(before, statuses):
+            continue
+        if _fixes(result, {edit.cause}, before, statuses):
+            verified.append((edit, _made_pass(result, before, statuses)))
+        elif all_fixed and together is not None:  # its checks pass once the other causes are undone too
+            verified.append((edit, _made_pass(result, before, together, edit.cause)))
+    return verified
+
+
+def _statuses(grade, text: str, edits: list[Edit]) -> dict[str, str] | None:
+    try:
+        source = applied(text, [change for edit in edits for change in edit.changes])
+    except ValueError:  # two edits on one line: not verified together
+        return None
+    return grade(source)
+
+
+def _broken(before: dict[str, str], after: dict[str, str]) -> bool:
+    """Does a check that passed fail (or not run) on the edited code?"""
+    return any(status == "passed" and after.get(check) != "passed" for check, status in before.items())
+
+
+def _fixes(result: Result, causes: set[str], before: dict[str, str], after: dict[str, str]) -> bool:
+    """Does every check that failed from the causes pass, and no check that passed fail?"""
+    failing = [c.id for c in result.checks if c.cause in causes and c.status in FAILED and c.id in before]
+    return bool(failing) and all(after.get(check) == "passed" for check in failing) and not _broken(before, after)
+
+
+def _made_pass(result: Result, before: dict[str, str], after: dict[str, str], cause: str | None = None) -> list[str]:
+    """The visible checks that failed and pass on the edited code (only the cause's, when given)."""
+    return [
+        c.id
+        for c in result.checks
+        if c.visibility == "visible"
+        and c.id in before
+        and c.status in FAILED
+        and after.get(c.id) == "passed"
+        and (cause is None or c.cause == cause)
+    ]
+
+
+def _attached(result: Result, verified: list[tuple[Edit, list[str]]], level: str) -> Result:
+    """The result with each repair on the first visible check naming its cause."""
+    checks = list(result.checks)
+    for edit, fixes in verified:
+        at = next(
+            (
+                i
+                for i, c in enumerate(checks)
+                if c.cause == edit.cause and c.visibility == "visible" and c.status in FAILED
+            ),
+            None,
+        )
+        if at is not None and fixes:
+            checks[at] = _with_repair(checks[at], edit, fixes, level)
+    return dataclasses.replace(result, checks=tuple(checks))
+
+
+def _with_repair(check: CheckResult, edit: Edit, fixes: list[str], level: str) -> CheckResult:
+    shown = [dataclasses.replace(c, after="" if level != "diff" else c.after) for c in edit.changes]
+    repair = {
+        **shown[0].to_dict(),
+        "verified": True,
+        "fixes": fixes,
+        "level": level,
+    }
+    if len(shown) > 1:
+        repair["also"] = [c.to_dict() for c in shown[1:]]
+    return dataclasses.replace(check, artifacts={**check.artifacts, "repair": repair})

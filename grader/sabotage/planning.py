@@ -1,0 +1,266 @@
+"""The engines of one grading (the package's docstring says what they are): the wheats, a mutant of a wheat or of
+the student's own engine per operator, the decoy, each disguised and rewritten, and the plan that draws and
+orders them."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.sabotage import operators  # noqa: F401 - registers every operator
+from grader.sabotage.disguise import disguise
+from grader.sabotage.mutate import REGISTRY, NotApplicable, Operator
+from grader.sabotage.rewrite import rewrite
+from grader.sabotage.trees import unparse
+
+HERE = Path(__file__).parent
+WHEATS = {
+    "recursive_set": "the lesson's style: children in a set, recursive topological sort",
+    "op_table": "no closures: each node stores its operation's name, backward() dispatches on it",
+    "slots_exp": "__slots__, tanh computed through exp, subtraction as a + (-b), another float order",
+}
+SWAPPED = ("Value", "Neuron")
+"""What a wheat's run, and each of its mutants', swaps into the student's module."""
+OWN_BUDGET = 20_000
+"""Characters of the student's engine (as own_block gives it) above which no mutant of it is made: mutating
+(once per operator), disguising and rewriting (once per mutant drawn) cost the grader's own process time in
+proportion to the engine's size (about 0.5 s of CPU for a plan at the budget, for the worst engine
+bench/bench_plan.py knows; lesson-style engines are under 5,000)."""
+
+
+@dataclass(frozen=True)
+class Wheat:
+    id: str
+    description: str
+    source: str
+    """A whole student-style file: Value, Neuron and numerical_grad."""
+
+
+@dataclass(frozen=True)
+class EngineRun:
+    """One engine the student's suite runs on, for one grading."""
+
+    id: str
+    """wheat:<wheat id>, <operator id>@<wheat id>, own:decoy, or <operator id>@own."""
+    kind: str
+    """wheat, sabotage (a wheat's mutant), decoy (the student's engine, rewritten) or own (its mutant)."""
+    wheat: str
+    operator: str | None
+    block: str
+    """The code appended after the student's own: the engine's imports and its classes."""
+
+
+@functools.cache
+def wheats() -> tuple[Wheat, ...]:
+    return tuple(
+        Wheat(i, d, (HERE / "engines" / f"wheat_{i}.py").read_text(encoding="utf-8")) for i, d in WHEATS.items()
+    )
+
+
+def all_operators() -> dict[str, Operator]:
+    return REGISTRY
+
+
+@functools.cache
+def mutant(operator_id: str, wheat_id: str) -> str | None:
+    """The wheat with the operator applied, or None where it does not apply."""
+    tree = _mutated(operator_id, wheat_id)
+    return None if tree is None else unparse(tree)[:-1]
+
+
+@functools.cache
+def _mutated(operator_id: str, wheat_id: str) -> ast.Module | None:
+    """mutant()'s tree: whether an operator applies to a wheat, without unparsing the mutants a plan does not
+    run (issue 20)."""
+    wheat = next(w for w in wheats() if w.id == wheat_id)
+    try:
+        return all_operators()[operator_id].mutated(wheat.source)
+    except NotApplicable:
+        return None
+
+
+@functools.lru_cache(maxsize=256)
+def engine_block(source: str, names: tuple[str, ...]) -> str:
+    """The imports and the named classes of an engine's source, to append after a student's code. Cached: a
+    batch rewrites each wheat and mutant VARIANTS times from one block (issue 20)."""
+    tree = ast.parse(source)
+    kept: list[ast.stmt] = [
+        n
+        for n in tree.body
+        if isinstance(n, (ast.Import, ast.ImportFrom))
+        and not _is_future(n)
+        or isinstance(n, ast.ClassDef)
+        and n.name in names
+    ]
+    return ast.unparse(ast.Module(body=kept, type_ignores=[])) + "\n"
+
+
+def _is_future(node: ast.stmt) -> bool:
+    return isinstance(node, ast.ImportFrom) and node.module == "__future__"
+
+
+VARIANTS = 4
+"""Rewrites kept per engine and grading secret: each grading takes one, by its seed (rewriting is the
+costly part of a plan; a batch then rewrites each engine at most this many times)."""
+
+
+@functools.lru_cache(maxsize=4096)
+def _variant(engine_id: str, source: str, names: tuple[str, ...], salt: str) -> str:
+    return rewrite(disguise(engine_block(source, names), salt), salt)
+
+
+def own_variant(source: str, salt: str) -> str | None:
+    """The student's engine (or a mutant of it) disguised and rewritten; None where their code defeats that."""
+    try:
+        return rewrite(disguise(source, salt), salt)
+    except (SyntaxError, ValueError, TypeError, AttributeError, RecursionError):
+        return None
+
+
+class Plan(list):
+    """A grading's engine runs, in the order they run, and notes on what the plan left out and why."""
+
+    notes: tuple[str, ...] = ()
+
+
+def own_block(source: str) -> str | None:
+    """The student's engine as a block to append like any other: their imports, their top-level
+    functions (tests aside) and their Value class (the last one defined). None if there is none, or if it
+    cannot be written back as code (an int literal of over 4,300 digits, which unparse cannot write)."""
+    body = _statements(source)  # a notebook's cells joined: its magics left out, as the .py file has none
+    classes = [n for n in body if isinstance(n, ast.ClassDef) and n.name == "Value"]
+    if not classes:
+        return None
+    kept: list[ast.stmt] = [
+        n
+        for n in body
+        if isinstance(n, (ast.Import, ast.ImportFrom))
+        and not _is_future(n)
+        or isinstance(n, ast.FunctionDef)
+        and not n.name.startswith("test")
+        or n is classes[-1]
+    ]
+    try:
+        return ast.unparse(ast.Module(body=kept, type_ignores=[])) + "\n"
+    except (ValueError, RecursionError):
+        return None
+
+
+def normalised(*texts: str) -> str:
+    """What the draw follows (plan's seed and shape): the definitions of the student's code and tests (their
+    classes and functions, each as ast unparses it, the last of each name, by name), not the file's format.
+    The same engine and tests in a .py file beside its test file and in a notebook's cells, whatever their
+    comments, blank lines, imports, prints and magics, give the same text; code with no definition, or none
+    that parses, is itself."""
+    defined: dict[str, str] = {}
+    for text in texts:
+        for node in _statements(text):
+            if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                defined[node.name] = _unparsed_node(node, text)
+    return "\n".join(defined[name] for name in sorted(defined)) if defined else "\n".join(texts)
+
+
+def _statements(text: str) -> list[ast.stmt]:
+    """A text's top-level statements; a notebook cell's IPython lines (magics, shell escapes) left out."""
+    for source in (text, "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in text.splitlines())):
+        try:
+            return ast.parse(source).body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+    return []
+
+
+def _unparsed_node(node: ast.stmt, text: str) -> str:
+    """The definition as ast unparses it; its own lines where it cannot (nesting too deep to unparse)."""
+    try:
+        return ast.unparse(node)
+    except (ValueError, RecursionError, MemoryError):
+        return "\n".join(text.splitlines()[node.lineno - 1 : node.end_lineno])
+
+
+def plan(operator_ids: tuple[str, ...], seed: str, pool: str, own: str | None = None, shape: str | None = None) -> Plan:
+    """Every wheat, and one mutant per operator, rewritten and shuffled for this grading. A mutant is
+    made from a wheat it applies to or, about one time in two where it applies, from the student's own
+    engine (own, from own_block), which then also runs unmutated, rewritten (the decoy). seed (this
+    grading's) and pool (the rewrites' salt, the same for every grading) are keyed with the grader's
+    secret (grader/secret.py), so a student cannot compute their engines' code. Which mutants are made
+    from which engine follows shape (the submission's digest, keyed with nothing; seed when not given):
+    the same files then meet the same sabotages, and get the same score, on a student's machine, in a
+    batch and on Gradescope, whatever secret each keeps (a mutant of the student's engine may not count,
+    so which ones there are changes how many count). An engine of the student's larger than OWN_BUDGET is
+    not mutated (every mutant is then a wheat's), and a note says so. A mutant of the student's engine is
+    unparsed, disguised and rewritten only once drawn; one their code keeps from being made gives way to a
+    wheat's, drawn as if it had not been."""
+    notes: tuple[str, ...] = ()
+    if own is not None and len(own) > OWN_BUDGET:
+        notes = (
+            f"Your engine's code is {len(own) // 1000} KB, over the {OWN_BUDGET // 1000} KB of code the "
+            "grader mutates, so every sabotaged engine was made from a correct engine instead of yours.",
+        )
+        own = None
+    rng = random.Random(hashlib.sha256(f"plan:{shape or seed}".encode()).hexdigest())
+    key = hashlib.sha256(f"variants:{seed}".encode()).hexdigest()
+
+    def variant(engine_id: str, source: str, names: tuple[str, ...]) -> str:
+        k = int(hashlib.sha256(f"{key}:{engine_id}".encode()).hexdigest(), 16) % VARIANTS
+        return _variant(engine_id, source, names, f"{pool}:{engine_id}:{k}")
+
+    runs = [
+        EngineRun(f"wheat:{w.id}", "wheat", w.id, None, variant(f"wheat:{w.id}", w.source, SWAPPED)) for w in wheats()
+    ]
+    own_mutants = []
+    decoy = own_variant(own, f"{seed}:decoy") if own is not None else None
+    for op_id in operator_ids:
+        op = all_operators()[op_id]
+        # (a decoy is made only from an engine of the student's)
+        mine = own_mutated(op, own) if own is not None and decoy is not None and op.replaces == ("Value",) else None
+        usable = [w.id for w in wheats() if _mutated(op_id, w.id) is not None]
+        if mine is not None:  # unparsed, disguised and rewritten only once drawn (issue 20)
+            drawn = rng.getstate()
+            if not usable or rng.random() < 0.5:
+                code = _unparsed(mine)
+                rewritten = own_variant(code, f"{seed}:{op_id}:own") if code is not None else None
+                if rewritten is not None:
+                    own_mutants.append(EngineRun(f"{op_id}@own", "own", "own", op_id, rewritten))
+                    continue
+                rng.setstate(drawn)  # as when there is no mutant: a wheat's, drawn as if nothing was
+        if not usable:
+            continue
+        wheat_id = rng.choice(usable)
+        engine_id = f"{op_id}@{wheat_id}"
+        source = mutant(op_id, wheat_id)
+        assert source is not None, "a wheat is usable only where the operator applies to it"
+        runs.append(EngineRun(engine_id, "sabotage", wheat_id, op_id, variant(engine_id, source, SWAPPED)))
+    if own_mutants:
+        assert decoy is not None, "the student's engine is mutated only when its decoy was made"
+        runs += own_mutants + [EngineRun("own:decoy", "decoy", "own", None, decoy)]
+    rng.shuffle(runs)
+    found = Plan(runs)
+    found.notes = notes
+    return found
+
+
+def own_mutant(op: Operator, own: str) -> str | None:
+    """A mutant of the student's engine (own, from own_block) as code, or None where the operator does not apply
+    or the student's code keeps it from being made."""
+    tree = own_mutated(op, own)
+    return None if tree is None else _unparsed(tree)
+
+
+def own_mutated(op: Operator, own: str) -> ast.Module | None:
+    """own_mutant()'s tree, not yet unparsed (a plan unparses only the mutants it draws)."""
+    try:
+        return op.mutated(own)
+    except (NotApplicable, SyntaxError, ValueError, TypeError):
+        return None
+
+
+def _unparsed(tree: ast.Module) -> str | None:
+    try:
+        return unparse(tree)[:-1]
+    except (SyntaxError, ValueError, TypeError):
+        return None

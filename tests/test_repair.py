@@ -1,0 +1,281 @@
+"""Verified repair hints (issue 31): the line to change, found in the student's own file and proven by a regrade.
+
+Each misconception with an inverse edit is planted by hand on one line of three correct engines in different
+styles (tests/repair_bugs.py): the inverse must find that line. End to end, the grading offers the repair on
+the check naming the cause, and the test applies its `after` itself and grades the result again: the checks
+the repair says it fixes pass. No correct engine gets a repair, nor costs a regrade.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from pathlib import Path
+
+import pytest
+from conftest import CORRECT_ENGINES
+from repair_bugs import BUGS, PRIORITY, STYLES, buggy, correct
+
+from grader import spec
+from grader.checks.diagnose import SIMULATED
+from grader.errors import NotApplicable, SpecError
+from grader.grading import grade
+from grader.insight.misconceptions import tally
+from grader.render.html import student_report
+from grader.render.terminal import render
+from grader.repair.inverse import DELEGATIONS, INVERSES, edit_for, last_class, method_of
+from grader.repair.verify import candidates
+from grader.sabotage import all_operators, wheats
+from grader.sabotage.trees import unparse
+
+QUICK = (
+    "forward",
+    "add",
+    "mul",
+    "pow",
+    "tanh",
+    "relu",
+    "neg_sub",
+    "accumulate",
+    "hand_examples",
+    "gradcheck",
+    "neuron",
+)
+"""The engine checks the end-to-end tests grade with (topo_order and training are slow, and repeat these)."""
+
+
+CHECKS = {
+    "assign_in": ("add", "mul", "accumulate", "gradcheck"),
+    "add_half": ("add", "accumulate", "gradcheck"),
+    "mul_": ("mul", "neg_sub", "gradcheck"),
+    "tanh_": ("tanh", "hand_examples", "gradcheck"),
+    "relu_": ("relu", "gradcheck"),
+    "pow_": ("pow", "gradcheck"),
+    "topo_": ("neg_sub", "hand_examples", "gradcheck"),
+    "missing_seed": ("hand_examples", "gradcheck"),
+    "children_": ("tanh", "gradcheck"),
+    "missing___r": ("forward", "add", "mul"),
+    "sub_": ("forward", "neg_sub"),
+}
+"""The checks each cause's end-to-end test grades with (by the cause id's start): those it fails, and some it
+must not break. Fewer checks, a quicker test."""
+
+
+def checks_for(cause: str) -> tuple[str, ...]:
+    return next(checks for start, checks in CHECKS.items() if cause.startswith(start))
+
+
+def assignment(
+    micrograd: spec.Assignment, level: str = "diff", hidden: tuple[str, ...] = (), checks: tuple[str, ...] = QUICK
+) -> spec.Assignment:
+    checks = tuple(
+        dataclasses.replace(c, visibility="hidden" if c.id in hidden else "visible")
+        for c in micrograd.checks
+        if c.id in checks
+    )
+    return dataclasses.replace(
+        micrograd,
+        checks=checks,
+        search=dataclasses.replace(micrograd.search, max_examples=15),
+        feedback=spec.Feedback(level),
+    )
+
+
+def graded(tmp_path: Path, text: str, task: spec.Assignment, name: str = "mine"):
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "micrograd_mine.py").write_text(text, encoding="utf-8")
+    return grade(folder / "micrograd_mine.py", task)
+
+
+def apply(text: str, repair: dict) -> str:
+    """The repair applied as a reader of the result JSON would: each place's `before` lines replaced by its
+    `after` lines (an insertion has no `before`), from the last line up."""
+    lines = text.split("\n")
+    for place in sorted([repair, *repair.get("also", [])], key=lambda p: p["line"], reverse=True):
+        old = place["before"].split("\n") if place["before"] else []
+        start = place["line"] - 1
+        assert lines[start : start + len(old)] == old
+        lines[start : start + len(old)] = place["after"].split("\n")
+    return "\n".join(lines)
+
+
+def expected_line(cause: str, text: str, line: int) -> int:
+    """Where the repair goes: the planted line, or for a missing reflected operator the line after the method
+    it is written beside."""
+    if cause.startswith("missing___r"):
+        beside = method_of(last_class(ast.parse(text)), DELEGATIONS[cause.removeprefix("missing_")][0])
+        return beside.end_lineno + 1
+    return line
+
+
+# -- the inverse edits, on the student's source ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("style", STYLES)
+@pytest.mark.parametrize("cause", sorted(BUGS))
+def test_the_inverse_finds_the_planted_line_and_undoes_it(cause, style):
+    text, line = buggy(cause, style)
+    edit = edit_for(text, cause)
+    assert edit is not None, f"no edit for {cause} in {style}"
+    assert expected_line(cause, text, line) in [c.line for c in edit.changes]
+    fixed = edit.applied(text)
+    ast.parse(fixed)
+    assert fixed != text
+    if fixed != correct(style):  # a different spelling of the right rule: only the planted lines differ
+        changed = {c.line for c in edit.changes}
+        assert all(c.before == "" or c.line in changed for c in edit.changes)
+        assert len(fixed.splitlines()) - len(text.splitlines()) == sum(
+            c.after.count("\n") + 1 for c in edit.changes if not c.before
+        )
+
+
+def test_a_file_with_windows_line_ends_gets_the_same_edit():
+    text, line = buggy("assign_in_add", "lecture")
+    edit = edit_for(text.replace("\n", "\r\n"), "assign_in_add")
+    assert edit == edit_for(text, "assign_in_add") and edit.changes[0].line == line
+    assert edit.applied(text.replace("\n", "\r\n")).replace("\r\n", "\n") == correct("lecture")
+
+
+def test_every_cause_with_an_inverse_is_planted_in_three_styles():
+    planted = {cause for cause, styles in BUGS.items() if set(styles) == set(STYLES)}
+    assert planted == set(INVERSES) - {"missing___rtruediv__", "assign_in_exp"}  # the engines have neither
+
+
+@pytest.mark.parametrize("engine", CORRECT_ENGINES + [Path(f"{s}.py") for s in STYLES], ids=lambda p: p.stem)
+def test_a_correct_engine_has_nothing_to_undo_for_the_causes_the_grader_names(engine):
+    """The edits a correct engine admits are of causes no check of it names (a method it does not define,
+    which it does not need): the common causes find nothing at all."""
+    text = correct(engine.stem) if engine.parent == Path(".") else engine.read_text()
+    for cause in PRIORITY + ("topo_not_reversed", "missing_seed", "children_not_tuple", "sub_as_add"):
+        assert edit_for(text, cause) is None, cause
+
+
+def _mutants():
+    """Every wheat's mutant of every mutation a cause with an inverse names (diagnose's replays and the
+    sabotage operators), as the grader makes them."""
+    pairs = [(c, fn) for c, fn in SIMULATED] + [(op.cause.id, op.rewrite) for op in all_operators().values()]
+    found = {}
+    for cause, mutation in pairs:
+        for wheat in wheats():
+            tree = ast.parse(wheat.source)
+            try:
+                mutation(tree)
+            except NotApplicable:
+                continue
+            if cause in INVERSES and cause != "children_not_tuple":  # replayed as children dropped, not (self)
+                found[(cause, wheat.id)] = (unparse(tree), wheat.source)
+    return found
+
+
+MUTANTS = _mutants()
+
+
+@pytest.mark.parametrize("key", sorted(MUTANTS), ids=lambda k: f"{k[0]}@{k[1]}")
+def test_the_inverse_undoes_the_mutation_on_every_wheat(key):
+    """Where the edit writes back what the mutation took, the wheat's own tree comes back (and so its full
+    marks); where it writes the rule another way (a seed line before the loop, a `pass` left), it is graded
+    by grader selftest."""
+    mutant, wheat = MUTANTS[key]
+    edit = edit_for(mutant, key[0])
+    assert edit is not None
+    fixed = ast.parse(edit.applied(mutant))
+    rewritten = {"missing_seed", "neuron_no_bias", "missing___radd__", "relu_negative_grad", "tanh_square_missing"}
+    if key[0] not in rewritten:
+        assert ast.dump(fixed) == ast.dump(ast.parse(wheat))
+
+
+# -- end to end: found, verified, shown; applied and regraded by the test ------------------------------------
+
+
+def _end_to_end(tmp_path, micrograd, cause, style):
+    text, line = buggy(cause, style)
+    task = assignment(micrograd, checks=checks_for(cause))
+    result = graded(tmp_path, text, task)
+    repairs = {c.id: c.artifacts["repair"] for c in result.checks if "repair" in c.artifacts}
+    assert len(repairs) == 1, [(c.id, c.status, c.cause) for c in result.checks]
+    ((check, repair),) = repairs.items()
+    assert next(c for c in result.checks if c.id == check).cause == cause
+    assert repair["verified"] is True and repair["after"]
+    assert expected_line(cause, text, line) in [repair["line"]] + [p["line"] for p in repair.get("also", [])]
+    assert check in repair["fixes"]
+    fixed = graded(tmp_path, apply(text, repair), assignment(micrograd, checks=tuple(repair["fixes"])), "fixed")
+    assert {c.id: c.status for c in fixed.checks} == dict.fromkeys(repair["fixes"], "passed")
+
+
+@pytest.mark.parametrize("style", STYLES)
+@pytest.mark.parametrize("cause", PRIORITY)
+def test_a_common_cause_gets_its_repair_and_the_repair_fixes_it(tmp_path, micrograd, cause, style):
+    _end_to_end(tmp_path, micrograd, cause, style)
+
+
+@pytest.mark.parametrize(
+    "cause",
+    sorted(set(BUGS) - set(PRIORITY) - {"neuron_no_bias"}),  # no check names a Neuron's missing bias as a cause
+)
+def test_every_other_cause_gets_its_repair_in_the_lecture_style(tmp_path, micrograd, cause):
+    _end_to_end(tmp_path, micrograd, cause, "lecture")
+
+
+def test_two_different_bugs_each_get_their_repair(tmp_path, micrograd):
+    text, pow_line = buggy("pow_off_by_one", "slots_gradfn")
+    text = text.replace("a.grad += (1.0 - t * t) * res.grad", "a.grad += (1.0 - a.data * a.data) * res.grad")
+    task = assignment(micrograd, checks=("pow", "tanh", "hand_examples", "gradcheck"))
+    result = graded(tmp_path, text, task)
+    repairs = {c.cause: c.artifacts["repair"] for c in result.checks if "repair" in c.artifacts}
+    assert set(repairs) == {"pow_off_by_one", "tanh_grad_from_input"}
+    assert repairs["pow_off_by_one"]["line"] == pow_line
+    assert repairs["tanh_grad_from_input"]["after"] == "            a.grad += (1.0 - t * t) * res.grad"
+    page = student_report(result, text)
+    assert page.count("Where to fix it (verified)") == 2 and "(1.0 - t * t) * res.grad" in page  # diff: the change
+    insight = {m["id"]: m for m in tally([("ada", result)])["misconceptions"]}
+    assert insight["pow_off_by_one"]["repaired"] == 1 and insight["tanh_grad_from_input"]["repaired"] == 1
+    both = apply(apply(text, repairs["pow_off_by_one"]), repairs["tanh_grad_from_input"])
+    assert graded(tmp_path, both, task, "fixed").score == task.max_score
+
+
+@pytest.mark.parametrize("engine", CORRECT_ENGINES + [Path(f"{s}.py") for s in STYLES], ids=lambda p: p.stem)
+def test_a_correct_engine_never_gets_a_repair_nor_a_regrade(tmp_path, micrograd, engine):
+    text = correct(engine.stem) if engine.parent == Path(".") else engine.read_text()
+    result = graded(tmp_path, text, assignment(micrograd, checks=("add", "mul", "tanh", "relu", "hand_examples")))
+    assert result.score == result.max_score
+    assert not any("repair" in c.artifacts for c in result.checks)
+    assert candidates(result, text) == []  # nothing to verify: nothing regraded
+
+
+def test_where_names_the_line_and_a_hidden_check_gets_none(tmp_path, micrograd):
+    text, line = buggy("tanh_grad_from_input", "lecture")
+    result = graded(tmp_path, text, assignment(micrograd, "where", ("tanh",), ("tanh", "hand_examples")))
+    by_id = {c.id: c for c in result.checks}
+    assert "repair" not in by_id["tanh"].artifacts  # hidden, though it names the cause first
+    repair = by_id["hand_examples"].artifacts["repair"]
+    assert repair["line"] == line and repair["after"] == "" and repair["verified"] is True
+    assert "tanh" not in repair["fixes"]  # a visible check never names a hidden one
+    assert "tanh" not in result.redacted().checks[[c.id for c in result.checks].index("tanh")].artifacts
+    shown = render(result, assignment(micrograd, "where"))
+    assert f"line {line}, in tanh's _backward" in shown and "1 - t**2) * out.grad" not in shown
+    page = student_report(result, text)
+    assert "Where to fix it (verified)" in page and "1 - t**2) * out.grad" not in page
+    code = page.split('class="code repair-code"')[1].split("</pre>")[0]  # the student's code around the line
+    assert code.count('<mark class="repair-line">') == 1 and ">_backward</span>" in code  # the line marked
+
+
+def test_off_offers_nothing(tmp_path, micrograd):
+    text, _ = buggy("tanh_grad_from_input", "lecture")
+    result = graded(tmp_path, text, assignment(micrograd, "off", checks=("tanh",)))
+    assert any(c.cause == "tanh_grad_from_input" for c in result.checks)
+    assert not any("repair" in c.artifacts for c in result.checks)
+
+
+def test_the_assignment_says_what_a_student_sees(tmp_path):
+    folder = tmp_path / "a"
+    folder.mkdir()
+    base = (Path(__file__).parent.parent / "assignments" / "micrograd" / "assignment.toml").read_text()
+    (folder / "assignment.toml").write_text(base + '\n[feedback]\nrepair = "diff"\n')
+    from grader import catalog
+
+    assert catalog.load(str(folder)).feedback.repair == "diff"
+    assert catalog.load("micrograd").feedback.repair == "where"
+    (folder / "assignment.toml").write_text(base + '\n[feedback]\nrepair = "all"\n')
+    with pytest.raises(SpecError, match=r"feedback.repair = 'all': expected one of off, where, diff"):
+        catalog.load(str(folder))
