@@ -28,6 +28,8 @@ class Cause:
     beside: tuple[str, ...] = ()
     """The methods to show instead when the student's file has no `method` (a reflected operator left
     out is written beside, and with, the operator it reflects)."""
+    also: tuple[str, ...] = ()
+    """The ids of the same misconception in other methods, named with this one (several())."""
 
     @property
     def sentence(self) -> str:
@@ -45,6 +47,40 @@ _REFLECTED = {
 }
 """The reflected operators a student may leave out, each with an expression that needs it and the methods
 it is written with."""
+
+
+def _listed(methods: tuple[str, ...]) -> str:
+    return methods[0] if len(methods) == 1 else f"{', '.join(methods[:-1])} and {methods[-1]}"
+
+
+def _assign_words(methods: tuple[str, ...]) -> str:
+    where = f"{methods[0]}'s backward" if len(methods) == 1 else f"the backward of {_listed(methods)}"
+    return (
+        f"in {where}, `=` replaces the gradient instead of adding to it, so a value used more than once keeps "
+        "only one path's gradient"
+    )
+
+
+def _on_input_words(methods: tuple[str, ...]) -> str:
+    one = len(methods) == 1
+    return (
+        f"{_listed(methods)} {'attaches its' if one else 'each attach their'} _backward to "
+        f"{'its' if one else 'their'} input (self._backward = ...), not to the output "
+        f"{'it makes' if one else 'they make'}"
+    )
+
+
+FAMILIES = {
+    "assign_in_": (_assign_words, "use += (a value used twice receives gradient from both paths)"),
+    "backward_on_input_": (
+        _on_input_words,
+        "attach it to out (out._backward = _backward); on the input it replaces that node's own _backward, so "
+        "the gradient stops there",
+    ),
+}
+"""The misconceptions a student may have in several methods at once, by id prefix (the rule follows): the words
+for one or several methods, and what more there is to say."""
+
 
 CAUSES: dict[str, Cause] = {
     cause.id: cause
@@ -87,13 +123,11 @@ CAUSES: dict[str, Cause] = {
             for name, (example, beside) in _REFLECTED.items()
         ),
         *(
-            Cause(
-                f"assign_in_{rule}",
-                f"in {method}'s backward, `=` replaces the gradient instead of adding to it, so a "
-                "value used more than once keeps only one path's gradient",
-                "use += (a value used twice receives gradient from both paths)",
-                method,
-            )
+            Cause(f"assign_in_{rule}", _assign_words((method,)), FAMILIES["assign_in_"][1], method)
+            for rule, method in _ACCUMULATED.items()
+        ),
+        *(
+            Cause(f"backward_on_input_{rule}", _on_input_words((method,)), FAMILIES["backward_on_input_"][1], method)
             for rule, method in _ACCUMULATED.items()
         ),
         *(
@@ -169,14 +203,29 @@ CAUSES: dict[str, Cause] = {
 }
 
 
-def said_in(feedback: str, cause_id: str | None, first: str | None = None) -> str:
+def family(cause_id: str) -> str | None:
+    """The prefix of the misconception a cause is one method's case of (FAMILIES), if any."""
+    return next((prefix for prefix in FAMILIES if cause_id.startswith(prefix)), None)
+
+
+def several(cause_ids: tuple[str, ...]) -> Cause:
+    """One misconception found in several methods (cause ids of one family, each of CAUSES), named once: the
+    first id, with words naming every method it is in."""
+    words, more = FAMILIES[family(cause_ids[0]) or ""]
+    methods = tuple(CAUSES[cause_id].method or cause_id for cause_id in cause_ids)
+    return Cause(cause_ids[0], words(methods), more, methods[0], also=tuple(cause_ids[1:]))
+
+
+def said_in(feedback: str, cause_id: str | None, first: str | None = None, also: tuple[str, ...] = ()) -> str:
     """A check's feedback with its cause said on a line of its own (a table's row shows the feedback's first
     line; the card, the whole cause, whose line no cap on a line's length reaches): 'Likely cause: ...', or,
-    when the check named first already said it, 'Same cause as <first>: <the words>'. Feedback with no known
-    cause is returned as it is."""
+    when the check named first already said it, 'Same cause as <first>: <the words>'. also: the ids of the same
+    misconception in other methods, said with it once. Feedback with no known cause is returned as it is."""
     cause = CAUSES.get(cause_id) if cause_id else None
     if cause is None:
         return feedback
+    if also and family(cause.id) and all(family(other) == family(cause.id) and other in CAUSES for other in also):
+        cause = several((cause.id, *also))
     if first is not None:
         return f"{feedback}\nSame cause as {first}: {cause.words}."
     return f"{feedback}\nLikely cause: {cause.sentence}."

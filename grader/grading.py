@@ -36,7 +36,7 @@ from grader.notebooks import Execution
 from grader.protocol import Code
 from grader.repair.verify import offered
 from grader.result import CheckResult, Outcome, Result, SubmissionError
-from grader.sabotage import own_block
+from grader.sabotage import normalised, own_block
 from grader.sandbox import isolation
 from grader.sandbox.isolation import Isolation
 from grader.sandbox.prestarted import Prestarted, layout, sandbox_for
@@ -122,17 +122,20 @@ class Submitted:
     """The text of the student's tests the suite lane runs (a notebook's own: the shim importing them)."""
     tests_source: str | None
     """The tests as the student wrote them (a notebook's: its cells)."""
+    normal: str = ""
+    """The engine and tests as the draw follows them, whatever the file's format (sabotage.normalised)."""
 
     def seed(self, grading: Grading) -> str:
-        """What makes this grading's choices (the plan of engines, the checks' cases): the same at every regrade."""
-        return secret.seed(grading.key, b"plan", self.source, (self.tests or "").encode())
+        """What makes this grading's choices (the plan of engines, the checks' cases): the same at every regrade,
+        and for the same engine and tests in a .py file or a notebook (sabotage.normalised)."""
+        return secret.seed(grading.key, b"plan", self.normal.encode())
 
     @property
     def shape(self) -> str:
-        """What decides which engine each sabotage is made from: the submission's digest keyed with nothing, so
-        the same files meet the same sabotages, and get the same score, wherever they are graded
-        (sabotage.plan)."""
-        return secret.seed(b"shape", self.source, (self.tests or "").encode())
+        """What decides which engine each sabotage is made from: the submission's code and tests, normalised
+        (sabotage.normalised), keyed with nothing, so the same work meets the same sabotages, and gets the same
+        score, wherever it is graded and whether it is a .py file or a notebook (sabotage.plan)."""
+        return secret.seed(b"shape", self.normal.encode())
 
 
 def grade(submission: Path, assignment: Assignment, options: Options = Options()) -> Result:
@@ -174,7 +177,9 @@ def read_submission(grading: Grading) -> Submitted:
     code, nb = _code(submission, source, grading.assignment)
     tests = _tests(submission, grading.options, nb)
     own = nb is not None and tests == notebooks.TEST_SHIM
-    return Submitted(source, hashlib.sha256(source).hexdigest(), code, tests, code.text if own else tests)
+    texts = [text for _, text in code.cells] if code.kind == "notebook" else [code.text]
+    normal = normalised(*texts, *([] if own or tests is None else [tests]))
+    return Submitted(source, hashlib.sha256(source).hexdigest(), code, tests, code.text if own else tests, normal)
 
 
 @contextlib.contextmanager
@@ -313,6 +318,8 @@ def run_checks(ctx: Context, specs: list[CheckSpec], on_check: OnCheck | None = 
         if timed:  # a typed mark, not words: a batch regrades alone a student whose grade a time limit touched
             outcome = replace(outcome, timing=True)
         ran[spec.id] = (outcome, time.monotonic() - t0)
+        if outcome.status in ("failed", "error") and spec.id not in SUITE_CHECKS:
+            ctx.failed.append(spec.id)  # training's card names the first to fix
         if on_check is not None:
             on_check(_check_result(spec, check.title, *ran[spec.id], {}, hidden), len(ran), len(order))
     first: dict[tuple[str, bool], str] = {}
@@ -399,7 +406,7 @@ def _check_result(
         earlier = first.setdefault((cause, False), spec.id)
         if visible:
             earlier = first.setdefault((cause, True), spec.id)
-    text = said_in(outcome.feedback, cause, earlier if earlier != spec.id else None)
+    text = said_in(outcome.feedback, cause, earlier if earlier != spec.id else None, _also(outcome, cause))
     return CheckResult(
         id=spec.id,
         title=title,
@@ -415,6 +422,14 @@ def _check_result(
         not_written=outcome.not_written,
         timing=outcome.timing,
     )
+
+
+def _also(outcome: Outcome, cause: str | None) -> tuple[str, ...]:
+    """The same misconception's ids in other methods, which the check found with its cause (artifacts' causes)."""
+    found = outcome.artifacts.get("causes")
+    if not cause or not isinstance(found, list) or not found or found[0] != cause:
+        return ()
+    return tuple(str(c) for c in found[1:])
 
 
 def _result(

@@ -8,7 +8,7 @@ import ast
 import dataclasses
 
 import pytest
-from conftest import ROOT, ZOO
+from conftest import BASE_ENGINE, ROOT
 
 from grader import causes
 from grader.causes import CAUSES, said_in
@@ -66,20 +66,46 @@ def test_said_once_however_worded():
     assert said_in("no cause here.", None) == said_in("no cause here.", "not_a_cause") == "no cause here."
 
 
+def test_one_misconception_in_several_methods_is_said_once_with_each():
+    """Is `=` for `+=` (or a _backward on the input) found in several methods said once, naming each method
+    once, its first cause's id kept for 'same cause as', and left as it is when the ids are of no one family?"""
+    ids = ("assign_in_add", "assign_in_mul", "assign_in_tanh")
+    said = said_in("a.grad should be 2 but your engine gives 1.", ids[0], None, ids[1:])
+    assert said.splitlines()[1] == f"Likely cause: {causes.several(ids).sentence}."
+    assert all(said.count(method) == 1 for method in ("__add__", "__mul__", "tanh")), said
+    again = said_in("x.", ids[0], "accumulate", ids[1:])
+    assert again == f"x.\nSame cause as accumulate: {causes.several(ids).words}."
+    on_input = causes.several(("backward_on_input_tanh", "backward_on_input_relu"))
+    assert on_input.id == "backward_on_input_tanh" and on_input.also == ("backward_on_input_relu",)
+    assert "tanh and relu each attach" in on_input.words
+    mixed = said_in("x.", "assign_in_add", None, ("missing_seed",))
+    assert mixed == said_in("x.", "assign_in_add")
+    assert causes.several(("assign_in_add",)).sentence == CAUSES["assign_in_add"].sentence
+
+
 def test_no_cause_is_cut():
     """Is every cause said on a line of its own, short enough that the cap on a feedback line's length
     (feedback.LINE_CHARS, which cuts with '...') never reaches it, indented as forward's list indents it?"""
     from grader.feedback import LINE_CHARS, capped
 
-    for cause in CAUSES.values():
-        said = said_in("a.grad should be 2 but your engine gives 1.", cause.id)
+    every = [causes.several(tuple(i for i in CAUSES if i.startswith(prefix))) for prefix in causes.FAMILIES]
+    for cause in [*CAUSES.values(), *every]:
+        said = said_in("a.grad should be 2 but your engine gives 1.", cause.id, None, cause.also)
         assert said.splitlines()[1] == f"Likely cause: {cause.sentence}.", cause.id
         listed = f"    Likely cause: {cause.sentence}."
         assert len(listed) <= LINE_CHARS and capped(listed, 5) == listed, (cause.id, len(listed))
 
 
+ASSIGN_IN_ADD = (
+    BASE_ENGINE.read_text()
+    .replace("self.grad += out.grad\n", "self.grad = out.grad\n", 1)
+    .replace("other.grad += out.grad\n", "other.grad = out.grad\n", 1)
+)
+"""`=` for `+=` in __add__ alone (in every rule, the cause is said with every method: test_causes_several.py)."""
+
+
 def _grade_once(grade_source, micrograd):
-    result = grade_source((ZOO / "buggy" / "assign_not_accumulate.py").read_text(), micrograd.without(SUITE_CHECKS))
+    result = grade_source(ASSIGN_IN_ADD, micrograd.without(SUITE_CHECKS))
     failing = [c for c in result.checks if c.cause == "assign_in_add"]
     assert len(failing) >= 2, [(c.id, c.status, c.cause) for c in result.checks]
     return failing

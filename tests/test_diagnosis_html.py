@@ -37,3 +37,20 @@ def test_the_code_at_fault_is_in_line_order(grade_source, micrograd):
         shown.index(f"{name}</span>") for name in ("__add__", "__mul__", "__sub__", "__radd__", "__rsub__", "__rmul__")
     ]
     assert order == sorted(order)
+
+
+def test_a_misconception_in_several_methods_shows_each_of_them():
+    """`=` for `+=` in __add__, __mul__ and tanh: the card shows those three methods, in the file's order, and
+    no other."""
+    source = variant(
+        (
+            "self.grad += out.grad\n            other.grad += out.grad",
+            "self.grad = out.grad\n            other.grad = out.grad",
+        ),
+        ("self.grad += other.data * out.grad", "self.grad = other.data * out.grad"),
+        ("self.grad += (1 - t ** 2) * out.grad", "self.grad = (1 - t ** 2) * out.grad"),
+    )
+    shown = str(html.suspect_source(source, "accumulate", "__add__", (), ("__mul__", "tanh")))
+    order = [shown.index(f"{name}</span>") for name in ("__add__", "__mul__", "tanh")]
+    assert order == sorted(order)
+    assert "__pow__</span>" not in shown and "relu</span>" not in shown

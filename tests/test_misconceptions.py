@@ -24,7 +24,11 @@ def _variant(old: str, new: str) -> str:
 CASES = [
     # (engine source, the check that names it, words of the misconception)
     ((CORPUS / "missing_seed.py").read_text(), "hand_examples", "never sets the output's gradient to 1"),
-    ((ZOO / "buggy" / "assign_not_accumulate.py").read_text(), "accumulate", "in __add__'s backward, `=` replaces"),
+    (
+        (ZOO / "buggy" / "assign_not_accumulate.py").read_text(),
+        "accumulate",
+        "in the backward of __add__, __mul__, __pow__, tanh and relu, `=` replaces",
+    ),
     ((CORPUS / "pow_assign_not_accumulate.py").read_text(), "accumulate", "in __pow__'s backward, `=` replaces"),
     ((CORPUS / "missing_radd_rmul.py").read_text(), "forward", "Value has no __radd__"),
     ((CORPUS / "relu_self_not_tuple.py").read_text(), "relu", "a one-element tuple needs a comma, (self,)"),

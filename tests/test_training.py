@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import BASE_ENGINE, REFERENCE_SOURCE, ZOO, statuses, with_limits
+from conftest import BASE_ENGINE, REFERENCE_SOURCE, WHEATS, ZOO, statuses, with_limits
 
 from grader import catalog
 
@@ -149,3 +149,45 @@ def test_bad_networks_fail_clearly(patch, check_id, status, words, micrograd, gr
     assert found.status == status, found.feedback
     for word in words:
         assert word in found.feedback
+
+
+SET_ORDERED = (WHEATS / "wheat_recursive_set.py").read_text()
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        (
+            "            self.grad += out.grad\n            other.grad += out.grad",
+            "            self.grad = out.grad\n            other.grad = out.grad",
+        ),
+        ("            self.grad += other.data * out.grad", "            self.grad = other.data * out.grad"),
+    ],
+    ids=["assign_in_add", "assign_in_mul_self"],
+)
+def test_a_loss_that_follows_the_order_of_a_set_says_so_and_what_to_fix_first(change, micrograd, grade_source):
+    """Children in a set, and a bug the order changes (`=` for `+=`, where which path is kept follows the order):
+    the loop gives other losses each run, so the card says the numbers change from run to run, that the loop
+    will not print these, and which check to fix first; artifacts say unstable."""
+    old, new = change
+    assert old in SET_ORDERED
+    checks = micrograd.without(tuple(c.id for c in micrograd.checks if c.id not in ("accumulate", "training")))
+    found = {c.id: c for c in grade_source(SET_ORDERED.replace(old, new, 1), checks).checks}
+    training = found["training"]
+    assert training.status == "failed"
+    assert training.artifacts.get("unstable") is True, training.feedback
+    assert "different losses on each run" in training.feedback
+    assert "fix what accumulate finds first" in training.feedback, training.feedback
+
+
+def test_a_stable_wrong_loss_says_nothing_of_runs(micrograd, grade_source):
+    """An engine whose order follows a list, with the same bug: its losses are the same every run."""
+    source = BASE.replace(
+        "self.grad += out.grad\n            other.grad += out.grad",
+        "self.grad = out.grad\n            other.grad = out.grad",
+        1,
+    )
+    checks = micrograd.without(tuple(c.id for c in micrograd.checks if c.id not in ("accumulate", "training")))
+    training = next(c for c in grade_source(source, checks).checks if c.id == "training")
+    assert training.status == "failed"
+    assert "unstable" not in training.artifacts and "each run" not in training.feedback

@@ -75,7 +75,8 @@ HAND_EXAMPLES = (
 def _discriminating() -> tuple:
     """Programs on which a hypothesis (a misconception replayed on correct engines) is tested beyond the
     smallest case: every operation alone at several points (x ** 1 at 2, tanh and relu on either side of 0),
-    an incoming gradient other than 1, nesting, a value used twice through each operation, shared nodes,
+    an incoming gradient other than 1, nesting, a value used twice through each operation (a leaf, and a node
+    with a rule of its own: its input's _backward is not the operation's), shared nodes,
     equal numbers on different nodes and the lesson's hand examples. A cause whose replay is wrong on one
     of them where the student's engine is right is not the student's."""
     found: list[tuple] = list(SINGLE.values()) + [EQUAL_DATA, LEAVES[:3] + (("mul", 0, 1), ("mul", 3, 2))]
@@ -85,6 +86,8 @@ def _discriminating() -> tuple:
     found += [(("leaf", 1.5), (op, 0, 0)) for op in BINARY]
     for ins in (("pow", 0, 2), ("tanh", 0), ("relu", 0), ("exp", 0), ("neg", 0)):
         found += [(("leaf", 0.7), ins, ("add", 1, 0)), (("leaf", -0.7), ins, ("leaf", -2.0), ("mul", 1, 2))]
+        inner = (ins[0], 2, *ins[2:])  # on a node with a rule of its own, used again beside it
+        found.append((("leaf", 0.7), ("leaf", 1.2), ("mul", 0, 1), inner, ("mul", 3, 2)))
     found += [program for _, _, program, _ in HAND_EXAMPLES]
     return tuple(dict.fromkeys(found))
 

@@ -219,6 +219,16 @@ class Context:
         per grading, in one request)."""
         self.rules: dict[str, Outcome] = {}
         """Each rule check's outcome by its id, judged once (accumulate asks which rules are right)."""
+        self.groups: dict[str, tuple] = {}
+        """Each misconception found in several rules, by its family's prefix: the rules it is in, each in its best
+        form (checks/diagnose.py), found once and named with every method it is in."""
+        self.failing_cases: list[Program] = []
+        """The cases the rule checks found failing, in order: gradcheck judges them too (one search for all)."""
+        self.unstable: str | None = None
+        """The first rule check whose numbers changed from try to try (the engine's order follows memory
+        addresses): the check training's card names to fix first."""
+        self.failed: list[str] = []
+        """The engine checks that failed so far, in order (training's card names the first to fix)."""
         self.builds: dict[str, bool] = {}
         """Whether each operation builds and computes the right value on its own (asked once, for why a property
         could not be probed)."""

@@ -22,7 +22,7 @@ import math
 import types
 from collections.abc import Callable
 
-from grader.causes import CAUSES, Cause
+from grader.causes import CAUSES, Cause, family, several
 from grader.checks.cases import DISCRIMINATING
 from grader.checks.context import Context, reference_run
 from grader.errors import CheckTimeout
@@ -34,12 +34,48 @@ from grader.sandbox.inside import probes
 from grader.sandbox.inside.ops import NEEDS, REFLECTED, RULES, UPDATED
 
 
-def _assign_in(rule: str) -> Callable[[ast.Module], None]:
+def _assign_in(rule: str, which: int | None = None) -> Callable[[ast.Module], None]:
+    """`=` for `+=` in the rule's backward: in every update, or (which) only in one input's, self's (0) or
+    other's (1), of a rule with two."""
+
     def mutate(tree: ast.Module) -> None:
-        for update in rule_updates(tree, rule):
+        updates = rule_updates(tree, rule)
+        if which is not None:
+            if len(updates) != 2:
+                raise NotApplicable(f"no two updates in the backward of {rule}")
+            updates = [updates[which]]
+        for update in updates:
             replace(tree, update, ast.Assign([update.target], update.value))
 
     return mutate
+
+
+def _on_input(rule: str) -> Callable[[ast.Module], None]:
+    """The rule's _backward attached to its input, `self._backward = _backward`, instead of to its output."""
+
+    def mutate(tree: ast.Module) -> None:
+        found = method(value_class(tree), RULES[rule][0])
+        targets = [
+            target
+            for node in (ast.walk(found) if found else ())
+            if isinstance(node, ast.Assign)
+            for target in node.targets
+            if isinstance(target, ast.Attribute) and target.attr == "_backward" and isinstance(target.value, ast.Name)
+        ]
+        if not targets:
+            raise NotApplicable(f"no `out._backward = ...` in {rule}")
+        for target in targets:
+            target.value = ast.Name("self", ast.Load())
+
+    return mutate
+
+
+VARIANTS: dict[str, Callable[[str], list[Callable[[ast.Module], None]]]] = {
+    "assign_in_": lambda rule: [_assign_in(rule), _assign_in(rule, 0), _assign_in(rule, 1)],
+    "backward_on_input_": lambda rule: [_on_input(rule)],
+}
+"""The misconceptions a student may have in several methods (causes.FAMILIES): each rule's mutations, the
+forms the misconception takes in that rule."""
 
 
 def _detached(rule: str) -> Callable[[ast.Module], None]:
@@ -120,7 +156,7 @@ UNARY_RULES = tuple(rule for rule in UPDATED if rule not in ("add", "mul"))
 
 # (cause id, mutation): the misconceptions that reproduce by mutating a correct engine, in the order tried.
 SIMULATED = [
-    *[(f"assign_in_{rule}", _assign_in(rule)) for rule in UPDATED],
+    *[(f"assign_in_{rule}", mutation) for rule in UPDATED for mutation in VARIANTS["assign_in_"](rule)],
     *[
         (op_id, _operator(op_id))
         for op_id in (
@@ -134,6 +170,7 @@ SIMULATED = [
     ],
     ("tanh_square_missing", _tanh_square_missing),
     ("relu_flipped", _relu_flipped),
+    *[(f"backward_on_input_{rule}", _on_input(rule)) for rule in UPDATED],
     *[(f"detached_{rule}", _detached(rule)) for rule in UPDATED],
     *[("children_not_tuple", _children_dropped(rule)) for rule in UNARY_RULES],
     ("topo_not_reversed", _operator("topo_not_reversed")),
@@ -145,17 +182,29 @@ SIMULATED = [
 @functools.cache
 def _mutant_modules(cause_id: str) -> tuple[types.SimpleNamespace, ...]:
     """The wheats with the cause's mutation (those it applies to), each as a module: Value, Neuron..."""
-    modules = []
-    for mutation, wheat in ((fn, wheat) for cid, fn in SIMULATED if cid == cause_id for wheat in wheats()):
-        tree = ast.parse(wheat.source)
-        try:
+    mutations = [fn for cid, fn in SIMULATED if cid == cause_id]
+    return tuple(m for fn in mutations for wheat in wheats() if (m := _built(wheat.source, (fn,), cause_id)))
+
+
+@functools.cache
+def _combined(spec: tuple[tuple[str, str, int], ...]) -> tuple[types.SimpleNamespace, ...]:
+    """The wheats with one misconception in several rules at once: (family, rule, the form's index in
+    VARIANTS) each; those wheats every one of them applies to."""
+    mutations = tuple(VARIANTS[prefix](rule)[k] for prefix, rule, k in spec)
+    return tuple(m for wheat in wheats() if (m := _built(wheat.source, mutations, "several")))
+
+
+def _built(source: str, mutations, name: str) -> types.SimpleNamespace | None:
+    """An engine with the mutations made, as a module; None if one of them does not apply."""
+    tree = ast.parse(source)
+    try:
+        for mutation in mutations:
             mutation(tree)
-        except NotApplicable:
-            continue
-        namespace: dict = {}
-        exec(compile(ast.fix_missing_locations(tree), f"<{cause_id}>", "exec"), namespace)
-        modules.append(types.SimpleNamespace(**namespace))
-    return tuple(modules)
+    except NotApplicable:
+        return None
+    namespace: dict = {}
+    exec(compile(ast.fix_missing_locations(tree), f"<{name}>", "exec"), namespace)
+    return types.SimpleNamespace(**namespace)
 
 
 def _mutants(cause_id: str) -> tuple[type, ...]:
@@ -180,14 +229,11 @@ def fitting(program: Program, grads: list, seed: bool = False) -> list[str]:
     nodes = [i for i in ancestors(program) if grads[i] is not None]  # a gradcheck knows only the leaves'
     if not nodes:
         return []
-    found = []
-    for cause_id in dict.fromkeys(cause_id for cause_id, _ in SIMULATED):
-        for cls in _mutants(cause_id):
-            sim = _replay(cls, program, seed)
-            if sim is not None and all(_same(grads[i], sim[i]) for i in nodes):
-                found.append(cause_id)
-                break
-    return found
+    return [
+        cause_id
+        for cause_id in dict.fromkeys(cause_id for cause_id, _ in SIMULATED)
+        if any(_fits(_replay(cls, program, seed), grads, nodes) for cls in _mutants(cause_id))
+    ]
 
 
 def diagnosed(ctx: Context, program: Program, grads: list, seed: bool = False) -> Cause | None:
@@ -207,14 +253,92 @@ def diagnosed(ctx: Context, program: Program, grads: list, seed: bool = False) -
             answers = _answers(ctx, seeded)
         except CheckTimeout:  # no time left to test the hypotheses: name none rather than guess
             return None
-        found = [cause_id for cause_id in found if not _refuted(cause_id, answers, seeded, ctx.close)]
+        found = [cause_id for cause_id in found if not _refuted(_mutants(cause_id), answers, seeded, ctx.close)]
         if len(found) > 1:
             found = _dominant(found, answers, seeded, ctx.close)
     if len(found) != 1:
         return None
-    if found[0] not in ctx.named:
-        ctx.named.append(found[0])
-    return CAUSES[found[0]]
+    cause = _everywhere(ctx, found[0], seeded) if family(found[0]) in VARIANTS else CAUSES[found[0]]
+    if cause.id not in ctx.named:
+        ctx.named.append(cause.id)
+    return cause
+
+
+def _everywhere(ctx: Context, cause_id: str, seed: bool) -> Cause:
+    """The misconception named in every rule it is in, once per grading: the rules whose replay together
+    gives the student's wrong numbers on more of the discriminating programs than without each, and is
+    never wrong where the student's engine is right (`=` for `+=` in __add__, __mul__ and tanh is one
+    misconception, named once with its three methods, its first method's id first)."""
+    groups = ctx.groups
+    prefix = family(cause_id) or ""
+    if prefix not in groups:
+        groups[prefix] = _grown(prefix, cause_id, *_judged_answers(_answers(ctx, seed), ctx.close), seed, ctx.close)
+    spec = groups[prefix]
+    ids = tuple(f"{prefix}{rule}" for rule in UPDATED if any(rule == r for _, r, _ in spec))
+    if cause_id not in ids:
+        return CAUSES[cause_id]
+    return several(ids) if len(ids) > 1 else CAUSES[ids[0]]
+
+
+def _judged_answers(answers: dict, close) -> tuple[dict, list]:
+    """The student's answers split: those wrong (program: gradients), and the programs it gets right."""
+    wrong, right = {}, []
+    for program, got in answers.items():
+        if got is None or not got.ok:
+            continue
+        expected = reference_run(program)
+        if expected is None or expected.grad is None or expected.data is None or got.grad is None:
+            continue
+        want, data = expected.grad, expected.data
+        if all(close(want[i], got.grad[i]) and close(data[i], got.data[i]) for i in ancestors(program)):
+            right.append(program)
+        else:
+            wrong[program] = got.grad
+    return wrong, right
+
+
+def _grown(prefix: str, cause_id: str, wrong: dict, right: list, seed: bool, close) -> tuple:
+    """The misconception's spec for _combined: the named rule's best form, then each other rule's best form
+    that makes the replay reproduce more of the wrong answers."""
+    rule = cause_id[len(prefix) :]
+    spec: tuple[tuple[str, str, int], ...] = max(
+        (((prefix, rule, k),) for k in range(len(VARIANTS[prefix](rule)))),
+        key=lambda s: _score(s, wrong, right, seed, close),
+    )
+    for other in UPDATED:
+        if other == rule:
+            continue
+        options = [spec + ((prefix, other, k),) for k in range(len(VARIANTS[prefix](other)))]
+        best = max(options, key=lambda s: _score(s, wrong, right, seed, close))
+        if _score(best, wrong, right, seed, close) > _score(spec, wrong, right, seed, close):
+            spec = best
+    return spec
+
+
+@functools.lru_cache(maxsize=256)
+def _replayed(spec: tuple, program: Program, seed: bool) -> tuple:
+    return tuple(_replay(module.Value, program, seed) for module in _combined(spec))
+
+
+def _score(spec: tuple, wrong: dict, right: list, seed: bool, close) -> int:
+    """How many wrong answers the best replay of spec reproduces, of those never wrong where the student's
+    engine is right (-1 when there are none such)."""
+    best = -1
+    for k in range(len(_combined(spec))):
+        if any(_wrong_at(_replayed(spec, program, seed)[k], program, close) for program in right):
+            continue
+        best = max(best, sum(_fits(_replayed(spec, p, seed)[k], grads, ancestors(p)) for p, grads in wrong.items()))
+    return best
+
+
+def _wrong_at(sim: list | None, program: Program, close) -> bool:
+    expected = reference_run(program)
+    want = expected.grad if expected is not None else None
+    return sim is not None and want is not None and not all(close(want[i], sim[i]) for i in ancestors(program))
+
+
+def _fits(sim: list | None, grads: list, nodes) -> bool:
+    return sim is not None and all(_same(grads[i], sim[i]) for i in nodes)
 
 
 def _answers(ctx: Context, seed: bool) -> dict:
@@ -259,9 +383,8 @@ def _dominant(found: list[str], answers: dict, seed: bool, close) -> list[str]:
     return best if len(best) == 1 else found
 
 
-def _refuted(cause_id: str, answers: dict, seed: bool, close) -> bool:
+def _refuted(mutants: tuple[type, ...], answers: dict, seed: bool, close) -> bool:
     """Is every replay of the cause wrong on some program where the student's engine is right?"""
-    mutants = _mutants(cause_id)
     wrong = set()
     for program, got in answers.items():
         if got is None or not got.ok or got.grad is None or got.data is None:  # (an ok run has its numbers)
@@ -288,7 +411,7 @@ def in_training(
     loop gives the student's losses at every step (the hypothesis tested on the whole run), if exactly one."""
     found = []
     for cause_id in ctx.named:
-        for module in _mutant_modules(cause_id):
+        for module in _named_modules(ctx, cause_id):
             try:
                 replayed = train(module)
             except Exception:
@@ -299,7 +422,21 @@ def in_training(
             ):
                 found.append(cause_id)
                 break
-    return CAUSES[found[0]] if len(found) == 1 else None
+    return _as_named(ctx, found[0]) if len(found) == 1 else None
+
+
+def _named_modules(ctx: Context, cause_id: str) -> tuple[types.SimpleNamespace, ...]:
+    """The replays of a cause named in this grading: of every rule it was found in."""
+    spec = ctx.groups.get(family(cause_id) or "")
+    if spec and any(f"{prefix}{rule}" == cause_id for prefix, rule, _ in spec):
+        return _combined(spec)
+    return _mutant_modules(cause_id)
+
+
+def _as_named(ctx: Context, cause_id: str) -> Cause:
+    spec = ctx.groups.get(family(cause_id) or "", ())
+    ids = tuple(f"{prefix}{rule}" for rule in UPDATED for prefix, r, _ in spec if r == rule)
+    return several(ids) if len(ids) > 1 and cause_id == ids[0] else CAUSES[cause_id]
 
 
 def from_error(error: StudentError | None, program: Program | None = None) -> Cause | None:

@@ -92,7 +92,8 @@ class Verdict:
         )
 
     def _artifacts(self) -> dict[str, Any]:
-        return {"graph": self.graph} if self.graph else {}
+        found: dict[str, Any] = {"graph": self.graph} if self.graph else {}
+        return found | causes_found(self.cause)
 
     def explained(self, ctx: Context, seed: bool = False) -> Verdict:
         """The verdict with its misconception, if one is recognised (a hypothesis tested beyond this case)."""
@@ -103,6 +104,11 @@ class Verdict:
         if self.got_grad:
             return replace(self, cause=diagnose.diagnosed(ctx, self.program, list(self.got_grad), seed))
         return self
+
+
+def causes_found(cause: Cause | None) -> dict[str, Any]:
+    """An outcome's artifacts naming a misconception found in several methods: every cause id, its own first."""
+    return {"causes": [cause.id, *cause.also]} if cause is not None and cause.also else {}
 
 
 def shown(value: Any) -> Any:

@@ -23,6 +23,10 @@ POSITIVE_VALUES = (2.0, 0.5, 1.5, 3.0, 2.5, 1.0)
 SCALES = (2.0, -3.0, 0.5, -1.5)  # the final `* k`: never 1, so the incoming gradient differs from 1
 EXPONENTS = (2, 3, -1, 0.5, 2.5, -2, 1.5, 1)  # no 0: the lesson's k * x**(k-1) divides by zero at x = 0
 CONSTANTS = (2.0, -3.0, 0.5, 1.5, -1.0)
+BOUNDARY_VALUES = (0.0, -1.5)
+"""With Shape.boundary, leaves may also be these (after the others, so a case shrinks to them only when they are
+what fails): 0, and a negative base under ** (outside the reference's domain with a fractional exponent, where it
+is not judged)."""
 
 UNARY = tuple(op_table.UNARY)
 BINARY = tuple(op_table.BINARY)
@@ -50,10 +54,13 @@ class Shape:
     """Every program uses some leaf more than once."""
     require_depth: int = 1
     """Every program has at least this many operations on its longest path."""
+    boundary: bool = False
+    """Leaves may be 0, and a power's base 0 or negative (BOUNDARY_VALUES): where a rule's gradient may raise."""
 
 
-def leaf_value(op_after: str | None = None) -> st.SearchStrategy[float]:
-    return st.sampled_from(POSITIVE_VALUES if op_after == "pow" else LEAF_VALUES)
+def leaf_value(op_after: str | None = None, boundary: bool = False) -> st.SearchStrategy[float]:
+    values = POSITIVE_VALUES if op_after == "pow" else LEAF_VALUES
+    return st.sampled_from(values + tuple(v for v in BOUNDARY_VALUES if v not in values) if boundary else values)
 
 
 @st.composite
@@ -68,7 +75,7 @@ def programs(draw, shape: Shape) -> Program:
         # 0 picks the most recent node (nesting); the last choice makes a new leaf.
         choice = draw(st.integers(0, len(available))) if shape.max_ops > 1 or shape.reuse_leaves else len(available)
         if choice == len(available):
-            program.append(("leaf", draw(leaf_value(op))))
+            program.append(("leaf", draw(leaf_value(op, shape.boundary))))
             index = len(program) - 1
             if shape.reuse_leaves:
                 available.append(index)

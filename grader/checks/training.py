@@ -18,7 +18,7 @@ from grader.checks.cases import NeuronCase
 from grader.checks.context import Context
 from grader.checks.evidence import Evidence
 from grader.checks.features import basic_cause
-from grader.checks.judging import error_message, not_written, shown
+from grader.checks.judging import causes_found, error_message, not_written, shown
 from grader.checks.registry import check
 from grader.feedback import numbers
 from grader.protocol import UNREADABLE, Observation, a_bool, a_name, a_number, an_int, list_of
@@ -197,14 +197,14 @@ def training(ctx: Context) -> Outcome:
             if converged is not None
             else ""
         )
+        unstable = _unstable(ctx, protocol.train(args, start), losses, spec.rtol, artifacts)
         return _with_cause(
             Outcome(
                 "failed",
                 "Started from the same weights (the grader's, set through parameters()), your loss and the reference "
                 f"engine's differ from step {diverged} on: {numbers(shown(bad), expected[diverged])[0]}{nan} "
                 f"instead of {numbers(expected[diverged], shown(bad))[0]}."
-                f"{reached}{no_grads}\nRun the loop below and compare; the first check above that fails "
-                "(add, mul, tanh, accumulate...) names the rule to fix.",
+                f"{reached}{no_grads}{unstable or _COMPARE}",
                 Counterexample(
                     code, {f"loss at step {diverged}": expected[diverged]}, {f"loss at step {diverged}": shown(bad)}
                 ),
@@ -247,6 +247,42 @@ def training(ctx: Context) -> Outcome:
     )
 
 
+_COMPARE = (
+    "\nRun the loop below and compare; the first check above that fails (add, mul, tanh, accumulate...) names the "
+    "rule to fix."
+)
+
+
+def _unstable(ctx: Context, request: dict, losses: list, rtol: float, artifacts: dict) -> str:
+    """What the card says when the same loop, run again in the student's engine, gives other losses (an order
+    that follows memory addresses, as children kept in a set do, with a bug the order changes): the numbers are
+    not the ones a pasted loop prints, and the check to fix first; else nothing. artifacts learns unstable."""
+    again = ctx.student.ask(request, {"losses": list_of(a_number)}, timeout=max(ctx.deadline_left(), 1.0))
+    if isinstance(again, Observation):
+        return ""
+    other = again.get("losses", [])
+    step = next(
+        (
+            k
+            for k, (a, b) in enumerate(zip(losses, other, strict=False))
+            if not (isinstance(a, float) and isinstance(b, float) and math.isclose(a, b, rel_tol=rtol, abs_tol=1e-12))
+        ),
+        None,
+    )
+    if step is None:
+        return ""
+    artifacts["unstable"] = True
+    first = ctx.unstable or next(iter(ctx.failed), None)
+    fix = f"fix what {first} finds first" if first else "fix the first check above that fails first"
+    return (
+        f"\nRun again, the same loop gave another loss at step {step} ({numbers(shown(other[step]))[0]} instead of "
+        f"{numbers(shown(losses[step]))[0]}): your engine's numbers change from run to run, most often because "
+        "the order backward() visits nodes in follows memory addresses (children kept in a set).\nSo the loop below "
+        "prints different losses on each run, not these.\nWith right rules the order would not change the numbers: "
+        f"{fix}, and compare then."
+    )
+
+
 def starting_parameters(spec: Training) -> list[float]:
     """The weights both runs start from, chosen by the grader: the lesson's model on the reference
     engine, built right after random.seed(seed), as the lesson's own loop would build it."""
@@ -260,7 +296,9 @@ def starting_parameters(spec: Training) -> list[float]:
 
 def _with_cause(outcome: Outcome, cause) -> Outcome:
     """The outcome with the recognised cause, which its result says (once: grader/causes.py)."""
-    return outcome if cause is None else replace(outcome, cause=cause.id)
+    if cause is None:
+        return outcome
+    return replace(outcome, cause=cause.id, artifacts=outcome.artifacts | causes_found(cause))
 
 
 def _loop_code(spec: Training, start: list[float]) -> str:

@@ -21,6 +21,8 @@ from grader.result import Result
 FAMILIES = {
     "assign_in_": "`=` for `+=` in a backward: a value used twice keeps only one path's gradient",
     "detached_": "an operation built without its inputs as children: nothing flows back through it",
+    "backward_on_input_": "a rule's _backward set on the operation's input instead of on its output: the input's "
+    "own rule is lost",
 }
 """Causes counted as one misconception, by id prefix, with the family's words."""
 
@@ -63,8 +65,16 @@ def _seen(students: list[tuple[str, Result]]) -> list[Seen]:
         for check in result.checks:
             if check.status in ("failed", "error") and check.cause in CAUSES and check.max_score > 0:
                 example = asdict(check.counterexample) if check.counterexample else None
-                seen.append(Seen(student, check.cause, check.id, example, check.cause in repaired))
+                seen += [Seen(student, cause, check.id, example, cause in repaired) for cause in _every_method(check)]
     return seen
+
+
+def _every_method(check) -> list[str]:
+    """The check's cause, and the same misconception's in the other methods it was found in (artifacts' causes)."""
+    found = check.artifacts.get("causes")
+    if not isinstance(found, list) or not found or found[0] != check.cause:
+        return [check.cause]
+    return [cause for cause in dict.fromkeys(found) if cause in CAUSES]
 
 
 def _repaired(result: Result) -> set[str]:

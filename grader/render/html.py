@@ -103,7 +103,9 @@ def student_report(
             view["graph_svg"] = graph_svg(graph) if graph else None
             cause = CAUSES.get(check.cause) if check.cause else None
             code = (
-                suspect_source(source, check.id, cause.method if cause else None, cause.beside if cause else ())
+                suspect_source(
+                    source, check.id, cause.method if cause else None, cause.beside if cause else (), _also(check)
+                )
                 if source
                 else None
             )
@@ -215,17 +217,26 @@ def write(path: Path, html: str) -> Path:
     return path
 
 
+def _also(check) -> tuple[str, ...]:
+    """The other methods a misconception found in several was found in (the check's artifacts' causes)."""
+    found = check.artifacts.get("causes")
+    if not isinstance(found, list) or not found or found[0] != check.cause:
+        return ()
+    return tuple(CAUSES[c].method or "" for c in found[1:] if isinstance(c, str) and c in CAUSES)
+
+
 def suspect_source(
-    source: str, check_id: str, suspect: str | None = None, beside: tuple[str, ...] = ()
+    source: str, check_id: str, suspect: str | None = None, beside: tuple[str, ...] = (), also: tuple[str, ...] = ()
 ) -> Markup | None:
     """The student's own code for the method most likely at fault, highlighted, in the file's line order:
-    the one the recognised cause names (suspect) if the student's file has it, else the methods the cause
-    says it is written beside (a missing __radd__: __add__), else those the check is about. None for code over
-    PARSED_CHARS, or that does not parse; lines over VIEW_CHARS are cut."""
+    the one the recognised cause names (suspect) if the student's file has it, with the other methods the same
+    misconception was found in (also), else the methods the cause says it is written beside (a missing __radd__:
+    __add__), else those the check is about. None for code over PARSED_CHARS, or that does not parse; lines over
+    VIEW_CHARS are cut."""
     tree = _parsed(source)
     if tree is None:
         return None
-    found = _suspects(tree, check_id, suspect, beside)
+    found = _suspects(tree, check_id, suspect, beside, also)
     if not found:
         return None
     lines = source.splitlines()
@@ -255,13 +266,13 @@ def _parsed(source: str) -> ast.Module | None:
 
 
 def _suspects(
-    tree: ast.Module, check_id: str, suspect: str | None, beside: tuple[str, ...]
+    tree: ast.Module, check_id: str, suspect: str | None, beside: tuple[str, ...], also: tuple[str, ...] = ()
 ) -> dict[str, ast.FunctionDef | ast.ClassDef]:
     """The first definition of each suspect function or class the code has, by name (see suspect_source)."""
     defined = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
     wanted = SUSPECTS.get(check_id, [])
     if suspect and suspect in defined:
-        wanted = [suspect]
+        wanted = [suspect, *also]
     elif suspect and set(beside) & defined:
         wanted = list(beside)
     found: dict[str, ast.FunctionDef | ast.ClassDef] = {}

@@ -131,16 +131,13 @@ def own_block(source: str) -> str | None:
     """The student's engine as a block to append like any other: their imports, their top-level
     functions (tests aside) and their Value class (the last one defined). None if there is none, or if it
     cannot be written back as code (an int literal of over 4,300 digits, which unparse cannot write)."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    classes = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Value"]
+    body = _statements(source)  # a notebook's cells joined: its magics left out, as the .py file has none
+    classes = [n for n in body if isinstance(n, ast.ClassDef) and n.name == "Value"]
     if not classes:
         return None
     kept: list[ast.stmt] = [
         n
-        for n in tree.body
+        for n in body
         if isinstance(n, (ast.Import, ast.ImportFrom))
         and not _is_future(n)
         or isinstance(n, ast.FunctionDef)
@@ -151,6 +148,38 @@ def own_block(source: str) -> str | None:
         return ast.unparse(ast.Module(body=kept, type_ignores=[])) + "\n"
     except (ValueError, RecursionError):
         return None
+
+
+def normalised(*texts: str) -> str:
+    """What the draw follows (plan's seed and shape): the definitions of the student's code and tests (their
+    classes and functions, each as ast unparses it, the last of each name, by name), not the file's format.
+    The same engine and tests in a .py file beside its test file and in a notebook's cells, whatever their
+    comments, blank lines, imports, prints and magics, give the same text; code with no definition, or none
+    that parses, is itself."""
+    defined: dict[str, str] = {}
+    for text in texts:
+        for node in _statements(text):
+            if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                defined[node.name] = _unparsed_node(node, text)
+    return "\n".join(defined[name] for name in sorted(defined)) if defined else "\n".join(texts)
+
+
+def _statements(text: str) -> list[ast.stmt]:
+    """A text's top-level statements; a notebook cell's IPython lines (magics, shell escapes) left out."""
+    for source in (text, "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in text.splitlines())):
+        try:
+            return ast.parse(source).body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+    return []
+
+
+def _unparsed_node(node: ast.stmt, text: str) -> str:
+    """The definition as ast unparses it; its own lines where it cannot (nesting too deep to unparse)."""
+    try:
+        return ast.unparse(node)
+    except (ValueError, RecursionError, MemoryError):
+        return "\n".join(text.splitlines()[node.lineno - 1 : node.end_lineno])
 
 
 def plan(operator_ids: tuple[str, ...], seed: str, pool: str, own: str | None = None, shape: str | None = None) -> Plan:
