@@ -30,9 +30,10 @@ SWEEP = {
     "nothing_builds": ("deep_graph",),
 }
 """For every engine check, an engine of ours on which what it is worth points for cannot be probed: nesting
-broken (leaves first) with no backward of each node's own to call alone, for the rule checks and accumulate; `=` everywhere and nothing to watch for topo_order;
-tanh, relu, numerical_grad and Neuron not written for the rest; no operation written for deep_graph. The
-suite checks are swept with a test file that holds no test (test_suite_checks_...)."""
+broken (leaves first) with no backward of each node's own to call alone, for the rule checks and accumulate;
+`=` everywhere and nothing to watch for topo_order; tanh, relu, numerical_grad and Neuron not written for the
+rest; no operation written for deep_graph. The suite checks are swept with a test file that holds no test
+(test_suite_checks_...)."""
 
 
 @functools.cache

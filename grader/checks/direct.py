@@ -48,7 +48,7 @@ def called_alone(ctx: Context, ops: tuple[str, ...], hints: dict[str, str]) -> t
     probed: list[str] = []
     for op in (op for op in ops if op in CASES):
         seen = [replies.get(program) for program in CASES[op]]
-        alone = [reply for program, reply in zip(CASES[op], seen, strict=True) if _whole(ctx, program, reply)]
+        alone = [d for d in (_whole(ctx, p, reply) for p, reply in zip(CASES[op], seen, strict=True)) if d]
         if len(alone) != len(seen):
             continue
         for program, reply in zip(CASES[op], alone, strict=True):
@@ -59,13 +59,14 @@ def called_alone(ctx: Context, ops: tuple[str, ...], hints: dict[str, str]) -> t
     return tuple(probed), None
 
 
-def _whole(ctx: Context, program: Program, reply: Direct | Observation | None) -> bool:
-    """Did the output's own backward, called alone with its grad set to 1, give each input its whole gradient
-    (the reference's)?"""
+def _whole(ctx: Context, program: Program, reply: Direct | Observation | None) -> Direct | None:
+    """The reply, when the output's own backward, called alone with its grad set to 1, gave each input its whole
+    gradient (the reference's); None otherwise."""
     expected = reference_run(program)
     if not isinstance(reply, Direct) or not reply.hook or expected is None or expected.grad is None:
-        return False
-    return all(ctx.close(expected.grad[i], reply.grads[0][i]) for i in _leaves(program))
+        return None
+    whole = all(ctx.close(expected.grad[i], reply.grads[0][i]) for i in _leaves(program))
+    return reply if whole else None
 
 
 def _leaves(program: Program) -> list[int]:
