@@ -6,7 +6,7 @@ back is untrusted: a reader checks type and shape, caps every string and list, a
 typed value or raises ValueError, which the caller reports as a reply the grader cannot read.
 No other host module builds a request dictionary or indexes a reply.
 
-Requests: load, eval_many, gradcheck_many, numerical_grad, neuron, train, suite.
+Requests: load, eval_many, gradcheck_many, order_many, direct_many, numerical_grad, neuron, train, suite.
 """
 
 from __future__ import annotations
@@ -105,6 +105,10 @@ def gradcheck_many(programs: list[Program], h: float) -> dict:
 
 def order_many(programs: list[Program], seed: bool) -> dict:
     return {"op": "order_many", "programs": programs, "seed": seed, "stop_on_error": False}
+
+
+def direct_many(programs: list[Program], incoming: list[float]) -> dict:
+    return {"op": "direct_many", "programs": programs, "incoming": incoming, "stop_on_error": False}
 
 
 def numerical_grad(function: str, x: float, h: float | None) -> dict:
@@ -304,6 +308,31 @@ def order(value: Any, program: Program) -> Order | Observation:
     ):
         return Observation(error=UNREADABLE)
     return Order(value["hook"][:100] or "?", ops, tuple(calls))
+
+
+@dataclass(frozen=True)
+class Direct:
+    """Every node's grad after the output's own backward was called alone, one tuple per incoming gradient asked
+    for, as the student's process claims; hook is the attribute called, or empty when none could be."""
+
+    hook: str
+    grads: tuple[tuple[Any, ...], ...] = ()
+
+
+def direct(value: Any, program: Program, incoming: int) -> Direct | Observation:
+    """One program's direct_many reply: the grads seen per incoming gradient, a Direct with no hook when the
+    output has no backward of its own to call, or what the student's code raised."""
+    if isinstance(value, dict) and "error" in value:
+        return Observation(error=StudentError.from_claim(value["error"]))
+    if not isinstance(value, dict):
+        return Observation(error=UNREADABLE)
+    if value.get("hook") is None:
+        return Direct("")
+    grads = value.get("grads")
+    read = [numbers(g, len(program)) for g in grads] if isinstance(grads, list) and len(grads) == incoming else None
+    if not isinstance(value["hook"], str) or read is None or any(g is None for g in read):
+        return Observation(error=UNREADABLE)
+    return Direct(value["hook"][:100] or "?", tuple(tuple(g) for g in read if g is not None))
 
 
 MAX_SYMBOLS = 10_000

@@ -24,15 +24,16 @@ from grader.result import Outcome
 EVIDENCE = HERE / "fixtures" / "evidence"
 
 SWEEP = {
-    "relu_assign_leaves_first": ("add", "mul", "pow", "tanh", "relu", "neg_sub", "accumulate"),
+    "dispatch_leaves_first": ("add", "mul", "pow", "tanh", "relu", "neg_sub", "accumulate"),
     "recursion_assign_dispatch": ("topo_order",),
     "partial": ("forward", "hand_examples", "gradcheck", "numerical_grad", "neuron", "training"),
     "nothing_builds": ("deep_graph",),
 }
 """For every engine check, an engine of ours on which what it is worth points for cannot be probed: nesting
-broken (leaves first) for the rule checks and accumulate; `=` everywhere and nothing to watch for topo_order;
-tanh, relu, numerical_grad and Neuron not written for the rest; no operation written for deep_graph. The
-suite checks are swept with a test file that holds no test (test_suite_checks_...)."""
+broken (leaves first) with no backward of each node's own to call alone, for the rule checks and accumulate;
+`=` everywhere and nothing to watch for topo_order; tanh, relu, numerical_grad and Neuron not written for the
+rest; no operation written for deep_graph. The suite checks are swept with a test file that holds no test
+(test_suite_checks_...)."""
 
 
 @functools.cache
@@ -67,18 +68,19 @@ def test_no_check_passes_what_it_could_not_probe(engine):
 @pytest.mark.parametrize("engine", ["relu_assign_leaves_first", "relu_assign_nested_twice"])
 def test_equals_in_relu_with_nesting_broken_does_not_pass_accumulate(engine):
     """Issue 30's second example, in two styles: accumulate (passed before, on a + a and a * a alone) is
-    skipped, naming topo_order, and so is each rule check, whose rule under an incoming gradient other than 1
-    could not be probed; what each did probe is listed."""
+    skipped, naming topo_order; relu, whose rule is right but for `=`, passes, its rule under an incoming gradient
+    other than 1 probed by calling the output's own _backward alone (skipped before, blamed for the order)."""
     found = graded(engine, ("add", "relu", "accumulate", "topo_order"))
     accumulate = found["accumulate"]
     assert accumulate.status == "skipped" and "topo_order" in accumulate.artifacts["blocked_by"]
     assert "a value used twice through **, -x, a - b, tanh and relu could not be probed" in accumulate.feedback
     assert accumulate.artifacts["probed"] == ["a value used twice through +", "a value used twice through *"]
     relu = found["relu"]
-    assert relu.status == "skipped" and relu.artifacts == {"probed": ["relu"], "blocked_by": ["topo_order"]}
-    assert relu.feedback.startswith(
-        "Not judged: relu under an incoming gradient other than 1 could not be probed yet: nested expressions"
-    )
+    assert relu.status == "passed", relu.feedback
+    assert relu.artifacts["probed"] == [
+        "relu",
+        "relu under an incoming gradient other than 1, probed by calling the output's own _backward alone",
+    ]
     assert found["topo_order"].status == "failed"
 
 

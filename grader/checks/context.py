@@ -108,6 +108,16 @@ class StudentEngine:
             every=True,
         )
 
+    def direct_many(self, programs: list[Program], incoming: list[float]) -> list[protocol.Direct | Observation | None]:
+        """Every node's grad after the output's own backward is called alone, per program and incoming gradient."""
+        return self._many(
+            lambda chunk: protocol.direct_many(chunk, incoming),
+            programs,
+            lambda i, value: protocol.direct(value, programs[i], len(incoming)),
+            None,
+            every=True,
+        )
+
     def gradcheck_many(
         self, programs: list[Program], h: float, stop: Callable[[Program, Any], bool] | None = None
     ) -> list[dict | Observation | None]:

@@ -7,7 +7,7 @@ import re
 from dataclasses import replace
 
 from grader.causes import CAUSES, family
-from grader.checks import order, plans, reuse
+from grader.checks import direct, order, plans, reuse
 from grader.checks.cases import EQUAL_DATA, SINGLE
 from grader.checks.context import Context, reference_run
 from grader.checks.evidence import (
@@ -15,6 +15,7 @@ from grader.checks.evidence import (
     Evidence,
     Missing,
     blocked,
+    incoming,
     ops_probed,
     rule_probed,
     rule_properties,
@@ -142,9 +143,25 @@ def _rule_check(ctx: Context, check_id: str, *ops: str) -> Outcome:
         if stopped is None:
             shape, probe = _rule_shape(ctx, *ops), _probe(ctx)
             outcome = _run_search(ctx, check_id, shape, probe, note=True)
-            stopped = _rule_evidence(ctx, shape, probe, ops).settle(outcome)
+            stopped = _called_alone(ctx, _rule_evidence(ctx, shape, probe, ops), outcome, check_id)
         ctx.rules[check_id] = stopped
     return ctx.rules[check_id]
+
+
+def _called_alone(ctx: Context, evidence: Evidence, outcome: Outcome, check_id: str) -> Outcome:
+    """A passed rule check's outcome, its rules under an incoming gradient other than 1 that nested expressions
+    could not probe probed by calling the output's own backward alone, where the engine's nodes carry one
+    (direct.py): a wrong result fails the check; one held counts as probed; the rest stay missing."""
+    wanted = tuple(m.property for m in evidence.missing)
+    ops = tuple(op for op in direct.CASES if incoming(op) in wanted)
+    if outcome.status != "passed" or not ops:
+        return evidence.settle(outcome)
+    probed, failed = direct.called_alone(ctx, ops, dict.fromkeys(ops, HINTS[check_id]))
+    if failed is not None:
+        return failed
+    held = {p.split(",")[0] for p in probed}
+    missing = tuple(m for m in evidence.missing if m.property not in held)
+    return Evidence(evidence.probed + probed, missing).settle(outcome)
 
 
 def _rule_evidence(ctx: Context, shape: Shape, probe: Probe, ops: tuple[str, ...]) -> Evidence:

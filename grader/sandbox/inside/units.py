@@ -148,6 +148,10 @@ class State:
             return self._each(
                 seq, request["programs"], lambda program: probes.order(program, value, request["seed"]), stop
             )
+        if op == "direct_many":
+            return self._each(
+                seq, request["programs"], lambda program: probes.direct(program, value, request["incoming"]), stop
+            )
         if op == "gradcheck_many":
             return self._each(
                 seq, request["programs"], lambda program: probes.gradcheck(program, value, request["h"]), stop
