@@ -340,35 +340,59 @@ def search(
     verdicts = judge_many(list(plan))
     if all(verdicts.get(p) is None for p in plan) and len(verdicts) == len(plan):
         return None
-    stopped: list[Verdict | CheckTimeout] = []
+    disagrees = _Disagrees(ctx, judge, verdicts)
+    program = _smallest(shape, disagrees, plan, max_examples)
+    if program is None:
+        return None
+    if disagrees.stopped:
+        if isinstance(disagrees.stopped[0], CheckTimeout):
+            raise disagrees.stopped[0]
+        return disagrees.stopped[0]
+    return _confirmed(program, verdicts[program], judge)
 
-    def disagrees(program: Program) -> bool:
-        if stopped:
+
+class _Disagrees:
+    """search()'s condition for hypothesis: whether the judge rejects a program, each judged once and
+    remembered in verdicts. A failure of the student's process or the check's time running out is kept in
+    stopped, and from then on every program is accepted."""
+
+    def __init__(
+        self, ctx: Context, judge: Callable[[Program], Verdict | None], verdicts: dict[Program, Verdict | None]
+    ) -> None:
+        self.ctx = ctx
+        self.judge = judge
+        self.verdicts = verdicts
+        self.stopped: list[Verdict | CheckTimeout] = []
+
+    def __call__(self, program: Program) -> bool:
+        if self.stopped:
             return True
-        if program not in verdicts:
+        if program not in self.verdicts:
             try:
-                ctx.check_time()
+                self.ctx.check_time()
             except CheckTimeout as timeout:
-                stopped.append(timeout)
+                self.stopped.append(timeout)
                 return True
-            verdicts[program] = judge(program)
-        verdict = verdicts[program]
+            self.verdicts[program] = self.judge(program)
+        verdict = self.verdicts[program]
         if verdict is not None and verdict.failure is not None:
-            stopped.append(verdict)
+            self.stopped.append(verdict)
         return verdict is not None
 
+
+def _smallest(
+    shape: strategies.Shape, disagrees: _Disagrees, plan: tuple[Program, ...], max_examples: int
+) -> Program | None:
+    """The program hypothesis finds and shrinks; if it finds none, the plan's first rejected one (hypothesis
+    went elsewhere), else None."""
     try:
-        program = hypothesis.find(strategies.programs(shape), disagrees, settings=plans.settings(max_examples))
+        return hypothesis.find(strategies.programs(shape), disagrees, settings=plans.settings(max_examples))
     except (NoSuchExample, Unsatisfiable):
-        rejected = next((p for p in plan if verdicts.get(p) is not None), None)  # hypothesis went elsewhere
-        if rejected is None:
-            return None
-        program = rejected
-    if stopped:
-        if isinstance(stopped[0], CheckTimeout):
-            raise stopped[0]
-        return stopped[0]
-    verdict = verdicts[program]
+        return next((p for p in plan if disagrees.verdicts.get(p) is not None), None)
+
+
+def _confirmed(program: Program, verdict: Verdict | None, judge: Callable[[Program], Verdict | None]) -> Verdict:
+    """The verdict on the program found, marked unstable if a re-run of a wrong answer comes out right."""
     assert verdict is not None, "the program found is one the judge rejected"
     if verdict.status == "failed" and any(judge(program) is None for _ in range(RETRIES)):
         verdict = replace(verdict, unstable=True)

@@ -63,58 +63,89 @@ def leaf_value(op_after: str | None = None, boundary: bool = False) -> st.Search
     return st.sampled_from(values + tuple(v for v in BOUNDARY_VALUES if v not in values) if boundary else values)
 
 
-@st.composite
-def programs(draw, shape: Shape) -> Program:
-    """A program whose operations follow the shape; its last node is the output."""
-    program: list[tuple] = []
-    available: list[int] = []  # nodes an operation may still read, most recent last
-    n_ops = draw(st.integers(1, shape.max_ops))
-    core_at = draw(st.integers(0, n_ops - 1))
+class _Builder:
+    """One program under construction, drawing its choices from hypothesis in the order they are made."""
 
-    def operand(op: str) -> int:
+    def __init__(self, draw, shape: Shape) -> None:
+        self.draw = draw
+        self.shape = shape
+        self.program: list[tuple] = []
+        self.available: list[int] = []  # nodes an operation may still read, most recent last
+
+    def operand(self, op: str) -> int:
+        """The node an operand of op reads: an available one, or a new leaf."""
+        shape, available = self.shape, self.available
         # 0 picks the most recent node (nesting); the last choice makes a new leaf.
-        choice = draw(st.integers(0, len(available))) if shape.max_ops > 1 or shape.reuse_leaves else len(available)
+        choice = (
+            self.draw(st.integers(0, len(available))) if shape.max_ops > 1 or shape.reuse_leaves else len(available)
+        )
         if choice == len(available):
-            program.append(("leaf", draw(leaf_value(op, shape.boundary))))
-            index = len(program) - 1
-            if shape.reuse_leaves:
-                available.append(index)
-            return index
+            return self.leaf(op)
         index = available[-1 - choice]
-        is_leaf = program[index][0] == "leaf"
+        is_leaf = self.program[index][0] == "leaf"
         keep = shape.reuse_leaves if is_leaf else shape.share_nodes
         if not keep:
             available.remove(index)
         return index
 
-    for k in range(n_ops):
-        op = draw(st.sampled_from(shape.ops if k == core_at else shape.ops + shape.helpers))
+    def leaf(self, op: str) -> int:
+        """A new leaf under op, available again only if leaves may be reused."""
+        self.program.append(("leaf", self.draw(leaf_value(op, self.shape.boundary))))
+        index = len(self.program) - 1
+        if self.shape.reuse_leaves:
+            self.available.append(index)
+        return index
+
+    def operation(self, op: str) -> tuple:
+        """op's instruction, its operands (and any constant) drawn left to right."""
         if op in UNARY:
-            program.append((op, operand(op)))
-        elif op == "pow":
-            base = operand(op)
-            exponent = draw(st.sampled_from(EXPONENTS))
-            program.append((op, base, exponent))
-        elif op in BINARY:
-            left = operand(op)
-            program.append((op, left, operand(op)))
-        elif op in WITH_CONSTANT:
-            program.append((op, operand(op), draw(st.sampled_from(CONSTANTS))))
-        elif op in CONSTANT_FIRST:
-            program.append((op, draw(st.sampled_from(CONSTANTS)), operand(op)))
-        else:
-            raise ValueError(f"no strategy for operation {op!r}")
-        available.append(len(program) - 1)
-    if shape.wrap and draw(st.booleans()):
-        output = len(program) - 1
-        program.append(("leaf", draw(st.sampled_from(SCALES))))
-        program.append(("mul", output, len(program) - 1))
-    result = tuple(program)
+            return (op, self.operand(op))
+        if op == "pow":
+            base = self.operand(op)
+            return (op, base, self.draw(st.sampled_from(EXPONENTS)))
+        if op in BINARY:
+            left = self.operand(op)
+            return (op, left, self.operand(op))
+        if op in WITH_CONSTANT:
+            return (op, self.operand(op), self.draw(st.sampled_from(CONSTANTS)))
+        if op in CONSTANT_FIRST:
+            return (op, self.draw(st.sampled_from(CONSTANTS)), self.operand(op))
+        raise ValueError(f"no strategy for operation {op!r}")
+
+    def add(self, op: str) -> None:
+        """Append op (after the leaves its operands make) and make it available."""
+        instruction = self.operation(op)
+        self.program.append(instruction)
+        self.available.append(len(self.program) - 1)
+
+    def wrap(self) -> None:
+        """Multiply the output by a leaf k != 1."""
+        output = len(self.program) - 1
+        self.program.append(("leaf", self.draw(st.sampled_from(SCALES))))
+        self.program.append(("mul", output, len(self.program) - 1))
+
+
+def _follows(program: Program, shape: Shape) -> bool:
+    """Whether the program has the reuse and the depth the shape requires."""
     if shape.require_reuse and not any(
-        count > 1 for node, count in consumers(result).items() if result[node][0] == "leaf"
+        count > 1 for node, count in consumers(program).items() if program[node][0] == "leaf"
     ):
-        reject()
-    if depth(result) < shape.require_depth:
+        return False
+    return depth(program) >= shape.require_depth
+
+
+@st.composite
+def programs(draw, shape: Shape) -> Program:
+    """A program whose operations follow the shape; its last node is the output."""
+    builder = _Builder(draw, shape)
+    n_ops = draw(st.integers(1, shape.max_ops))
+    core_at = draw(st.integers(0, n_ops - 1))
+    for k in range(n_ops):
+        builder.add(draw(st.sampled_from(shape.ops if k == core_at else shape.ops + shape.helpers)))
+    if shape.wrap and draw(st.booleans()):
+        builder.wrap()
+    result = tuple(builder.program)
+    if not _follows(result, shape):
         reject()
     return result
 
@@ -128,22 +159,26 @@ def single_operations(ops: tuple[str, ...]):
     """Every operation once on leaves over a grid of values, simplest first: a sweep that
     finds a wrong formula before any random search."""
     for op in ops:
-        if op in UNARY:
-            for x in LEAF_VALUES:
-                yield (("leaf", x), (op, 0))
-        elif op == "pow":
-            for k in EXPONENTS:
-                for x in POSITIVE_VALUES if isinstance(k, float) else LEAF_VALUES:
-                    yield (("leaf", x), ("pow", 0, k))
-        elif op in BINARY:
-            for x in LEAF_VALUES[:5]:
-                for y in LEAF_VALUES[:5]:
-                    yield (("leaf", x), ("leaf", y), (op, 0, 1))
-        elif op in WITH_CONSTANT:
-            for x in LEAF_VALUES[:5]:
-                for c in CONSTANTS:
-                    yield (("leaf", x), (op, 0, c))
-        elif op in CONSTANT_FIRST:
-            for x in LEAF_VALUES[:5]:
-                for c in CONSTANTS:
-                    yield (("leaf", x), (op, c, 0))
+        yield from _single_cases(op)
+
+
+def _single_cases(op: str):
+    """One operation's programs of the sweep (none for an operation it does not know)."""
+    if op in UNARY:
+        return ((("leaf", x), (op, 0)) for x in LEAF_VALUES)
+    if op == "pow":
+        return _pow_cases()
+    if op in BINARY:
+        return ((("leaf", x), ("leaf", y), (op, 0, 1)) for x in LEAF_VALUES[:5] for y in LEAF_VALUES[:5])
+    if op in WITH_CONSTANT:
+        return ((("leaf", x), (op, 0, c)) for x in LEAF_VALUES[:5] for c in CONSTANTS)
+    if op in CONSTANT_FIRST:
+        return ((("leaf", x), (op, c, 0)) for x in LEAF_VALUES[:5] for c in CONSTANTS)
+    return ()
+
+
+def _pow_cases():
+    """x ** k for each exponent, over positive bases only under a fractional one."""
+    for k in EXPONENTS:
+        for x in POSITIVE_VALUES if isinstance(k, float) else LEAF_VALUES:
+            yield (("leaf", x), ("pow", 0, k))

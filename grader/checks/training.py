@@ -8,7 +8,7 @@ gradient is 0) would otherwise pass with a backward() that does nothing."""
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import reference
@@ -136,10 +136,40 @@ def training(ctx: Context) -> Outcome:
     if len(initial) == len(start) - 1 and spec.model == "Neuron":
         start = start[:-1] + [0.0]  # a neuron without a bias: compare with the lesson's neuron, bias held at 0
         initial = initial + [0.0]
+    if wrong := _wrong_start(spec, len(got.get("initial", [])), initial, start):
+        return wrong
+    replay = probes.train(reference, probes.Loop(**args, initial=start))
+    expected = replay["losses"]
+    if not expected or expected[0] < spec.threshold or not any(replay["grads"]):
+        return Outcome(
+            "skipped",
+            "Not judged: from the starting weights the grader sets (random.seed"
+            f"({spec.seed}) in the lesson's {spec.model}), the reference engine's loss is already below "
+            f"{spec.threshold:g} or its gradients are all 0, so this training set cannot tell a working "
+            "backward() from one that does nothing. Tell your instructor ([training] in the assignment).",
+        )
+    return _judged(ctx, _Run(spec, args, start, code, losses, grads), expected)
+
+
+@dataclass(frozen=True)
+class _Run:
+    """The student's run of the lesson's loop: what it was asked, and the losses and first gradients it gave."""
+
+    spec: Training
+    args: dict[str, Any]
+    start: list[float]
+    code: str
+    losses: list
+    grads: list
+
+
+def _wrong_start(spec: Training, count: int, initial: list, start: list[float]) -> Outcome | None:
+    """The outcome when the model's parameters() are not the starting weights the grader set (count of them
+    returned, initial as read back); else None."""
     if len(initial) != len(start):
         return Outcome(
             "failed",
-            f"{spec.model}{tuple(spec.sizes)}.parameters() returned {len(got.get('initial', []))} "
+            f"{spec.model}{tuple(spec.sizes)}.parameters() returned {count} "
             f"values; the lesson's {spec.model} has {len(start)}.",
         )
     if not all(
@@ -153,35 +183,37 @@ def training(ctx: Context) -> Outcome:
             f"instead of [{', '.join(numbers(s)[0] for s in start[:6])}, ...]: parameters() must return the "
             "model's own Values.",
         )
-    replay = probes.train(reference, probes.Loop(**args, initial=start))
-    expected = replay["losses"]
-    if not expected or expected[0] < spec.threshold or not any(replay["grads"]):
-        return Outcome(
-            "skipped",
-            "Not judged: from the starting weights the grader sets (random.seed"
-            f"({spec.seed}) in the lesson's {spec.model}), the reference engine's loss is already below "
-            f"{spec.threshold:g} or its gradients are all 0, so this training set cannot tell a working "
-            "backward() from one that does nothing. Tell your instructor ([training] in the assignment).",
-        )
+    return None
+
+
+def _first_divergence(losses: list, expected: list, rtol: float) -> int | None:
+    """The first step whose loss is not the reference's (or the first missing), else None."""
+    diverged = next(
+        (
+            k
+            for k, (a, b) in enumerate(zip(losses, expected, strict=False))
+            if not (isinstance(a, float) and math.isclose(a, b, rel_tol=rtol, abs_tol=1e-12))
+        ),
+        None,
+    )
+    if diverged is None and len(losses) < len(expected):
+        diverged = len(losses)
+    return diverged
+
+
+def _judged(ctx: Context, run: _Run, expected: list) -> Outcome:
+    """The student's losses and gradients against the reference's losses from the same start."""
+    spec, losses = run.spec, run.losses
     artifacts = {
         "student_loss": [shown(x) for x in losses],
         "reference_loss": expected,
         "threshold": spec.threshold,
         "steps": spec.steps,
     }
-    diverged = next(
-        (
-            k
-            for k, (a, b) in enumerate(zip(losses, expected, strict=False))
-            if not (isinstance(a, float) and math.isclose(a, b, rel_tol=spec.rtol, abs_tol=1e-12))
-        ),
-        None,
-    )
-    if diverged is None and len(losses) < len(expected):
-        diverged = len(losses)
+    diverged = _first_divergence(losses, expected, spec.rtol)
     converged = next((k for k, x in enumerate(losses) if isinstance(x, float) and x < spec.threshold), None)
     artifacts.update(first_divergence=diverged, converged_at=converged)
-    still = not any(isinstance(g, float) and g != 0.0 for g in grads)
+    still = not any(isinstance(g, float) and g != 0.0 for g in run.grads)
     no_grads = (
         "\nAfter the first loss.backward(), every parameter's grad is still 0: backward() did not "
         "carry the gradient back to the weights."
@@ -189,47 +221,19 @@ def training(ctx: Context) -> Outcome:
         else ""
     )
     if diverged is not None:
-        bad = losses[diverged] if diverged < len(losses) else "nothing"
-        nan = " (not a number: the loss blew up)" if not isinstance(bad, float) or not math.isfinite(bad) else ""
-        reached = (
-            f"\nYour loss does fall below {spec.threshold:g} (at step {converged}), but a falling loss does "
-            "not prove an engine right: the gradients differ."
-            if converged is not None
-            else ""
-        )
-        unstable = _unstable(ctx, protocol.train(args, start), losses, spec.rtol, artifacts)
-        return _with_cause(
-            Outcome(
-                "failed",
-                "Started from the same weights (the grader's, set through parameters()), your loss and the reference "
-                f"engine's differ from step {diverged} on: {numbers(shown(bad), expected[diverged])[0]}{nan} "
-                f"instead of {numbers(expected[diverged], shown(bad))[0]}."
-                f"{reached}{no_grads}{unstable or _COMPARE}",
-                Counterexample(
-                    code, {f"loss at step {diverged}": expected[diverged]}, {f"loss at step {diverged}": shown(bad)}
-                ),
-                artifacts,
-            ),
-            basic_cause(ctx.features)
-            or diagnose.in_training(
-                ctx,
-                lambda module: probes.train(module, probes.Loop(**args, initial=start))["losses"],
-                losses,
-                spec.rtol,
-            ),
-        )
+        return _diverged(ctx, run, expected, (diverged, converged, no_grads), artifacts)
     if still:
         return Outcome(
             "failed",
             f"Your losses match the reference's, but your engine reports no gradient.{no_grads}",
-            Counterexample(code, {}, {}),
+            Counterexample(run.code, {}, {}),
             artifacts,
         )
     if converged is None:
         return Outcome(
             "failed",
             f"after {spec.steps} steps the loss is {shown(losses[-1])}; it should fall below {spec.threshold:g}.",
-            Counterexample(code, {}, {}),
+            Counterexample(run.code, {}, {}),
             artifacts,
         )
     probed = (
@@ -244,6 +248,44 @@ def training(ctx: Context) -> Outcome:
             f"{spec.steps} steps.",
             artifacts=artifacts,
         )
+    )
+
+
+def _diverged(
+    ctx: Context, run: _Run, expected: list, found: tuple[int, int | None, str], artifacts: dict[str, Any]
+) -> Outcome:
+    """The outcome when the student's loss leaves the reference's; found is the step it does, the step the loss
+    falls below the threshold (None if never), and what the card says of gradients that stay 0."""
+    diverged, converged, no_grads = found
+    spec, args, start, losses = run.spec, run.args, run.start, run.losses
+    bad = losses[diverged] if diverged < len(losses) else "nothing"
+    nan = " (not a number: the loss blew up)" if not isinstance(bad, float) or not math.isfinite(bad) else ""
+    reached = (
+        f"\nYour loss does fall below {spec.threshold:g} (at step {converged}), but a falling loss does "
+        "not prove an engine right: the gradients differ."
+        if converged is not None
+        else ""
+    )
+    unstable = _unstable(ctx, protocol.train(args, start), losses, spec.rtol, artifacts)
+    return _with_cause(
+        Outcome(
+            "failed",
+            "Started from the same weights (the grader's, set through parameters()), your loss and the reference "
+            f"engine's differ from step {diverged} on: {numbers(shown(bad), expected[diverged])[0]}{nan} "
+            f"instead of {numbers(expected[diverged], shown(bad))[0]}."
+            f"{reached}{no_grads}{unstable or _COMPARE}",
+            Counterexample(
+                run.code, {f"loss at step {diverged}": expected[diverged]}, {f"loss at step {diverged}": shown(bad)}
+            ),
+            artifacts,
+        ),
+        basic_cause(ctx.features)
+        or diagnose.in_training(
+            ctx,
+            lambda module: probes.train(module, probes.Loop(**args, initial=start))["losses"],
+            losses,
+            spec.rtol,
+        ),
     )
 
 
