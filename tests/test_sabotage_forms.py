@@ -9,7 +9,7 @@ from conftest import BASE_ENGINE, with_limits
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from grader.checks.suite import SUITE_CHECKS
-from grader.grading import Options, _seed, _shape, grade, read_submission
+from grader.grading import Grading, Options, grade, read_submission
 from grader.sabotage import normalised
 
 ENGINE = BASE_ENGINE.read_text()
@@ -58,13 +58,14 @@ def test_a_py_file_and_a_notebook_of_the_same_work_draw_alike(tmp_path, microgra
     """Do the same engine and tests give the same seed and shape (what the draw follows) as a .py file and as a
     notebook, and a different engine a different one?"""
     py, nb = _forms(tmp_path)
-    read = {form: read_submission(path, micrograd, Options()) for form, path in (("py", py), ("nb", nb))}
+    grading = {form: Grading(path, micrograd, Options()) for form, path in (("py", py), ("nb", nb))}
+    read = {form: read_submission(g) for form, g in grading.items()}
     assert read["py"].source != read["nb"].source
     assert read["py"].normal == read["nb"].normal
-    assert _shape(read["py"]) == _shape(read["nb"])
-    assert _seed(read["py"], micrograd, Options()) == _seed(read["nb"], micrograd, Options())
+    assert read["py"].shape == read["nb"].shape
+    assert read["py"].seed(grading["py"]) == read["nb"].seed(grading["nb"])
     other, _ = _forms(tmp_path / "other", ENGINE.replace("(1 - t ** 2)", "(1 - t * t)"))
-    assert _shape(read_submission(other, micrograd, Options())) != _shape(read["py"])
+    assert read_submission(Grading(other, micrograd, Options())).shape != read["py"].shape
 
 
 def test_normalised_keeps_what_the_code_defines_and_nothing_of_its_format():
