@@ -49,7 +49,7 @@ def edit_for(text: str, cause_id: str) -> Edit | None:
     try:
         source = Source(text)
         spans = finder(source)
-    except (SyntaxError, ValueError, RecursionError, NotApplicable):
+    except (SyntaxError, ValueError, RecursionError, MemoryError, NotApplicable):
         return None
     changes = source.changes(spans) if spans else None
     return Edit(cause_id, changes) if changes else None

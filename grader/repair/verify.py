@@ -35,10 +35,15 @@ LEAST_S = 5.0
 """Seconds the submission must have left for a repair to be verified: less, and none is offered."""
 
 
+REPAIR_CHARS = 200_000
+"""Characters of a student's file above which no repair is looked for: each cause's inverse parses it in the
+grader's own process (a lesson's engine is under 20,000)."""
+
+
 def offered(result: Result, text: str | None, assignment: Assignment, ends: float, regrade: Regrade) -> Result:
     """The result with each verified repair on the check naming its cause (or the result as it was: repairs
     off, a notebook, no cause with an inverse, no time left to verify)."""
-    if assignment.feedback.repair == "off" or text is None or result.status != "graded":
+    if assignment.feedback.repair == "off" or text is None or result.status != "graded" or len(text) > REPAIR_CHARS:
         return result
     started = time.monotonic()
     edits = candidates(result, text)
