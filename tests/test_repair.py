@@ -142,6 +142,23 @@ def test_every_cause_with_an_inverse_is_planted_in_three_styles():
     assert planted == set(INVERSES) - {"missing___rtruediv__", "assign_in_exp"}  # the engines have neither
 
 
+def test_equals_in_every_backward_gets_one_repair_of_every_method(tmp_path, micrograd):
+    """`=` for `+=` in the backward of every operation is one misconception named once with every method: does it
+    get one verified repair changing each method's lines (a repair of __add__ alone fixes nothing), and does
+    applying it make the checks it names pass?"""
+    text = (Path(__file__).parent.parent / "examples" / "forgot_plus_equals.py").read_text()
+    task = assignment(micrograd, checks=("add", "mul", "accumulate", "gradcheck"))
+    result = graded(tmp_path, text, task)
+    repairs = {c.id: c.artifacts["repair"] for c in result.checks if "repair" in c.artifacts}
+    assert list(repairs) == ["accumulate"], [(c.id, c.status, c.cause) for c in result.checks]
+    repair = repairs["accumulate"]
+    methods = {repair["method"], *(p["method"] for p in repair.get("also", []))}
+    assert {"__add__", "__mul__", "__pow__", "tanh", "relu"} <= methods, methods
+    assert "the _backward of __add__, __mul__, __pow__, tanh and relu" in " ".join(render(result, task).split())
+    fixed = graded(tmp_path, apply(text, repair), assignment(micrograd, checks=tuple(repair["fixes"])), "fixed")
+    assert {c.id: c.status for c in fixed.checks} == dict.fromkeys(repair["fixes"], "passed")
+
+
 @pytest.mark.parametrize("engine", CORRECT_ENGINES + [Path(f"{s}.py") for s in STYLES], ids=lambda p: p.stem)
 def test_a_correct_engine_has_nothing_to_undo_for_the_causes_the_grader_names(engine):
     """The edits a correct engine admits are of causes no check of it names (a method it does not define,

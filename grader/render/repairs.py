@@ -73,12 +73,24 @@ def sentence(repair: Repair) -> str:
         wheres = list(dict.fromkeys(p.where for p in changed))
         said = f"line {lines[0]}" if len(lines) == 1 else f"lines {', '.join(map(str, lines[:-1]))} and {lines[-1]}"
         one = len(lines) == 1
-        what = f"{said}, in {' and '.join(wheres)}, {'is the line' if one else 'are the lines'} to change"
+        what = f"{said}, in {_wheres_said(wheres)}, {'is the line' if one else 'are the lines'} to change"
     fixed = ", ".join(repair.fixes)
     return (
         f"Verified fix: {what}. The grader made that change in a copy of your file and graded it again: "
         f"{fixed} then pass{'es' if len(repair.fixes) == 1 else ''}."
     )
+
+
+def _wheres_said(wheres: list[str]) -> str:
+    """Where the lines are, in words: `__add__'s _backward`, or, of several methods' one part, `the _backward of
+    __add__, __mul__ and tanh`."""
+    if len(wheres) == 1:
+        return wheres[0]
+    parts = {where.partition("'s ")[2] for where in wheres}
+    if len(parts) == 1 and all("'s " in where for where in wheres):
+        owners = [where.partition("'s ")[0] for where in wheres]
+        return f"the {parts.pop()} of {', '.join(owners[:-1])} and {owners[-1]}"
+    return f"{', '.join(wheres[:-1])} and {wheres[-1]}"
 
 
 def diff_lines(repair: Repair) -> list[tuple[str, int, str]]:

@@ -61,10 +61,32 @@ def offered(result: Result, text: str | None, assignment: Assignment, ends: floa
 
 
 def candidates(result: Result, text: str) -> list[Edit]:
-    """The edit of each cause a failing check names, in the order the checks name them, where one is found."""
-    causes = dict.fromkeys(c.cause for c in result.checks if c.status in FAILED and c.cause)
-    found = (edit_for(text, cause) for cause in causes)
+    """The edit of each cause a failing check names, in the order the checks name them, where one is found. A
+    misconception found in several methods (artifacts' causes: `=` for `+=` in __add__, __mul__ and tanh) is one
+    edit of every method's line, under the cause the check names; none when one method's line is not found."""
+    named: dict[str, list[str]] = {}
+    for check in result.checks:
+        if check.status in FAILED and check.cause and check.cause not in named:
+            named[check.cause] = _every_method(check.cause, check.artifacts.get("causes"))
+    found = (_joined(cause, [edit_for(text, each) for each in methods]) for cause, methods in named.items())
     return [edit for edit in found if edit is not None]
+
+
+def _every_method(cause: str, causes: object) -> list[str]:
+    """The cause, and the same misconception's ids in the other methods the check found it in."""
+    if isinstance(causes, list) and causes and causes[0] == cause:
+        return list(dict.fromkeys(str(c) for c in causes))
+    return [cause]
+
+
+def _joined(cause: str, edits: list[Edit | None]) -> Edit | None:
+    """One edit making every method's change, or None when a method's is missing (or two touch one line)."""
+    if not edits or any(edit is None for edit in edits):
+        return None
+    changes = {(c.line, c.before): c for edit in edits if edit is not None for c in edit.changes}
+    if len({line for line, _ in changes}) != len(changes):
+        return None
+    return Edit(cause, tuple(changes[key] for key in sorted(changes)))
 
 
 def _graded(source: str, assignment: Assignment, ends: float, regrade: Regrade) -> dict[str, str] | None:
