@@ -491,6 +491,8 @@ def _watched_order(ctx: Context) -> Outcome | None:
         return None
     hook, verdict = watched
     if verdict is not None:
+        if verdict.unstable:  # the order changed from try to try: what training points to first
+            ctx.unstable = ctx.unstable or "topo_order"
         return verdict.outcome(HINTS["topo_order"], "On the smallest failing case, ")
     probed = f"{order.PROPERTY}, watched through each node's {hook}"
     return Evidence((probed,)).settle(
