@@ -70,11 +70,13 @@ def test_equals_in_one_backward_names_that_method_alone(grade_source):
 @pytest.mark.parametrize("style", ["stack", "recursive_set"])
 def test_a_right_order_is_not_blamed_for_equals_on_self(style, grade_source):
     """`self.grad =` with `other.grad +=` in every rule: the order backward() walks is right, so topo_order
-    is not failed for it (it is not judged, naming accumulate), no card tells the student to walk the order in
-    reverse, and accumulate names the misconception in every method."""
+    is not failed for it: both styles carry a _backward per node, so the order is watched call by call and
+    passes on that evidence (issue 30, item 2), no card tells the student to walk the order in reverse, and
+    accumulate names the misconception in every method."""
     found = graded(grade_source, _changed(STYLES[style], "self.grad += ", "self.grad = "))
-    assert found["topo_order"].status == "skipped", found["topo_order"].feedback
-    assert "see accumulate" in found["topo_order"].feedback
+    topo = found["topo_order"]
+    assert topo.status == "passed", topo.feedback
+    assert any("watched through each node's _backward" in p for p in topo.artifacts["probed"]), topo.artifacts
     assert not any("reverse" in check.feedback for check in found.values()), [
         (c.id, c.feedback) for c in found.values() if "reverse" in c.feedback
     ]

@@ -11,11 +11,13 @@ falls back to gradients (rules.py).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from grader.causes import CAUSES
 from grader.checks import plans
 from grader.checks.cases import diamond
 from grader.checks.context import Context
-from grader.checks.judging import Verdict, error_verdict, search
+from grader.checks.judging import RETRIES, Verdict, error_verdict, search
 from grader.checks.strategies import Shape
 from grader.programs import Program, ancestors, default_names, inputs
 from grader.protocol import Observation, Order
@@ -35,7 +37,7 @@ def watch(ctx: Context, ops: tuple[str, ...], shape: Shape) -> tuple[str, Verdic
     for program, order in zip(sweep, seen, strict=True):
         found = judge(program, order)
         if found is not None:
-            return seen[0].hook, found
+            return seen[0].hook, _confirmed(ctx, program, found)
 
     def judge_many(programs: list[Program]) -> dict[Program, Verdict | None]:
         replies = ctx.student.order_many(programs, seed, stop=lambda p, reply: _judged(p, reply) is not None)
@@ -48,6 +50,15 @@ def watch(ctx: Context, ops: tuple[str, ...], shape: Shape) -> tuple[str, Verdic
 
     verdict = search(ctx, shape, lambda program: judge_many([program]).get(program), judge_many)
     return seen[0].hook, verdict
+
+
+def _confirmed(ctx: Context, program: Program, found: Verdict) -> Verdict:
+    """The sweep's verdict, marked unstable when the same graph, built again, is walked in a right order (an
+    order that follows memory addresses, as children kept in a set do), as the search marks its own."""
+    again = ctx.student.order_many([program] * RETRIES, ctx.features.seed_missing)
+    if any(isinstance(reply, Order) and reply.hook and judge(program, reply) is None for reply in again):
+        return replace(found, unstable=True)
+    return found
 
 
 def _judged(program: Program, reply: Order | Observation) -> Verdict | None:
