@@ -115,7 +115,9 @@ class Value:
 def test_a_later_cell_defining_value_again_is_named_and_its_engine_graded_on_what_it_can_do(tmp_path, micrograd):
     """An exercise cell defines a second Value with only +, /, exp and log, another rebinds numerical_grad to a
     list: the terminal and the result name each cell, and gradcheck builds only from what that engine can do
-    (no `*` to scale the output), so it passes rather than erroring on the missing `*`."""
+    (no `*` to scale the output), so it does not error on the missing `*`: what it could probe (+) held, and
+    the assignment's other operations, which that engine lacks, leave it skipped, naming forward (issue 30: no
+    pass without evidence)."""
     from grader.render import terminal
 
     path = write_notebook(tmp_path / "lesson.ipynb", ENGINE, "print('demo')", SMALL_VALUE, "numerical_grad = [1, 2, 3]")
@@ -126,7 +128,10 @@ def test_a_later_cell_defining_value_again_is_named_and_its_engine_graded_on_wha
     assert "cell 4 defines `Value` again; the engine graded is that one." in result.notes, result.notes
     assert "cell 5 defines `numerical_grad` again; the `numerical_grad` graded is that one." in result.notes
     found = statuses(result)
-    assert found["gradcheck"] == "passed", next(c.feedback for c in result.checks if c.id == "gradcheck")
+    gradcheck = next(c for c in result.checks if c.id == "gradcheck")
+    assert found["gradcheck"] == "skipped", gradcheck.feedback
+    assert gradcheck.artifacts["blocked_by"] == ["forward"], gradcheck.artifacts
+    assert "What could be probed held: +." in gradcheck.feedback, gradcheck.feedback
     assert found["add"] == "passed" and found["forward"] == "error"
     shown = terminal.render(result, task)
     assert "Note: cell 4 defines `Value` again; the engine graded is that one." in shown

@@ -10,6 +10,8 @@ accumulate's.
 
 from __future__ import annotations
 
+import math
+
 from grader.checks.context import Context
 from grader.checks.judging import Verdict, error_verdict, shown
 from grader.feedback import numbers
@@ -58,8 +60,18 @@ def judge_many(ctx: Context, programs: list[Program], seed: bool) -> tuple[Verdi
         verdict = _verdict(ctx, program, apart, new, together, each)
         if verdict is not None:
             return verdict, judged
-        judged.append(program)
+        if not _unbounded(each, new):
+            judged.append(program)
     return None, judged
+
+
+def _unbounded(each, new: int) -> bool:
+    """Did a path, computed apart, give the value used twice nan or an infinite gradient: no sum to judge
+    against? A rule whose numbers are nan or infinite (its own check's to charge) leaves nothing of accumulate
+    to see."""
+    return each.grad is not None and any(
+        isinstance(g, float) and not math.isfinite(g) for g in (each.grad[0], each.grad[new])
+    )
 
 
 def _verdict(ctx: Context, program: Program, apart: Program, new: int, together, each) -> Verdict | None:
@@ -70,6 +82,8 @@ def _verdict(ctx: Context, program: Program, apart: Program, new: int, together,
     first, second = each.grad[0], each.grad[new]
     if not (isinstance(first, float) and isinstance(second, float)):
         return None  # not numbers: the rule checks say so
+    if _unbounded(each, new):
+        return None  # nan or inf through a path: no sum to judge against (the rule checks say so), and no evidence
     summed, got = first + second, together.grad[0]
     if ctx.close(summed, got):
         return None
@@ -85,7 +99,7 @@ def _verdict(ctx: Context, program: Program, apart: Program, new: int, together,
         program,
         "failed",
         what,
-        {f"{a}.grad": summed},
+        {f"{a}.grad": shown(summed)},
         {f"{a}.grad": shown(got)},
         names=tuple(names),
     )

@@ -224,7 +224,9 @@ def _capped(ctx: Context, found: Suite, check_id: str, outcome: Outcome) -> Outc
         f"{outcome.feedback}\n{opening} {why}: a test must check values and gradients, so that a wrong engine fails it"
     )
     artifacts = {**outcome.artifacts, "caught_share": round(caught.share, 4)}
-    if not caught.judged and outcome.status == "passed":  # no pass without evidence of what the tests catch
+    if not caught.judged and outcome.status == "passed" and check_id != "student_tests":
+        # wheat's pass needs evidence of what the tests catch; student_tests' evidence is its own run (probed),
+        # which passed: it stays passed, paying what the tests were seen to catch (nothing here)
         blocker = "sabotage" if not caught.counted else "wheat"
         artifacts["blocked_by"] = [blocker]
         return Outcome("skipped", f"Not judged: {said} (see {blocker}).", outcome.counterexample, artifacts)
