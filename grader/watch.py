@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,12 +51,18 @@ def look(path: Path, before: Seen | None = None) -> Seen:
 
 
 def changed(
-    paths: list[Path], seen: dict[Path, Seen], poll_s: float = POLL_S, settle_s: float = SETTLE_S
+    paths: list[Path],
+    seen: dict[Path, Seen],
+    poll_s: float = POLL_S,
+    settle_s: float = SETTLE_S,
+    stop: Callable[[], bool] = lambda: False,
 ) -> list[Path]:
     """Wait until the bytes of one of the files change and then stand still; the files that changed (`seen` is
-    brought up to date)."""
+    brought up to date). KeyboardInterrupt at a look once stop() says so (a Ctrl-C whose own was lost)."""
     while True:
         time.sleep(poll_s)
+        if stop():
+            raise KeyboardInterrupt
         now = {p: look(p, seen[p]) for p in paths}
         moved = [p for p in paths if now[p].digest != seen[p].digest]
         seen.update(now)

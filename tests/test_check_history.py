@@ -164,6 +164,29 @@ def test_a_change_is_seen_once_its_bytes_change_and_stand_still(tmp_path):
     assert found == [[missing]]
 
 
+def test_a_ctrl_c_python_dropped_still_stops_the_watch_at_its_next_look(tmp_path):
+    """A KeyboardInterrupt raised in a garbage collector's callback is dropped by Python (hypothesis installs
+    one): the watch notes each Ctrl-C first, and its polling stops on the note though no file changes."""
+    watched = tmp_path / "micrograd_mine.py"
+    watched.write_text("a = 1\n")
+    noted = threading.Event()
+    outcome: list = []
+
+    def wait() -> None:
+        try:
+            changed([watched], {watched: look(watched)}, 0.02, 0.1, stop=noted.is_set)
+        except KeyboardInterrupt:
+            outcome.append("stopped")
+
+    waiting = threading.Thread(target=wait, daemon=True)
+    waiting.start()
+    time.sleep(0.2)
+    assert waiting.is_alive() and not outcome  # nothing changed, nothing noted: it waits
+    noted.set()
+    waiting.join(5)
+    assert outcome == ["stopped"]
+
+
 def test_watch_grades_each_change_and_says_what_changed_until_ctrl_c(tmp_path):
     """grader check --watch, the file edited twice: three results (the full table, then two lines), the last
     naming the file and what changed, the card of the check that now fails; Ctrl-C ends it with exit 130."""
@@ -207,6 +230,13 @@ def test_watch_grades_each_change_and_says_what_changed_until_ctrl_c(tmp_path):
         ]
     finally:
         watch.send_signal(signal.SIGINT)
-        out, err = watch.communicate(timeout=60)
+        try:
+            out, err = watch.communicate(timeout=60)
+        except subprocess.TimeoutExpired as slow:  # said with what the watch printed (and any failure above, chained)
+            watch.kill()
+            out, err = watch.communicate()
+            raise AssertionError(
+                ("Ctrl-C did not stop the watch within 60 s", lines, out[-3000:], err[-3000:])
+            ) from slow
     assert watch.returncode == 130, err
     assert err.rstrip().endswith("grader: stopped watching") and "Traceback" not in err, err

@@ -29,7 +29,7 @@ import pytest
 from conftest import HERE, ZOO, quick_assignment
 
 from grader import catalog
-from grader.causes import CAUSES
+from grader.causes import CAUSES, Cause, several
 from grader.feedback import to_fix
 from grader.render.terminal import render
 from grader.result import Result
@@ -87,6 +87,16 @@ def page_text(page: str) -> str:
     return entities.unescape(re.sub(r"<[^>]+>", " ", page))
 
 
+def named(check) -> Cause | None:
+    """The cause as a check names it: one method's misconception, or, when the check found it in several
+    methods (its artifacts' causes), the misconception named once with every method (causes.several)."""
+    cause = CAUSES.get(check.cause) if check.cause else None
+    found = check.artifacts.get("causes")
+    if cause is not None and isinstance(found, list) and len(found) > 1 and found[0] == check.cause:
+        return several(tuple(found))
+    return cause
+
+
 def words(text: str) -> str:
     return " ".join(text.replace("`", "").split())
 
@@ -128,7 +138,7 @@ def test_every_report_and_card_leads_with_what_to_fix(one_bug):
             assert not cut(text), (student, where, cut(text))
             read = words if where == "html" else str  # HTML shows a `code` span as a code element
             for c in result.checks:  # each cause said whole, where the card says it
-                cause = CAUSES.get(c.cause) if c.cause else None
+                cause = named(c)
                 if cause is not None and "Likely cause" in c.feedback:
                     said = f"Likely cause: {cause.sentence}."
                 elif cause is not None:
@@ -137,6 +147,10 @@ def test_every_report_and_card_leads_with_what_to_fix(one_bug):
                     continue
                 assert read(said) in read(text), (student, where, c.id, said)
         assert "`" not in outputs["html"], (student, [line for line in outputs["html"].splitlines() if "`" in line])
+
+        if student == "assign":  # `=` in every rule's backward: the misconception named once, with each method
+            named_all = [c.feedback for c in result.checks if "the backward of __add__, __mul__" in c.feedback]
+            assert named_all, [c.feedback for c in result.checks]
 
         tests = next(c for c in result.checks if c.id == "student_tests")
         if tests.status == "passed" and tests.score < tests.max_score:

@@ -17,6 +17,7 @@ changed. `--watch` grades again whenever the submission or its tests change (gra
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import threading
 import time
@@ -91,13 +92,17 @@ def watch(request: Request) -> int:
 
     paths = [request.submission, request.tests_file]
     seen = {p: look(p) for p in paths}
+    interrupted = threading.Event()
+    previous = signal.signal(signal.SIGINT, _noted(interrupted))
+    unraisable = sys.unraisablehook
+    sys.unraisablehook = lambda dropped: None if dropped.exc_type is KeyboardInterrupt else unraisable(dropped)
     try:
         graded = grade_once(request)
         show(graded, request, history.recall(request.submission, graded.task.id))
         names = " and ".join(printable(p.name, keep="") for p in paths)
         _say(f"\nWatching {names}: each change is graded again. Ctrl-C to stop.", sys.stdout)
         while True:
-            moved = changed(paths, seen)
+            moved = changed(paths, seen, stop=interrupted.is_set)
             before = history.recall(request.submission, graded.task.id)
             graded = grade_once(request)
             names = ", ".join(printable(p.name, keep="") for p in moved)
@@ -105,6 +110,22 @@ def watch(request: Request) -> int:
     except KeyboardInterrupt:
         print("\ngrader: stopped watching", file=sys.stderr, flush=True)
         return ExitCode.INTERRUPTED
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        sys.unraisablehook = unraisable
+
+
+def _noted(interrupted: threading.Event):
+    """A SIGINT handler raising KeyboardInterrupt, as Python's own does, having first noted it: Python drops an
+    exception raised in a garbage collector's callback (hypothesis installs one), so a Ctrl-C landing there would
+    be lost and the watch go on; the watch's polling reads the note and stops at its next look (Python's note of
+    the dropped one, a traceback, is left unsaid)."""
+
+    def handler(signum: int, frame: object) -> None:
+        interrupted.set()
+        raise KeyboardInterrupt
+
+    return handler
 
 
 def _checked(request: Request) -> Request:

@@ -86,13 +86,38 @@ def _repaired(result: Result) -> set[str]:
     }
 
 
+SLOPES = frozenset({"gradcheck"})
+"""The checks whose case's expected numbers are central differences of the student's own forward pass, not the
+lesson's engine's (a reteach notebook shows the lesson's, and runs its engine on the case)."""
+
+
 def _smallest(seen: list[Seen]) -> dict[str, Any] | None:
-    """The shortest case among them (by lines, then characters; the first found on a tie), with its check."""
+    """The shortest case among them (by lines, then characters; the first found on a tie), with its check,
+    preferring one whose every value is a Python expression (`a.grad`, not an order of calls: a reteach notebook
+    prints them by running the case), then one whose expected numbers are the lesson's engine's (a gradcheck
+    case's are slopes of a student's forward pass, a little off the lesson's exact numbers)."""
     cases = [(s.check, s.counterexample) for s in seen if s.counterexample]
     if not cases:
         return None
-    check, example = min(cases, key=lambda case: (case[1]["code"].count("\n"), len(case[1]["code"])))
+    check, example = min(
+        cases,
+        key=lambda case: (
+            not all(expression(name) for name in case[1]["expected"]),
+            case[0] in SLOPES,
+            case[1]["code"].count("\n"),
+            len(case[1]["code"]),
+        ),
+    )
     return {"check": check, **example}
+
+
+def expression(name: str) -> bool:
+    """Is a case's name a Python expression (`a.grad`), which the case's code can print?"""
+    try:
+        compile(name, "<name>", "eval")
+    except SyntaxError:
+        return False
+    return True
 
 
 def _entry(key: str, seen: list[Seen]) -> dict[str, Any]:

@@ -17,6 +17,7 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from grader.classfiles import ClassSummary
+from grader.insight.misconceptions import SLOPES, expression
 
 KERNEL = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 
@@ -85,6 +86,7 @@ def _section(number: int, entry: dict[str, Any], graded: int) -> list:
     case = entry.get("counterexample")
     if not case:
         return [new_markdown_cell("\n".join(text))]
+    source = "central differences of a student's forward" if case["check"] in SLOPES else "the lesson's engine"
     rows = [
         f"| `{name}` | {_number(value)} | {_number(case['got'].get(name, '-'))} |"
         for name, value in case["expected"].items()
@@ -93,7 +95,7 @@ def _section(number: int, entry: dict[str, Any], graded: int) -> list:
         "",
         f"The smallest case the class's engines failed on (from the `{case['check']}` check):",
         "",
-        "| | the lesson's engine | a student's engine |",
+        f"| | {source} | a student's engine |",
         "|---|---|---|",
         *rows,
     ]
@@ -102,13 +104,7 @@ def _section(number: int, entry: dict[str, Any], graded: int) -> list:
 
 def _runnable(case: dict[str, Any]) -> str:
     """The case's code, then a print of every named value that is an expression (`a.grad`)."""
-    shown = []
-    for name in case["expected"]:
-        try:
-            compile(name, "<name>", "eval")
-        except SyntaxError:
-            continue
-        shown.append(f"print({name!r}, '=', {name})")
+    shown = [f"print({name!r}, '=', {name})" for name in case["expected"] if expression(name)]
     return "\n".join([case["code"].rstrip(), *shown])
 
 
