@@ -3,7 +3,6 @@ judged on random expressions (hypothesis) against the reference engine."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 from grader.causes import CAUSES, family
@@ -111,20 +110,24 @@ def _rule_shape(ctx: Context, *ops: str, helpers: tuple[str, ...] = ("add", "mul
     )
 
 
-def _not_judged(why: str) -> Outcome:
-    """A skip, naming in its artifacts (blocked_by) the checks its reason points at: '(see forward)'."""
-    blockers = [b for pair in re.findall(r"\(see (?:the )?([a-z_]+)(?: and ([a-z_]+))?", why) for b in pair if b]
-    return Outcome("skipped", f"Not judged: {why}.", artifacts={"probed": [], "blocked_by": blockers})
+def _not_judged(why: str, *blockers: str) -> Outcome:
+    """A skip, naming in its artifacts (blocked_by) the checks whose bugs stand in the way (those its reason
+    points the student at: '(see forward)')."""
+    return Outcome("skipped", f"Not judged: {why}.", artifacts={"probed": [], "blocked_by": list(blockers)})
 
 
 def _blocked(ctx: Context, *ops: str) -> Outcome | None:
     """Skipped when a basic this rule needs is broken: backward() itself, or the op's own value."""
     f = ctx.features
     if f.backward_inert:
-        return _not_judged("backward() changes no gradient at all, so no rule can be seen through it (see topo_order)")
+        return _not_judged(
+            "backward() changes no gradient at all, so no rule can be seen through it (see topo_order)", "topo_order"
+        )
     wrong = [op for op in ops if op in VALUE_DEPENDENT and f.broken.get(op) == "computes a wrong value"]
     if wrong:
-        return _not_judged(f"{_symbol(wrong[0])} computes a wrong value, and its gradient depends on it (see forward)")
+        return _not_judged(
+            f"{_symbol(wrong[0])} computes a wrong value, and its gradient depends on it (see forward)", "forward"
+        )
     return None
 
 
@@ -330,7 +333,8 @@ def neg_sub(ctx: Context) -> Outcome:
     if outcome.status == "failed" and not f.depth and "neg" not in f.broken and "sub" not in f.broken:
         return _not_judged(
             "-x and a - b are usually built from other operations (x * -1, a + (-b)), and nested "
-            "operations do not backpropagate in the right order yet (see topo_order)"
+            "operations do not backpropagate in the right order yet (see topo_order)",
+            "topo_order",
         )
     broken = [name for name, ok in (("+ (see add)", f.add), ("* (see mul)", f.mul_inner)) if not ok]
     if outcome.status == "failed" and broken:
@@ -375,14 +379,14 @@ def reuse_sweep(ctx: Context, ops: tuple[str, ...]) -> list[Program]:
 def accumulate(ctx: Context) -> Outcome:
     f = ctx.features
     if f.backward_inert:
-        return _not_judged("backward() changes no gradient at all (see topo_order)")
+        return _not_judged("backward() changes no gradient at all (see topo_order)", "topo_order")
     ops = tuple(op for op in sound(ctx) if f.depth or op in ("add", "mul"))
     apart = tuple(op for op in ctx.assignment.ops if op not in ops and _judged_apart(f, op))
     missing = tuple(_reuse_missing(ctx, op) for op in ctx.assignment.ops if op not in ops + apart)
     if not ops + apart:
         every = {m.blocker for m in missing} == {"forward"}  # the starter kit: one short line
         return (
-            _not_judged("no operation works on its own yet (see forward)")
+            _not_judged("no operation works on its own yet (see forward)", "forward")
             if every
             else Evidence(missing=missing).skipped()
         )
@@ -467,7 +471,9 @@ def topo_order(ctx: Context) -> Outcome:
     if not ops:
         return _not_judged(
             "neither + nor * gives correct gradients on two leaves yet (see the add and mul checks), "
-            "and the order of backward() is probed with them"
+            "and the order of backward() is probed with them",
+            "add",
+            "mul",
         )
     reuse = f.reuse
     if reuse:  # a value used twice only through operations that accumulate: `=` for `+=` is accumulate's alone
@@ -522,7 +528,8 @@ def _order_not_blamed(outcome: Outcome) -> Outcome:
         return outcome
     return _not_judged(
         "where a value is used twice, your numbers are those `=` for `+=` gives with the right order (see "
-        "accumulate), so the order backward() walks cannot be seen through them yet"
+        "accumulate), so the order backward() walks cannot be seen through them yet",
+        "accumulate",
     )
 
 
@@ -553,7 +560,7 @@ def gradcheck(ctx: Context) -> Outcome:
     f = ctx.features
     ops = tuple(op for op in ctx.assignment.ops if op in f.working)
     if not ops:
-        return _not_judged("no operation works on its own yet (see forward)")
+        return _not_judged("no operation works on its own yet (see forward)", "forward")
     shape = Shape(ops=ops, max_ops=5, reuse_leaves=True, share_nodes=True, wrap="mul" in ops, boundary=True)
     sweep = list(dict.fromkeys(reuse_sweep(ctx, ops) + boundary_sweep(ops) + found_cases(ctx, ops)))
     first = judge_gradcheck_many(ctx, sweep) if sweep else {}
