@@ -1,24 +1,29 @@
 """Benchmark: what verified repairs (issue 31) add to a grading's wall time.
 
-Grades, in this process, each submission with the assignment's `[feedback] repair` set to "off" and to
-"where" (the default), in turn, --repeat times, and prints the median of each and the time added:
+Each submission is graded as a student's `grader check` grades it, in a fresh process (the grader imported, its
+caches cold, its sandboxes started: what a student waits for, and what a batch's fresh process per student
+does), with the assignment's `[feedback] repair` set to "off" and to "where" (the default) in turn, --repeat
+times each, interleaved; it prints the median of each and the time added:
 - a buggy submission (examples/tanh_from_input.py: one cause with an inverse edit, so one regrade);
 - the same with two bugs (tanh's derivative on its input and `k * x**k`: three regrades, each edit alone
   and both together);
 - a correct submission (examples/correct_engine.py): no check fails, so nothing may be added (and the
   repair step's own time on its result, offered() alone, in microseconds: no regrade).
-Each with the good test suite beside it (tests/fixtures/suites/good.py), as a student's own check runs it,
-and without tests (the engine checks only), where the regrade is a larger share.
+Each with the good test suite beside it (tests/fixtures/suites/good.py), as the lesson's submission has it,
+and without tests (the engine checks only), where the regrade is a larger share. With --in-process, the
+gradings run one after another in this process (caches warm, as in a long-lived kernel's %grade).
 
-    python bench/bench_repair.py [--repeat 3] [--no-tests]
+    python bench/bench_repair.py [--repeat 5] [--no-tests] [--in-process]
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -34,6 +39,9 @@ from grader.repair.verify import offered  # noqa: E402
 GOOD_TESTS = ROOT / "tests" / "fixtures" / "suites" / "good.py"
 BUGGY = ROOT / "examples" / "tanh_from_input.py"
 CORRECT = ROOT / "examples" / "correct_engine.py"
+TASK = ROOT / "assignments" / "micrograd"
+GRADER = str(Path(sys.executable).with_name("grader"))
+"""The grader command beside this Python (the project installed in it: pip install -e .)."""
 
 
 def two_bugs() -> str:
@@ -44,65 +52,91 @@ def two_bugs() -> str:
     return changed
 
 
-def seconds(source: str, task: spec.Assignment, tests: bool, folder: Path) -> tuple[float, int]:
-    """One grading's wall time, and how many repairs it offered."""
-    spent, result = graded(source, task, tests, folder)
-    return spent, sum("repair" in c.artifacts for c in result.checks)
-
-
-def graded(source: str, task: spec.Assignment, tests: bool, folder: Path):
+def placed(source: str, tests: bool, folder: Path) -> Path:
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     (folder / "micrograd_mine.py").write_text(source, encoding="utf-8")
     if tests:
         shutil.copy(GOOD_TESTS, folder / "test_micrograd.py")
+    return folder / "micrograd_mine.py"
+
+
+def assignment_folder(level: str, tmp: Path) -> Path:
+    """The micrograd assignment with `[feedback] repair = level`, in a folder of its own."""
+    folder = tmp / f"assignment-{level}"
+    if not folder.exists():
+        shutil.copytree(TASK, folder)
+        with (folder / "assignment.toml").open("a", encoding="utf-8") as f:
+            f.write(f'\n[feedback]\nrepair = "{level}"\n')
+    return folder
+
+
+def fresh(source: str, level: str, tests: bool, tmp: Path) -> tuple[float, int]:
+    """One `grader check` in a fresh process: its wall time, and how many repairs its JSON offers."""
+    path = placed(source, tests, tmp / "s")
+    out = tmp / "result.json"
+    command = [GRADER, "check", str(path), "--assignment", str(assignment_folder(level, tmp))]
+    command += ["--json", str(out), "--html", str(tmp / "report.html")]
     t0 = time.monotonic()
-    result = grade(folder / "micrograd_mine.py", task, Options(suite_sandboxes=2))
-    return time.monotonic() - t0, result
+    subprocess.run(command, cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    spent = time.monotonic() - t0
+    checks = json.loads(out.read_text(encoding="utf-8"))["checks"]
+    return spent, sum("repair" in (c.get("artifacts") or {}) for c in checks)
 
 
-def own_cost(task: spec.Assignment, folder: Path) -> float:
+def in_process(source: str, level: str, tests: bool, tmp: Path) -> tuple[float, int]:
+    """One grading in this process (its caches warm after the first)."""
+    task = dataclasses.replace(catalog.load("micrograd"), feedback=spec.Feedback(level))
+    path = placed(source, tests, tmp / "s")
+    t0 = time.monotonic()
+    result = grade(path, task, Options(suite_sandboxes=2))
+    return time.monotonic() - t0, sum("repair" in c.artifacts for c in result.checks)
+
+
+def own_cost(tmp: Path) -> float:
     """Seconds the repair step itself takes on the correct submission's result (no check failed: nothing to
     find, nothing regraded), measured around offered() alone."""
+    base = catalog.load("micrograd")
     source = CORRECT.read_text(encoding="utf-8")
-    _, result = graded(source, dataclasses.replace(task, feedback=spec.Feedback("off")), False, folder)
+    path = placed(source, False, tmp / "c")
+    result = grade(path, dataclasses.replace(base, feedback=spec.Feedback("off")))
     t0 = time.perf_counter()
     for _ in range(100):
-        offered(result, source, task, time.monotonic() + 100, lambda *_: None)
+        offered(result, source, base, time.monotonic() + 100, lambda *_: None)
     return (time.perf_counter() - t0) / 100
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--no-tests", action="store_true", help="only the engine checks, without a test suite")
+    parser.add_argument("--in-process", action="store_true", help="grade in this process, caches warm")
     args = parser.parse_args()
-    base = catalog.load("micrograd")
+    once = in_process if args.in_process else fresh
     cases = [
         ("buggy (1 cause)", BUGGY.read_text(encoding="utf-8")),
         ("buggy (2 causes)", two_bugs()),
         ("correct", CORRECT.read_text(encoding="utf-8")),
     ]
+    print(f"each grading {'in this process' if args.in_process else 'in a fresh process (grader check)'}")
     print(f"{'submission':<18} {'tests':<6} {'off (s)':>8} {'where (s)':>10} {'added':>8} {'added %':>8} repairs")
-    with tempfile.TemporaryDirectory(prefix="bench-repair-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="bench-repair-") as folder:
+        tmp = Path(folder)
         for tests in (False,) if args.no_tests else (True, False):
             for name, source in cases:
-                times = {}
-                offered = 0
-                for level in ("off", "where"):
-                    task = dataclasses.replace(base, feedback=spec.Feedback(level))
-                    runs = [seconds(source, task, tests, Path(tmp) / "s") for _ in range(args.repeat)]
-                    times[level] = statistics.median(r[0] for r in runs)
-                    offered = max(offered, *(r[1] for r in runs)) if level == "where" else offered
+                runs: dict[str, list[tuple[float, int]]] = {"off": [], "where": []}
+                for _ in range(args.repeat):
+                    for level in runs:  # interleaved, so a drift in the machine's load falls on both alike
+                        runs[level].append(once(source, level, tests, tmp))
+                times = {level: statistics.median(r[0] for r in found) for level, found in runs.items()}
+                offered_ = max(r[1] for r in runs["where"])
                 added = times["where"] - times["off"]
                 print(
                     f"{name:<18} {'yes' if tests else 'no':<6} {times['off']:>8.2f} {times['where']:>10.2f} "
-                    f"{added:>+8.2f} {100 * added / times['off']:>+7.0f}% {offered}",
+                    f"{added:>+8.2f} {100 * added / times['off']:>+7.0f}% {offered_}",
                     flush=True,
                 )
-        print(
-            f"repairs' own time on the correct submission: {1e6 * own_cost(base, Path(tmp) / 'c'):.0f} us (no regrade)"
-        )
+        print(f"repairs' own time on the correct submission: {1e6 * own_cost(tmp):.0f} us (no regrade)")
 
 
 if __name__ == "__main__":

@@ -34,12 +34,13 @@ from grader.lanes import EngineLane, SuiteLane, SuiteSandboxes
 from grader.loading import load
 from grader.notebooks import Execution
 from grader.protocol import Code
-from grader.repair.verify import offered
+from grader.repair import verify
+from grader.repair.verify import Ahead, offered
 from grader.result import CheckResult, Outcome, Result, SubmissionError
 from grader.sabotage import normalised, own_block
 from grader.sandbox import isolation
 from grader.sandbox.isolation import Isolation
-from grader.sandbox.prestarted import Prestarted, layout, sandbox_for
+from grader.sandbox.prestarted import Prestarted, Wanted, layout, sandbox_for
 from grader.sandbox.supervisor import Sandbox, SandboxLimits
 from grader.spec import Assignment, CheckSpec
 
@@ -82,6 +83,12 @@ class Options:
     host_paths: tuple[tuple[str, str], ...] = ()
     """Folders of this machine beyond those feedback.machine_paths knows that no text of the result may show, each
     with what stands in for it (a batch's private grading folder)."""
+    deadline: float | None = None
+    """An end (time.monotonic()) before the assignment's submission_s runs out: a regrade verifying a repair keeps
+    to the deadline of the grading it verifies for (grader/repair/verify.py)."""
+    statuses_only: bool = False
+    """Only each check's status is wanted (a regrade verifying a repair): a failure is not shrunk to its smallest
+    case nor its cause diagnosed."""
 
 
 @dataclass(frozen=True)
@@ -97,7 +104,8 @@ class Grading:
     @property
     def ends(self) -> float:
         """The grading's deadline (time.monotonic()): what every request, check, run and cell keeps to."""
-        return self.started + self.assignment.limits.submission_s
+        ends = self.started + self.assignment.limits.submission_s
+        return ends if self.options.deadline is None else min(ends, self.options.deadline)
 
     @property
     def specs(self) -> list[CheckSpec]:
@@ -143,30 +151,76 @@ def grade(submission: Path, assignment: Assignment, options: Options = Options()
 
     The steps, in order: read, open the lanes, load, run the checks, score."""
     grading = Grading(submission, assignment, options)
-    read, execution, notes = None, None, ()
+    read, execution, notes, ahead = None, None, (), None
     try:
         read = read_submission(grading)
+        ahead = _ahead(grading, read)
         with open_lanes(grading, read) as (engine, suite):
             symbols, execution, notes = load(
                 engine, read.code, assignment, submission.name, grading.ends, options.progress
             )
             if suite is not None:
                 suite.go(execution.left_out() if execution else frozenset(), assignment.limits.cell_s, grading.ends)
-            judged = Judged(read.tests_source, read.seed(grading), grading.ends)
+            judged = Judged(read.tests_source, read.seed(grading), grading.ends, options.statuses_only)
             ctx = Context(assignment, engine, symbols, suite, judged, preflight)
-            checks = run_checks(ctx, grading.specs, options.on_check)
+            checks = run_checks(ctx, grading.specs, _told(options.on_check, ahead))
+        return _repaired(_result(grading, read.digest, tuple(checks), execution, notes), read, grading, ahead)
     except Rejected as rejected:
         error = SubmissionError(rejected.kind, rejected.message)
         return _result(grading, read.digest if read else None, (), rejected.execution or execution, error=error)
-    return _repaired(_result(grading, read.digest, tuple(checks), execution, notes), read, grading)
+    finally:
+        if ahead is not None:
+            ahead.close()
 
 
-def _repaired(result: Result, read: Submitted, grading: Grading) -> Result:
+def _repaired(result: Result, read: Submitted, grading: Grading, ahead: Ahead | None) -> Result:
     """The result with the repairs its failing checks' causes have, each verified by grading the edited file
-    again with these options (grader/repair/verify.py); a notebook gets none."""
-    quiet = replace(grading.options, on_check=None, progress=None, prestarted=None, tests=None, source=None)
+    again with these options, to this grading's deadline, in the sandboxes started ahead
+    (grader/repair/verify.py); a notebook gets none."""
+    quiet = replace(
+        grading.options,
+        on_check=None,
+        progress=None,
+        prestarted=ahead.pool if ahead is not None else None,
+        tests=None,
+        source=None,
+        deadline=grading.ends,
+        statuses_only=True,
+    )
     text = read.code.text if read.code.kind == "py" else None
     return offered(result, text, grading.assignment, grading.ends, lambda path, again: grade(path, again, quiet))
+
+
+def _ahead(grading: Grading, read: Submitted) -> Ahead | None:
+    """The regrades' sandboxes, to start as checks fail (verify.Ahead), where this grading may offer repairs."""
+    text = read.code.text if read.code.kind == "py" else None
+    if not verify.wanted(text, grading.assignment) or text is None:
+        return None
+    return Ahead(text, _engine_sandbox(grading, read.code, tested=False)[0])
+
+
+def _told(on_check: OnCheck | None, ahead: Ahead | None) -> OnCheck | None:
+    """on_check, and the Ahead told of each check as it ends."""
+    if ahead is None:
+        return on_check
+
+    def both(check: CheckResult, done: int, total: int) -> None:
+        ahead.heard(check)
+        if on_check is not None:
+            on_check(check, done, total)
+
+    return both
+
+
+def _engine_sandbox(grading: Grading, code: Code, tested: bool) -> tuple[Wanted, bool, list[tuple[str, ...]], bool]:
+    """The engine lane's sandbox as a grading asks for it (limits, warm imports, isolation), whether the lanes
+    share one sandbox (one_sandbox, or sandboxes that would share /tmp), the suite lane's own sandboxes' warm
+    imports, and whether the engine lane's joins the suite's runs."""
+    given, options = grading.assignment.limits, grading.options
+    limits = SandboxLimits.for_grading(given.request_s, given.memory_mb, given.submission_s)
+    one = options.one_sandbox or (options.isolation or isolation.detect()).shares_tmp  # lanes that would share /tmp
+    engine_warm, suites, join = layout(code.kind, tested, options.suite_sandboxes, one)
+    return Wanted(limits, engine_warm, options.isolation), one, suites, join
 
 
 def read_submission(grading: Grading) -> Submitted:
@@ -190,12 +244,10 @@ def open_lanes(grading: Grading, read: Submitted):
     Everything is closed on the way out, whatever happened. The runs of a notebook's tests that start before
     it is loaded keep to the grading's deadline."""
     assignment, options = grading.assignment, grading.options
-    given = assignment.limits
-    limits = SandboxLimits.for_grading(given.request_s, given.memory_mb, given.submission_s)
     code, suite = read.code, None
     tested = read.tests is not None and any(c.id in SUITE_CHECKS for c in grading.specs)
-    one = options.one_sandbox or (options.isolation or isolation.detect()).shares_tmp  # lanes that would share /tmp
-    engine_warm, suites, join = layout(code.kind, tested, options.suite_sandboxes, one)
+    wanted, one, suites, join = _engine_sandbox(grading, code, tested)
+    limits, engine_warm = wanted.limits, wanted.warm
     shared = sandbox_for(options.prestarted, code.files, limits, engine_warm, options.isolation) if one else None
     try:
         with (

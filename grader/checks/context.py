@@ -181,11 +181,13 @@ def _first_missing(results: list, start: int, value: Observation) -> None:
 @dataclass(frozen=True)
 class Judged:
     """What the checks judge a submission by besides its engine and tests' runs: its tests' text (None: it has
-    none), the seed of the grading's choices, and the grading's deadline."""
+    none), the seed of the grading's choices, the grading's deadline, and whether only each check's status is
+    wanted (a regrade verifying a repair: a failure is not shrunk nor its cause diagnosed)."""
 
     tests_source: str | None = None
     seed: str = ""
     ends: float = math.inf
+    statuses_only: bool = False
 
 
 class Context:
@@ -213,6 +215,7 @@ class Context:
         self.seed = judged.seed
         """The submission's hash: what makes this grading's choices, the same at every regrade."""
         self.ends = judged.ends
+        self.statuses_only = judged.statuses_only
         """The grading's deadline (time.monotonic()): the end of the submission's time limit."""
         self.deadline = math.inf
         """The check's deadline: its own limit, or the grading's if that comes first."""

@@ -97,7 +97,7 @@ class Verdict:
 
     def explained(self, ctx: Context, seed: bool = False) -> Verdict:
         """The verdict with its misconception, if one is recognised (a hypothesis tested beyond this case)."""
-        if self.cause is not None:
+        if self.cause is not None or ctx.statuses_only:  # a regrade verifying a repair wants statuses only
             return self
         if self.status == "error":
             return replace(self, cause=diagnose.from_error(self.raised, self.program))
@@ -340,6 +340,9 @@ def search(
     verdicts = judge_many(list(plan))
     if all(verdicts.get(p) is None for p in plan) and len(verdicts) == len(plan):
         return None
+    first = next((verdicts[p] for p in plan if verdicts.get(p) is not None), None)
+    if ctx.statuses_only and first is not None:  # a verifying regrade: the first disagreement fails it, unshrunk
+        return first
     disagrees = _Disagrees(ctx, judge, verdicts)
     program = _smallest(shape, disagrees, plan, max_examples)
     if program is None:

@@ -4,10 +4,14 @@ After a grading, each cause a failing check names that has an inverse (inverse.p
 student's file; the edited copy is graded again (the grader's own grade(), in a sandbox, with the engine checks
 the submission was graded with, in the time the submission has left). An edit is offered only when every check
 that failed from its cause passes on the edited code and no check that passed fails there. With several causes,
-each edit is graded alone and all of them together: an edit is offered when, alone, it breaks nothing and either
-fixes its own checks or, with the others, fixes every check the causes failed.
+each edit is graded alone and all of them together (a regrade wants each check's status only: no failure is
+shrunk to its smallest case nor diagnosed): an edit is offered when, alone, it breaks nothing and either fixes
+its own checks or, with the others, fixes every check the causes failed.
 
 A correct engine costs nothing: with no check failed from a cause that has an inverse, nothing is regraded.
+The regrades' sandboxes start early (Ahead): as soon as a check fails from a cause whose edit is found in the
+file, one more sandbox starts warming up in its own process, while the grading goes on (its other checks, the
+runs of the student's tests), so a regrade finds its sandbox ready rather than waiting for a Python to start.
 The repair goes on the first visible check naming its cause (`artifacts.repair`): where (`line`, `method`,
 `where`), what (`before`, and at `diff` the `after`), `verified`, and `fixes`, the visible checks it makes pass.
 A hidden check never gets one, and `fixes` never names one.
@@ -26,10 +30,12 @@ from grader.files import MODULE_FILE
 from grader.repair.edits import Edit, applied
 from grader.repair.inverse import edit_for
 from grader.result import CheckResult, Result
+from grader.sandbox.prestarted import Prestarted, Wanted
 from grader.spec import Assignment
 
 Regrade = Callable[[Path, Assignment], Result]
-"""grade(path, assignment) with the grading's own options."""
+"""grade(path, assignment) with the grading's own options, keeping to its deadline, in the sandboxes of its
+Ahead where there are some."""
 FAILED = ("failed", "error")
 LEAST_S = 5.0
 """Seconds the submission must have left for a repair to be verified: less, and none is offered."""
@@ -40,10 +46,48 @@ REPAIR_CHARS = 200_000
 grader's own process (a lesson's engine is under 20,000)."""
 
 
+AHEAD = 3
+"""Sandboxes started ahead for the regrades at most (the rest start when their regrade does)."""
+
+
+def wanted(text: str | None, assignment: Assignment) -> bool:
+    """Whether a grading of this text may offer repairs (so may need regrades)."""
+    return assignment.feedback.repair != "off" and text is not None and len(text) <= REPAIR_CHARS
+
+
+class Ahead:
+    """The regrades' sandboxes, started while the grading still runs: told of each check as it ends (heard), it
+    starts one sandbox for each cause whose edit the file holds, and one for all of them together once there are
+    two, up to AHEAD. The regrades take them (pool, as the lanes take those `grader check` prestarts); close()
+    ends those left over. A correct engine's grading starts none."""
+
+    def __init__(self, text: str, sandbox: Wanted):
+        self.text = text
+        self.pool = Prestarted([], sandbox.iso)
+        self.sandbox = sandbox
+        self.failed: list[CheckResult] = []
+        self.started = 0
+
+    def heard(self, check: CheckResult) -> None:
+        if check.status not in FAILED or not check.cause or check.id in SUITE_CHECKS:
+            return
+        if any(c.cause == check.cause for c in self.failed):
+            return
+        self.failed.append(check)
+        edits = len(_candidates(self.failed, self.text))
+        needed = min(AHEAD, edits + (edits > 1))
+        while self.started < needed:
+            self.pool.add(self.sandbox)
+            self.started += 1
+
+    def close(self) -> None:
+        self.pool.close()
+
+
 def offered(result: Result, text: str | None, assignment: Assignment, ends: float, regrade: Regrade) -> Result:
     """The result with each verified repair on the check naming its cause (or the result as it was: repairs
     off, a notebook, no cause with an inverse, no time left to verify)."""
-    if assignment.feedback.repair == "off" or text is None or result.status != "graded" or len(text) > REPAIR_CHARS:
+    if not wanted(text, assignment) or text is None or result.status != "graded":
         return result
     started = time.monotonic()
     edits = candidates(result, text)
@@ -64,8 +108,12 @@ def candidates(result: Result, text: str) -> list[Edit]:
     """The edit of each cause a failing check names, in the order the checks name them, where one is found. A
     misconception found in several methods (artifacts' causes: `=` for `+=` in __add__, __mul__ and tanh) is one
     edit of every method's line, under the cause the check names; none when one method's line is not found."""
+    return _candidates(result.checks, text)
+
+
+def _candidates(checks, text: str) -> list[Edit]:
     named: dict[str, list[str]] = {}
-    for check in result.checks:
+    for check in checks:
         if check.status in FAILED and check.cause and check.cause not in named:
             named[check.cause] = _every_method(check.cause, check.artifacts.get("causes"))
     found = (_joined(cause, [edit_for(text, each) for each in methods]) for cause, methods in named.items())
@@ -90,15 +138,14 @@ def _joined(cause: str, edits: list[Edit | None]) -> Edit | None:
 
 
 def _graded(source: str, assignment: Assignment, ends: float, regrade: Regrade) -> dict[str, str] | None:
-    """Each check's status on the edited source, graded in the time left; None when there was none."""
-    left = ends - time.monotonic()
-    if left < 1.0:
+    """Each check's status on the edited source, graded in the time left (the regrade keeps to the grading's
+    deadline, ends); None when there was none."""
+    if ends - time.monotonic() < 1.0:
         return None
-    limits = dataclasses.replace(assignment.limits, submission_s=left)
     with tempfile.TemporaryDirectory(prefix="grader-repair-") as folder:
         path = Path(folder) / MODULE_FILE
         path.write_text(source, encoding="utf-8")
-        graded = regrade(path, dataclasses.replace(assignment, limits=limits))
+        graded = regrade(path, assignment)
     if graded.status != "graded":
         return None
     return {c.id: c.status for c in graded.checks}
@@ -109,6 +156,8 @@ def proven(
 ) -> list[tuple[Edit, list[str]]]:
     """The edits verified, each with the checks it makes pass. grade: each check's status on a source."""
     before = {c.id: c.status for c in result.checks if c.id not in SUITE_CHECKS}
+    # one after another, not in threads: Python 3.11's ast is not safe to use from two threads at once ("AST
+    # constructor recursion depth mismatch"), and a grading parses the file
     alone = [_statuses(grade, text, [edit]) for edit in edits]
     together = alone[0] if len(edits) == 1 else _statuses(grade, text, edits)
     causes = {edit.cause for edit in edits}

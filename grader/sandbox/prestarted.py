@@ -5,6 +5,8 @@ before any unit runs) instead of starting their own. One that no lane takes is c
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from grader.sandbox.isolation import Isolation
 from grader.sandbox.limits import SandboxLimits
 from grader.sandbox.supervisor import Sandbox
@@ -28,17 +30,30 @@ def layout(
     return warm, [suite] * suite_sandboxes, False
 
 
+@dataclass(frozen=True)
+class Wanted:
+    """A sandbox as a lane asks for it: its limits, warm imports and isolation (None: the machine's best)."""
+
+    limits: SandboxLimits
+    warm: tuple[str, ...]
+    iso: Isolation | None
+
+
 class Prestarted:
-    def __init__(self, wanted: list[tuple[SandboxLimits, tuple[str, ...]]], iso: Isolation):
+    def __init__(self, wanted: list[tuple[SandboxLimits, tuple[str, ...]]], iso: Isolation | None):
         """wanted: the limits and warm imports of each sandbox to start."""
         self.free: list[Sandbox] = []
         try:
             for limits, warm in wanted:
-                self.free.append(Sandbox({}, limits, warm, iso, start=False))
-                self.free[-1].start()
+                self.add(Wanted(limits, warm, iso))
         except BaseException:
             self.close()
             raise
+
+    def add(self, wanted: Wanted) -> None:
+        """One more sandbox, started now (it warms up in its own process)."""
+        self.free.append(Sandbox({}, wanted.limits, wanted.warm, wanted.iso, start=False))
+        self.free[-1].start()
 
     def take(
         self, files: dict[str, bytes], limits: SandboxLimits, warm: tuple[str, ...], iso: Isolation | None
