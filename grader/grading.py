@@ -34,6 +34,7 @@ from grader.lanes import EngineLane, SuiteLane, SuiteSandboxes
 from grader.loading import load
 from grader.notebooks import Execution
 from grader.protocol import Code
+from grader.repair.notebook import NotebookCode
 from grader.repair.verify import offered
 from grader.result import CheckResult, Outcome, Result, SubmissionError
 from grader.sabotage import normalised, own_block
@@ -163,9 +164,11 @@ def grade(submission: Path, assignment: Assignment, options: Options = Options()
 
 def _repaired(result: Result, read: Submitted, grading: Grading) -> Result:
     """The result with the repairs its failing checks' causes have, each verified by grading the edited file
-    again with these options (grader/repair/verify.py); a notebook gets none."""
+    again with these options (grader/repair/verify.py): a .py file's text, or a notebook's code cells, an edited
+    cell graded in a copy of the notebook (grader/repair/notebook.py)."""
     quiet = replace(grading.options, on_check=None, progress=None, prestarted=None, tests=None, source=None)
-    text = read.code.text if read.code.kind == "py" else None
+    code = read.code
+    text = code.text if code.kind == "py" else NotebookCode.of(code, read.source, grading.submission.name)
     return offered(result, text, grading.assignment, grading.ends, lambda path, again: grade(path, again, quiet))
 
 
