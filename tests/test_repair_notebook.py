@@ -27,6 +27,7 @@ from grader.protocol import Code
 from grader.render.html import student_report
 from grader.render.terminal import render
 from grader.repair.edits import Change, Edit
+from grader.repair.edits import applied as applied_text
 from grader.repair.inverse import last_class, method_of
 from grader.repair.notebook import NotebookCode
 from grader.repair.verify import candidates
@@ -181,7 +182,10 @@ def test_an_edit_must_land_in_one_cell_and_a_magic_cell_defining_value_stops_rep
     across = Change(code.cells[0].first, "x", "x", "import math\n" + lines[code.cells[0].first], "")
     assert code.local(Edit("c", (across,))) is None
     assert code.local(Edit("c", (inside, Change(code.cells[2].first, "", "", "v = Value()", "v = 1")))) is None
-    edited = "\n".join(lines[: code.cells[1].first] + ["    x = 1"] + lines[code.cells[1].first + 1 :])
+    edited = applied_text(code.text, [inside])
     assert code.sources(edited) == {3: "class Value:\n    x = 1\n"}
+    last = Change(code.cells[2].first, "", "", "v = Value()", "v = Value()\nprint(v)")
+    both = code.sources(applied_text(code.text, [at_end, last]))  # two cells, an insertion at a cell's end
+    assert both == {3: "class Value:\n    pass\n\n    y = 2", 5: "v = Value()\nprint(v)"}
     magic = ((1, "%%time\nclass Value:\n    pass"), (2, "class Value:\n    pass"))
     assert NotebookCode.of(Code("notebook", {}, magic), b"", "n.ipynb") is None

@@ -89,7 +89,8 @@ def student_report(
     carded = {c.id for c in to_fix(result)}
     boxed = set(held(result)) | {c.id for c in result.checks if c.visibility != "hidden" and c.not_written}
     notebook = result.submission.endswith(".ipynb")  # source: the notebook's JSON, whose cells a repair names
-    cells = _cell_sources(source) if source and notebook else {}
+    repaired = any(repair_of(c) is not None for c in result.checks)
+    cells = _cell_sources(source) if source and notebook and repaired else {}
     for check in result.checks:
         hidden = check.visibility == "hidden"
         view = dict(
