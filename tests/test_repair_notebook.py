@@ -35,6 +35,9 @@ from grader.repair.verify import candidates
 DRAFT = "class Value:\n    def __init__(self, data):\n        self.data = data\n"
 """A first draft of the class, in an earlier cell: the class graded is the last one."""
 DEMO = "a = Value(2.0)\nb = (a * a).tanh()\nb.backward()\nprint(a.grad)"
+MATH = "%time import math"
+"""The engines' `import math`, in a line magic: a cell IPython rewrites, which the text the inverses read leaves out
+and the engine needs (a copy graded as a .py file of that text, not as the notebook, would fail with a NameError)."""
 ENGINE_CELL = 6
 """The number of the cell holding the engine graded (every cell counted from 1)."""
 
@@ -46,7 +49,7 @@ def notebook(text: str) -> tuple[nbformat.NotebookNode, int]:
     neuron = next(i for i, line in enumerate(lines) if line.startswith("class Neuron"))
     cells = [
         new_markdown_cell("# micrograd, by hand"),
-        new_code_cell("%matplotlib inline\n" + "\n".join(lines[:value]).strip()),
+        new_code_cell("%matplotlib inline\n" + "\n".join(lines[:value]).strip().replace("import math", MATH)),
         new_markdown_cell("A first try:"),
         new_code_cell(DRAFT),
         new_markdown_cell("## The engine"),
@@ -56,7 +59,7 @@ def notebook(text: str) -> tuple[nbformat.NotebookNode, int]:
         new_code_cell(DEMO),
         new_code_cell("%load_ext grader\n%grade"),
     ]
-    assert cells[ENGINE_CELL - 1].source.startswith("class Value")
+    assert cells[ENGINE_CELL - 1].source.startswith("class Value") and MATH in cells[1].source
     return new_notebook(cells=cells), value + 1
 
 
