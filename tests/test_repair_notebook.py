@@ -128,6 +128,20 @@ def test_a_notebook_gets_the_repair_in_its_cell_and_applying_it_fixes_the_checks
     assert {c.id: c.status for c in fixed.checks} == dict.fromkeys(repair["fixes"], "passed")
 
 
+def test_one_mistake_in_every_method_is_one_repair_of_every_line_in_the_cell(tmp_path, micrograd):
+    """`=` for `+=` in every operation's backward: one repair, its every place (`also`) in the engine's cell."""
+    text = (Path(__file__).parent.parent / "examples" / "forgot_plus_equals.py").read_text()
+    nb, _ = notebook(text)
+    result, _ = graded(tmp_path / "buggy", nb, assignment(micrograd, ("add", "mul", "accumulate", "gradcheck")))
+    repairs = [c.artifacts["repair"] for c in result.checks if "repair" in c.artifacts]
+    assert len(repairs) == 1 and len(repairs[0].get("also", [])) >= 4, repairs
+    repair = repairs[0]
+    assert {p["cell"] for p in [repair, *repair["also"]]} == {ENGINE_CELL}
+    nb.cells[ENGINE_CELL - 1].source = applied(nb.cells[ENGINE_CELL - 1].source, repair)
+    fixed, _ = graded(tmp_path / "fixed", nb, assignment(micrograd, tuple(repair["fixes"])))
+    assert {c.id: c.status for c in fixed.checks} == dict.fromkeys(repair["fixes"], "passed")
+
+
 @pytest.mark.parametrize("style", ["lecture", "slots_gradfn", "list_iterative"])
 def test_a_correct_notebook_gets_no_repair_nor_a_regrade(tmp_path, micrograd, style):
     nb, _ = notebook(correct(style))
