@@ -35,6 +35,7 @@ from grader.loading import load
 from grader.notebooks import Execution
 from grader.protocol import Code
 from grader.repair import verify
+from grader.repair.notebook import NotebookCode
 from grader.repair.verify import Ahead, offered
 from grader.result import CheckResult, Outcome, Result, SubmissionError
 from grader.sabotage import normalised, own_block
@@ -175,8 +176,9 @@ def grade(submission: Path, assignment: Assignment, options: Options = Options()
 
 def _repaired(result: Result, read: Submitted, grading: Grading, ahead: Ahead | None) -> Result:
     """The result with the repairs its failing checks' causes have, each verified by grading the edited file
-    again with these options, to this grading's deadline, in the sandboxes started ahead
-    (grader/repair/verify.py); a notebook gets none."""
+    again with these options, to this grading's deadline, in the sandboxes started ahead (grader/repair/verify.py):
+    a .py file's text, or a notebook's code cells, an edited cell graded in a copy of the notebook
+    (grader/repair/notebook.py)."""
     quiet = replace(
         grading.options,
         on_check=None,
@@ -187,16 +189,24 @@ def _repaired(result: Result, read: Submitted, grading: Grading, ahead: Ahead | 
         deadline=grading.ends,
         statuses_only=True,
     )
-    text = read.code.text if read.code.kind == "py" else None
+    text = _repairable(read, grading)
     return offered(result, text, grading.assignment, grading.ends, lambda path, again: grade(path, again, quiet))
+
+
+def _repairable(read: Submitted, grading: Grading) -> str | NotebookCode | None:
+    """The code the inverse edits read: a .py file's text, or a notebook's code cells (None: none they can read)."""
+    code = read.code
+    if not verify.wanted(code.text, grading.assignment):  # repairs off, or a file too large to look in
+        return None
+    return code.text if code.kind == "py" else NotebookCode.of(code, read.source, grading.submission.name)
 
 
 def _ahead(grading: Grading, read: Submitted) -> Ahead | None:
     """The regrades' sandboxes, to start as checks fail (verify.Ahead), where this grading may offer repairs."""
-    text = read.code.text if read.code.kind == "py" else None
-    if not verify.wanted(text, grading.assignment) or text is None:
+    code = _repairable(read, grading)
+    if code is None:
         return None
-    return Ahead(text, _engine_sandbox(grading, read.code, tested=False)[0])
+    return Ahead(code.text if isinstance(code, NotebookCode) else code, _engine_sandbox(grading, read.code, False)[0])
 
 
 def _told(on_check: OnCheck | None, ahead: Ahead | None) -> OnCheck | None:

@@ -213,13 +213,13 @@ def time_limit(task: Task) -> float:
 
 def render(task: Task, result: Result) -> dict[str, str]:
     """The files the instructor's process writes for this student."""
-    python_source = task.source.decode("utf-8", "replace") if task.name.endswith(".py") else None
+    source = task.source.decode("utf-8", "replace") if task.name.endswith((".py", ".ipynb")) else None
     return {
         RESULT_FILE: json.dumps(result.to_dict(), indent=2),
         GRADESCOPE_FILE: json.dumps(results(result), indent=2),
         REPORT_FILE: html.student_report(
             result,
-            python_source,
+            source,  # a notebook's: the report shows the cell a repair is in
             task.assignment.title,
             late_view(task.late, result),
             student=task.student,

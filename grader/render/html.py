@@ -88,6 +88,9 @@ def student_report(
     shown: dict[str | None, str] = {}  # each code shown, and the check whose card shows it
     carded = {c.id for c in to_fix(result)}
     boxed = set(held(result)) | {c.id for c in result.checks if c.visibility != "hidden" and c.not_written}
+    notebook = result.submission.endswith(".ipynb")  # source: the notebook's JSON, whose cells a repair names
+    repaired = any(repair_of(c) is not None for c in result.checks)
+    cells = _cell_sources(source) if source and notebook and repaired else {}
     for check in result.checks:
         hidden = check.visibility == "hidden"
         view = dict(
@@ -106,10 +109,10 @@ def student_report(
                 suspect_source(
                     source, check.id, cause.method if cause else None, cause.beside if cause else (), _also(check)
                 )
-                if source
+                if source and not notebook
                 else None
             )
-            view.update(_repair_view(check, source))
+            view.update(_repair_view(check, source, cells))
             view["source_html"] = None if code in shown else code  # the same code once, on the first card
             view["source_shown_in"] = shown.get(code) if code else None
             shown.setdefault(code, check.id)
@@ -146,7 +149,12 @@ def inline_report(result: Result, change: Change | None, report: str) -> str:
     runs no script and keeps no style sheet of an output's."""
     waiting, first, nothing = not_written(result)
     checks = [
-        dict(asdict(c), status_text=STATUS_TEXT[c.status], summary=first_sentence(summary(c.feedback)))
+        dict(
+            asdict(c),
+            status_text=STATUS_TEXT[c.status],
+            summary=first_sentence(summary(c.feedback)),
+            **_inline_repair(c),
+        )
         for c in result.checks
     ]
     by_id = {view["id"]: view for view in checks}
@@ -286,13 +294,42 @@ REPAIR_CONTEXT = 3
 """Lines of the student's code shown above and below a repair's lines."""
 
 
-def _repair_view(check, source: str | None) -> dict[str, Any]:
-    """A verified repair on a card: its sentence, the student's code around its lines with those lines marked,
-    and at `diff` the change. Nothing when the source is not the one the repair was found in."""
+def _inline_repair(check) -> dict[str, Any]:
+    """A verified repair as a notebook's output shows it (`%grade`, which has the result and not the file): its
+    sentence, and the lines it names as the student wrote them, or at `diff` the change."""
+    repair = repair_of(check)
+    if repair is None:
+        return {}
+    shown = (
+        diff_lines(repair) if repair.diff else [(" ", n, text) for sign, n, text in diff_lines(repair) if sign == "-"]
+    )
+    margin = min((len(text) - len(text.lstrip()) for _, _, text in shown if text.strip()), default=0)
+    return {"repair_text": sentence(repair), "repair_lines": [(sign, n, text[margin:]) for sign, n, text in shown]}
+
+
+def _cell_sources(source: str) -> dict[int, str]:
+    """A notebook's cells by number (from 1, every cell counted), or none when source is no notebook."""
+    from grader import notebooks
+    from grader.errors import NotebookError
+
+    try:
+        nb = notebooks.read(Path("notebook.ipynb"), source.encode("utf-8"))
+    except (NotebookError, UnicodeError):
+        return {}
+    return {n: cell.source for n, cell in enumerate(nb.cells, 1) if isinstance(cell.source, str)}
+
+
+def _repair_view(check, source: str | None, cells: dict[int, str] | None = None) -> dict[str, Any]:
+    """A verified repair on a card: its sentence, the student's code around its lines with those lines marked
+    (of a notebook, the lines of the repair's cell, from cells), and at `diff` the change. Nothing when the source
+    is not the one the repair was found in."""
     repair = repair_of(check)
     if repair is None:
         return {}
     view: dict[str, Any] = {"repair_text": sentence(repair), "repair_diff": diff_lines(repair) if repair.diff else []}
+    if repair.cell is not None:
+        source = (cells or {}).get(repair.cell)
+        view["repair_cell"] = repair.cell
     lines = source.splitlines() if source else []
     marked = [p.line + k for p in repair.places for k in range(max(p.before.count("\n") + 1, 1))]
     matches = all(

@@ -2,7 +2,8 @@
 
 The repair comes from a result that may have been read back from a file: each field is checked before use, and
 one that is not what the grader writes is no repair. Every line shown is the student's own code (`before`),
-or the student's line as the edit leaves it (`after`, only when the assignment shows the change: `diff`).
+or the student's line as the edit leaves it (`after`, only when the assignment shows the change: `diff`). A
+notebook's repair is in one cell (`cell`, counting every cell from 1), its lines the lines of that cell.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ class Place:
     where: str
     before: str
     after: str
+    cell: int | None = None
+    """Of a notebook, the cell (from 1) whose line `line` is."""
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,11 @@ class Repair:
         """Does it show the change (the assignment's `diff`), or only where it is?"""
         return any(p.after for p in self.places)
 
+    @property
+    def cell(self) -> int | None:
+        """Of a notebook, the cell the repair is in."""
+        return self.places[0].cell
+
 
 def repair_of(check: CheckResult) -> Repair | None:
     data = check.artifacts.get("repair") if check.visibility == "visible" else None
@@ -43,6 +51,7 @@ def repair_of(check: CheckResult) -> Repair | None:
     if (
         not kept
         or len(kept) != len(places)
+        or len({p.cell for p in kept}) != 1
         or not isinstance(fixes, list)
         or not all(isinstance(f, str) for f in fixes)
     ):
@@ -54,9 +63,11 @@ def repair_of(check: CheckResult) -> Repair | None:
 def _place(data) -> Place | None:
     if not isinstance(data, dict):
         return None
-    line, where, before, after = (data.get(k) for k in ("line", "where", "before", "after"))
-    if isinstance(line, int) and line > 0 and isinstance(where, str) and isinstance(before, str):
-        return Place(line, where, before, after) if isinstance(after, str) else None
+    line, where, before, after, cell = (data.get(k) for k in ("line", "where", "before", "after", "cell"))
+    if cell is not None and not (type(cell) is int and cell > 0):
+        return None
+    if type(line) is int and line > 0 and isinstance(where, str) and isinstance(before, str):
+        return Place(line, where, before, after, cell) if isinstance(after, str) else None
     return None
 
 
@@ -64,8 +75,9 @@ def sentence(repair: Repair) -> str:
     """Where to change, in one sentence, and what the grader saw when it made the change."""
     first = repair.places[0]
     changed = [p for p in repair.places if p.before]
+    of = f" of cell {repair.cell}" if repair.cell is not None else ""
     if not changed:
-        what = f"In {first.where}, before line {first.line}, something is missing"
+        what = f"In {first.where}, before line {first.line}{of}, something is missing"
         if repair.method and repair.method.startswith("__"):
             what += f": {repair.method}"
     else:
@@ -73,10 +85,11 @@ def sentence(repair: Repair) -> str:
         wheres = list(dict.fromkeys(p.where for p in changed))
         said = f"line {lines[0]}" if len(lines) == 1 else f"lines {', '.join(map(str, lines[:-1]))} and {lines[-1]}"
         one = len(lines) == 1
-        what = f"{said}, in {_wheres_said(wheres)}, {'is the line' if one else 'are the lines'} to change"
+        what = f"{said}{of}, in {_wheres_said(wheres)}, {'is the line' if one else 'are the lines'} to change"
     fixed = ", ".join(repair.fixes)
+    copy = "notebook" if repair.cell is not None else "file"
     return (
-        f"Verified fix: {what}. The grader made that change in a copy of your file and graded it again: "
+        f"Verified fix: {what}. The grader made that change in a copy of your {copy} and graded it again: "
         f"{fixed} then pass{'es' if len(repair.fixes) == 1 else ''}."
     )
 

@@ -35,15 +35,15 @@ class Change:
     """The lines as the student wrote them (empty for an insertion)."""
     after: str
     """The lines the edit writes instead."""
+    cell: int | None = None
+    """Of a notebook, the cell the lines are in (counting every cell from 1, as the grader's notebook messages
+    do): `line` is then the line in that cell (grader/repair/notebook.py). None in a .py file."""
 
     def to_dict(self) -> dict:
-        return {
-            "line": self.line,
-            "method": self.method,
-            "where": self.where,
-            "before": self.before,
-            "after": self.after,
-        }
+        found: dict = {"line": self.line}
+        if self.cell is not None:
+            found["cell"] = self.cell
+        return {**found, "method": self.method, "where": self.where, "before": self.before, "after": self.after}
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from grader.checks.suite import SUITE_CHECKS
 from grader.files import MODULE_FILE
 from grader.repair.edits import Edit, applied
 from grader.repair.inverse import edit_for
+from grader.repair.notebook import NotebookCode
 from grader.result import CheckResult, Result
 from grader.sandbox.prestarted import Prestarted, Wanted
 from grader.spec import Assignment
@@ -84,13 +85,23 @@ class Ahead:
         self.pool.close()
 
 
-def offered(result: Result, text: str | None, assignment: Assignment, ends: float, regrade: Regrade) -> Result:
+def offered(
+    result: Result, text: str | NotebookCode | None, assignment: Assignment, ends: float, regrade: Regrade
+) -> Result:
     """The result with each verified repair on the check naming its cause (or the result as it was: repairs
-    off, a notebook, no cause with an inverse, no time left to verify)."""
-    if not wanted(text, assignment) or text is None or result.status != "graded":
+    off, no code the inverses can read, no cause with an inverse, no time left to verify). A notebook's code
+    (grader/repair/notebook.py): its cells as one text, an edit kept only when it is in one cell, graded as a
+    copy of the notebook with that cell changed, and shown in the cell's own lines."""
+    notebook = text if isinstance(text, NotebookCode) else None
+    code = text.text if isinstance(text, NotebookCode) else text
+    if not wanted(code, assignment) or code is None or result.status != "graded":
         return result
+    if notebook is not None:
+        regrade = _in_notebook(notebook, regrade)
     started = time.monotonic()
-    edits = candidates(result, text)
+    edits = candidates(result, code)
+    if notebook is not None:
+        edits = [edit for edit in edits if notebook.local(edit) is not None]
     if not edits or ends - started < LEAST_S:
         return result
     engine = {c.id for c in result.checks if c.id not in SUITE_CHECKS}
@@ -99,9 +110,17 @@ def offered(result: Result, text: str | None, assignment: Assignment, ends: floa
         checks=tuple(c for c in assignment.checks if c.id in engine),
         feedback=dataclasses.replace(assignment.feedback, repair="off"),
     )
-    verified = proven(result, text, edits, lambda source: _graded(source, again, ends, regrade))
+    verified = proven(result, code, edits, lambda source: _graded(source, again, ends, regrade))
+    if notebook is not None:
+        verified = [(local, fixes) for edit, fixes in verified if (local := notebook.local(edit)) is not None]
     shown = _attached(result, verified, assignment.feedback.repair)
     return dataclasses.replace(shown, duration_s=round(result.duration_s + time.monotonic() - started, 3))
+
+
+def _in_notebook(notebook: NotebookCode, regrade: Regrade) -> Regrade:
+    """The regrade of an edited text of the notebook's cells: a copy of the notebook, beside it, with the cells
+    it changes."""
+    return lambda path, again: regrade(notebook.written(path.read_text(encoding="utf-8"), path.parent), again)
 
 
 def candidates(result: Result, text: str) -> list[Edit]:
