@@ -51,7 +51,7 @@ LAYERS = {
         "grader.hints",
         "grader.watch",
     ),
-    "grading": ("grader.grading", "grader.loading", "grader.notebooks", "grader.catalog"),
+    "grading": ("grader.grading", "grader.loading", "grader.catalog"),
     "checks": ("grader.checks", "grader.sabotage", "grader.repair", "grader.lanes", "grader.notebook_suite"),
     "lms": ("grader.lms",),
     "render": ("grader.render",),
@@ -73,6 +73,7 @@ LAYERS = {
         "grader.slicing",
         "grader.csvfile",
         "grader.classfiles",
+        "grader.notebooks",  # a notebook's format: read, its code cells, what a run of it did (no grading in it)
         "grader",
     ),
     "sandbox": ("grader.sandbox",),
