@@ -1,0 +1,96 @@
+"""What verified repairs cost (issue 31): the regrades want statuses only, and find their sandboxes started.
+
+A regrade verifying a repair asks only whether each check passes (grading.Options.statuses_only): a failure is
+neither shrunk nor diagnosed. That is sound only if it gives every check the status a full grading gives, which
+the first test shows on buggy engines of several styles, one bug or two. The regrades' sandboxes start as soon as
+a check fails from a cause whose edit the file holds (verify.Ahead), and each regrade takes one of them: none
+is started for a correct engine. (What it saves is measured by bench/bench_repair.py, not timed here.)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from conftest import ZOO
+from repair_bugs import buggy, correct
+
+from grader import spec
+from grader.checks.suite import SUITE_CHECKS
+from grader.grading import Options, grade
+from grader.sandbox.prestarted import Prestarted
+
+
+def two_bugs() -> str:
+    text, _ = buggy("pow_off_by_one", "slots_gradfn")
+    return text.replace("a.grad += (1.0 - t * t) * res.grad", "a.grad += (1.0 - a.data * a.data) * res.grad")
+
+
+ENGINES = {
+    "tanh_from_input@lecture": lambda: buggy("tanh_grad_from_input", "lecture")[0],
+    "assign_in_mul@list_iterative": lambda: buggy("assign_in_mul", "list_iterative")[0],
+    "two_bugs@slots_gradfn": two_bugs,
+    "self_not_tuple": lambda: (ZOO / "buggy" / "self_not_tuple.py").read_text(),
+    "topo_not_reversed": lambda: (ZOO / "buggy" / "topo_not_reversed.py").read_text(),
+    "naive_recursion": lambda: (ZOO / "buggy" / "naive_recursion.py").read_text(),
+}
+
+
+def engine_checks(micrograd: spec.Assignment, level: str = "off") -> spec.Assignment:
+    return dataclasses.replace(micrograd.without(SUITE_CHECKS), feedback=spec.Feedback(level))
+
+
+def graded(tmp_path: Path, text: str, task: spec.Assignment, options: Options | None = None, name: str = "mine"):
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "micrograd_mine.py").write_text(text, encoding="utf-8")
+    return grade(folder / "micrograd_mine.py", task, options or Options())
+
+
+@pytest.mark.parametrize("engine", sorted(ENGINES))
+def test_statuses_only_gives_every_check_the_status_a_full_grading_gives(tmp_path, micrograd, engine):
+    text = ENGINES[engine]()
+    task = engine_checks(micrograd)
+    full = graded(tmp_path, text, task, name="full")
+    quick = graded(tmp_path, text, task, Options(statuses_only=True), name="quick")
+    statuses = {c.id: c.status for c in full.checks}
+    assert "failed" in statuses.values() or "error" in statuses.values(), statuses  # a buggy engine
+    assert {c.id: c.status for c in quick.checks} == statuses
+    assert quick.score == full.score
+
+
+@pytest.fixture
+def pool(monkeypatch):
+    """The sandboxes started ahead (add) and each asked for (take: whether one was there), the real methods
+    watched."""
+    seen: dict[str, list[bool]] = {"add": [], "take": []}
+    add, take = Prestarted.add, Prestarted.take
+
+    def added(self, wanted):
+        seen["add"].append(True)
+        return add(self, wanted)
+
+    def taken(self, *args, **kwargs):
+        sandbox = take(self, *args, **kwargs)
+        seen["take"].append(sandbox is not None)
+        return sandbox
+
+    monkeypatch.setattr(Prestarted, "add", added)
+    monkeypatch.setattr(Prestarted, "take", taken)
+    return seen
+
+
+def test_each_regrade_takes_a_sandbox_started_while_the_grading_ran(tmp_path, micrograd, pool):
+    """Two causes: three regrades (each edit alone, both together), each in a sandbox started ahead."""
+    checks = tuple(c for c in micrograd.checks if c.id in ("pow", "tanh", "hand_examples", "gradcheck"))
+    task = dataclasses.replace(engine_checks(micrograd, "where"), checks=checks)
+    result = graded(tmp_path, two_bugs(), task)
+    assert {c.cause for c in result.checks if "repair" in c.artifacts} == {"pow_off_by_one", "tanh_grad_from_input"}
+    assert pool == {"add": [True] * 3, "take": [True] * 3}
+
+
+def test_a_correct_engine_starts_no_sandbox_for_a_regrade(tmp_path, micrograd, pool):
+    result = graded(tmp_path, correct("list_iterative"), engine_checks(micrograd, "where"))
+    assert result.score == result.max_score
+    assert pool == {"add": [], "take": []}
