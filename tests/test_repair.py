@@ -291,7 +291,8 @@ def test_two_different_bugs_each_get_their_repair(tmp_path, micrograd):
 @pytest.mark.parametrize("engine", CORRECT_ENGINES + [Path(f"{s}.py") for s in STYLES], ids=lambda p: p.stem)
 def test_a_correct_engine_never_gets_a_repair_nor_a_regrade(tmp_path, micrograd, engine):
     text = correct(engine.stem) if engine.parent == Path(".") else engine.read_text()
-    result = graded(tmp_path, text, assignment(micrograd, checks=("add", "mul", "tanh", "relu", "hand_examples")))
+    checks = ("add", "mul", "tanh", "relu", "hand_examples", "neuron")  # neuron: its bias is never said missing
+    result = graded(tmp_path, text, assignment(micrograd, checks=checks))
     assert result.score == result.max_score
     assert not any("repair" in c.artifacts for c in result.checks)
     assert candidates(result, text) == []  # nothing to verify: nothing regraded
@@ -333,6 +334,22 @@ def test_the_assignment_says_what_a_student_sees(tmp_path):
     (folder / "assignment.toml").write_text(base + '\n[feedback]\nrepair = "all"\n')
     with pytest.raises(SpecError, match=r"feedback.repair = 'all': expected one of off, where, diff"):
         catalog.load(str(folder))
+
+
+def test_a_neuron_with_too_few_parameters_and_no_evidence_of_why_is_named_no_cause(tmp_path, micrograd):
+    """parameters() holds only the weights, but the neuron adds a bias kept as a plain number: its output is
+    neither tanh(w . x) nor a Value parameters() leaves out. Is the count still failed, and no cause (so no
+    repair) named on a guess?"""
+    text = (
+        correct("lecture")
+        .replace("self.b = Value(random.uniform(-1, 1))", "self.b = 0.3")
+        .replace("return self.w + [self.b]", "return self.w")
+    )
+    result = graded(tmp_path, text, assignment(micrograd, checks=("neuron",)))
+    (neuron,) = result.checks
+    assert neuron.status == "failed" and neuron.cause is None and "repair" not in neuron.artifacts
+    assert "returned 3 values; expected 4" in neuron.feedback
+    assert "It looks like your neuron has no bias b, or parameters() leaves it out." in neuron.feedback
 
 
 # -- beyond the terminal: Gradescope's results.json, the reteach notebook ---------------------------------------
