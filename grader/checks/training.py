@@ -304,7 +304,7 @@ def _diverged(
     spec, args, start, losses = run.spec, run.args, run.start, run.losses
     bad = losses[diverged] if diverged < len(losses) else "nothing"
     nan = " (not a number: the loss blew up)" if not isinstance(bad, float) or not math.isfinite(bad) else ""
-    unbiased = _without_bias(spec, args, starting_parameters(spec), losses)
+    unbiased = _without_bias(spec, args, losses)
     reached = (
         f"\nYour loss does fall below {spec.threshold:g} (at step {converged}), but a falling loss does "
         f"not prove an engine right: {'the model differs' if unbiased else 'the gradients differ'}."
@@ -354,13 +354,13 @@ def _untrained_bias(b: float) -> type:
     return Untrained
 
 
-def _without_bias(spec: Training, args: dict[str, Any], start: list[float], losses: list) -> str:
+def _without_bias(spec: Training, args: dict[str, Any], losses: list) -> str:
     """When the model is a Neuron and the student's losses are, at every step, the lesson's loop on a neuron
     whose bias is never trained (the reference engine's, from the same weights): the bias it has, in words (none,
     or the one the lesson's neuron draws, which parameters() leaves out); else ''."""
     if spec.model != "Neuron" or not losses:
         return ""
-    nin = spec.sizes[0]
+    nin, start = spec.sizes[0], starting_parameters(spec)  # the lesson's draw, its bias last
     fixed = {"without its bias b": 0.0, "with its bias b left out of parameters(), never trained": start[nin]}
     for said, b in fixed.items():
         model = types.SimpleNamespace(Value=reference.Value, Neuron=_untrained_bias(b))
