@@ -151,17 +151,8 @@ def neuron_probe(module, nin, weights, bias, x):
     for p, v in zip(params, list(weights) + [bias]):  # no bias among nin: the weights alone are set
         p.data = v
     if len(params) == nin:
-        listed = {id(p) for p in params}
-        own = getattr(neuron, "__dict__", {})
-        unlisted = [
-            k
-            for k, v in own.items()
-            if isinstance(k, str) and k.isidentifier() and isinstance(v, module.Value) and id(v) not in listed
-        ]
-        if len(unlisted) == 1:  # a bias parameters() leaves out: set too, so the output says if it is added
-            report["unlisted"] = unlisted[0]
-            own[unlisted[0]].data = bias
-        try:  # only a clue to the count's failure, which is reported whatever the call does
+        try:  # only clues to the count's failure, which is reported whatever the neuron does here
+            report.update(_unlisted(module, neuron, params, bias))
             out = single(neuron(list(x)))
         except Exception:
             return report
@@ -171,6 +162,22 @@ def neuron_probe(module, nin, weights, bias, x):
     report["is_value"] = isinstance(out, module.Value)
     report["output"] = read(out, "data") if report["is_value"] else number(out)
     return report
+
+
+def _unlisted(module, neuron, params, bias):
+    """{"unlisted": name} when the neuron has one Value attribute of its own that parameters() leaves out (a
+    bias), which is then set to bias, so that the output says whether it is added; else {}."""
+    listed = {id(p) for p in params}
+    own = vars(neuron) if hasattr(neuron, "__dict__") else {}
+    found = [
+        k
+        for k, v in own.items()
+        if isinstance(k, str) and k.isidentifier() and isinstance(v, module.Value) and id(v) not in listed
+    ]
+    if len(found) != 1:
+        return {}
+    own[found[0]].data = bias
+    return {"unlisted": found[0]}
 
 
 def single(out):
