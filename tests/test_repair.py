@@ -19,7 +19,7 @@ from pathlib import Path
 import nbclient
 import nbformat
 import pytest
-from conftest import CORRECT_ENGINES, quick_assignment
+from conftest import CORRECT_ENGINES, REFERENCE_SOURCE, quick_assignment
 from repair_bugs import BUGS, NOT_PLANTED, PRIORITY, STYLES, buggy, correct
 
 from grader import spec
@@ -32,6 +32,7 @@ from grader.insight.misconceptions import tally
 from grader.render.html import student_report
 from grader.render.terminal import render
 from grader.repair.inverse import DELEGATIONS, INVERSES, edit_for, last_class, method_of
+from grader.repair.lesson import on_lesson
 from grader.repair.verify import candidates
 from grader.sabotage import all_operators, wheats
 from grader.sabotage.trees import unparse
@@ -423,3 +424,42 @@ def test_the_reteach_notebook_shows_the_edit_on_the_lessons_engine(tmp_path, mic
     assert not [s for s in student if s in path.read_text()], "a line of the student's file is in the notebook"
     nbclient.NotebookClient(nb, timeout=60, kernel_name="python3").execute()
     assert not [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
+
+
+def test_the_lessons_engine_shows_the_edit_of_every_cause_planted_in_the_styles():
+    """Can the reteach notebook show, on the lesson's engine, the edit of every misconception the styles' repairs
+    are tested for: planted there, found, and giving the lesson's engine back (its own lines, as ast writes them,
+    where the edit restores its tree)?"""
+    engine = lesson_engine()
+    lesson = {_spelled(s) for s in unparse(ast.parse(engine)).splitlines()}
+    shown = {cause: on_lesson(cause, engine) for cause in sorted(BUGS)}
+    assert [cause for cause, changes in shown.items() if not changes] == []
+    # the rule written another way (the reflected operators without the lesson's annotations): the edited
+    # engine's gradients are the lesson's, which on_lesson checks
+    rewritten = {"missing_seed", "relu_negative_grad", "missing___radd__", "missing___rmul__", "missing___rsub__"}
+    for cause, changes in shown.items():
+        if cause not in rewritten:
+            assert all(_spelled(line) in lesson for c in changes for line in c.after.split("\n")), (cause, changes)
+        assert all(_spelled(c.before) not in lesson for c in changes if c.before), (cause, changes)
+
+
+def _spelled(line: str) -> str:
+    """A line as ast writes it back (`t**2` and `t ** 2` alike), where it is a statement of its own."""
+    try:
+        return ast.unparse(ast.parse(line.strip()))
+    except SyntaxError:
+        return line.strip()
+
+
+def test_pow_written_through_a_local_gets_its_repair(tmp_path, micrograd):
+    """The lesson's own __pow__ computes its derivative in a local (`local = ... k * self.data ** (k - 1)`): with
+    `** k` there, is the local's line the one repaired, and does the repair make pow pass?"""
+    text = REFERENCE_SOURCE.replace("k * self.data ** (k - 1)", "k * self.data ** k")
+    assert text != REFERENCE_SOURCE
+    line = text[: text.index("k * self.data ** k")].count("\n") + 1
+    task = assignment(micrograd, checks=("pow",))
+    result = graded(tmp_path, text, task)
+    (pow_,) = result.checks
+    assert pow_.cause == "pow_off_by_one" and pow_.artifacts["repair"]["line"] == line
+    assert pow_.artifacts["repair"]["after"].endswith("k * self.data ** (k - 1)  # x**0 is constant, also at x = 0")
+    assert graded(tmp_path, apply(text, pow_.artifacts["repair"]), task, "fixed").score == task.max_score

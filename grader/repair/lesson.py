@@ -2,11 +2,12 @@
 
 The students' repairs were each found in, and verified on, their own code; what the class is shown is the same
 edit on the lesson's engine: the misconception planted there by the mutation that plants it for the grader
-(a sabotage operator, the replays of checks/diagnose.py, or for a reflected operator left out, the method
-deleted), then the inverse edit (inverse.py) found in that mutant, as it would be in a student's file. The edit
-is shown only when it gives the lesson's engine back: its own syntax tree, or, where the edit writes the rule
-another way (a seed line before the loop), an engine whose gradients are the lesson's on the grader's
-discriminating programs. The lines are the lesson's engine as Python's ast writes it back (comments left out).
+(a sabotage operator, the replays of checks/diagnose.py; for a reflected operator left out, the method
+deleted; for pow's exponent, x**(k - 1) written x**k in __pow__'s backward), then the inverse edit
+(inverse.py) found in that mutant, as it would be in a student's file. The edit is shown only when it gives
+the lesson's engine back: its own syntax tree, or, where the edit writes the rule another way (a seed line
+before the loop), an engine whose gradients are the lesson's on the grader's discriminating programs. The
+lines are the lesson's engine as Python's ast writes it back (comments left out).
 """
 
 from __future__ import annotations
@@ -38,6 +39,25 @@ def _removed(name: str) -> Mutation:
     return mutate
 
 
+def _exponent_kept(tree: ast.Module) -> None:
+    """k * x**k for k * x**(k - 1) in __pow__'s backward (the lesson's writes it through a local, which the
+    grader's pow_off_by_one operator leaves alone)."""
+    pow_ = method_of(last_class(tree), "__pow__")
+    inner = [n for n in ast.walk(pow_) if isinstance(n, ast.FunctionDef) and n is not pow_] if pow_ else []
+    count = 0
+    for node in (n for fn in inner for n in ast.walk(fn)):
+        right = node.right if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) else None
+        if (
+            isinstance(right, ast.BinOp)
+            and isinstance(right.op, ast.Sub)
+            and ast.dump(right.right) == ast.dump(ast.Constant(1))
+        ):
+            node.right = right.left
+            count += 1
+    if not count:
+        raise NotApplicable("no x ** (k - 1) in __pow__'s backward")
+
+
 def _mutations(cause: str) -> list[Mutation]:
     """The mutations that plant the cause in a correct engine, in the order tried."""
     from grader.checks.diagnose import SIMULATED  # the grader's replays; imported when a notebook is made
@@ -47,6 +67,8 @@ def _mutations(cause: str) -> list[Mutation]:
     found += [op.rewrite for op in all_operators().values() if op.cause.id == cause]
     if cause.removeprefix("missing_") in DELEGATIONS:
         found.append(_removed(cause.removeprefix("missing_")))
+    if cause == "pow_off_by_one":
+        found.append(_exponent_kept)
     return found
 
 
