@@ -195,8 +195,9 @@ CAUSES: dict[str, Cause] = {
         Cause("sub_as_add", "a - b computes a + b", method="__sub__"),
         Cause(
             "neuron_no_bias",
-            "the Neuron has no bias",
-            "it computes tanh(w . x) and parameters() holds only the weights",
+            "the Neuron has no bias b (in its sum, or in parameters())",
+            "a neuron computes tanh(w . x + b), its bias b a Value of its own, added to the weighted sum and listed "
+            "by parameters() after the weights, so that training moves it too",
             "Neuron",
         ),
     )

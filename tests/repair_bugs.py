@@ -190,6 +190,13 @@ BUGS: dict[str, dict[str, tuple[str, str]]] = {
 }
 """cause id: style: (the correct text, the buggy text), each correct text found once in its engine."""
 
+NOT_PLANTED = {
+    "missing___rtruediv__": "no style's engine is graded on division: the assignment's ops have none, so no check "
+    "names the cause (the lecture style's __truediv__ has no reflected twin, and needs none)",
+    "assign_in_exp": "no style's engine has exp (the assignment's ops have none)",
+}
+"""The causes with an inverse that no style's engine can carry, and why: every other is planted in every style."""
+
 MISSING_FROM_PARAMETERS = {"neuron_no_bias"}
 """Bugs that also leave a second line (parameters()): their buggy engines drop `+ [self.b]` there too."""
 

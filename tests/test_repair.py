@@ -10,20 +10,29 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import json
+import re
+import subprocess
+import sys
 from pathlib import Path
 
+import nbclient
+import nbformat
 import pytest
-from conftest import CORRECT_ENGINES
-from repair_bugs import BUGS, PRIORITY, STYLES, buggy, correct
+from conftest import CORRECT_ENGINES, REFERENCE_SOURCE, quick_assignment
+from repair_bugs import BUGS, NOT_PLANTED, PRIORITY, STYLES, buggy, correct
 
 from grader import spec
 from grader.checks.diagnose import SIMULATED
+from grader.classfiles import ClassSummary
+from grader.commands.reteach import lesson_engine
 from grader.errors import NotApplicable, SpecError
 from grader.grading import grade
 from grader.insight.misconceptions import tally
 from grader.render.html import student_report
 from grader.render.terminal import render
 from grader.repair.inverse import DELEGATIONS, INVERSES, edit_for, last_class, method_of
+from grader.repair.lesson import on_lesson
 from grader.repair.verify import candidates
 from grader.sabotage import all_operators, wheats
 from grader.sabotage.trees import unparse
@@ -45,20 +54,27 @@ QUICK = (
 
 
 CHECKS = {
-    "assign_in": ("add", "mul", "accumulate", "gradcheck"),
-    "add_half": ("add", "accumulate", "gradcheck"),
-    "mul_": ("mul", "neg_sub", "gradcheck"),
+    # the most common causes (PRIORITY): the checks they fail, and some they must not break
+    "assign_in_add": ("add", "mul", "accumulate", "gradcheck"),
+    "assign_in_mul": ("add", "mul", "accumulate", "gradcheck"),
+    "mul_missing_outgrad": ("mul", "neg_sub", "gradcheck"),
     "tanh_": ("tanh", "hand_examples", "gradcheck"),
-    "relu_": ("relu", "gradcheck"),
+    "relu_flipped": ("relu", "gradcheck"),
     "pow_": ("pow", "gradcheck"),
-    "topo_": ("neg_sub", "hand_examples", "gradcheck"),
-    "missing_seed": ("hand_examples", "gradcheck"),
-    "children_": ("tanh", "gradcheck"),
-    "missing___r": ("forward", "add", "mul"),
-    "sub_": ("forward", "neg_sub"),
+    # every other cause, in three styles: the one check that names it (measured, the smallest that does)
+    "assign_in_": ("accumulate",),
+    "add_half": ("add",),
+    "mul_own_data": ("mul",),
+    "relu_negative_grad": ("relu",),
+    "topo_not_reversed": ("hand_examples",),
+    "missing_seed": ("hand_examples",),
+    "children_not_tuple": ("tanh",),
+    "missing___r": ("forward",),
+    "sub_as_add": ("neg_sub",),
+    "neuron_no_bias": ("neuron", "training"),  # training too: it names the cause on its own evidence
 }
-"""The checks each cause's end-to-end test grades with (by the cause id's start): those it fails, and some it
-must not break. Fewer checks, a quicker test."""
+"""The checks each cause's end-to-end test grades with (the first entry its id starts with): those it fails,
+and for the common causes some it must not break. Fewer checks, a quicker test."""
 
 
 def checks_for(cause: str) -> tuple[str, ...]:
@@ -139,7 +155,8 @@ def test_a_file_with_windows_line_ends_gets_the_same_edit():
 
 def test_every_cause_with_an_inverse_is_planted_in_three_styles():
     planted = {cause for cause, styles in BUGS.items() if set(styles) == set(STYLES)}
-    assert planted == set(INVERSES) - {"missing___rtruediv__", "assign_in_exp"}  # the engines have neither
+    assert planted == set(BUGS) == set(INVERSES) - set(NOT_PLANTED)  # NOT_PLANTED says why each is not
+    assert all(any(cause.startswith(start) for start in CHECKS) for cause in BUGS)  # each graded end to end
 
 
 def test_equals_in_every_backward_gets_one_repair_of_every_method(tmp_path, micrograd):
@@ -226,12 +243,33 @@ def test_a_common_cause_gets_its_repair_and_the_repair_fixes_it(tmp_path, microg
     _end_to_end(tmp_path, micrograd, cause, style)
 
 
-@pytest.mark.parametrize(
-    "cause",
-    sorted(set(BUGS) - set(PRIORITY) - {"neuron_no_bias"}),  # no check names a Neuron's missing bias as a cause
-)
-def test_every_other_cause_gets_its_repair_in_the_lecture_style(tmp_path, micrograd, cause):
-    _end_to_end(tmp_path, micrograd, cause, "lecture")
+@pytest.mark.parametrize("style", STYLES)
+@pytest.mark.parametrize("cause", sorted(set(BUGS) - set(PRIORITY)))
+def test_every_other_cause_gets_its_repair_in_every_style(tmp_path, micrograd, cause, style):
+    _end_to_end(tmp_path, micrograd, cause, style)
+
+
+def test_a_bias_parameters_leaves_out_is_named_and_repaired(tmp_path, micrograd):
+    """A Neuron that adds its bias but leaves it out of parameters() (training never moves it): do the neuron
+    check and the training check both name the cause, on the evidence (the bias set by the grader shows in the
+    output; the losses are the lesson's neuron's with its bias never trained), and does the one repair, of
+    parameters() alone, make both pass?"""
+    text = correct("lecture").replace("return self.w + [self.b]", "return self.w")
+    task = assignment(micrograd, checks=("neuron", "training"))
+    result = graded(tmp_path, text, task)
+    by_id = {c.id: c for c in result.checks}
+    assert by_id["neuron"].cause == by_id["training"].cause == "neuron_no_bias"
+    assert "parameters() leaves it out, so training never updates it" in by_id["neuron"].feedback
+    assert "with its bias b left out of parameters(), never trained" in by_id["training"].feedback
+    assert "Same cause as neuron" in by_id["training"].feedback
+    repair = by_id["neuron"].artifacts["repair"]
+    assert (repair["method"], repair["after"].strip(), "also" in repair) == (
+        "Neuron.parameters",
+        "return self.w + [self.b]",
+        False,
+    )
+    assert repair["fixes"] == ["neuron", "training"]
+    assert graded(tmp_path, apply(text, repair), task, "fixed").score == task.max_score
 
 
 def test_two_different_bugs_each_get_their_repair(tmp_path, micrograd):
@@ -254,7 +292,8 @@ def test_two_different_bugs_each_get_their_repair(tmp_path, micrograd):
 @pytest.mark.parametrize("engine", CORRECT_ENGINES + [Path(f"{s}.py") for s in STYLES], ids=lambda p: p.stem)
 def test_a_correct_engine_never_gets_a_repair_nor_a_regrade(tmp_path, micrograd, engine):
     text = correct(engine.stem) if engine.parent == Path(".") else engine.read_text()
-    result = graded(tmp_path, text, assignment(micrograd, checks=("add", "mul", "tanh", "relu", "hand_examples")))
+    checks = ("add", "mul", "tanh", "relu", "hand_examples", "neuron")  # neuron: its bias is never said missing
+    result = graded(tmp_path, text, assignment(micrograd, checks=checks))
     assert result.score == result.max_score
     assert not any("repair" in c.artifacts for c in result.checks)
     assert candidates(result, text) == []  # nothing to verify: nothing regraded
@@ -296,3 +335,131 @@ def test_the_assignment_says_what_a_student_sees(tmp_path):
     (folder / "assignment.toml").write_text(base + '\n[feedback]\nrepair = "all"\n')
     with pytest.raises(SpecError, match=r"feedback.repair = 'all': expected one of off, where, diff"):
         catalog.load(str(folder))
+
+
+def test_a_neuron_with_too_few_parameters_and_no_evidence_of_why_is_named_no_cause(tmp_path, micrograd):
+    """parameters() holds only the weights, but the neuron adds a bias kept as a plain number: its output is
+    neither tanh(w . x) nor a Value parameters() leaves out. Is the count still failed, and no cause (so no
+    repair) named on a guess?"""
+    text = (
+        correct("lecture")
+        .replace("self.b = Value(random.uniform(-1, 1))", "self.b = 0.3")
+        .replace("return self.w + [self.b]", "return self.w")
+    )
+    result = graded(tmp_path, text, assignment(micrograd, checks=("neuron",)))
+    (neuron,) = result.checks
+    assert neuron.status == "failed" and neuron.cause is None and "repair" not in neuron.artifacts
+    assert "returned 3 values; expected 4" in neuron.feedback
+    assert "It looks like your neuron has no bias b, or parameters() leaves it out." in neuron.feedback
+
+
+# -- beyond the terminal: Gradescope's results.json, the reteach notebook ---------------------------------------
+
+
+def test_gradescope_shows_the_verified_repair_on_the_visible_check_only(tmp_path):
+    """Does the results.json the Gradescope entry writes carry the verified repair in the visible check's output
+    (where, and at `diff` the change), none on a hidden check naming the same cause, and only lines of the
+    student's own file (as written, or as the repair writes them)?"""
+    folder = quick_assignment(tmp_path / "assignment", ("neuron", "training"), repair="diff")
+    toml = (folder / "assignment.toml").read_text()
+    hidden = toml.replace("training       = { points = 8 }", 'training       = { points = 8, visibility = "hidden" }')
+    assert hidden != toml
+    (folder / "assignment.toml").write_text(hidden)
+    text, line = buggy("neuron_no_bias", "slots_gradfn")
+    root = tmp_path / "autograder"
+    (root / "submission").mkdir(parents=True)
+    (root / "submission" / "micrograd_mine.py").write_text(text)
+    run = subprocess.run(
+        [sys.executable, "-m", "grader.gradescope", "--root", str(root), "--assignment", str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    tests = {t["name"].split(":")[0]: t for t in json.loads((root / "results" / "results.json").read_text())["tests"]}
+    neuron, training = tests["neuron"], tests["training"]
+    assert training["visibility"] == "hidden" and "Same cause as neuron" in training["output"]
+    assert "Verified fix" not in training["output"] and " | " not in training["output"]
+    shown = neuron["output"]
+    assert f"Verified fix: lines {line} and {line + 3}, in Neuron.__call__ and Neuron.parameters" in shown
+    assert shown.index("Likely cause") < shown.index("Verified fix") < shown.index("Smallest case")
+    changed = re.findall(r"^([-+]) +(\d+) \| (.*)$", shown, flags=re.M)
+    assert [(sign, int(n)) for sign, n, _ in changed] == [("-", line), ("+", line), ("-", line + 3), ("+", line + 3)]
+    assert {sign: code for sign, _, code in changed[:2]} == {
+        "-": "return total.tanh()",
+        "+": "return (total + self.b).tanh()",
+    }
+    mine = {s.strip() for s in text.splitlines()} | {s.strip() for s in correct("slots_gradfn").splitlines()}
+    assert all(code.strip() in mine for _, _, code in changed)  # the student's lines, never another engine's
+
+
+def test_the_reteach_notebook_shows_the_edit_on_the_lessons_engine(tmp_path, micrograd):
+    """Does the reteach notebook, for a misconception some students got a verified repair of, show that edit on
+    the lesson's engine (the line as a student got it wrong, the line as the repair writes it), never a line of a
+    student's file, and still run top to bottom?"""
+    text, _ = buggy("tanh_grad_from_input", "slots_gradfn")
+    result = graded(tmp_path, text, assignment(micrograd, checks=("tanh", "hand_examples")))
+    assert any("repair" in c.artifacts for c in result.checks)
+    insight = tally([("ada", result)])
+    out = tmp_path / "batch"
+    out.mkdir()
+    summary = ClassSummary(assignment="micrograd", title="micrograd", misconceptions=tuple(insight["misconceptions"]))
+    (out / "summary.json").write_text(summary.to_json())
+    path = tmp_path / "reteach.ipynb"
+    run = subprocess.run(
+        [sys.executable, "-m", "grader.cli", "export", "reteach", "--from", str(out), "--out", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    nb = nbformat.read(str(path), as_version=4)
+    section = next(c.source for c in nb.cells if c.source.startswith("## 1. "))
+    assert "**One edit fixes it.** 1 student got a verified repair" in section
+    diff = section.split("```diff\n")[1].split("```")[0].splitlines()
+    assert diff == ["- self.grad += (1 - self.data ** 2) * out.grad", "+ self.grad += (1 - t ** 2) * out.grad"]
+    lesson = {s.strip() for s in unparse(ast.parse(lesson_engine())).splitlines()}
+    assert diff[1][2:] in lesson and diff[0][2:] not in lesson  # the repair writes the lesson's own line
+    student = {s.strip() for s in text.splitlines() if s.strip()} - lesson
+    assert not [s for s in student if s in path.read_text()], "a line of the student's file is in the notebook"
+    nbclient.NotebookClient(nb, timeout=60, kernel_name="python3").execute()
+    assert not [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
+
+
+def test_the_lessons_engine_shows_the_edit_of_every_cause_planted_in_the_styles():
+    """Can the reteach notebook show, on the lesson's engine, the edit of every misconception the styles' repairs
+    are tested for: planted there, found, and giving the lesson's engine back (its own lines, as ast writes them,
+    where the edit restores its tree)?"""
+    engine = lesson_engine()
+    lesson = {_spelled(s) for s in unparse(ast.parse(engine)).splitlines()}
+    shown = {cause: on_lesson(cause, engine) for cause in sorted(BUGS)}
+    assert [cause for cause, changes in shown.items() if not changes] == []
+    # the rule written another way (the reflected operators without the lesson's annotations): the edited
+    # engine's gradients are the lesson's, which on_lesson checks
+    rewritten = {"missing_seed", "relu_negative_grad", "missing___radd__", "missing___rmul__", "missing___rsub__"}
+    for cause, changes in shown.items():
+        if cause not in rewritten:
+            assert all(_spelled(line) in lesson for c in changes for line in c.after.split("\n")), (cause, changes)
+        assert all(_spelled(c.before) not in lesson for c in changes if c.before), (cause, changes)
+
+
+def _spelled(line: str) -> str:
+    """A line as ast writes it back (`t**2` and `t ** 2` alike), where it is a statement of its own."""
+    try:
+        return ast.unparse(ast.parse(line.strip()))
+    except SyntaxError:
+        return line.strip()
+
+
+def test_pow_written_through_a_local_gets_its_repair(tmp_path, micrograd):
+    """The lesson's own __pow__ computes its derivative in a local (`local = ... k * self.data ** (k - 1)`): with
+    `** k` there, is the local's line the one repaired, and does the repair make pow pass?"""
+    text = REFERENCE_SOURCE.replace("k * self.data ** (k - 1)", "k * self.data ** k")
+    assert text != REFERENCE_SOURCE
+    line = text[: text.index("k * self.data ** k")].count("\n") + 1
+    task = assignment(micrograd, checks=("pow",))
+    result = graded(tmp_path, text, task)
+    (pow_,) = result.checks
+    assert pow_.cause == "pow_off_by_one" and pow_.artifacts["repair"]["line"] == line
+    assert pow_.artifacts["repair"]["after"].endswith("k * self.data ** (k - 1)  # x**0 is constant, also at x = 0")
+    assert graded(tmp_path, apply(text, pow_.artifacts["repair"]), task, "fixed").score == task.max_score

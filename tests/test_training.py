@@ -71,6 +71,8 @@ def test_neuron_without_bias_fails_even_though_it_converges(micrograd, grade_sou
     assert neuron.status == "failed" and "no bias" in neuron.feedback
     assert training.status == "failed" and "from step 1 on" in training.feedback
     assert training.artifacts["converged_at"] is not None and "does not prove an engine right" in training.feedback
+    assert neuron.cause == training.cause == "neuron_no_bias"  # each on its own evidence: tanh(w . x); the losses
+    assert "those of the lesson's neuron without its bias b" in training.feedback
 
 
 def test_relu_instead_of_tanh(micrograd, grade_source):

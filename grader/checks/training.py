@@ -8,11 +8,13 @@ gradient is 0) would otherwise pass with a backward() that does nothing."""
 from __future__ import annotations
 
 import math
+import types
 from dataclasses import dataclass, replace
 from typing import Any
 
 import reference
 from grader import protocol
+from grader.causes import CAUSES
 from grader.checks import diagnose
 from grader.checks.cases import NeuronCase
 from grader.checks.context import Context
@@ -26,7 +28,14 @@ from grader.result import Counterexample, Outcome
 from grader.sandbox.inside import probes
 from grader.spec import Training
 
-NEURON_REPLY = {"count": an_int, "values": list_of(a_name), "returned": a_name, "is_value": a_bool, "output": a_number}
+NEURON_REPLY = {
+    "count": an_int,
+    "values": list_of(a_name),
+    "returned": a_name,
+    "is_value": a_bool,
+    "output": a_number,
+    "unlisted": a_name,
+}
 # Neuron(3) with known parameters: tanh(0.5*1 - 1*2 + 0.25*-3 + 0.1) = tanh(-2.15)
 NEURON_CASE: NeuronCase = {"nin": 3, "weights": [0.5, -1.0, 0.25], "bias": 0.1, "x": [1.0, 2.0, -3.0]}
 
@@ -50,14 +59,10 @@ def neuron(ctx: Context) -> Outcome:
             diagnose.from_error(got.error),
         )
     nin = case["nin"]
+    dot = sum(w * x for w, x in zip(case["weights"], case["x"], strict=False))
+    unbiased = not got["values"] and ctx.close(math.tanh(dot), got.get("output"))  # tanh(w . x): no b added
     if got["count"] != nin + 1:
-        why = " It looks like your neuron has no bias b." if got["count"] == nin else ""
-        return Outcome(
-            "failed",
-            f"Neuron(3).parameters() returned {got['count']} values; expected {nin + 1}: the "
-            f"{nin} weights, then the bias.{why}",
-            Counterexample(code, {"len(params)": nin + 1}, {"len(params)": got["count"]}),
-        )
+        return _miscounted(got, code, dot, unbiased)
     if got["values"]:
         return Outcome(
             "failed",
@@ -71,10 +76,10 @@ def neuron(ctx: Context) -> Outcome:
             "that backward() can run through it.",
             Counterexample(code, {"type(out)": "Value"}, {"type(out)": got.get("returned", "nothing")}),
         )
-    act = sum(w * x for w, x in zip(case["weights"], case["x"], strict=False)) + case["bias"]
+    act = dot + case["bias"]
     expected = math.tanh(act)
     if not ctx.close(expected, got.get("output")):
-        return Outcome(
+        wrong = Outcome(
             "failed",
             "with weights [0.5, -1.0, 0.25], bias 0.1 and x = [1.0, 2.0, -3.0], the neuron "
             "should give tanh(w . x + b) = tanh({}) = {}, but gives {}.".format(
@@ -83,9 +88,48 @@ def neuron(ctx: Context) -> Outcome:
             + _diagnose(got.get("output"), act),
             Counterexample(code, {"out.data": expected}, {"out.data": shown(got.get("output"))}),
         )
+        return _with_cause(wrong, CAUSES["neuron_no_bias"] if unbiased else None)  # b listed, never added
     return Evidence(("Neuron(3)'s parameters()", "Neuron(3) on known weights")).settle(
         Outcome("passed", "Neuron(nin) computes tanh(w . x + b) with its nin weights and its bias.")
     )
+
+
+def _miscounted(got: dict, code: str, dot: float, unbiased: bool) -> Outcome:
+    """The outcome when parameters() does not hold nin + 1 values. With nin, the neuron was called on the
+    case's weights too: tanh(w . x) says it adds no bias; tanh(w . x + b), with the one Value attribute
+    parameters() leaves out set to b (`unlisted`), says it has a bias that training never moves. Either is
+    the misconception neuron_no_bias; anything else is named no cause."""
+    nin = NEURON_CASE["nin"]
+    why, cause = "", None
+    if not str(got.get("unlisted", "")).isidentifier():  # a name the student's process claims: shown only as one
+        got = {k: v for k, v in got.items() if k != "unlisted"}
+    weights = "with weights [0.5, -1.0, 0.25] and x = [1.0, 2.0, -3.0]"
+    if got["count"] == nin and unbiased:
+        made = f" (self.{got['unlisted']} is made, but neither added nor listed)" if "unlisted" in got else ""
+        why = (
+            f" It looks like your neuron has no bias b{made}: {weights} it gives tanh(w . x) = tanh({{}}) = {{}}, "
+            "the lesson's neuron without its + b.".format(*numbers(dot, math.tanh(dot)))
+        )
+        cause = CAUSES["neuron_no_bias"]
+    elif got["count"] == nin and "unlisted" in got and _close(math.tanh(dot + NEURON_CASE["bias"]), got.get("output")):
+        why = (
+            f" Your neuron adds its bias self.{got['unlisted']} ({weights} and self.{got['unlisted']} = 0.1 it "
+            "gives tanh(w . x + b)), but parameters() leaves it out, so training never updates it."
+        )
+        cause = CAUSES["neuron_no_bias"]
+    elif got["count"] == nin:
+        why = " It looks like your neuron has no bias b, or parameters() leaves it out."
+    counted = Outcome(
+        "failed",
+        f"Neuron(3).parameters() returned {got['count']} values; expected {nin + 1}: the "
+        f"{nin} weights, then the bias.{why}",
+        Counterexample(code, {"len(params)": nin + 1}, {"len(params)": got["count"]}),
+    )
+    return _with_cause(counted, cause)
+
+
+def _close(expected: float, got) -> bool:
+    return isinstance(got, float) and math.isclose(got, expected, rel_tol=1e-9, abs_tol=1e-12)
 
 
 def _diagnose(output, act: float) -> str:
@@ -260,26 +304,33 @@ def _diverged(
     spec, args, start, losses = run.spec, run.args, run.start, run.losses
     bad = losses[diverged] if diverged < len(losses) else "nothing"
     nan = " (not a number: the loss blew up)" if not isinstance(bad, float) or not math.isfinite(bad) else ""
+    unbiased = _without_bias(spec, args, losses)
     reached = (
         f"\nYour loss does fall below {spec.threshold:g} (at step {converged}), but a falling loss does "
-        "not prove an engine right: the gradients differ."
+        f"not prove an engine right: {'the model differs' if unbiased else 'the gradients differ'}."
         if converged is not None
         else ""
     )
-    unstable = _unstable(ctx, protocol.train(args, start), losses, spec.rtol, artifacts)
+    if unbiased:
+        reached += (
+            f"\nYour losses are, at every step, those of the lesson's neuron {unbiased} (replayed on the reference "
+            "engine): your engine's gradients are right, your Neuron is not."
+        )
+    unstable = None if unbiased else _unstable(ctx, protocol.train(args, start), losses, spec.rtol, artifacts)
     return _with_cause(
         Outcome(
             "failed",
             "Started from the same weights (the grader's, set through parameters()), your loss and the reference "
             f"engine's differ from step {diverged} on: {numbers(shown(bad), expected[diverged])[0]}{nan} "
             f"instead of {numbers(expected[diverged], shown(bad))[0]}."
-            f"{reached}{no_grads}{unstable or _COMPARE}",
+            f"{reached}{no_grads}{unstable or ('' if unbiased else _COMPARE)}",
             Counterexample(
                 run.code, {f"loss at step {diverged}": expected[diverged]}, {f"loss at step {diverged}": shown(bad)}
             ),
             artifacts,
         ),
-        basic_cause(ctx.features)
+        (CAUSES["neuron_no_bias"] if unbiased else None)
+        or basic_cause(ctx.features)
         or diagnose.in_training(
             ctx,
             lambda module: probes.train(module, probes.Loop(**args, initial=start))["losses"],
@@ -287,6 +338,39 @@ def _diverged(
             spec.rtol,
         ),
     )
+
+
+def _untrained_bias(b: float) -> type:
+    """The lesson's neuron on the reference engine with a bias training never moves, fixed at b (0: none at all):
+    tanh(w . x + b), parameters() the weights alone."""
+
+    class Untrained(reference.Neuron):
+        def __call__(self, x):
+            return sum((wi * xi for wi, xi in zip(self.w, x, strict=False)), reference.Value(b)).tanh()
+
+        def parameters(self):
+            return list(self.w)
+
+    return Untrained
+
+
+def _without_bias(spec: Training, args: dict[str, Any], losses: list) -> str:
+    """When the model is a Neuron and the student's losses are, at every step, the lesson's loop on a neuron
+    whose bias is never trained (the reference engine's, from the same weights): the bias it has, in words (none,
+    or the one the lesson's neuron draws, which parameters() leaves out); else ''."""
+    if spec.model != "Neuron" or not losses:
+        return ""
+    nin, start = spec.sizes[0], starting_parameters(spec)  # the lesson's draw, its bias last
+    fixed = {"without its bias b": 0.0, "with its bias b left out of parameters(), never trained": start[nin]}
+    for said, b in fixed.items():
+        model = types.SimpleNamespace(Value=reference.Value, Neuron=_untrained_bias(b))
+        replayed = probes.train(model, probes.Loop(**args, initial=start[:nin]))["losses"]
+        if len(replayed) == len(losses) and all(
+            isinstance(a, float) and math.isclose(a, r, rel_tol=spec.rtol, abs_tol=1e-12)
+            for a, r in zip(losses, replayed, strict=False)
+        ):
+            return said
+    return ""
 
 
 _COMPARE = (

@@ -1,12 +1,14 @@
 """Gradescope's results.json, from a Result (hidden checks stay hidden), or a message alone when
-there is nothing to grade. Every string is made printable: a student's control characters are
-shown, never obeyed."""
+there is nothing to grade. A visible check's verified repair is in its output, after its feedback: the line
+to change, and at `diff` the change (grader/render/repairs.py). Every string is made printable: a student's
+control characters are shown, never obeyed."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from grader.result import Result
+from grader.render.repairs import plain, repair_of
+from grader.result import CheckResult, Result
 from grader.text import printable_data
 
 
@@ -22,6 +24,7 @@ def results(result: Result) -> dict[str, Any]:
                 "status": "passed" if c.status == "passed" else "failed",
                 "output": ("Not judged (skipped): " if c.status == "skipped" else "")
                 + c.feedback
+                + _repair(c)
                 + (f"\n\nSmallest case:\n{c.counterexample.code}" if c.counterexample else ""),
                 "visibility": "hidden" if c.visibility == "hidden" else "visible",
             }
@@ -33,6 +36,13 @@ def results(result: Result) -> dict[str, Any]:
         assert result.error is not None, "an error result, and only one, has an error"
         data["output"] = f"Could not grade this submission ({result.error.kind}): {result.error.message}"
     return printable_data(data)
+
+
+def _repair(check: CheckResult) -> str:
+    """A visible check's verified repair (artifacts.repair), as the terminal says it: where, and at `diff` the
+    change, in the student's own lines only. A hidden check shows none (it never carries one)."""
+    repair = repair_of(check) if check.visibility == "visible" else None
+    return f"\n\n{plain(repair)}" if repair is not None else ""
 
 
 def message(output: str) -> dict[str, Any]:

@@ -5,7 +5,8 @@ it), how many students held it, and shows the smallest case the class's own engi
 the numbers the lesson's engine gives and those a student's engine gave; a cell runs the case on the
 lesson's engine (the grader's reference, in the notebook's first cell), so it opens and runs top to
 bottom in Jupyter. No student is named: the cases are the grader's own expressions, and only counts
-are said.
+are said. Where some students got a verified repair, the section shows that edit on the lesson's engine
+(the mistake planted there, and the line as the repair writes it), never a student's code.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from grader.classfiles import ClassSummary
 from grader.insight.misconceptions import SLOPES, expression
+from grader.repair.lesson import on_lesson
 
 KERNEL = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 
@@ -37,7 +39,7 @@ def notebook(summary: ClassSummary, engine: str) -> nbformat.NotebookNode:
         new_code_cell("# The lesson's engine: Value, and the Neuron built on it.\n" + engine.strip()),
     ]
     for number, entry in enumerate(misconceptions, 1):
-        cells += _section(number, entry, graded)
+        cells += _section(number, entry, graded, engine)
     if not misconceptions:
         cells.append(new_markdown_cell("No misconception was recognised in this class's failing checks."))
     return new_notebook(cells=cells, metadata={"kernelspec": KERNEL, "language_info": {"name": "python"}})
@@ -70,7 +72,7 @@ _NAME = re.compile(r"(\w+)")
 _MARKUP = set("\\*_[]<>#|`")
 
 
-def _section(number: int, entry: dict[str, Any], graded: int) -> list:
+def _section(number: int, entry: dict[str, Any], graded: int, engine: str) -> list:
     share = f"{entry['count']} of {graded} students" if graded else f"{entry['count']} students"
     text = [
         f"## {number}. {markdown(entry['words'])}",
@@ -83,6 +85,7 @@ def _section(number: int, entry: dict[str, Any], graded: int) -> list:
             "Where: " + ", ".join(f"{p['count']} in `{p['method'] or p['cause']}`" for p in entry["parts"]) + ".",
         ]
     text += ["", f"The rule, as the students' feedback puts it: {markdown(entry['parts'][0]['words'])}."]
+    text += _repairs(entry, engine)
     case = entry.get("counterexample")
     if not case:
         return [new_markdown_cell("\n".join(text))]
@@ -100,6 +103,32 @@ def _section(number: int, entry: dict[str, Any], graded: int) -> list:
         *rows,
     ]
     return [new_markdown_cell("\n".join(text)), new_code_cell(_runnable(case))]
+
+
+def _repairs(entry: dict[str, Any], engine: str) -> list[str]:
+    """When some students got a verified repair of the misconception: how many, and the edit on the lesson's
+    engine (the mistake planted there, the line as a student got it wrong and as the repair writes it: never a
+    student's code, grader/repair/lesson.py), for each of its causes one was verified for."""
+    repaired = entry.get("repaired", 0)
+    shown = [
+        changes for part in entry["parts"] if part.get("repaired", 0) and (changes := on_lesson(part["cause"], engine))
+    ]
+    if not repaired or not shown:
+        return []
+    noun = "student" if repaired == 1 else "students"
+    text = [
+        "",
+        f"**One edit fixes it.** {repaired} {noun} got a verified repair: the grader found the line in each "
+        "one's own file, made the edit in a copy and graded it again. On the lesson's engine (the first cell, "
+        "as Python writes it back), the mistake and its repair read:",
+    ]
+    for changes in shown:
+        where = ", ".join(dict.fromkeys(f"`{c.where}`" for c in changes))
+        lines = [("-", c.before) for c in changes if c.before] + [("+", c.after) for c in changes]
+        body = [(sign, line) for sign, chunk in lines for line in chunk.split("\n") if line.strip()]
+        margin = min(len(line) - len(line.lstrip()) for _, line in body)
+        text += ["", f"In {where}:", "", "```diff", *(f"{sign} {line[margin:]}" for sign, line in body), "```"]
+    return text
 
 
 def _runnable(case: dict[str, Any]) -> str:

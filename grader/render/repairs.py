@@ -114,3 +114,11 @@ def diff_lines(repair: Repair) -> list[tuple[str, int, str]]:
         shown += [("-", place.line + k, text) for k, text in enumerate(before)]
         shown += [("+", place.line + k, text) for k, text in enumerate(place.after.split("\n"))]
     return shown
+
+
+def plain(repair: Repair) -> str:
+    """The repair as plain text (Gradescope's output): its sentence, and at `diff` the change, each line as
+    `- 42 | as written` and `+ 42 | as changed`, the lines' common indent taken off."""
+    shown = diff_lines(repair) if repair.diff else []
+    margin = min((len(t) - len(t.lstrip()) for _, _, t in shown if t.strip()), default=0)
+    return "\n".join([sentence(repair), *(f"{sign} {line:>4} | {text[margin:]}" for sign, line, text in shown)])

@@ -379,10 +379,10 @@ def _at_zero(source: Source) -> list[Span]:
 
 @inverse("pow_off_by_one")
 def pow_off_by_one(source: Source) -> list[Span]:
-    """k * x**k: k * x**(k - 1)."""
+    """k * x**k: k * x**(k - 1), in the update or in a local name it reads (`local = k * x**k`)."""
     spans = []
     for update in updates(source, "pow"):
-        for node in ast.walk(update.value):
+        for node in [n for part in (update.value, *_locals_read(source, update)) for n in ast.walk(part)]:
             if (
                 isinstance(node, ast.BinOp)
                 and isinstance(node.op, ast.Pow)
@@ -392,6 +392,23 @@ def pow_off_by_one(source: Source) -> list[Span]:
             ):
                 spans.append(source.replace(node.right, f"({source.code(node.right)} - 1)"))
     return spans
+
+
+def _locals_read(source: Source, update: Update) -> list[ast.expr]:
+    """The values given, in the function the update is in (its _backward, never the forward pass around it), to
+    the plain names the update reads: `local = k * self.data ** (k - 1)` for `self.grad += local * out.grad`."""
+    scopes = source.functions(update)
+    if not scopes:
+        return []
+    names = {n.id for n in ast.walk(update.value) if isinstance(n, ast.Name)}
+    return [
+        n.value
+        for n in ast.walk(scopes[-1])
+        if isinstance(n, ast.Assign)
+        and len(n.targets) == 1
+        and isinstance(n.targets[0], ast.Name)
+        and n.targets[0].id in names
+    ]
 
 
 @inverse("add_half")

@@ -137,22 +137,47 @@ def gradcheck(program, Value, h):
 
 
 def neuron_probe(module, nin, weights, bias, x):
-    """Build Neuron(nin), set its parameters through parameters(), call it on plain floats."""
+    """Build Neuron(nin), set its parameters through parameters(), call it on plain floats. Also when
+    parameters() holds only the nin weights, so that the output says whether the neuron adds no bias, or one
+    parameters() leaves out (`unlisted`: the one Value attribute of the neuron's not among them, set to bias)."""
     neuron = module.Neuron(nin)
     params = list(neuron.parameters())
     report = {
         "count": len(params),
         "values": [type(p).__name__ for p in params if not isinstance(p, module.Value)],
     }
-    if len(params) != nin + 1 or report["values"]:
+    if len(params) not in (nin, nin + 1) or report["values"]:
         return report
-    for p, v in zip(params, list(weights) + [bias]):
+    for p, v in zip(params, list(weights) + [bias]):  # no bias among nin: the weights alone are set
         p.data = v
-    out = single(neuron(list(x)))
+    if len(params) == nin:
+        try:  # only clues to the count's failure, which is reported whatever the neuron does here
+            report.update(_unlisted(module, neuron, params, bias))
+            out = single(neuron(list(x)))
+        except Exception:
+            return report
+    else:
+        out = single(neuron(list(x)))
     report["returned"] = type(out).__name__
     report["is_value"] = isinstance(out, module.Value)
     report["output"] = read(out, "data") if report["is_value"] else number(out)
     return report
+
+
+def _unlisted(module, neuron, params, bias):
+    """{"unlisted": name} when the neuron has one Value attribute of its own that parameters() leaves out (a
+    bias), which is then set to bias, so that the output says whether it is added; else {}."""
+    listed = {id(p) for p in params}
+    own = vars(neuron) if hasattr(neuron, "__dict__") else {}
+    found = [
+        k
+        for k, v in own.items()
+        if isinstance(k, str) and k.isidentifier() and isinstance(v, module.Value) and id(v) not in listed
+    ]
+    if len(found) != 1:
+        return {}
+    own[found[0]].data = bias
+    return {"unlisted": found[0]}
 
 
 def single(out):
