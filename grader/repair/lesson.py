@@ -46,7 +46,9 @@ def _exponent_kept(tree: ast.Module) -> None:
     inner = [n for n in ast.walk(pow_) if isinstance(n, ast.FunctionDef) and n is not pow_] if pow_ else []
     count = 0
     for node in (n for fn in inner for n in ast.walk(fn)):
-        right = node.right if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) else None
+        if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow)):
+            continue
+        right = node.right
         if (
             isinstance(right, ast.BinOp)
             and isinstance(right.op, ast.Sub)
