@@ -14,6 +14,7 @@ from grader.errors import BadResult, ExitCode, UsageError
 from grader.fileio import atomic_write
 from grader.files import SUMMARY_FILE
 from grader.insight.reteach import notebook
+from grader.repair.lesson import on_lesson
 
 
 def lesson_engine() -> str:
@@ -50,7 +51,8 @@ def main(*, out: Path, graded: Path | None) -> int:
             f"--from {graded}: its {SUMMARY_FILE} counts no misconceptions; grade the class again "
             "with this version of `grader batch`"
         )
-    nb = notebook(summary, lesson_engine())
+    engine = lesson_engine()
+    nb = notebook(summary, engine, lambda cause: on_lesson(cause, engine))
     atomic_write(out, nbformat.writes(nb) + "\n")
     print(f"Reteach notebook ({len(summary.misconceptions)} misconceptions) written to {out}")
     return ExitCode.OK

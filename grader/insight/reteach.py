@@ -12,6 +12,7 @@ are said. Where some students got a verified repair, the section shows that edit
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import nbformat
@@ -19,13 +20,19 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from grader.classfiles import ClassSummary
 from grader.insight.misconceptions import SLOPES, expression
-from grader.repair.lesson import on_lesson
 
 KERNEL = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 
+LessonEdit = Callable[[str], Sequence[Any]]
+"""A cause's verified repair on the lesson's engine: its changes (each with `where`, `before`, `after`), none when
+it has no such edit. The command passes grader/repair/lesson.py's on the lesson's engine (insight reads no
+repair code itself)."""
 
-def notebook(summary: ClassSummary, engine: str) -> nbformat.NotebookNode:
-    """The reteach notebook from a batch's summary.json and the lesson's engine's code (Value, Neuron...)."""
+
+def notebook(summary: ClassSummary, engine: str, on_lesson: LessonEdit | None = None) -> nbformat.NotebookNode:
+    """The reteach notebook from a batch's summary.json and the lesson's engine's code (Value, Neuron...), with
+    the edit of each misconception some students got a verified repair of, on the lesson's engine, where
+    on_lesson gives one."""
     misconceptions = summary.misconceptions or ()
     graded = sum(s.status == "graded" for s in summary.students)
     title = summary.title or summary.assignment
@@ -39,7 +46,7 @@ def notebook(summary: ClassSummary, engine: str) -> nbformat.NotebookNode:
         new_code_cell("# The lesson's engine: Value, and the Neuron built on it.\n" + engine.strip()),
     ]
     for number, entry in enumerate(misconceptions, 1):
-        cells += _section(number, entry, graded, engine)
+        cells += _section(number, entry, graded, on_lesson)
     if not misconceptions:
         cells.append(new_markdown_cell("No misconception was recognised in this class's failing checks."))
     return new_notebook(cells=cells, metadata={"kernelspec": KERNEL, "language_info": {"name": "python"}})
@@ -72,7 +79,7 @@ _NAME = re.compile(r"(\w+)")
 _MARKUP = set("\\*_[]<>#|`")
 
 
-def _section(number: int, entry: dict[str, Any], graded: int, engine: str) -> list:
+def _section(number: int, entry: dict[str, Any], graded: int, on_lesson: LessonEdit | None) -> list:
     share = f"{entry['count']} of {graded} students" if graded else f"{entry['count']} students"
     text = [
         f"## {number}. {markdown(entry['words'])}",
@@ -85,7 +92,7 @@ def _section(number: int, entry: dict[str, Any], graded: int, engine: str) -> li
             "Where: " + ", ".join(f"{p['count']} in `{p['method'] or p['cause']}`" for p in entry["parts"]) + ".",
         ]
     text += ["", f"The rule, as the students' feedback puts it: {markdown(entry['parts'][0]['words'])}."]
-    text += _repairs(entry, engine)
+    text += _repairs(entry, on_lesson) if on_lesson is not None else []
     case = entry.get("counterexample")
     if not case:
         return [new_markdown_cell("\n".join(text))]
@@ -105,14 +112,12 @@ def _section(number: int, entry: dict[str, Any], graded: int, engine: str) -> li
     return [new_markdown_cell("\n".join(text)), new_code_cell(_runnable(case))]
 
 
-def _repairs(entry: dict[str, Any], engine: str) -> list[str]:
+def _repairs(entry: dict[str, Any], on_lesson: LessonEdit) -> list[str]:
     """When some students got a verified repair of the misconception: how many, and the edit on the lesson's
     engine (the mistake planted there, the line as a student got it wrong and as the repair writes it: never a
     student's code, grader/repair/lesson.py), for each of its causes one was verified for."""
     repaired = entry.get("repaired", 0)
-    shown = [
-        changes for part in entry["parts"] if part.get("repaired", 0) and (changes := on_lesson(part["cause"], engine))
-    ]
+    shown = [changes for part in entry["parts"] if part.get("repaired", 0) and (changes := on_lesson(part["cause"]))]
     if not repaired or not shown:
         return []
     noun = "student" if repaired == 1 else "students"
