@@ -206,7 +206,9 @@ def _ahead(grading: Grading, read: Submitted) -> Ahead | None:
     code = _repairable(read, grading)
     if code is None:
         return None
-    return Ahead(code.text if isinstance(code, NotebookCode) else code, _engine_sandbox(grading, read.code, False)[0])
+    text = code.text if isinstance(code, NotebookCode) else code
+    most = 1 if grading.options.one_sandbox else verify.AHEAD
+    return Ahead(text, _engine_sandbox(grading, read.code, False)[0], most)
 
 
 def _told(on_check: OnCheck | None, ahead: Ahead | None) -> OnCheck | None:

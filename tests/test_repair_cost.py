@@ -94,3 +94,13 @@ def test_a_correct_engine_starts_no_sandbox_for_a_regrade(tmp_path, micrograd, p
     result = graded(tmp_path, correct("list_iterative"), engine_checks(micrograd, "where"))
     assert result.score == result.max_score
     assert pool == {"add": [], "take": []}
+
+
+def test_a_batchs_grading_starts_one_sandbox_ahead_and_the_rest_when_needed(tmp_path, micrograd, pool):
+    """A batch (one sandbox per grading, every core busy): one regrade's sandbox is started ahead, the others
+    when their regrade starts, so a class's gradings never hold several spare sandboxes each."""
+    checks = tuple(c for c in micrograd.checks if c.id in ("pow", "tanh", "hand_examples", "gradcheck"))
+    task = dataclasses.replace(engine_checks(micrograd, "where"), checks=checks)
+    result = graded(tmp_path, two_bugs(), task, Options(one_sandbox=True))
+    assert {c.cause for c in result.checks if "repair" in c.artifacts} == {"pow_off_by_one", "tanh_grad_from_input"}
+    assert pool == {"add": [True], "take": [True, False, False]}

@@ -62,8 +62,11 @@ class Ahead:
     two, up to AHEAD. The regrades take them (pool, as the lanes take those `grader check` prestarts); close()
     ends those left over. A correct engine's grading starts none."""
 
-    def __init__(self, text: str, sandbox: Wanted):
+    def __init__(self, text: str, sandbox: Wanted, most: int = AHEAD):
+        """most: sandboxes started ahead at most (a batch, whose every core is busy grading, starts one: the
+        rest start when their regrade does, so a class's gradings never hold more than one spare each)."""
         self.text = text
+        self.most = most
         self.pool = Prestarted([], sandbox.iso)
         self.sandbox = sandbox
         self.failed: list[CheckResult] = []
@@ -76,7 +79,7 @@ class Ahead:
             return
         self.failed.append(check)
         edits = len(_candidates(self.failed, self.text))
-        needed = min(AHEAD, edits + (edits > 1))
+        needed = min(self.most, edits + (edits > 1))
         while self.started < needed:
             self.pool.add(self.sandbox)
             self.started += 1
