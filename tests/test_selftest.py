@@ -25,6 +25,8 @@ def test_selftest_passes_and_prints_the_matrices(grader_once):
     assert {w.id for w in wheats()} <= set(rows) and "reference" in rows
     assert "OK: every correct engine passes" in stdout
     assert "OK: every catch hint's test passes on every correct engine and catches every mutant" in stdout
+    # issue 31: every mutant's own bug undone by the repair the grader verified, and full marks after it
+    assert f"OK: each of the {len(mutants)} mutants is restored to full marks by the repair" in stdout, stdout
 
 
 def test_selftest_says_what_it_proves_and_shows_its_progress(grader_once):
