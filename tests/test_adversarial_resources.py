@@ -102,6 +102,7 @@ def test_a_classmates_cpu_hog_does_not_change_your_grade(run, tmp_path):
     ]
 
 
+@pytest.mark.parametrize("run", ["bwrap"], indirect=True)  # the batch's own bookkeeping, the same in either mode
 def test_a_student_who_ran_out_of_time_beside_others_is_graded_again_alone(run, tmp_path):
     """In a batch of two at once, is a student whose grading ran out of time graded again alone, after
     the others, and is only that result kept, as final (a rerun skips it)?"""

@@ -28,6 +28,9 @@ QUICK_SPEC = (HERE.parent / "assignments" / "micrograd" / "assignment.toml").rea
 ).replace("request_s = 5.0 ", "request_s = 3.0 ").replace("tests_s = 30.0 ", "tests_s = 10.0 ") + "\n"
 
 
+SABOTAGES = 'required_symbols = ["Value"]\nsabotages = ["add_half", "mul_own_data", "assign_not_accumulate"]\n'
+
+
 def notebook(*cells: str) -> nbformat.NotebookNode:
     return new_notebook(cells=[new_markdown_cell("# micrograd")] + [new_code_cell(c) for c in cells])
 
@@ -110,7 +113,11 @@ def graded_class(tmp_path_factory):
     root = tmp_path_factory.mktemp("class")
     (root / "quick").mkdir()
     (root / "quick" / "assignment.toml").write_text(
-        QUICK_SPEC.replace("[search]", "[search]", 1).replace("tests_s = 10.0", "tests_s = 10.0\ncell_s = 4.0")
+        QUICK_SPEC.replace("[search]", "[search]", 1)
+        .replace("tests_s = 10.0", "tests_s = 10.0\ncell_s = 4.0")
+        # Three sabotages, not twelve: each is one more run of a student's tests, and this class's ten suites
+        # need not each run on every sabotage to show the batch (test_sabotage.py proves the sabotages).
+        .replace('required_symbols = ["Value"]\n', SABOTAGES, 1)
     )
     inputs = root / "inputs"
     inputs.mkdir()
