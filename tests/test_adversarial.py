@@ -59,10 +59,15 @@ HANG_GUARD_S = 400
 """Only so that a grader that never ends fails the test instead of hanging it (not a timing assert)."""
 
 
-def tight(run, base: Path, **limits):
-    """The grader's command line on QUICK with these limits; (the command, the assignment's limits). For the
-    submissions that wait out a limit: a smaller one shows the same in less of the suite's time."""
+def tight(run, base: Path, sabotages: tuple[str, ...] = (), **limits):
+    """The grader's command line on QUICK with these limits, and only these sabotages if given; (the command,
+    the assignment's limits). For the submissions that wait out a limit: a smaller one shows the same in less
+    of the suite's time."""
     text = QUICK
+    if sabotages:
+        symbols = 'required_symbols = ["Value"]\n'
+        assert symbols in text
+        text = text.replace(symbols, f"{symbols}sabotages = {list(sabotages)!r}\n".replace("'", '"'), 1)
     for key, value in limits.items():
         line = re.compile(rf"^{key} = [\d.]+", re.M)
         text = (

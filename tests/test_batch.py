@@ -22,13 +22,15 @@ SUITES = HERE / "fixtures" / "suites"
 CORRECT = CORRECT_ENGINES
 BUGGY = sorted((ZOO / "buggy").glob("*.py"))
 
-# A smaller search and short limits: the point here is the batch, not each check.
+# A smaller search, short limits and three sabotages, not twelve (each is one more run of a student's tests;
+# test_sabotage.py proves the sabotages): the point here is the batch, not each check.
 QUICK_SPEC = (HERE.parent / "assignments" / "micrograd" / "assignment.toml").read_text().replace(
     "max_examples = 100", "max_examples = 15"
-).replace("request_s = 5.0 ", "request_s = 3.0 ").replace("tests_s = 30.0 ", "tests_s = 10.0 ") + "\n"
-
-
-SABOTAGES = 'required_symbols = ["Value"]\nsabotages = ["add_half", "mul_own_data", "assign_not_accumulate"]\n'
+).replace("request_s = 5.0 ", "request_s = 3.0 ").replace("tests_s = 30.0 ", "tests_s = 10.0 ").replace(
+    'required_symbols = ["Value"]\n',
+    'required_symbols = ["Value"]\nsabotages = ["add_half", "mul_own_data", "assign_not_accumulate"]\n',
+) + "\n"
+assert "sabotages = " in QUICK_SPEC
 
 
 def notebook(*cells: str) -> nbformat.NotebookNode:
@@ -113,11 +115,7 @@ def graded_class(tmp_path_factory):
     root = tmp_path_factory.mktemp("class")
     (root / "quick").mkdir()
     (root / "quick" / "assignment.toml").write_text(
-        QUICK_SPEC.replace("[search]", "[search]", 1)
-        .replace("tests_s = 10.0", "tests_s = 10.0\ncell_s = 4.0")
-        # Three sabotages, not twelve: each is one more run of a student's tests, and this class's ten suites
-        # need not each run on every sabotage to show the batch (test_sabotage.py proves the sabotages).
-        .replace('required_symbols = ["Value"]\n', SABOTAGES, 1)
+        QUICK_SPEC.replace("[search]", "[search]", 1).replace("tests_s = 10.0", "tests_s = 10.0\ncell_s = 4.0")
     )
     inputs = root / "inputs"
     inputs.mkdir()
