@@ -7,38 +7,10 @@ what is asserted is the result's own account (its status, feedback and duration_
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
+from conftest import BASE_ENGINE
+from test_adversarial import HOSTILE, check, statuses, tight
 
-from conftest import BASE_ENGINE, QUICK
-from test_adversarial import HOSTILE, check, statuses
-
-from grader import catalog
 from grader.grading import OVERRUN_S
-
-HANG_GUARD_S = 400
-"""Only so that a grader that never ends fails the test instead of hanging it (not a timing assert)."""
-
-
-def tight(run, base: Path, **limits):
-    """The grader's command line on QUICK with these limits; (the command, the assignment's limits)."""
-    text = QUICK
-    for key, value in limits.items():
-        line = re.compile(rf"^{key} = [\d.]+", re.M)
-        text = (
-            line.sub(f"{key} = {value}", text)
-            if line.search(text)
-            else text.replace("[limits]\n", f"[limits]\n{key} = {value}\n")
-        )
-    folder = base / "tight"
-    folder.mkdir()
-    (folder / "assignment.toml").write_text(text)
-
-    def grader(*args: str, cwd: Path = base):
-        return run(*args, cwd=cwd, timeout=HANG_GUARD_S)
-
-    grader.assignment, grader.mode = str(folder), run.mode
-    return grader, catalog.load(folder).limits
 
 
 def test_keep_alive_frames_do_not_keep_an_import_going(run, tmp_path):
@@ -71,7 +43,7 @@ def test_a_suite_slow_on_every_engine_ends_with_the_submissions_limit(run, tmp_p
     """Does a suite that runs just under its limit on every engine of the plan, one after another,
     stop when the submission's time runs out, the checks that needed the runs not made skipped with
     a message naming the limit, and the grading ending within that limit?"""
-    grader, limits = tight(run, tmp_path, tests_s=12.0, submission_s=20.0)
+    grader, limits = tight(run, tmp_path, tests_s=8.0, submission_s=10.0)
     result, _, _, _ = check(grader, tmp_path, BASE_ENGINE, HOSTILE / "slow_tests.py")
     found = {c["id"]: c for c in result["checks"]}
     assert result["status"] == "graded"
@@ -86,7 +58,7 @@ def test_a_notebooks_cells_stop_at_the_submissions_limit(run, tmp_path):
     """Does a notebook whose 24 cells each sleep just under cell_s stop when the submission's limit runs
     out (not at cell_s x (cells + 2) + 60 s), its report naming the cell that was cut off and why, and
     every cell after it as not run?"""
-    grader, limits = tight(run, tmp_path, cell_s=2.0, submission_s=12.0)
+    grader, limits = tight(run, tmp_path, cell_s=2.0, submission_s=8.0)
     result, html, _, _ = check(grader, tmp_path, HOSTILE / "slow_cells.ipynb", name="slow_cells.ipynb")
     assert result["status"] == "error" and result["error"]["kind"] == "timeout", result["error"]
     message = result["error"]["message"]
