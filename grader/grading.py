@@ -189,8 +189,8 @@ def _repaired(result: Result, read: Submitted, grading: Grading, ahead: Ahead | 
         deadline=grading.ends,
         statuses_only=True,
     )
-    text = _repairable(read, grading)
-    return offered(result, text, grading.assignment, grading.ends, lambda path, again: grade(path, again, quiet))
+    code = ahead.code if ahead is not None else None  # none where no repair may be offered (_ahead)
+    return offered(result, code, grading.assignment, grading.ends, lambda path, again: grade(path, again, quiet))
 
 
 def _repairable(read: Submitted, grading: Grading) -> str | NotebookCode | None:
@@ -202,13 +202,13 @@ def _repairable(read: Submitted, grading: Grading) -> str | NotebookCode | None:
 
 
 def _ahead(grading: Grading, read: Submitted) -> Ahead | None:
-    """The regrades' sandboxes, to start as checks fail (verify.Ahead), where this grading may offer repairs."""
+    """The regrades' sandboxes, to start as checks fail (verify.Ahead), and the code the repairs are found in,
+    read once: None where this grading may offer no repair."""
     code = _repairable(read, grading)
     if code is None:
         return None
-    text = code.text if isinstance(code, NotebookCode) else code
     most = 1 if grading.options.one_sandbox else verify.AHEAD
-    return Ahead(text, _engine_sandbox(grading, read.code, False)[0], most)
+    return Ahead(code, _engine_sandbox(grading, read.code, False)[0], most)
 
 
 def _told(on_check: OnCheck | None, ahead: Ahead | None) -> OnCheck | None:

@@ -62,10 +62,12 @@ class Ahead:
     two, up to AHEAD. The regrades take them (pool, as the lanes take those `grader check` prestarts); close()
     ends those left over. A correct engine's grading starts none."""
 
-    def __init__(self, text: str, sandbox: Wanted, most: int = AHEAD):
-        """most: sandboxes started ahead at most (a batch, whose every core is busy grading, starts one: the
-        rest start when their regrade does, so a class's gradings never hold more than one spare each)."""
-        self.text = text
+    def __init__(self, code: str | NotebookCode, sandbox: Wanted, most: int = AHEAD):
+        """code: what the inverse edits read (a .py file's text or a notebook's code cells), which offered() is
+        given too. most: sandboxes started ahead at most (a batch, whose every core is busy grading, starts one:
+        the rest start when their regrade does, so a class's gradings never hold more than one spare each)."""
+        self.code = code
+        self.text = code.text if isinstance(code, NotebookCode) else code
         self.most = most
         self.pool = Prestarted([], sandbox.iso)
         self.sandbox = sandbox
