@@ -13,7 +13,8 @@ The layers, top to bottom:
   commands/ holds command modules only: each has a main() the command line (or `grader export`) runs.
 - grading: one submission graded: grading, loading (the student's code loaded), notebooks
   (a notebook turned into code), catalog (an assignment checked against the registries).
-- checks: checks/ and sabotage/ (the engines a suite runs against), repair/ (the inverse edits, and their
+- checks: checks/ (the checks, one module per family, and their runner: checks/runner.py runs them in the order
+  their declared reads allow), sabotage/ (the engines a suite runs against), repair/ (the inverse edits, and their
   verification by a regrade the grading passes in), and lanes (the
   sandboxes a grading's checks talk to: checks/suite starts one) with notebook_suite (how the
   suite lane runs a notebook's tests with its demo cells run once).
