@@ -20,7 +20,7 @@ import ast
 import functools
 import math
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from grader.causes import CAUSES, Cause, family, several
 from grader.checks.cases import DISCRIMINATING
@@ -244,8 +244,8 @@ def diagnosed(ctx: Context, program: Program, grads: list, seed: bool = False) -
     several that remain, one whose replay gives the student's wrong numbers on every program another's
     does, and on more, is the one (addition halving the gradient and `=` for `+=` in __add__ both give
     a + a's; only the first gives a + b's). A cause is named only when exactly one remains; two that
-    still fit are not told apart, so neither is named. Each cause named is remembered
-    (ctx.named) for checks that can only test a named one."""
+    still fit are not told apart, so neither is named. Each cause named is among what the check found
+    (ctx.finding), for the checks that read it and can test only a named one (training)."""
     found = fitting(program, grads, seed)
     if found:
         seeded = ctx.features.seed_missing or seed
@@ -259,8 +259,7 @@ def diagnosed(ctx: Context, program: Program, grads: list, seed: bool = False) -
     if len(found) != 1:
         return None
     cause = _everywhere(ctx, found[0], seeded) if family(found[0]) in VARIANTS else CAUSES[found[0]]
-    if cause.id not in ctx.named:
-        ctx.named.append(cause.id)
+    ctx.finding.name(cause.id)
     return cause
 
 
@@ -405,12 +404,12 @@ def _refuted(mutants: tuple[type, ...], answers: dict, seed: bool, close) -> boo
 
 
 def in_training(
-    ctx: Context, train: Callable[[types.SimpleNamespace], list], losses: list, rtol: float
+    ctx: Context, named: Iterable[str], train: Callable[[types.SimpleNamespace], list], losses: list, rtol: float
 ) -> Cause | None:
-    """The cause, among those earlier checks of this grading named, whose replay of the lesson's training
-    loop gives the student's losses at every step (the hypothesis tested on the whole run), if exactly one."""
+    """The cause, among those named (by the checks training reads), whose replay of the lesson's training loop
+    gives the student's losses at every step (the hypothesis tested on the whole run), if exactly one."""
     found = []
-    for cause_id in ctx.named:
+    for cause_id in named:
         for module in _named_modules(ctx, cause_id):
             try:
                 replayed = train(module)

@@ -121,3 +121,9 @@ def ops_probed(programs: Iterable[Program], ops: Iterable[str]) -> tuple[str, ..
 def shares(program: Program) -> bool:
     """Does an operation node of the program feed the output along two paths (a diamond, fan-out)?"""
     return any(count > 1 and program[j][0] != "leaf" for j, count in consumers(program).items())
+
+
+def not_judged(why: str, *blockers: str) -> Outcome:
+    """A skip, naming in its artifacts (blocked_by) the checks whose bugs stand in the way (those its reason
+    points the student at: '(see forward)')."""
+    return Outcome("skipped", f"Not judged: {why}.", artifacts={"probed": [], "blocked_by": list(blockers)})

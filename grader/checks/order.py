@@ -6,7 +6,7 @@ backward(): the grader sees the sequence of calls, and judges it alone: each ope
 backward once, after the backward of every node that uses it. No gradient is read, so a rule
 written with `=` neither hides a backward() that merely recurses nor blames one whose order is
 right. Where nothing can be watched (a backward() that dispatches on the op name), topo_order
-falls back to gradients (rules.py).
+falls back to gradients (topo_order.py).
 """
 
 from __future__ import annotations
