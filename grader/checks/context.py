@@ -242,6 +242,9 @@ class Context:
         addresses): the check training's card names to fix first."""
         self.failed: list[str] = []
         """The engine checks that failed so far, in order (training's card names the first to fix)."""
+        self.alone: dict[Program, Observation | Any] | None = None
+        """The student's engine on each operation's smallest cases, its output's own backward called alone under
+        several incoming gradients (checks/direct.py): asked once per grading, by the preflight."""
         self.builds: dict[str, bool] = {}
         """Whether each operation builds and computes the right value on its own (asked once, for why a property
         could not be probed)."""

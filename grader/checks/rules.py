@@ -140,15 +140,59 @@ def _symbol(op: str) -> str:
 
 
 def _rule_check(ctx: Context, check_id: str, *ops: str) -> Outcome:
-    """A rule's outcome, judged once per submission (accumulate asks which rules are right)."""
+    """A rule's outcome, judged once per submission (accumulate asks which rules are right): on its own first
+    (the output's own backward called alone, where the nodes carry one), then inside expressions built only of
+    operations shown right, and never failed for another operation's wrong rule."""
     if check_id not in ctx.rules:
-        stopped = _blocked(ctx, *ops)
+        stopped = _blocked(ctx, *ops) or _wrong_alone(ctx, check_id, ops) or _built_on_wrong(ctx, ops)
         if stopped is None:
             shape, probe = _rule_shape(ctx, *ops), _probe(ctx)
             outcome = _run_search(ctx, check_id, shape, probe, note=True)
             stopped = _called_alone(ctx, _rule_evidence(ctx, shape, probe, ops), outcome, check_id)
         ctx.rules[check_id] = stopped
     return ctx.rules[check_id]
+
+
+def _wrong_alone(ctx: Context, check_id: str, ops: tuple[str, ...]) -> Outcome | None:
+    """The failed outcome of a rule found wrong on its own, under an incoming gradient other than 1 (the
+    preflight's finding: checks/direct.py), which names the cause; None when none of ops is."""
+    wrong = tuple(op for op in ops if ctx.features.alone.get(op) is False)
+    if not wrong:
+        return None
+    failed = direct.called_alone(ctx, wrong, dict.fromkeys(wrong, HINTS[check_id]))[1]
+    if failed is None or family(failed.cause or "") != "missing_outgrad_":
+        return failed
+    group = tuple(f"missing_outgrad_{op}" for op in direct.ignoring(ctx) if f"missing_outgrad_{op}" in CAUSES)
+    if len(group) < 2 or failed.cause not in group:  # one method forgets out.grad: its own cause
+        return failed
+    return replace(failed, cause=group[0], artifacts={**failed.artifacts, "causes": list(group)})
+
+
+BASICS = ("add", "mul")
+"""The operations every larger expression is built with, and others are often built from (a - b is a + (-b))."""
+
+
+def _built_on_wrong(ctx: Context, ops: tuple[str, ...]) -> Outcome | None:
+    """Skipped, naming their checks, when + or * has a rule wrong inside larger expressions and ops may be built
+    from them: ops that work on their own, of which none is a basic nor seen to hold its whole rule in its own
+    node (a - b written a + (-b) carries +'s bug, and no case of it could tell its own rule apart). None
+    otherwise: the rule is judged, inside expressions built only of operations shown right."""
+    f = ctx.features
+    wrong = [op for op in BASICS if op not in ops and op in f.working and f.wrong(op)]
+    own = any(op in BASICS or op in f.alone for op in ops)
+    if not wrong or own or not all(op in f.working for op in ops):
+        return None
+    names = " and ".join(f"{word(op)} (see {op})" for op in wrong)
+    return _not_judged(
+        f"{_listed_ops(ops)} may be built from other operations (-x as x * -1, a - b as a + (-b), tanh with exp "
+        f"and /), and {names} {'is' if len(wrong) == 1 else 'are'} wrong inside larger expressions: fix that first, "
+        "then look here again",
+        *wrong,
+    )
+
+
+def _listed_ops(ops: tuple[str, ...]) -> str:
+    return " and ".join(word(op) for op in ops)
 
 
 def _called_alone(ctx: Context, evidence: Evidence, outcome: Outcome, check_id: str) -> Outcome:
@@ -190,7 +234,7 @@ def _rule_missing(ctx: Context, wanted: str) -> Missing:
             "differ are judged, and none of those tried put it under an incoming gradient other than 1"
         )
         return Missing(wanted, blocked(why, "topo_order"), "topo_order")
-    blocker = "mul" if not f.mul_inner else "add" if not f.add else None
+    blocker = "mul" if not f.trusted("mul") else "add" if not f.trusted("add") else None
     why = "the expressions it is probed inside need + and * to be right, and one is not"
     return Missing(wanted, blocked(why, blocker), blocker)
 
@@ -336,13 +380,6 @@ def neg_sub(ctx: Context) -> Outcome:
             "operations do not backpropagate in the right order yet (see topo_order)",
             "topo_order",
         )
-    broken = [name for name, ok in (("+ (see add)", f.add), ("* (see mul)", f.mul_inner)) if not ok]
-    if outcome.status == "failed" and broken:
-        note = (
-            f" -x and a - b are often built from other operations (x * -1, a + (-b)), and {broken[0]} has a "
-            "problem: fix that first, then look here again."
-        )
-        outcome = replace(outcome, feedback=outcome.feedback + note)
     return outcome
 
 
@@ -467,7 +504,8 @@ def topo_order(ctx: Context) -> Outcome:
     watched = _watched_order(ctx)
     if watched is not None:
         return watched
-    ops = tuple(op for op, ok in (("add", f.add), ("mul", f.mul_inner or f.mul and not f.add)) if ok)
+    add = bool(f.trusted("add"))
+    ops = tuple(op for op, ok in (("add", add), ("mul", f.mul_inner or f.mul and not add)) if ok)
     if not ops:
         return _not_judged(
             "neither + nor * gives correct gradients on two leaves yet (see the add and mul checks), "

@@ -284,16 +284,22 @@ def _times_one_plus(update: Update, t: ast.expr) -> bool:
     )
 
 
-@inverse("mul_missing_outgrad")
-def mul_missing_outgrad(source: Source) -> list[Span]:
-    """x.grad += other.data: times the output's gradient."""
-    spans = []
-    for update in updates(source, "mul"):
-        found = output(source, update)
-        if found is None or any(_is_gradient(n, found[1]) for n in ast.walk(update.value)):
-            continue
-        spans.append(source.replace(update.value, f"{paren(source, update.value)} * {found[1]}"))
-    return spans
+def _outgrad_missing(rule: str) -> Finder:
+    def find(source: Source) -> list[Span]:
+        """x.grad += other.data (or 1.0): times the output's gradient, on each side that lacks it."""
+        spans = []
+        for update in updates(source, rule):
+            found = output(source, update)
+            if found is None or any(_is_gradient(n, found[1]) for n in ast.walk(update.value)):
+                continue
+            spans.append(source.replace(update.value, f"{paren(source, update.value)} * {found[1]}"))
+        return spans
+
+    return find
+
+
+for _rule in UPDATED:
+    inverse(f"missing_outgrad_{_rule}")(_outgrad_missing(_rule))
 
 
 def _is_gradient(node: ast.AST, incoming: str) -> bool:
