@@ -167,3 +167,56 @@ def test_the_lecture_formula_for_tanh_is_never_pushed_out_of_its_domain(tmp_path
     assert "neg_sub" in bad
     skipped = {c.id: c.artifacts.get("blocked_by") for c in result.checks if c.status == "skipped"}
     assert all(blockers and set(blockers) <= {"neg_sub", "forward"} for blockers in skipped.values()), skipped
+
+
+# -- a missing operation is its own check's charge, once (issue 39.2) ----------------------------------------
+
+
+MISSING = HERE / "fixtures" / "missing"
+ENGINE_CHECKS = (*CHECKS, "hand_examples", "gradcheck", "numerical_grad", "neuron", "training")
+
+
+def engine_graded(tmp_path: Path, text: str):
+    micrograd = catalog.load("micrograd")
+    path = tmp_path / "micrograd_mine.py"
+    path.write_text(text, encoding="utf-8")
+    return grade(path, micrograd.without(tuple(c.id for c in micrograd.checks if c.id not in ENGINE_CHECKS)))
+
+
+def test_an_engine_without_tanh_loses_tanh_training_and_the_example_needing_it(tmp_path):
+    """micrograd's published style has no tanh (its Neuron uses relu): it loses the tanh check, the neuron and the
+    training that need tanh, and the share of hand_examples of the one example with tanh; forward, accumulate and
+    gradcheck are judged on the operations it has, and pass."""
+    result = engine_graded(tmp_path, (MISSING / "no_tanh.py").read_text())
+    found = {c.id: c for c in result.checks}
+    lost = {cid for cid, c in found.items() if c.score < c.max_score}
+    assert lost == {"tanh", "neuron", "training", "hand_examples"}, {c: found[c].feedback for c in lost}
+    assert found["tanh"].status == "error" and "no method for tanh" in found["tanh"].feedback
+    examples = found["hand_examples"]
+    assert examples.status == "skipped" and examples.artifacts["blocked_by"] == ["tanh"]
+    assert examples.score == pytest.approx(examples.max_score * 2 / 3, abs=1e-3)
+    assert "2 of 3 hand-derived examples give the lesson's numbers" in examples.feedback
+    assert "counted once, by tanh" in found["forward"].feedback
+
+
+def test_an_engine_without_relu_loses_only_the_relu_check(tmp_path):
+    """The lecture's first Value has no relu: only relu's own check is lost (before, accumulate, hand_examples and
+    gradcheck were skipped at 0 points, wanting every operation)."""
+    text = source("lecture")
+    text = text[: text.index("    def relu(self):")] + text[text.index("    def __neg__(self):") :]
+    result = engine_graded(tmp_path, text)
+    lost = {c.id: c.feedback for c in result.checks if c.score < c.max_score}
+    assert set(lost) == {"relu"}, lost
+
+
+def test_a_wrong_operation_still_fails_gradcheck_and_the_example_using_it(tmp_path):
+    """tanh present but its derivative taken on its input: tanh fails and names the cause; gradcheck and the hand
+    example with tanh fail from the same cause (the lesson's 'all gradient checks pass'); the two other examples
+    keep their share."""
+    text = source("lecture").replace("self.grad += (1 - t**2) * out.grad", "self.grad += (1 - x**2) * out.grad")
+    found = {c.id: c for c in engine_graded(tmp_path, text).checks}
+    assert found["tanh"].status == "failed" and found["tanh"].cause == "tanh_grad_from_input"
+    assert found["gradcheck"].status == "failed" and "Same cause as tanh" in found["gradcheck"].feedback
+    examples = found["hand_examples"]
+    assert examples.status == "failed" and "Same cause as tanh" in examples.feedback
+    assert examples.score == pytest.approx(examples.max_score * 2 / 3, abs=1e-3)

@@ -29,7 +29,7 @@ from grader.checks.registry import check
 from grader.checks.strategies import BOUNDARY_VALUES, Shape, forward_ops, single_operations
 from grader.programs import Program, default_names, expression
 from grader.result import Outcome
-from grader.sandbox.inside.ops import BINARY, METHODS, NEEDS, RULE_CHECK, UNARY, WORDS
+from grader.sandbox.inside.ops import BINARY, METHODS, NEEDS, RULE_CHECK, RULES, UNARY, WORDS
 
 HINTS = {
     "forward": "Check the forward formula of the operation in the smallest case; with a plain number "
@@ -149,6 +149,7 @@ def _rule_check(ctx: Context, check_id: str, *ops: str) -> Outcome:
             shape, probe = _rule_shape(ctx, *ops), _probe(ctx)
             outcome = _run_search(ctx, check_id, shape, probe, note=True)
             stopped = _called_alone(ctx, _rule_evidence(ctx, shape, probe, ops), outcome, check_id)
+            stopped = _not_defined(ctx, ops, stopped)
         ctx.rules[check_id] = stopped
     return ctx.rules[check_id]
 
@@ -166,6 +167,25 @@ def _wrong_alone(ctx: Context, check_id: str, ops: tuple[str, ...]) -> Outcome |
     if len(group) < 2 or failed.cause not in group:  # one method forgets out.grad: its own cause
         return failed
     return replace(failed, cause=group[0], artifacts={**failed.artifacts, "causes": list(group)})
+
+
+METHOD = {**{op: name for op, (name, _) in RULES.items()}, "neg": "__neg__"}
+"""The method of Value each operation is written in."""
+
+
+def _not_defined(ctx: Context, ops: tuple[str, ...], outcome: Outcome) -> Outcome:
+    """A rule check's error, saying first which of its operations the engine does not define at all (charged here,
+    once: forward, accumulate and gradcheck leave them out)."""
+    absent = [op for op in ops if op in ctx.features.absent]
+    if outcome.status != "error" or not absent:
+        return outcome
+    methods = " and ".join(word(op) if word(op) == METHOD[op] else f"{word(op)} ({METHOD[op]})" for op in absent)
+    one = len(absent) == 1
+    said = (
+        f"Your Value has no method for {methods} yet (or for what {'it is' if one else 'they are'} built from): "
+        f"write {'it' if one else 'them'} as the lesson does."
+    )
+    return replace(outcome, feedback=f"{said}\n{outcome.feedback}")
 
 
 BASICS = ("add", "mul")
@@ -293,11 +313,34 @@ def forward(ctx: Context) -> Outcome:
             return verdict.outcome(HINTS["forward"], "On the smallest failing case, ")
         if verdict is not None:
             first.setdefault(program[-1][0], verdict.explained(ctx))
+    absent = _charged_elsewhere(ctx, first, todo)
+    first = {op: verdict for op, verdict in first.items() if NEEDS.get(op, op) not in absent}
     if first:
         return _every_operation(list(first.values()))
+    ops = tuple(op for op in ops if NEEDS.get(op, op) not in absent)
     outcome = _run_search(ctx, "forward", Shape(ops=ops, max_ops=4, reuse_leaves=True, share_nodes=True), Probe("data"))
-    probed = tuple(dict.fromkeys(_form(program[-1][0]) for program in todo))
-    return Evidence(probed + ("nested expressions",)).settle(outcome)
+    forms = (program[-1][0] for program in todo if NEEDS.get(program[-1][0], program[-1][0]) not in absent)
+    settled = Evidence(tuple(dict.fromkeys(map(_form, forms))) + ("nested expressions",)).settle(outcome)
+    if absent and settled.status == "passed":
+        one = len(absent) == 1
+        checks = " and ".join(dict.fromkeys(RULE_CHECK[op] for op in absent))
+        said = (
+            f"\n{_listed_ops(absent)} cannot be built yet (your Value has no method for {'it' if one else 'them'}, "
+            f"or for what {'it is' if one else 'they are'} built from): counted once, by {checks}."
+        )
+        settled = replace(settled, feedback=settled.feedback + said)
+    return settled
+
+
+def _charged_elsewhere(ctx: Context, failing: dict[str, Verdict], probed: list[Program]) -> tuple[str, ...]:
+    """The operations forward leaves to their own rule checks: those the engine does not define at all (the
+    preflight's finding), each charged once, by the check named for it. None when no operation works: forward
+    passes only on what it probed."""
+    if not failing:
+        return ()
+    absent = tuple(op for op in ctx.features.absent if op in RULE_CHECK)
+    works = any(NEEDS.get(p[-1][0], p[-1][0]) not in absent and p[-1][0] not in failing for p in probed)
+    return absent if works else ()
 
 
 def _form(op: str) -> str:
@@ -419,7 +462,9 @@ def accumulate(ctx: Context) -> Outcome:
         return _not_judged("backward() changes no gradient at all (see topo_order)", "topo_order")
     ops = tuple(op for op in sound(ctx) if f.depth or op in ("add", "mul"))
     apart = tuple(op for op in ctx.assignment.ops if op not in ops and _judged_apart(f, op))
-    missing = tuple(_reuse_missing(ctx, op) for op in ctx.assignment.ops if op not in ops + apart)
+    missing = tuple(_reuse_missing(ctx, op) for op in ctx.assignment.ops if op not in ops + apart + f.absent)
+    if "add" in f.absent:
+        return _not_judged("the lesson's a + a needs +, which your Value does not define yet (see add)", "add")
     if not ops + apart:
         every = {m.blocker for m in missing} == {"forward"}  # the starter kit: one short line
         return (
@@ -617,13 +662,14 @@ def gradcheck(ctx: Context) -> Outcome:
 
 def _gradcheck_evidence(ctx: Context, programs: list[Program]) -> Evidence:
     """gradcheck's evidence: each of the assignment's operations in an expression it judged; one that does not
-    work on its own is left out of the search, and blocked by forward."""
+    work on its own is left out of the search, and blocked by forward; one the engine does not define at all is
+    left out, charged once by its own check."""
     probed = ops_probed([p for p in programs if gradcheck_judged(p)], ctx.assignment.ops)
     missing = tuple(
         _not_working(ctx, op, word(op))
         if op not in ctx.features.working
         else Missing(word(op), "no expression with it could be judged")
         for op in ctx.assignment.ops
-        if word(op) not in probed
+        if word(op) not in probed and op not in ctx.features.absent  # what the engine lacks is its own check's
     )
     return Evidence(probed, missing)
