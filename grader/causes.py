@@ -72,18 +72,14 @@ def _on_input_words(methods: tuple[str, ...]) -> str:
 
 def _outgrad_words(methods: tuple[str, ...]) -> str:
     where = f"{methods[0]}'s backward" if len(methods) == 1 else f"the backward of {_listed(methods)}"
-    return (
-        f"in {where}, an input's gradient is not multiplied by out.grad, the incoming gradient, so it is right "
-        "only where that is 1 (the output of backward()) and wrong inside any larger expression"
-    )
+    return f"in {where}, an input's gradient is not multiplied by out.grad, so it is right only where that is 1"
 
 
 FAMILIES = {
     "assign_in_": (_assign_words, "use += (a value used twice receives gradient from both paths)"),
     "missing_outgrad_": (
         _outgrad_words,
-        "each input gets its local derivative times out.grad (the chain rule), on every side: "
-        "`self.grad += 1.0 * out.grad` in +, `other.grad += self.data * out.grad` in *",
+        "multiply by the incoming gradient on every side, as in `self.grad += 1.0 * out.grad`",
     ),
     "backward_on_input_": (
         _on_input_words,

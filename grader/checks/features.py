@@ -69,8 +69,9 @@ class Features:
     """Each operation whose rule could be judged on its own (its output's own backward called alone, under
     incoming gradients other than 1: checks/direct.py): whether it is right."""
     absent: tuple[str, ...] = ()
-    """Operations the engine does not define at all (Python itself finds no method for them, as `-a` with no
-    __neg__), or that raise only because one of those is missing (a - b written a + (-b))."""
+    """Operations the engine does not have yet: not defined at all (Python itself finds no method for them, as `-a`
+    with no __neg__) or not written (the kit's NotImplementedError), or that raise only because one of those is
+    missing (a - b written a + (-b)). Each is its own rule check's charge, once."""
 
     def trusted(self, *ops: str) -> tuple[str, ...]:
         """Those of ops that work wherever they appear in an expression: right on two leaves, and right under an
@@ -177,14 +178,16 @@ ABSENT = {"AttributeError": "has no attribute", "TypeError": "operand type"}
 
 
 def _absent(ops: list[str], singles: list, answers: dict) -> tuple[str, ...]:
-    """The operations the engine does not define: on its smallest case, Python raised that it finds no method,
-    from none of the student's own lines; and those that raise the very same error from the student's code (a - b
-    written a + (-b), with no __neg__)."""
+    """The operations the engine does not have yet: on its smallest case, Python raised that it finds no method,
+    from none of the student's own lines, or the student's method said it is not written (the starter kit's
+    NotImplementedError); and those that raise the very same error from the student's code (a - b written
+    a + (-b), with no __neg__)."""
     errors = {op: got.error for op, p in zip(ops, singles) if (got := answers.get(p)) is not None and got.error}
     none = {
         (e.type, e.message)
         for e in errors.values()
-        if e.type in ABSENT and ABSENT[e.type] in e.message and 'File "' not in e.traceback and not e.raised_in
+        if e.type == "NotImplementedError"
+        or (e.type in ABSENT and ABSENT[e.type] in e.message and 'File "' not in e.traceback and not e.raised_in)
     }
     return tuple(op for op, e in errors.items() if (e.type, e.message) in none)
 

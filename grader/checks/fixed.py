@@ -98,19 +98,19 @@ def _judged(ctx: Context, example: tuple, got: Observation | None) -> Outcome | 
 
 
 def _later(ctx: Context, waiting: list[tuple[str, list[str]]]) -> str:
-    """The examples not judged yet, each with the operations it needs and the check that charges them."""
+    """The examples not judged yet, then the operations they need, each once with the check that charges it."""
     if not waiting:
         return ""
-    said = [
-        f"{title} (it needs {', '.join(WORDS.get(op, op) for op in ops)}, see {_blocker(ctx, ops[0])})"
-        for title, ops in waiting
-    ]
-    return f" Not judged yet: {'; '.join(said)}."
+    titles = [title for title, _ in waiting]
+    listed = titles[0] if len(titles) == 1 else f"{', '.join(titles[:-1])} and {titles[-1]}"
+    needed = dict.fromkeys(op for _, ops in waiting for op in ops)
+    ops = ", ".join(f"{WORDS.get(op, op)} (see {_blocker(ctx, op)})" for op in needed)
+    return f"\nNot judged yet: {listed}, which need {ops}."
 
 
 def _blocker(ctx: Context, op: str) -> str:
-    """The check that charges an operation the engine lacks: its own rule check when the engine does not define
-    it at all, forward when it is there but does not work on its own."""
+    """The check that charges an operation the engine lacks: its own rule check when the engine does not have it
+    yet (not defined, or not written), forward when it is there but does not work on its own."""
     return RULE_CHECK.get(op, "forward") if op in ctx.features.absent else "forward"
 
 

@@ -177,7 +177,7 @@ def _not_defined(ctx: Context, ops: tuple[str, ...], outcome: Outcome) -> Outcom
     """A rule check's error, saying first which of its operations the engine does not define at all (charged here,
     once: forward, accumulate and gradcheck leave them out)."""
     absent = [op for op in ops if op in ctx.features.absent]
-    if outcome.status != "error" or not absent:
+    if outcome.status != "error" or not absent or outcome.not_written:  # a method to write says so itself
         return outcome
     methods = " and ".join(word(op) if word(op) == METHOD[op] else f"{word(op)} ({METHOD[op]})" for op in absent)
     one = len(absent) == 1
@@ -316,20 +316,25 @@ def forward(ctx: Context) -> Outcome:
     absent = _charged_elsewhere(ctx, first, todo)
     first = {op: verdict for op, verdict in first.items() if NEEDS.get(op, op) not in absent}
     if first:
-        return _every_operation(list(first.values()))
+        return _counted_elsewhere(_every_operation(list(first.values())), absent)
     ops = tuple(op for op in ops if NEEDS.get(op, op) not in absent)
     outcome = _run_search(ctx, "forward", Shape(ops=ops, max_ops=4, reuse_leaves=True, share_nodes=True), Probe("data"))
     forms = (program[-1][0] for program in todo if NEEDS.get(program[-1][0], program[-1][0]) not in absent)
     settled = Evidence(tuple(dict.fromkeys(map(_form, forms))) + ("nested expressions",)).settle(outcome)
-    if absent and settled.status == "passed":
-        one = len(absent) == 1
-        checks = " and ".join(dict.fromkeys(RULE_CHECK[op] for op in absent))
-        said = (
-            f"\n{_listed_ops(absent)} cannot be built yet (your Value has no method for {'it' if one else 'them'}, "
-            f"or for what {'it is' if one else 'they are'} built from): counted once, by {checks}."
-        )
-        settled = replace(settled, feedback=settled.feedback + said)
-    return settled
+    return _counted_elsewhere(settled, absent) if settled.status == "passed" else settled
+
+
+def _counted_elsewhere(outcome: Outcome, absent: tuple[str, ...]) -> Outcome:
+    """forward's outcome, saying which operations it left to their own checks."""
+    if not absent:
+        return outcome
+    one = len(absent) == 1
+    checks = " and ".join(dict.fromkeys(RULE_CHECK[op] for op in absent))
+    said = (
+        f"\n{_listed_ops(absent)} cannot be built yet (no method for {'it' if one else 'them'}, or for what "
+        f"{'it is' if one else 'they are'} built from, is written yet): counted once, by {checks}."
+    )
+    return replace(outcome, feedback=outcome.feedback + said)
 
 
 def _charged_elsewhere(ctx: Context, failing: dict[str, Verdict], probed: list[Program]) -> tuple[str, ...]:
