@@ -115,10 +115,10 @@ BUGS: dict[str, dict[str, tuple[str, str]]] = {
             "            self.grad += other.data * out.grad\n            other.grad += self.data * out.grad\n",
             "            self.grad += other.data\n            other.grad += self.data\n",
         ),
-        "slots_gradfn": (  # one side only: b's
-            "            a.grad += b.data * res.grad\n            b.grad += a.data * res.grad\n",
-            "            a.grad += b.data * res.grad\n            b.grad += a.data\n",
-        ),
+        "slots_gradfn": (
+            "            b.grad += a.data * res.grad\n",
+            "            b.grad += a.data\n",
+        ),  # b's side only
         "list_iterative": (  # one side only: self's
             "            self.grad += other.data * out.grad\n            other.grad += self.data * out.grad\n",
             "            self.grad += other.data\n            other.grad += self.data * out.grad\n",
@@ -129,10 +129,7 @@ BUGS: dict[str, dict[str, tuple[str, str]]] = {
             "            self.grad += out.grad\n            other.grad += out.grad\n",
             "            self.grad += 1.0\n            other.grad += out.grad\n",
         ),
-        "slots_gradfn": (  # one side only: b's
-            "            a.grad += res.grad\n            b.grad += res.grad\n",
-            "            a.grad += res.grad\n            b.grad += 1.0\n",
-        ),
+        "slots_gradfn": ("            b.grad += res.grad\n", "            b.grad += 1.0\n"),  # b's side only
         "list_iterative": (
             "            self.grad += 1.0 * out.grad\n            other.grad += 1.0 * out.grad\n",
             "            self.grad += 1.0\n            other.grad += 1.0\n",
