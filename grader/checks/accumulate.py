@@ -61,7 +61,9 @@ def accumulate(ctx: Context) -> Outcome:
         return not_judged("backward() changes no gradient at all (see topo_order)", "topo_order")
     ops = tuple(op for op in sound(ctx) if f.depth or op in ("add", "mul"))
     apart = tuple(op for op in ctx.assignment.ops if op not in ops and _judged_apart(f, op))
-    missing = tuple(_reuse_missing(ctx, op) for op in ctx.assignment.ops if op not in ops + apart)
+    missing = tuple(_reuse_missing(ctx, op) for op in ctx.assignment.ops if op not in ops + apart + f.absent)
+    if "add" in f.absent:
+        return not_judged("the lesson's a + a needs +, which your Value does not define yet (see add)", "add")
     if not ops + apart:
         every = {m.blocker for m in missing} == {"forward"}  # the starter kit: one short line
         return (

@@ -239,6 +239,9 @@ class Context:
         """Each misconception found in several rules, by its family's prefix: the rules it is in, each in its best
         form (checks/diagnose.py), found once and named with every method it is in. Grown from the first of its
         causes a check names, in the order the checks run."""
+        self.alone: dict[Program, Observation | Any] | None = None
+        """The student's engine on each operation's smallest cases, its output's own backward called alone under
+        several incoming gradients (checks/direct.py): asked once per grading, by the preflight."""
         self.builds: dict[str, bool] = {}
         """Whether each operation builds and computes the right value on its own (asked once, for why a property
         could not be probed)."""

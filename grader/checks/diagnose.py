@@ -29,7 +29,7 @@ from grader.errors import CheckTimeout
 from grader.programs import Program, ancestors
 from grader.protocol import StudentError
 from grader.sabotage import all_operators, wheats
-from grader.sabotage.mutate import NotApplicable, method, replace, rule_updates, value_class
+from grader.sabotage.mutate import NotApplicable, incoming_dropped, method, replace, rule_updates, value_class
 from grader.sandbox.inside import probes
 from grader.sandbox.inside.ops import NEEDS, REFLECTED, RULES, UPDATED
 
@@ -70,8 +70,19 @@ def _on_input(rule: str) -> Callable[[ast.Module], None]:
     return mutate
 
 
+def _outgrad_dropped(rule: str, which: int | None = None) -> Callable[[ast.Module], None]:
+    """The rule's backward forgets the incoming gradient: in every update, or (which) only in one input's."""
+
+    def mutate(tree: ast.Module) -> None:
+        if not incoming_dropped(tree, rule, which):
+            raise NotApplicable(f"no `* out.grad` in the backward of {rule}")
+
+    return mutate
+
+
 VARIANTS: dict[str, Callable[[str], list[Callable[[ast.Module], None]]]] = {
     "assign_in_": lambda rule: [_assign_in(rule), _assign_in(rule, 0), _assign_in(rule, 1)],
+    "missing_outgrad_": lambda rule: [_outgrad_dropped(rule), _outgrad_dropped(rule, 0), _outgrad_dropped(rule, 1)],
     "backward_on_input_": lambda rule: [_on_input(rule)],
 }
 """The misconceptions a student may have in several methods (causes.FAMILIES): each rule's mutations, the
@@ -157,12 +168,12 @@ UNARY_RULES = tuple(rule for rule in UPDATED if rule not in ("add", "mul"))
 # (cause id, mutation): the misconceptions that reproduce by mutating a correct engine, in the order tried.
 SIMULATED = [
     *[(f"assign_in_{rule}", mutation) for rule in UPDATED for mutation in VARIANTS["assign_in_"](rule)],
+    *[(f"missing_outgrad_{rule}", mutation) for rule in UPDATED for mutation in VARIANTS["missing_outgrad_"](rule)],
     *[
         (op_id, _operator(op_id))
         for op_id in (
             "add_half",
             "mul_own_data",
-            "mul_missing_outgrad",
             "pow_off_by_one",
             "tanh_grad_from_input",
             "relu_negative_grad",

@@ -81,6 +81,11 @@ def word(op: str) -> str:
     return WORDS.get(op, op)
 
 
+def listed_ops(ops: Iterable[str]) -> str:
+    """Operations named in one phrase: '-x and a - b'."""
+    return " and ".join(word(op) for op in ops)
+
+
 INCOMING = " under an incoming gradient other than 1"
 
 

@@ -6,14 +6,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 from grader.checks.context import Context
-from grader.checks.evidence import Evidence, word
+from grader.checks.evidence import Evidence, listed_ops, word
 from grader.checks.judging import Probe, Verdict, compare_many, judged
 from grader.checks.registry import check
 from grader.checks.searching import HINTS, run_search
 from grader.checks.strategies import Shape, forward_ops, single_operations
-from grader.programs import default_names, expression
+from grader.programs import Program, default_names, expression
 from grader.result import Outcome
-from grader.sandbox.inside.ops import NEEDS
+from grader.sandbox.inside.ops import NEEDS, RULE_CHECK
 
 
 @check("forward", "Operations compute the right values (with plain numbers on either side)")
@@ -31,11 +31,39 @@ def forward(ctx: Context) -> Outcome:
             return verdict.outcome(HINTS["forward"], "On the smallest failing case, ")
         if verdict is not None:
             first.setdefault(program[-1][0], verdict.explained(ctx))
+    absent = _charged_elsewhere(ctx, first, todo)
+    first = {op: verdict for op, verdict in first.items() if NEEDS.get(op, op) not in absent}
     if first:
-        return _every_operation(list(first.values()))
+        return _counted_elsewhere(_every_operation(list(first.values())), absent)
+    ops = tuple(op for op in ops if NEEDS.get(op, op) not in absent)
     outcome = run_search(ctx, "forward", Shape(ops=ops, max_ops=4, reuse_leaves=True, share_nodes=True), Probe("data"))
-    probed = tuple(dict.fromkeys(_form(program[-1][0]) for program in todo))
-    return Evidence(probed + ("nested expressions",)).settle(outcome)
+    forms = (program[-1][0] for program in todo if NEEDS.get(program[-1][0], program[-1][0]) not in absent)
+    settled = Evidence(tuple(dict.fromkeys(map(_form, forms))) + ("nested expressions",)).settle(outcome)
+    return _counted_elsewhere(settled, absent) if settled.status == "passed" else settled
+
+
+def _charged_elsewhere(ctx: Context, failing: dict[str, Verdict], probed: list[Program]) -> tuple[str, ...]:
+    """The operations forward leaves to their own rule checks: those the engine does not have yet (the
+    preflight's finding), each charged once, by the check named for it. None when no operation works: forward
+    passes only on what it probed."""
+    if not failing:
+        return ()
+    absent = tuple(op for op in ctx.features.absent if op in RULE_CHECK)
+    works = any(NEEDS.get(p[-1][0], p[-1][0]) not in absent and p[-1][0] not in failing for p in probed)
+    return absent if works else ()
+
+
+def _counted_elsewhere(outcome: Outcome, absent: tuple[str, ...]) -> Outcome:
+    """forward's outcome, saying which operations it left to their own checks."""
+    if not absent:
+        return outcome
+    one = len(absent) == 1
+    checks = " and ".join(dict.fromkeys(RULE_CHECK[op] for op in absent))
+    said = (
+        f"\n{listed_ops(absent)} cannot be built yet (no method for {'it' if one else 'them'}, or for what "
+        f"{'it is' if one else 'they are'} built from, is written yet): counted once, by {checks}."
+    )
+    return replace(outcome, feedback=outcome.feedback + said)
 
 
 def _form(op: str) -> str:

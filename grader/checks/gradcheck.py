@@ -166,13 +166,14 @@ def gradcheck(ctx: Context) -> Outcome:
 
 def _gradcheck_evidence(ctx: Context, programs: list[Program]) -> Evidence:
     """gradcheck's evidence: each of the assignment's operations in an expression it judged; one that does not
-    work on its own is left out of the search, and blocked by forward."""
+    work on its own is left out of the search, and blocked by forward; one the engine does not have yet is left
+    out, charged once by its own check."""
     probed = ops_probed([p for p in programs if gradcheck_judged(p)], ctx.assignment.ops)
     missing = tuple(
         not_working(ctx, op, word(op))
         if op not in ctx.features.working
         else Missing(word(op), "no expression with it could be judged")
         for op in ctx.assignment.ops
-        if word(op) not in probed
+        if word(op) not in probed and op not in ctx.features.absent
     )
     return Evidence(probed, missing)

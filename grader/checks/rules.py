@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from grader.causes import CAUSES, family
 from grader.checks import direct, plans
 from grader.checks.cases import SINGLE
 from grader.checks.context import Context, reference_run
@@ -15,16 +16,18 @@ from grader.checks.evidence import (
     Missing,
     blocked,
     incoming,
+    listed_ops,
     not_judged,
     rule_probed,
     rule_properties,
+    word,
 )
 from grader.checks.judging import Probe, judged
 from grader.checks.registry import check
 from grader.checks.searching import HINTS, rule_probe, run_search
 from grader.checks.strategies import Shape
 from grader.result import Outcome
-from grader.sandbox.inside.ops import METHODS, RULE_CHECK, WORDS
+from grader.sandbox.inside.ops import METHODS, RULE_CHECK, RULES, WORDS
 
 RULE_CHECKS = tuple(dict.fromkeys(RULE_CHECK.values()))
 """The rule checks, in the lesson's order (each operation's rule is judged by one: ops.RULE_CHECK)."""
@@ -72,13 +75,72 @@ def _symbol(op: str) -> str:
 
 def rule_outcome(ctx: Context, check_id: str, *ops: str) -> Outcome:
     """A rule's outcome: judged by its own check, or by accumulate for a rule whose check this grading does not
-    run (accumulate asks which rules are right)."""
-    stopped = _blocked(ctx, *ops)
+    run (accumulate asks which rules are right). On its own first (the output's own backward called alone, where
+    the nodes carry one), then inside expressions built only of operations shown right, and never failed for
+    another operation's wrong rule."""
+    stopped = _blocked(ctx, *ops) or _wrong_alone(ctx, check_id, ops) or _built_on_wrong(ctx, ops)
     if stopped is not None:
         return stopped
     shape, probe = _rule_shape(ctx, *ops), rule_probe(ctx)
     outcome = run_search(ctx, check_id, shape, probe, note=True)
-    return _called_alone(ctx, _rule_evidence(ctx, shape, probe, ops), outcome, check_id)
+    return _not_defined(ctx, ops, _called_alone(ctx, _rule_evidence(ctx, shape, probe, ops), outcome, check_id))
+
+
+def _wrong_alone(ctx: Context, check_id: str, ops: tuple[str, ...]) -> Outcome | None:
+    """The failed outcome of a rule found wrong on its own, under an incoming gradient other than 1 (the
+    preflight's finding: checks/direct.py), which names the cause; None when none of ops is."""
+    wrong = tuple(op for op in ops if ctx.features.alone.get(op) is False)
+    if not wrong:
+        return None
+    failed = direct.called_alone(ctx, wrong, dict.fromkeys(wrong, HINTS[check_id]))[1]
+    if failed is None or family(failed.cause or "") != "missing_outgrad_":
+        return failed
+    group = tuple(f"missing_outgrad_{op}" for op in direct.ignoring(ctx) if f"missing_outgrad_{op}" in CAUSES)
+    if len(group) < 2 or failed.cause not in group:  # one method forgets out.grad: its own cause
+        return failed
+    return replace(failed, cause=group[0], artifacts={**failed.artifacts, "causes": list(group)})
+
+
+METHOD = {**{op: name for op, (name, _) in RULES.items()}, "neg": "__neg__"}
+"""The method of Value each operation is written in."""
+
+
+def _not_defined(ctx: Context, ops: tuple[str, ...], outcome: Outcome) -> Outcome:
+    """A rule check's error, saying first which of its operations the engine does not define at all (charged here,
+    once: forward, accumulate and gradcheck leave them out)."""
+    absent = [op for op in ops if op in ctx.features.absent]
+    if outcome.status != "error" or not absent or outcome.not_written:  # a method to write says so itself
+        return outcome
+    methods = " and ".join(word(op) if word(op) == METHOD[op] else f"{word(op)} ({METHOD[op]})" for op in absent)
+    one = len(absent) == 1
+    said = (
+        f"Your Value has no method for {methods} yet (or for what {'it is' if one else 'they are'} built from): "
+        f"write {'it' if one else 'them'} as the lesson does."
+    )
+    return replace(outcome, feedback=f"{said}\n{outcome.feedback}")
+
+
+BASICS = ("add", "mul")
+"""The operations every larger expression is built with, and others are often built from (a - b is a + (-b))."""
+
+
+def _built_on_wrong(ctx: Context, ops: tuple[str, ...]) -> Outcome | None:
+    """Skipped, naming their checks, when + or * has a rule wrong inside larger expressions and ops may be built
+    from them: ops that work on their own, of which none is a basic nor seen to hold its whole rule in its own
+    node (a - b written a + (-b) carries +'s bug, and no case of it could tell its own rule apart). None
+    otherwise: the rule is judged, inside expressions built only of operations shown right."""
+    f = ctx.features
+    wrong = [op for op in BASICS if op not in ops and op in f.working and f.wrong(op)]
+    own = any(op in BASICS or op in f.alone for op in ops)
+    if not wrong or own or not all(op in f.working for op in ops):
+        return None
+    names = " and ".join(f"{word(op)} (see {op})" for op in wrong)
+    return not_judged(
+        f"{listed_ops(ops)} may be built from other operations (-x as x * -1, a - b as a + (-b), tanh with exp "
+        f"and /), and {names} {'is' if len(wrong) == 1 else 'are'} wrong inside larger expressions: fix that first, "
+        "then look here again",
+        *wrong,
+    )
 
 
 def _called_alone(ctx: Context, evidence: Evidence, outcome: Outcome, check_id: str) -> Outcome:
@@ -120,7 +182,7 @@ def _rule_missing(ctx: Context, wanted: str) -> Missing:
             "differ are judged, and none of those tried put it under an incoming gradient other than 1"
         )
         return Missing(wanted, blocked(why, "topo_order"), "topo_order")
-    blocker = "mul" if not f.mul_inner else "add" if not f.add else None
+    blocker = "mul" if not f.trusted("mul") else "add" if not f.trusted("add") else None
     why = "the expressions it is probed inside need + and * to be right, and one is not"
     return Missing(wanted, blocked(why, blocker), blocker)
 
@@ -178,11 +240,4 @@ def neg_sub(ctx: Context) -> Outcome:
             "operations do not backpropagate in the right order yet (see topo_order)",
             "topo_order",
         )
-    broken = [name for name, ok in (("+ (see add)", f.add), ("* (see mul)", f.mul_inner)) if not ok]
-    if outcome.status == "failed" and broken:
-        note = (
-            f" -x and a - b are often built from other operations (x * -1, a + (-b)), and {broken[0]} has a "
-            "problem: fix that first, then look here again."
-        )
-        outcome = replace(outcome, feedback=outcome.feedback + note)
     return outcome

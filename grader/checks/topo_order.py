@@ -39,7 +39,8 @@ def topo_order(ctx: Context) -> Outcome:
     watched = _watched_order(ctx)
     if watched is not None:
         return watched
-    ops = tuple(op for op, ok in (("add", f.add), ("mul", f.mul_inner or f.mul and not f.add)) if ok)
+    add = bool(f.trusted("add"))
+    ops = tuple(op for op, ok in (("add", add), ("mul", f.mul_inner or f.mul and not add)) if ok)
     if not ops:
         return not_judged(
             "neither + nor * gives correct gradients on two leaves yet (see the add and mul checks), "
