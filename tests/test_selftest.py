@@ -8,6 +8,7 @@ from grader import catalog
 from grader.checks.suite import SUITE_CHECKS
 from grader.commands.selftest import Engine, engines, grade_engine, problems
 from grader.sabotage import all_operators, wheats
+from grader.sabotage.operators import NOT_DRAWN
 
 
 def test_selftest_passes_and_prints_the_matrices(grader_once):
@@ -33,7 +34,7 @@ def test_selftest_says_what_it_proves_and_shows_its_progress(grader_once):
     """Does selftest say first, in plain words, what it proves, end saying it proved it, and show each engine
     graded on stderr as it goes (it takes a minute or two)?"""
     returncode, stdout, stderr = grader_once("selftest")
-    bases, mutants = engines(tuple(catalog.load("micrograd").sabotages))
+    bases, mutants = engines(tuple(catalog.load("micrograd").sabotages) + NOT_DRAWN)  # those too: proven here
     assert stdout.startswith("grader selftest: does this grader tell right from wrong on assignment micrograd?")
     assert f"{len(bases) - 1} correct engines written in other styles, and {len(mutants)} engines" in stdout
     assert stdout.rstrip().endswith("and each hint it gives students catches the bug it names."), stdout[-500:]

@@ -15,7 +15,7 @@ import os
 import sys
 import tempfile
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import reference
@@ -26,6 +26,7 @@ from grader.files import MODULE_FILE
 from grader.grading import grade
 from grader.result import Result
 from grader.sabotage import all_operators, mutant, wheats
+from grader.sabotage.operators import NOT_DRAWN
 
 MARK = {"passed": ".", "failed": "X", "error": "E", "skipped": "-"}
 
@@ -68,6 +69,7 @@ def _try(op, source: str) -> str | None:
 
 def main(*, assignment: str) -> int:
     task = catalog.load(assignment).without(SUITE_CHECKS)
+    task = replace(task, sabotages=task.sabotages + tuple(op for op in NOT_DRAWN if op not in task.sabotages))
     bases, mutants = engines(task.sabotages)
     print(purpose(task.id, bases, mutants), flush=True)
     tell = Tell(sys.stderr)
