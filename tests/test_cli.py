@@ -6,6 +6,7 @@ import json
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -132,3 +133,28 @@ def test_usage_errors_exit_2(args, words, tmp_path):
     run = grader(*args, cwd=tmp_path)
     assert run.returncode == 2
     assert words in run.stderr
+
+
+def test_the_gradescope_autograder_installs_what_the_grader_ran_its_tests_with(tmp_path):
+    """Issue 40, item 11: the same autograder zip grades the same way next term. It carries constraints.txt, every
+    package the grader needs pinned (`name==version`) to the version installed where it was exported (where its
+    tests ran: pytest, hypothesis, IPython, nbclient, jinja2 and what they need), and every `pip install` of its
+    setup.sh, the grader's and the student code's Python alike, installs under those pins."""
+    from importlib import metadata
+
+    from packaging.utils import canonicalize_name
+
+    from grader.cli import main
+
+    assert main(["export", "gradescope", "--out", str(tmp_path / "autograder.zip")]) == 0
+    with zipfile.ZipFile(tmp_path / "autograder.zip") as zf:
+        setup = zf.read("setup.sh").decode()
+        pins = zf.read("source/constraints.txt").decode().splitlines()
+    pinned = dict(line.split("==") for line in pins if line and not line.startswith("#"))
+    for name in ("pytest", "hypothesis", "ipython", "ipykernel", "nbclient", "nbformat", "jinja2", "pluggy", "jedi"):
+        assert pinned[name] == metadata.version(name), name
+    assert all(canonicalize_name(name) == name and pinned[name] == metadata.version(name) for name in pinned)
+    assert "micrograd-grader" not in pinned and "torch" not in pinned  # the grader itself, and a test-only package
+    installs = [line for line in setup.splitlines() if "pip install" in line]
+    assert len(installs) == 2 and all("-c /autograder/source/constraints.txt" in line for line in installs), installs
+    assert ">=" not in setup
