@@ -292,7 +292,7 @@ def _whole_class(
     rows = everyone(graded + before, known.missing, class_list, out / STUDENTS, assignment)
     rows = sorted(applied.on_rows(out, rows, known.overrides, assignment.max_score), key=lambda r: r.student)
     write_class_outputs(out, assignment, rows, known.noted, known.insight)
-    applied.stamp_reports(out, rows, adjusted_before, assignment.max_score)
+    applied.stamp_reports(out, rows, adjusted_before, assignment.max_score, assignment.title)
     for line in applied.review_lines(rows):
         print(line, file=sys.stderr)
     handed_in = [r for r in rows if r.shown_status != NO_SUBMISSION]
