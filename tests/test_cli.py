@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -158,3 +159,29 @@ def test_the_gradescope_autograder_installs_what_the_grader_ran_its_tests_with(t
     installs = [line for line in setup.splitlines() if "pip install" in line]
     assert len(installs) == 2 and all("-c /autograder/source/constraints.txt" in line for line in installs), installs
     assert ">=" not in setup
+
+
+def test_each_command_s_help_says_what_it_does_with_examples():
+    """Issue 40, item 10: `grader COMMAND --help`, as a terminal of 80 columns shows it, says what the command does
+    (a paragraph wrapped to the width), names every argument with a description, and ends with examples of it,
+    each a whole line."""
+    from grader.cli import COMMANDS
+
+    for name in COMMANDS:
+        shown = subprocess.run(
+            [sys.executable, "-m", "grader.cli", name, "--help"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "COLUMNS": "80"},
+            timeout=60,
+        )
+        assert shown.returncode == 0, shown.stderr
+        usage, about, *rest = shown.stdout.split("\n\n")
+        assert usage.startswith(f"usage: grader {name}") and len(about) > 60 and "positional" not in about, about
+        assert all(len(line) <= 80 for line in about.splitlines()), about
+        examples = shown.stdout.split("\nexamples:\n", 1)[1].splitlines()
+        assert examples and all(line.startswith(f"  grader {name}") for line in examples), examples
+        lines = "\n\n".join(rest).split("\nexamples:")[0].splitlines()
+        for at, line in enumerate(lines):  # an argument's line: its name, then its words there or on the next line
+            if line.startswith("  ") and not line.startswith("   ") and len(line.split()) == 1:
+                assert at + 1 < len(lines) and lines[at + 1].startswith("    "), (name, line)

@@ -20,7 +20,7 @@ from grader.batch import keys
 from grader.batch import overrides as book
 from grader.batch.adjust import NO_SUBMISSION, Adjustment, Graded, adjust, by_student, final, pin_all
 from grader.batch.earlier import MOST_SUMMARY_BYTES, late_percent, saved_result
-from grader.batch.outputs import Row, atomic_write, histogram
+from grader.batch.outputs import Row, atomic_write, histogram_of
 from grader.classfiles import ClassSummary, Gradebook, GradebookRow, SummaryStudent
 from grader.errors import BadResult, UsageError
 from grader.files import (
@@ -259,7 +259,7 @@ def refresh(out: Path, overrides: list[book.Override], saved: Saved) -> None:
     summary = replace(
         saved.summary,
         students=tuple(entries),
-        histogram=tuple(histogram([e.score for e in entries], saved.max_score)),
+        histogram=tuple(histogram_of(entries, saved.max_score)),
         overrides={
             "applied": sum(len(a.applied) for a in adjusted.values() if a),
             "waiting": sum(len(a.waiting) for a in adjusted.values() if a),

@@ -35,7 +35,7 @@ from grader.batch.found import Found, Missing
 from grader.batch.graders import Graders
 from grader.batch.insight import code_of, previous_works
 from grader.batch.notes import Grouped, grouped
-from grader.batch.outputs import Incomplete, Insight, Row, atomic_write, flags_for, write_class_outputs
+from grader.batch.outputs import KIT_FLAG, Incomplete, Insight, Row, atomic_write, flags_for, write_class_outputs
 from grader.batch.tasks import OUTPUTS, Task, TaskOutcome, checked, failed, fingerprint, host_id, time_limit, timed_out
 from grader.classfiles import NO_SUBMISSION
 from grader.errors import BadResult, ExitCode, GradingProcessDied, SchedulerLost, UnfitWorker, UsageError
@@ -47,6 +47,7 @@ from grader.files import (
     RESULT_FILE,
     STUDENTS_FOLDER,
 )
+from grader.final import points
 from grader.folders import temporary_folder
 from grader.lms import groups as lms_groups
 from grader.lms import late
@@ -55,7 +56,7 @@ from grader.lms.identity import plain
 from grader.lms.names import quoted
 from grader.result import Result
 from grader.sandbox.trial import require_started
-from grader.text import failure
+from grader.text import counted, failure
 
 
 @dataclass(frozen=True)
@@ -288,24 +289,38 @@ def _whole_class(
     now = [(r.student, r.identity) for r in graded] + [(m.student, m.identity) for m in known.missing]
     before = earlier_rows(out, now, class_list is not None, assignment)  # the whole class, not only this run's
     if before:
-        print(f"note: {len(before)} students graded into {out} by an earlier batch keep their rows", file=sys.stderr)
+        keep = "keeps their row" if len(before) == 1 else "keep their rows"
+        print(f"note: {counted(len(before), 'student')} graded into {out} by an earlier batch {keep}", file=sys.stderr)
     rows = everyone(graded + before, known.missing, class_list, out / STUDENTS, assignment)
     rows = sorted(applied.on_rows(out, rows, known.overrides, assignment.max_score), key=lambda r: r.student)
     write_class_outputs(out, assignment, rows, known.noted, known.insight)
     applied.stamp_reports(out, rows, adjusted_before, assignment.max_score, assignment.title)
     for line in applied.review_lines(rows):
         print(line, file=sys.stderr)
+    print(summary_line(out, rows))
+    for line in ending(graded, rows):
+        print(line)
+
+
+def summary_line(out: Path, rows: list[Row]) -> str:
+    """What a finished batch says first, in the class page's counts: what was handed in, how much of it was graded,
+    who handed in nothing, and where the gradebook and the class page are. `8 submissions: 6 graded, 1 the starter
+    kit unchanged, 1 could not be graded (0 unchanged since the last run); ...`"""
     handed_in = [r for r in rows if r.shown_status != NO_SUBMISSION]
     absent = len(rows) - len(handed_in)
     failed = sum(r.result.status == "error" for r in handed_in)
-    nothing = f"; {absent} on the roster handed in nothing (0 points, status no_submission)" if absent else ""
-    print(
-        f"graded {len(handed_in)} submissions ({sum(r.skipped for r in rows)} unchanged since the last run, "
-        f"{failed} could not be graded){nothing}; gradebook: {out / GRADEBOOK_FILE} ({len(rows)} rows); class "
-        f"summary: {out / CLASS_PAGE_FILE}"
+    kits = sum(KIT_FLAG in r.flags for r in handed_in if r.result.status != "error")
+    kit = f", {kits} the starter kit unchanged" if kits else ""
+    nothing = (
+        f"; {counted(absent, 'student')} on the roster handed in nothing (0 points, status no_submission)"
+        if absent
+        else ""
     )
-    for line in ending(graded, rows):
-        print(line)
+    return (
+        f"{counted(len(handed_in), 'submission')}: {len(handed_in) - failed - kits} graded{kit}, {failed} could not be "
+        f"graded ({sum(r.skipped for r in rows)} unchanged since the last run){nothing}; gradebook: "
+        f"{out / GRADEBOOK_FILE} ({counted(len(rows), 'row')}); class summary: {out / CLASS_PAGE_FILE}"
+    )
 
 
 def _incomplete(out: Path, assignment: spec.Assignment, rows: list[Row], graded: int, known: Known) -> None:
@@ -368,7 +383,6 @@ def _execute(
     by_id = {student.submission.student: (student, content) for student, content in todo}
     live = sys.stderr.isatty()
     bar = tqdm(total=total, initial=len(rows), unit="submission", disable=not live, file=sys.stderr)
-    not_full = sum(_not_full(r.result) for r in rows)
     with bar:
         outcomes = grade_on_cluster(scheduler, tasks) if scheduler else _on_processes(tasks, jobs)
         for outcome, final in outcomes:
@@ -379,17 +393,27 @@ def _execute(
             rows.append(row)
             if final:
                 _seal(student, content)
-            not_full += _not_full(row.result)
-            bar.set_postfix(not_full_marks=not_full)
+            bar.set_postfix_str(standing(rows), refresh=False)
             bar.update()
             if not live:  # a log, a CI job, a pipe: one line per student instead of a bar
                 print(progress_line(row, len(rows), total), file=sys.stderr, flush=True)
 
 
+def standing(rows: list[Row]) -> str:
+    """The progress bar's words on those graded so far: `5 at full marks, 2 below, 1 could not be graded`."""
+    failed = sum(r.result.status == "error" for r in rows)
+    full = sum(r.result.status != "error" and r.result.score >= r.result.max_score for r in rows)
+    return f"{full} at full marks, {len(rows) - failed - full} below, {failed} could not be graded"
+
+
 def progress_line(row: Row, done: int, total: int) -> str:
-    """`[12/18] doejohn 60/100 (4.1 s)`, or what stopped the grading."""
+    """`[12/18] doejohn 72.67/100 (4.1 s)` (points as the gradebook writes them), or what stopped the grading."""
     result = row.result
-    got = f"could not be graded: {result.error.kind}" if result.error else f"{result.score:g}/{result.max_score:g}"
+    got = (
+        f"could not be graded: {result.error.kind}"
+        if result.error
+        else f"{points(result.score)}/{points(result.max_score)}" + (f", {KIT_FLAG}" if KIT_FLAG in row.flags else "")
+    )
     return f"[{done:>{len(str(total))}}/{total}] {row.student} {got} ({result.duration_s:.1f} s)"
 
 
@@ -410,10 +434,6 @@ def ending(graded: list[Row], rows: list[Row]) -> list[str]:
             + "; each one's result.json says why"
         )
     return lines
-
-
-def _not_full(result: Result) -> bool:
-    return result.status == "error" or result.score < result.max_score
 
 
 def _on_processes(tasks: list[Task], jobs: int):

@@ -71,6 +71,8 @@ SUSPECTS = {
     "neuron": ["Neuron"],
     "training": ["Neuron"],
 }
+KIT = "starter kit unchanged"
+"""The flag a batch gives the starter kit handed in unchanged (grader/batch/outputs.py's KIT_FLAG)."""
 STATUS_TEXT = {"passed": "✓ PASS", "failed": "✗ FAIL", "error": "⚠ ERROR", "skipped": "– SKIP"}
 
 
@@ -190,7 +192,12 @@ def class_report(data: dict[str, Any], sources: dict[str, str] | None = None) ->
         for i, n in enumerate(histogram)
     ]
     views = [_side_by_side(pair, sources or {}) for pair in (data.get("similarity") or {}).get("pairs", [])[:VIEWS]]
-    return ENV.get_template("class.html.j2").render(data=data, bars=bars, views=views)
+    counts = {
+        "graded_work": sum(histogram),  # the histogram counts the graded work only (grader/batch/outputs.py)
+        "kits": sum(KIT in (s.get("flags") or ()) for s in data["students"]),
+        "absent": sum(s.get("status") == "no_submission" for s in data["students"]),
+    }
+    return ENV.get_template("class.html.j2").render(data=data, bars=bars, views=views, **counts)
 
 
 VIEWS = 50
