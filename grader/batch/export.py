@@ -50,6 +50,7 @@ from grader.lms.names import safe_id
 from grader.render import html
 from grader.render.adjusted import restamped
 from grader.result import Result, SubmissionError
+from grader.text import counted
 
 TARGETS = ("gradescope", "canvas", "moodle", "gradescope-csv", "feedback")
 POINTS_POSSIBLE = "    Points Possible"
@@ -86,7 +87,7 @@ def main(**options) -> int:
     rows = applied.on_gradebook(graded, gradebook(graded))  # overrides.csv as it is now
     if target == "feedback":
         count = feedback(graded, out)
-        print(f"feedback for {count} students written to {out}: upload it as the LMS's bulk feedback zip")
+        print(f"feedback for {counted(count, 'student')} written to {out}: upload it as the LMS's bulk feedback zip")
         return 0
     class_list = rosters.read(roster) if roster else None
     if target in ("canvas", "moodle") and (class_list is None or class_list.lms != target):
