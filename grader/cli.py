@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 from grader import __version__
 from grader.errors import ExitCode, GraderError
-from grader.files import KIT, MODULE_FILE, TESTS_FILE
+from grader.files import KIT, MODULE_FILE, NOTEBOOK_FILE, TESTS_FILE
 from grader.text import printable
 
 
@@ -85,8 +85,8 @@ COMMANDS: dict[str, Command] = {
         "in reports/ (or --html). Exit 0 at full marks, 1 otherwise.",
         (
             "grader check",
-            "grader check micrograd.ipynb --html report.html",
-            "grader check micrograd_mine.py --tests test_mine.py --watch",
+            f"grader check {NOTEBOOK_FILE} --html report.html",
+            f"grader check {MODULE_FILE} --tests test_mine.py --watch",
         ),
     ),
     "batch": Command(
