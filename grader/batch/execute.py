@@ -8,11 +8,11 @@ import sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from grader.batch.graders import Graders
-from grader.batch.outputs import Row
+from grader.batch.outputs import KIT_FLAG, Row
 from grader.batch.resume import Student, row_of, save, seal
 from grader.batch.tasks import Task, TaskOutcome, checked, failed, time_limit, timed_out
 from grader.errors import GradingProcessDied, UnfitWorker
-from grader.result import Result
+from grader.final import points
 
 
 def execute(
@@ -27,7 +27,6 @@ def execute(
     by_id = {student.submission.student: (student, content) for student, content in todo}
     live = sys.stderr.isatty()
     bar = tqdm(total=total, initial=len(rows), unit="submission", disable=not live, file=sys.stderr)
-    not_full = sum(_not_full(r.result) for r in rows)
     with bar:
         outcomes = grade_on_cluster(scheduler, tasks) if scheduler else _on_processes(tasks, jobs)
         for outcome, final in outcomes:
@@ -38,17 +37,27 @@ def execute(
             rows.append(row)
             if final:
                 seal(student, content)
-            not_full += _not_full(row.result)
-            bar.set_postfix(not_full_marks=not_full)
+            bar.set_postfix_str(standing(rows), refresh=False)
             bar.update()
             if not live:  # a log, a CI job, a pipe: one line per student instead of a bar
                 print(progress_line(row, len(rows), total), file=sys.stderr, flush=True)
 
 
+def standing(rows: list[Row]) -> str:
+    """The progress bar's words on those graded so far: `5 at full marks, 2 below, 1 could not be graded`."""
+    failed = sum(r.result.status == "error" for r in rows)
+    full = sum(r.result.status != "error" and r.result.score >= r.result.max_score for r in rows)
+    return f"{full} at full marks, {len(rows) - failed - full} below, {failed} could not be graded"
+
+
 def progress_line(row: Row, done: int, total: int) -> str:
-    """`[12/18] doejohn 60/100 (4.1 s)`, or what stopped the grading."""
+    """`[12/18] doejohn 72.67/100 (4.1 s)` (points as the gradebook writes them), or what stopped the grading."""
     result = row.result
-    got = f"could not be graded: {result.error.kind}" if result.error else f"{result.score:g}/{result.max_score:g}"
+    got = (
+        f"could not be graded: {result.error.kind}"
+        if result.error
+        else f"{points(result.score)}/{points(result.max_score)}" + (f", {KIT_FLAG}" if KIT_FLAG in row.flags else "")
+    )
     return f"[{done:>{len(str(total))}}/{total}] {row.student} {got} ({result.duration_s:.1f} s)"
 
 
@@ -69,10 +78,6 @@ def ending(graded: list[Row], rows: list[Row]) -> list[str]:
             + "; each one's result.json says why"
         )
     return lines
-
-
-def _not_full(result: Result) -> bool:
-    return result.status == "error" or result.score < result.max_score
 
 
 def _on_processes(tasks: list[Task], jobs: int):

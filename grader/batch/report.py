@@ -15,11 +15,12 @@ from grader.batch.earlier import earlier_rows
 from grader.batch.everyone import everyone
 from grader.batch.found import Missing
 from grader.batch.notes import Grouped
-from grader.batch.outputs import Incomplete, Insight, Row, write_class_outputs
+from grader.batch.outputs import KIT_FLAG, Incomplete, Insight, Row, write_class_outputs
 from grader.batch.resume import STUDENTS
 from grader.classfiles import NO_SUBMISSION
 from grader.files import CLASS_PAGE_FILE, GRADEBOOK_FILE
 from grader.lms import roster as rosters
+from grader.text import counted
 
 
 @dataclass(frozen=True)
@@ -46,24 +47,38 @@ def whole_class(
     now = [(r.student, r.identity) for r in graded] + [(m.student, m.identity) for m in known.missing]
     before = earlier_rows(out, now, class_list is not None, assignment)  # the whole class, not only this run's
     if before:
-        print(f"note: {len(before)} students graded into {out} by an earlier batch keep their rows", file=sys.stderr)
+        keep = "keeps their row" if len(before) == 1 else "keep their rows"
+        print(f"note: {counted(len(before), 'student')} graded into {out} by an earlier batch {keep}", file=sys.stderr)
     rows = everyone(graded + before, known.missing, class_list, out / STUDENTS, assignment)
     rows = sorted(applied.on_rows(out, rows, known.overrides, assignment.max_score), key=lambda r: r.student)
     write_class_outputs(out, assignment, rows, known.noted, known.insight)
-    applied.stamp_reports(out, rows, adjusted_before, assignment.max_score)
+    applied.stamp_reports(out, rows, adjusted_before, assignment.max_score, assignment.title)
     for line in applied.review_lines(rows):
         print(line, file=sys.stderr)
+    print(summary_line(out, rows))
+    for line in ending(graded, rows):
+        print(line)
+
+
+def summary_line(out: Path, rows: list[Row]) -> str:
+    """What a finished batch says first, in the class page's counts: what was handed in, how much of it was graded,
+    who handed in nothing, and where the gradebook and the class page are. `8 submissions: 6 graded, 1 the starter
+    kit unchanged, 1 could not be graded (0 unchanged since the last run); ...`"""
     handed_in = [r for r in rows if r.shown_status != NO_SUBMISSION]
     absent = len(rows) - len(handed_in)
     failed = sum(r.result.status == "error" for r in handed_in)
-    nothing = f"; {absent} on the roster handed in nothing (0 points, status no_submission)" if absent else ""
-    print(
-        f"graded {len(handed_in)} submissions ({sum(r.skipped for r in rows)} unchanged since the last run, "
-        f"{failed} could not be graded){nothing}; gradebook: {out / GRADEBOOK_FILE} ({len(rows)} rows); class "
-        f"summary: {out / CLASS_PAGE_FILE}"
+    kits = sum(KIT_FLAG in r.flags for r in handed_in if r.result.status != "error")
+    kit = f", {kits} the starter kit unchanged" if kits else ""
+    nothing = (
+        f"; {counted(absent, 'student')} on the roster handed in nothing (0 points, status no_submission)"
+        if absent
+        else ""
     )
-    for line in ending(graded, rows):
-        print(line)
+    return (
+        f"{counted(len(handed_in), 'submission')}: {len(handed_in) - failed - kits} graded{kit}, {failed} could not be "
+        f"graded ({sum(r.skipped for r in rows)} unchanged since the last run){nothing}; gradebook: "
+        f"{out / GRADEBOOK_FILE} ({counted(len(rows), 'row')}); class summary: {out / CLASS_PAGE_FILE}"
+    )
 
 
 def incomplete(out: Path, assignment: spec.Assignment, rows: list[Row], graded: int, known: Known) -> None:

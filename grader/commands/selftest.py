@@ -29,6 +29,8 @@ from grader.sabotage import all_operators, mutant, wheats
 from grader.sabotage.operators import NOT_DRAWN
 
 MARK = {"passed": ".", "failed": "X", "error": "E", "skipped": "-"}
+ADVISORY = "~"
+"""The mark of an advisory check (no points, e.g. deep_graph) not passed: no failure, and never under an OK."""
 
 
 @dataclass(frozen=True)
@@ -220,22 +222,32 @@ def render(engines_: list[Engine], results: list[Result], check_ids: list[str]) 
     header = " " * width + " ".join(f"{i:>3}" for i in range(1, len(check_ids) + 1))
     lines = [
         "Engine checks on the correct engines and each mutant",
-        "(. passed, X failed, E error, - skipped; [ ] marks the check named for the mutant's operator)",
+        f"(. passed, X failed, E error, - skipped, {ADVISORY} an advisory check, worth no points, not passed; "
+        "[ ] marks the check named for the mutant's operator)",
         "",
         header,
     ]
     for engine, result in zip(engines_, results, strict=False):
-        statuses = {c.id: c.status for c in result.checks}
+        by_id = {c.id: c for c in result.checks}
         cells = []
         for check_id in check_ids:
-            mark = MARK.get(statuses.get(check_id, "skipped"), "?")
+            mark = _mark(by_id.get(check_id))
             cells.append(f"[{mark}]" if check_id == engine.check else f" {mark} ")
         lines.append(f"{engine.id:<{width}}" + " ".join(cells))
     lines += ["", "Checks: " + ", ".join(f"{i} {c}" for i, c in enumerate(check_ids, 1)), ""]
     found = problems(engines_, results)
     mutants = sum(e.check is not None for e in engines_)
     lines += [f"PROBLEM: {p}" for p in found] or [
-        f"OK: every correct engine passes; each of the {mutants} mutants is caught by the check named for its "
-        "operator, and none is equivalent to a correct engine."
+        f"OK: every correct engine passes every check worth points; each of the {mutants} mutants is caught by the "
+        "check named for its operator, and none is equivalent to a correct engine."
     ]
     return "\n".join(lines)
+
+
+def _mark(check) -> str:
+    """A check's mark in the table: its status's, or ADVISORY for a check worth no points that did not pass."""
+    if check is None:
+        return MARK["skipped"]
+    if check.max_score == 0 and check.status != "passed":
+        return ADVISORY
+    return MARK.get(check.status, "?")

@@ -12,6 +12,7 @@ failed with no recognised cause at all are counted by check.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import asdict, dataclass
 from typing import Any, TypedDict
 
@@ -152,9 +153,10 @@ def _entry(key: str, seen: list[Seen]) -> dict[str, Any]:
     }
 
 
-def tally(students: list[tuple[str, Result]]) -> dict[str, Any]:
+def tally(students: list[tuple[str, Result]], apart: Collection[str] = ()) -> dict[str, Any]:
     """summary.json's class insight: `misconceptions` (most students first, each counted once per student),
-    `unexplained` (students with a pointed check failed and no recognised cause, by check) and `advisory`
+    `unexplained` (students with a pointed check failed and no recognised cause, by check; never a check of
+    `apart`, those on the students' own tests, whose failure is no misconception of the engine) and `advisory`
     (checks worth no points, by check)."""
     seen = _seen(students)
     by_family: dict[str, list[Seen]] = {}
@@ -176,7 +178,7 @@ def tally(students: list[tuple[str, Result]]) -> dict[str, Any]:
             if check.max_score == 0:
                 entry = advisory.setdefault(check.id, {"check": check.id, "title": check.title, "students": set()})
                 entry["students"].add(student)
-            elif student not in explained:
+            elif student not in explained and check.id not in apart:
                 unexplained.setdefault(check.id, set()).add(student)
     return {
         "misconceptions": misconceptions,

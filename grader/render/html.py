@@ -21,6 +21,7 @@ from pygments.lexers import PythonLexer
 
 from grader.causes import CAUSES
 from grader.feedback import CARD_LINES, SAME, first_sentence, held, not_written, numbers, summary, to_fix
+from grader.final import Final, points
 from grader.history import Change
 from grader.render.repairs import diff_lines, repair_of, sentence
 from grader.result import Result
@@ -31,7 +32,7 @@ ENV = jinja2.Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
-ENV.filters["points"] = lambda x: f"{round(x, 2):g}"
+ENV.filters["points"] = points
 ENV.filters["number"] = lambda x, other=None: numbers(x, other, close=SAME)[0] if isinstance(x, float) else x
 
 
@@ -70,6 +71,8 @@ SUSPECTS = {
     "neuron": ["Neuron"],
     "training": ["Neuron"],
 }
+KIT = "starter kit unchanged"
+"""The flag a batch gives the starter kit handed in unchanged (grader/batch/outputs.py's KIT_FLAG)."""
 STATUS_TEXT = {"passed": "✓ PASS", "failed": "✗ FAIL", "error": "⚠ ERROR", "skipped": "– SKIP"}
 
 
@@ -77,13 +80,15 @@ def student_report(
     result: Result,
     source: str | None = None,
     title: str = "",
-    late: dict | None = None,
+    final: Final | None = None,
     student: str | None = None,
     class_page: str | None = None,
 ) -> str:
-    """The report a student reads: score, rubric, and for each failed check what went wrong; `late` (text,
-    penalty, final) says how late it was and what the late policy took. In a batch, it is headed by the
+    """The report a student reads: score, rubric, and for each failed check what went wrong. Its headline is the
+    final score (`final`: by default the result's own), which says how late the work was and what the late policy
+    took, and each check an instructor adjusted shows the points they set. In a batch, it is headed by the
     student's id (not the file name the LMS gave), with a late badge, and links back to the class page."""
+    final = final or Final.of(result)
     checks: list[dict[str, Any]] = []
     shown: dict[str | None, str] = {}  # each code shown, and the check whose card shows it
     carded = {c.id for c in to_fix(result)}
@@ -126,7 +131,8 @@ def student_report(
         checks=checks,
         cards=[by_id[c.id] for c in to_fix(result)],
         title=title or result.assignment,
-        late=late,
+        heading=page_title(student or result.submission, final, title or result.assignment),
+        final=final,
         student=student,
         class_page=class_page,
         waiting=waiting,
@@ -134,6 +140,11 @@ def student_report(
         first=first,
         nothing=nothing,
     )
+
+
+def page_title(name: str, final: Final, title: str) -> str:
+    """A student's report's <title>: who, their final score, and the assignment's title."""
+    return f"{name}: {points(final.score)} / {points(final.max_score)} ({title})"
 
 
 def without_class_link(page: str) -> str:
@@ -181,7 +192,12 @@ def class_report(data: dict[str, Any], sources: dict[str, str] | None = None) ->
         for i, n in enumerate(histogram)
     ]
     views = [_side_by_side(pair, sources or {}) for pair in (data.get("similarity") or {}).get("pairs", [])[:VIEWS]]
-    return ENV.get_template("class.html.j2").render(data=data, bars=bars, views=views)
+    counts = {
+        "graded_work": sum(histogram),  # the histogram counts the graded work only (grader/batch/outputs.py)
+        "kits": sum(KIT in (s.get("flags") or ()) for s in data["students"]),
+        "absent": sum(s.get("status") == "no_submission" for s in data["students"]),
+    }
+    return ENV.get_template("class.html.j2").render(data=data, bars=bars, views=views, **counts)
 
 
 VIEWS = 50
