@@ -3,8 +3,8 @@
 A regrade verifying a repair asks only whether each check passes (grading.Options.statuses_only): a failure is
 neither shrunk nor diagnosed. That is sound only if it gives every check the status a full grading gives, which
 the first test shows on buggy engines of several styles, one bug or two. The regrades' sandboxes start as soon as
-a check fails from a cause whose edit the file holds (verify.Ahead), and each regrade takes one of them: none
-is started for a correct engine. (What it saves is measured by bench/bench_repair.py, not timed here.)
+a check fails from a cause whose edit the file holds (grader/repair/repairs.py), and each regrade takes one of them:
+none is started for a correct engine. (What it saves is measured by bench/bench_repair.py, not timed here.)
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ def test_each_regrade_takes_a_sandbox_started_while_the_grading_ran(tmp_path, mi
     checks = tuple(c for c in micrograd.checks if c.id in ("pow", "tanh", "hand_examples", "gradcheck"))
     task = dataclasses.replace(engine_checks(micrograd, "where"), checks=checks)
     result = graded(tmp_path, two_bugs(), task)
-    assert {c.cause for c in result.checks if "repair" in c.artifacts} == {"pow_off_by_one", "tanh_grad_from_input"}
+    assert {c.cause for c in result.checks if c.repair is not None} == {"pow_off_by_one", "tanh_grad_from_input"}
     assert pool == {"add": [True] * 3, "take": [True] * 3}
 
 
@@ -102,5 +102,5 @@ def test_a_batchs_grading_starts_one_sandbox_ahead_and_the_rest_when_needed(tmp_
     checks = tuple(c for c in micrograd.checks if c.id in ("pow", "tanh", "hand_examples", "gradcheck"))
     task = dataclasses.replace(engine_checks(micrograd, "where"), checks=checks)
     result = graded(tmp_path, two_bugs(), task, Options(one_sandbox=True))
-    assert {c.cause for c in result.checks if "repair" in c.artifacts} == {"pow_off_by_one", "tanh_grad_from_input"}
+    assert {c.cause for c in result.checks if c.repair is not None} == {"pow_off_by_one", "tanh_grad_from_input"}
     assert pool == {"add": [True], "take": [True, False, False]}

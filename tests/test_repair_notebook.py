@@ -19,18 +19,19 @@ import nbformat
 import pytest
 from conftest import quick_assignment
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
-from repair_bugs import buggy, correct
+from repair_bugs import buggy, correct, written
 
 from grader import jupyter, spec
 from grader.grading import grade
 from grader.protocol import Code
 from grader.render.html import student_report
 from grader.render.terminal import render
-from grader.repair.edits import Change, Edit
+from grader.repair.edits import Edit
 from grader.repair.edits import applied as applied_text
-from grader.repair.inverse import last_class, method_of
 from grader.repair.notebook import NotebookCode
-from grader.repair.verify import candidates
+from grader.repair.repairs import candidates
+from grader.result import Change
+from grader.sabotage.trees import last_class, last_method
 
 DRAFT = "class Value:\n    def __init__(self, data):\n        self.data = data\n"
 """A first draft of the class, in an earlier cell: the class graded is the last one."""
@@ -109,7 +110,7 @@ def test_a_notebook_gets_the_repair_in_its_cell_and_applying_it_fixes_the_checks
     nb, first = notebook(text)
     result, _ = graded(tmp_path / "buggy", nb, assignment(micrograd, checks))
     assert result.status == "graded", result.error
-    repairs = {c.id: c.artifacts["repair"] for c in result.checks if "repair" in c.artifacts}
+    repairs = written(result)
     assert len(repairs) == 1, [(c.id, c.status, c.cause) for c in result.checks]
     ((check, repair),) = repairs.items()
     assert next(c for c in result.checks if c.id == check).cause == cause
@@ -117,7 +118,7 @@ def test_a_notebook_gets_the_repair_in_its_cell_and_applying_it_fixes_the_checks
     assert repair["cell"] == ENGINE_CELL  # the last Value's cell, not the draft's (cell 4)
     cell = nb.cells[ENGINE_CELL - 1].source
     if cause.startswith("missing___r"):  # the method goes after the one it is written beside
-        beside = method_of(last_class(ast.parse(cell)), "__add__")
+        beside = last_method(last_class(ast.parse(cell)), "__add__")
         assert repair["line"] == beside.end_lineno + 1 and repair["method"] == "__radd__"
     else:
         assert line - first + 1 in [repair["line"]] + [p["line"] for p in repair.get("also", [])]
@@ -133,7 +134,7 @@ def test_one_mistake_in_every_method_is_one_repair_of_every_line_in_the_cell(tmp
     text = (Path(__file__).parent.parent / "examples" / "forgot_plus_equals.py").read_text()
     nb, _ = notebook(text)
     result, _ = graded(tmp_path / "buggy", nb, assignment(micrograd, ("add", "mul", "accumulate", "gradcheck")))
-    repairs = [c.artifacts["repair"] for c in result.checks if "repair" in c.artifacts]
+    repairs = list(written(result).values())
     assert len(repairs) == 1 and len(repairs[0].get("also", [])) >= 4, repairs
     repair = repairs[0]
     assert {p["cell"] for p in [repair, *repair["also"]]} == {ENGINE_CELL}
@@ -147,7 +148,7 @@ def test_a_correct_notebook_gets_no_repair_nor_a_regrade(tmp_path, micrograd, st
     nb, _ = notebook(correct(style))
     result, _ = graded(tmp_path, nb, assignment(micrograd, ("add", "mul", "tanh", "relu", "hand_examples")))
     assert result.score == result.max_score, [(c.id, c.status, c.feedback) for c in result.checks]
-    assert not any("repair" in c.artifacts for c in result.checks)
+    assert not any(c.repair for c in result.checks) and not written(result)
     code = Code("notebook", {}, tuple((i, c.source) for i, c in enumerate(nb.cells) if c.cell_type == "code"))
     found = NotebookCode.of(code, b"", "homework.ipynb")
     assert found is not None and candidates(result, found.text) == []  # nothing to verify: nothing regraded
@@ -162,7 +163,7 @@ def test_the_report_the_terminal_and_grade_name_the_cell_and_its_line(tmp_path, 
     checks = ("tanh", "hand_examples")
     task = assignment(micrograd, checks, "where")
     result, path = graded(tmp_path / "work", nb, task)
-    repair = next(c.artifacts["repair"] for c in result.checks if "repair" in c.artifacts)
+    repair = next(iter(written(result).values()))
     at = line - first + 1
     assert (repair["cell"], repair["line"], repair["after"]) == (ENGINE_CELL, at, "")
     said = f"line {at} of cell {ENGINE_CELL}, in tanh's _backward, is the line to change"
