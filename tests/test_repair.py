@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import json
+import os
 import re
 import subprocess
 import sys
@@ -465,3 +466,20 @@ def test_pow_written_through_a_local_gets_its_repair(tmp_path, micrograd):
     assert pow_.cause == "pow_off_by_one" and repair["line"] == line
     assert repair["after"].endswith("k * self.data ** (k - 1)  # x**0 is constant, also at x = 0")
     assert graded(tmp_path, apply(text, repair), task, "fixed").score == task.max_score
+
+
+def test_a_repairs_text_passes_the_one_cleaning_pass(tmp_path, micrograd):
+    """The repair quotes the student's own lines: is a path of the grading machine in them (here the grader's
+    Python, in a comment on the line to change) taken out, as in every other text of the result, in the result,
+    its JSON and the terminal (before: the repair was attached after the result was cleaned)?"""
+    host = os.path.realpath(sys.prefix)
+    text, line = buggy("tanh_grad_from_input", "lecture")
+    planted = "self.grad += (1 - self.data**2) * out.grad"
+    text = text.replace(planted, f"{planted}  # notes in {host}/lesson.txt")
+    task = assignment(micrograd, checks=("tanh",))
+    result = graded(tmp_path, text, task)
+    repair = written(result)["tanh"]
+    assert repair["line"] == line and "t**2" in repair["after"]
+    assert host not in repair["before"] + repair["after"] and "<python>/lesson.txt" in repair["before"]
+    assert "<python>/lesson.txt" in repair["after"]
+    assert host not in result.to_json() and host not in render(result, task)

@@ -22,7 +22,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from repair_bugs import buggy, correct, written
 
 from grader import jupyter, spec
-from grader.grading import grade
+from grader.grading import Grading, grade, read_submission
 from grader.protocol import Code
 from grader.render.html import student_report
 from grader.render.terminal import render
@@ -31,6 +31,7 @@ from grader.repair.edits import applied as applied_text
 from grader.repair.notebook import NotebookCode
 from grader.repair.repairs import candidates
 from grader.result import Change
+from grader.sabotage import all_operators, planning
 from grader.sabotage.trees import last_class, last_method
 
 DRAFT = "class Value:\n    def __init__(self, data):\n        self.data = data\n"
@@ -207,3 +208,81 @@ def test_an_edit_must_land_in_one_cell_and_a_magic_cell_defining_value_stops_rep
     assert both == {3: "class Value:\n    pass\n\n    y = 2", 5: "v = Value()\nprint(v)"}
     magic = ((1, "%%time\nclass Value:\n    pass"), (2, "class Value:\n    pass"))
     assert NotebookCode.of(Code("notebook", {}, magic), b"", "n.ipynb") is None
+
+
+# -- which Value: the one Python keeps (issue 42, item 3) ---------------------------------------------------------
+
+
+def _value_of(text: str) -> str:
+    """A style's Value class, as its own cell."""
+    return text[text.index("class Value") : text.index("class Neuron")].rstrip()
+
+
+THRICE_TESTS = """def test_add_and_mul_gradients():
+    a, b = Value(2.0), Value(-3.0)
+    c = a * b + a
+    c.backward()
+    assert a.grad == -2.0 and b.grad == 2.0
+"""
+
+
+def thrice() -> tuple[nbformat.NotebookNode, int, int]:
+    """A notebook defining Value three times, each in a cell of its own (two correct drafts in other styles, then the
+    lesson's with tanh's derivative on its input), the last defining __mul__ twice too (a draft left above the one
+    Python keeps); the cell of the last Value, and the line of the planted bug in it."""
+    text, _ = buggy("tanh_grad_from_input", "lecture")
+    last = _value_of(text)
+    mul = last[last.index("    def __mul__") : last.index("    def __pow__")]
+    last = last.replace(mul, mul + mul.replace("out = Value(", "out = Value(  # the draft Python drops\n            "))
+    cells = [
+        new_markdown_cell("# micrograd, three tries"),
+        new_code_cell("import math\nimport random"),
+        new_code_cell(_value_of(correct("list_iterative"))),
+        new_code_cell(_value_of(correct("slots_gradfn"))),
+        new_code_cell(last),
+        new_code_cell(text[text.index("class Neuron") :].strip()),
+        new_code_cell(THRICE_TESTS),
+    ]
+    bug = last[: last.index("self.grad += (1 - self.data**2) * out.grad")].count("\n") + 1
+    return new_notebook(cells=cells), 5, bug
+
+
+def test_the_mutants_and_the_repair_are_made_of_the_value_python_keeps(tmp_path, micrograd, monkeypatch):
+    """A notebook defines Value three times, the bug only in the last, whose __mul__ is defined twice: is the repair
+    found in the last Value's cell and line, and is every mutant of the student's engine the grading makes cut from
+    the last Value's live methods (the second __mul__), never a draft Python dropped; and does a mutation of the
+    notebook's whole code change its last Value and leave the first two alone?"""
+    made: list[tuple[str, str, ast.Module]] = []  # each mutant of the student's engine the grading made
+    own_mutated = planning.own_mutated
+
+    def watched(op, own):
+        tree = own_mutated(op, own)
+        if tree is not None:
+            made.append((op.id, own, tree))
+        return tree
+
+    monkeypatch.setattr(planning, "own_mutated", watched)
+    nb, cell, bug = thrice()
+    result, path = graded(tmp_path, nb, assignment(micrograd, ("tanh", "hand_examples", "student_tests", "sabotage")))
+    assert result.status == "graded", result.error
+    repair = written(result)["tanh"]
+    assert (repair["cell"], repair["line"]) == (cell, bug), repair
+
+    muls = [op for op in all_operators().values() if op.check == "mul"]
+    assert {op_id for op_id, _, _ in made} >= {op.id for op in muls}, [op_id for op_id, _, _ in made]
+    for op_id, own, tree in made:
+        before = last_class(ast.parse(own))
+        drafts = [ast.dump(n) for n in before.body if isinstance(n, ast.FunctionDef) and n.name == "__mul__"]
+        after = [ast.dump(n) for n in last_class(tree).body if isinstance(n, ast.FunctionDef) and n.name == "__mul__"]
+        assert len(drafts) == 2 and after[0] == drafts[0], f"{op_id} changed the draft Python drops"
+        if op_id in {op.id for op in muls}:
+            assert after[1] != drafts[1], f"{op_id} left the __mul__ Python keeps alone"
+
+    code = read_submission(Grading(path, micrograd)).code.text
+    whole = ast.parse(code)
+    for op in muls:
+        mutant = op.mutated(code)
+        values = [n for n in mutant.body if isinstance(n, ast.ClassDef) and n.name == "Value"]
+        firsts = [n for n in whole.body if isinstance(n, ast.ClassDef) and n.name == "Value"]
+        assert [ast.dump(v) for v in values[:2]] == [ast.dump(v) for v in firsts[:2]], op.id
+        assert ast.dump(values[2]) != ast.dump(firsts[2]), op.id
