@@ -4,11 +4,11 @@ and what the inverses ask of it (the class graded, a rule's updates, an operatio
 The reading runs in the grader's own process, on a student's file: every walk here is bounded before it starts.
 A file is read only when each method of the classes the inverses look in (the last Value, the last Neuron: the
 ones Python keeps) holds at most METHOD_STATEMENTS statements and METHOD_NODES nodes, none deeper than DEPTH; else
-no repair is looked for in it (`NotApplicable`). What the inverses ask of one function (its assignments, the name
-it returns) is found once and kept, so a rule with many updates costs one walk of its function, not one per
-update; an edit changes at most MOST_CHANGES runs of lines, and each is placed among the file's statements, not
-its every node. A lesson's engine is far inside every bound (its longest method has some 20 statements, its
-deepest expression some 10 levels).
+no repair is looked for in it (`NotApplicable`), nor in a rule whose backward sets a gradient more than MOST_UPDATES
+times. What the inverses ask of one function (its assignments, the name it returns) is found once and kept, so a
+rule with many updates costs one walk of its function, not one per update; an edit changes at most MOST_CHANGES
+runs of lines, and each is placed among the file's statements, not its every node. A lesson's engine is far inside
+every bound (the longest method of the wheats and the zoo has 30 statements and 276 nodes, 15 levels deep).
 """
 
 from __future__ import annotations
@@ -32,6 +32,9 @@ looked for: the comparisons of subtrees cost their depth at every level."""
 MOST_CHANGES = 16
 """Runs of lines one edit may change (the same mistake in every operation's backward is a few per method): past
 it, the edit is not offered (nobody reads a repair of hundreds of lines, and each is placed and regraded)."""
+MOST_UPDATES = 64
+"""Statements setting a gradient in one rule's backward (its method's and its dispatch branches', which the lesson
+writes two of) past which the rule's code is not read: each is looked at on its own."""
 READ = ("Value", "Neuron")
 """The classes whose methods the inverses read."""
 
@@ -241,6 +244,8 @@ def updates(source: Source, rule: str) -> list[Update]:
         and grad_target(n) is not None
         and not isinstance(n.value, ast.Constant)
     ]
+    if len(found) > MOST_UPDATES:
+        raise NotApplicable(f"over {MOST_UPDATES} gradient updates in the backward of {rule}")
     source.kept["updates", rule] = found
     return found
 
