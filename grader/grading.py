@@ -34,9 +34,7 @@ from grader.lanes import EngineLane, SuiteLane, SuiteSandboxes
 from grader.loading import load
 from grader.notebooks import Execution
 from grader.protocol import Code
-from grader.repair.notebook import NotebookCode
-from grader.repair.repairs import AHEAD, Repairs
-from grader.repair.repairs import wanted as repair_wanted
+from grader.repair.repairs import AHEAD, Repairs, readable
 from grader.result import CheckResult, Outcome, Result, SubmissionError
 from grader.sabotage import normalised, own_block
 from grader.sandbox import isolation
@@ -160,6 +158,7 @@ def grade(submission: Path, assignment: Assignment, options: Options = Options()
 
 
 def _graded(grading: Grading) -> Result:
+    """grade()'s steps, up to the result with its repairs, not yet cleaned."""
     submission, assignment, options = grading.submission, grading.assignment, grading.options
     read, execution, notes = None, None, ()
     try:
@@ -173,31 +172,22 @@ def _graded(grading: Grading) -> Result:
                     suite.go(execution.left_out() if execution else frozenset(), assignment.limits.cell_s, grading.ends)
                 judged = Judged(read.tests_source, read.seed(grading), grading.ends, options.statuses_only)
                 ctx = Context(assignment, engine, symbols, suite, judged, preflight)
-                checks = run_checks(ctx, grading.specs, _told(options.on_check, repairs))
+                checks = run_checks(ctx, grading.specs, repairs.told(options.on_check) if repairs else options.on_check)
             return _repaired(_result(grading, read.digest, tuple(checks), execution, notes), grading, repairs)
     except Rejected as rejected:
         error = SubmissionError(rejected.kind, rejected.message)
         return _result(grading, read.digest if read else None, (), rejected.execution or execution, error=error)
 
 
-@contextlib.contextmanager
-def _repairing(grading: Grading, read: Submitted):
-    """The grading's repairs (grader/repair/repairs.py), their sandboxes started ahead as the engine lane's are (so
-    that the student's code finds the same modules imported in a regrade as in its grading), closed on the way
-    out; None where it may offer none: repairs off, a file too large to look in, a notebook whose text would not
-    hold its classes (grader/repair/notebook.py)."""
-    code, repairs = read.code, None
-    if repair_wanted(code.text, grading.assignment):
-        found = code.text if code.kind == "py" else NotebookCode.of(code, read.source, grading.submission.name)
-        if found is not None:
-            most = 1 if grading.options.one_sandbox else AHEAD
-            engine = _engine_sandbox(grading, code, _tested(grading, read))[0]
-            repairs = Repairs(found, grading.assignment, engine, most)
-    try:
-        yield repairs
-    finally:
-        if repairs is not None:
-            repairs.close()
+def _repairing(grading: Grading, read: Submitted) -> contextlib.AbstractContextManager[Repairs | None]:
+    """The grading's repairs (grader/repair/repairs.py), their sandboxes started ahead as its engine lane's (so that
+    the student's code finds the same modules imported in a regrade as in its grading), closed on the way out; None
+    where it may offer none."""
+    code = readable(read.code, read.source, grading.submission.name, grading.assignment)
+    if code is None:
+        return contextlib.nullcontext()
+    engine = _engine_sandbox(grading, read.code, _tested(grading, read))[0]
+    return Repairs(code, grading.assignment, engine, 1 if grading.options.one_sandbox else AHEAD)
 
 
 def _repaired(result: Result, grading: Grading, repairs: Repairs | None) -> Result:
@@ -218,19 +208,6 @@ def _repaired(result: Result, grading: Grading, repairs: Repairs | None) -> Resu
         engine_warm=repairs.sandbox.warm if repairs.sandbox is not None else None,
     )
     return repairs.offered(result, grading.ends, lambda path, again: grade(path, again, quiet))
-
-
-def _told(on_check: OnCheck | None, repairs: Repairs | None) -> OnCheck | None:
-    """on_check, and the repairs told of each check as it ends."""
-    if repairs is None:
-        return on_check
-
-    def both(check: CheckResult, done: int, total: int) -> None:
-        repairs.heard(check)
-        if on_check is not None:
-            on_check(check, done, total)
-
-    return both
 
 
 def _tested(grading: Grading, read: Submitted) -> bool:

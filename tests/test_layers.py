@@ -13,8 +13,9 @@ The layers, top to bottom:
   commands/ holds command modules only: each has a main() the command line (or `grader export`) runs.
 - grading: one submission graded: grading, loading (the student's code loaded), notebooks
   (a notebook turned into code), catalog (an assignment checked against the registries).
-- checks: checks/ and sabotage/ (the engines a suite runs against), repair/ (the inverse edits, and their
-  verification by a regrade the grading passes in), and lanes (the
+- checks: checks/ and sabotage/ (the engines a suite runs against), repair/ (one object per grading finding the
+  inverse edits in the student's code, verifying them by a regrade the grading passes in, and attaching them to the
+  result), and lanes (the
   sandboxes a grading's checks talk to: checks/suite starts one) with notebook_suite (how the
   suite lane runs a notebook's tests with its demo cells run once).
 - lms (beside): lms/, who each student is in an LMS (its names, ids, roster, groups, late policy, and the cells

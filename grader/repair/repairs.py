@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Iterable
 
 from grader.errors import NotApplicable
+from grader.protocol import Code
 from grader.repair.edits import Edit
 from grader.repair.inverse import edit_for
 from grader.repair.notebook import NotebookCode
@@ -36,6 +37,8 @@ from grader.result import CheckResult, Repair, Result
 from grader.sandbox.prestarted import Prestarted, Wanted
 from grader.spec import Assignment
 
+OnCheck = Callable[[CheckResult, int, int], None]
+"""Told of each check as it ends: its result, how many are done, how many there are (grading.OnCheck)."""
 Finder = Callable[[Source, str], Edit | None]
 """Finds, in the student's code, an edit that may undo a cause (None: none found); the rule decides."""
 FINDERS: tuple[Finder, ...] = (edit_for,)
@@ -51,6 +54,15 @@ AHEAD = 3
 def wanted(text: str | None, assignment: Assignment) -> bool:
     """Whether a grading of this text may offer repairs (so may need regrades)."""
     return assignment.feedback.repair != "off" and text is not None and len(text) <= REPAIR_CHARS
+
+
+def readable(code: Code, submitted: bytes, name: str, assignment: Assignment) -> str | NotebookCode | None:
+    """The student's code as the finders read it: a .py file's text, or a notebook's code cells (submitted: the
+    notebook's bytes, name: its file's name); None where a grading of it may offer no repair (repairs off, code too
+    large to look in, a notebook whose text would not hold its classes: grader/repair/notebook.py)."""
+    if not wanted(code.text, assignment):
+        return None
+    return code.text if code.kind == "py" else NotebookCode.of(code, submitted, name)
 
 
 class Candidates:
@@ -115,6 +127,16 @@ class Repairs:
         self.failed: list[CheckResult] = []
         self.started = 0
         """Sandboxes started ahead so far (those taken are no longer in the pool)."""
+
+    def told(self, on_check: OnCheck | None) -> OnCheck:
+        """What a grading tells of each check as it ends: this, then on_check."""
+
+        def both(check: CheckResult, done: int, total: int) -> None:
+            self.heard(check)
+            if on_check is not None:
+                on_check(check, done, total)
+
+        return both
 
     def heard(self, check: CheckResult) -> None:
         """A check ended: where it failed from a new cause whose edit the code holds, a sandbox starts ahead."""
