@@ -33,9 +33,7 @@ from grader.lanes import EngineLane, SuiteLane, SuiteSandboxes
 from grader.loading import load
 from grader.notebooks import Execution
 from grader.protocol import Code
-from grader.repair import verify
-from grader.repair.notebook import NotebookCode
-from grader.repair.verify import Ahead, offered
+from grader.repair.repairs import AHEAD, Repairs, readable
 from grader.result import CheckResult, Result, SubmissionError
 from grader.sabotage import normalised, own_block
 from grader.sandbox import isolation
@@ -86,6 +84,10 @@ class Options:
     statuses_only: bool = False
     """Only each check's status is wanted (a regrade verifying a repair): a failure is not shrunk to its smallest
     case nor its cause diagnosed."""
+    engine_warm: tuple[str, ...] | None = None
+    """The modules the engine lane's sandbox imports before the student's code runs (None: as the grading's lanes
+    have them): a regrade verifying a repair asks for those of the grading it verifies for, so that the student's
+    code cannot tell the copy graded from its own grading by what is imported."""
 
 
 @dataclass(frozen=True)
@@ -146,78 +148,67 @@ class Submitted:
 def grade(submission: Path, assignment: Assignment, options: Options = Options()) -> Result:
     """Grade a .py file or a notebook; never raises for anything wrong with the submission.
 
-    The steps, in order: read, open the lanes, load, run the checks, score."""
-    grading = Grading(submission, assignment, options)
-    read, execution, notes, ahead = None, None, (), None
+    The steps, in order: read, open the lanes, load, run the checks, score; the result (its repairs with it) is
+    then cleaned once, whatever became of the submission."""
+    return feedback.cleaned(_graded(Grading(submission, assignment, options)), options.host_paths)
+
+
+def _graded(grading: Grading) -> Result:
+    """grade()'s steps, up to the result with its repairs, not yet cleaned."""
+    submission, assignment, options = grading.submission, grading.assignment, grading.options
+    read, execution, notes = None, None, ()
     try:
         read = read_submission(grading)
-        ahead = _ahead(grading, read)
-        with open_lanes(grading, read) as (engine, suite):
-            symbols, execution, notes = load(
-                engine, read.code, assignment, submission.name, grading.ends, options.progress
-            )
-            if suite is not None:
-                suite.go(execution.left_out() if execution else frozenset(), assignment.limits.cell_s, grading.ends)
-            judged = Judged(read.tests_source, read.seed(grading), grading.ends, options.statuses_only)
-            ctx = Context(assignment, engine, symbols, suite, judged, preflight)
-            checks = run_checks(ctx, grading.specs, _told(options.on_check, ahead))
-        return _repaired(_result(grading, read.digest, tuple(checks), execution, notes), read, grading, ahead)
+        with _repairing(grading, read) as repairs:
+            with open_lanes(grading, read) as (engine, suite):
+                symbols, execution, notes = load(
+                    engine, read.code, assignment, submission.name, grading.ends, options.progress
+                )
+                if suite is not None:
+                    suite.go(execution.left_out() if execution else frozenset(), assignment.limits.cell_s, grading.ends)
+                judged = Judged(read.tests_source, read.seed(grading), grading.ends, options.statuses_only)
+                ctx = Context(assignment, engine, symbols, suite, judged, preflight)
+                checks = run_checks(ctx, grading.specs, repairs.told(options.on_check) if repairs else options.on_check)
+            return _repaired(_result(grading, read.digest, tuple(checks), execution, notes), grading, repairs)
     except Rejected as rejected:
         error = SubmissionError(rejected.kind, rejected.message)
         return _result(grading, read.digest if read else None, (), rejected.execution or execution, error=error)
-    finally:
-        if ahead is not None:
-            ahead.close()
 
 
-def _repaired(result: Result, read: Submitted, grading: Grading, ahead: Ahead | None) -> Result:
-    """The result with the repairs its failing checks' causes have, each verified by grading the edited file
-    again with these options, to this grading's deadline, in the sandboxes started ahead (grader/repair/verify.py):
-    a .py file's text, or a notebook's code cells, an edited cell graded in a copy of the notebook
-    (grader/repair/notebook.py)."""
+def _repairing(grading: Grading, read: Submitted) -> contextlib.AbstractContextManager[Repairs | None]:
+    """The grading's repairs (grader/repair/repairs.py), their sandboxes started ahead as its engine lane's (so that
+    the student's code finds the same modules imported in a regrade as in its grading), closed on the way out; None
+    where it may offer none."""
+    code = readable(read.code, read.source, grading.submission.name, grading.assignment)
+    if code is None:
+        return contextlib.nullcontext()
+    engine = _engine_sandbox(grading, read.code, _tested(grading, read))[0]
+    return Repairs(code, grading.assignment, engine, 1 if grading.options.one_sandbox else AHEAD)
+
+
+def _repaired(result: Result, grading: Grading, repairs: Repairs | None) -> Result:
+    """The result with the repairs its failing checks' causes have, each verified by grading the edited code again
+    with these options, to this grading's deadline, in the sandboxes started ahead, its engine lane's sandbox as
+    this grading's."""
+    if repairs is None:
+        return result
     quiet = replace(
         grading.options,
         on_check=None,
         progress=None,
-        prestarted=ahead.pool if ahead is not None else None,
+        prestarted=repairs.pool,
         tests=None,
         source=None,
         deadline=grading.ends,
         statuses_only=True,
+        engine_warm=repairs.sandbox.warm if repairs.sandbox is not None else None,
     )
-    code = ahead.code if ahead is not None else None  # none where no repair may be offered (_ahead)
-    return offered(result, code, grading.assignment, grading.ends, lambda path, again: grade(path, again, quiet))
+    return repairs.offered(result, grading.ends, lambda path, again: grade(path, again, quiet))
 
 
-def _repairable(read: Submitted, grading: Grading) -> str | NotebookCode | None:
-    """The code the inverse edits read: a .py file's text, or a notebook's code cells (None: none they can read)."""
-    code = read.code
-    if not verify.wanted(code.text, grading.assignment):  # repairs off, or a file too large to look in
-        return None
-    return code.text if code.kind == "py" else NotebookCode.of(code, read.source, grading.submission.name)
-
-
-def _ahead(grading: Grading, read: Submitted) -> Ahead | None:
-    """The regrades' sandboxes, to start as checks fail (verify.Ahead), and the code the repairs are found in,
-    read once: None where this grading may offer no repair."""
-    code = _repairable(read, grading)
-    if code is None:
-        return None
-    most = 1 if grading.options.one_sandbox else verify.AHEAD
-    return Ahead(code, _engine_sandbox(grading, read.code, False)[0], most)
-
-
-def _told(on_check: OnCheck | None, ahead: Ahead | None) -> OnCheck | None:
-    """on_check, and the Ahead told of each check as it ends."""
-    if ahead is None:
-        return on_check
-
-    def both(check: CheckResult, done: int, total: int) -> None:
-        ahead.heard(check)
-        if on_check is not None:
-            on_check(check, done, total)
-
-    return both
+def _tested(grading: Grading, read: Submitted) -> bool:
+    """Does the grading run the student's tests (so open a suite lane)?"""
+    return read.tests is not None and any(c.id in SUITE_CHECKS for c in grading.specs)
 
 
 def _engine_sandbox(grading: Grading, code: Code, tested: bool) -> tuple[Wanted, bool, list[tuple[str, ...]], bool]:
@@ -228,7 +219,8 @@ def _engine_sandbox(grading: Grading, code: Code, tested: bool) -> tuple[Wanted,
     limits = SandboxLimits.for_grading(given.request_s, given.memory_mb, given.submission_s)
     one = options.one_sandbox or (options.isolation or isolation.detect()).shares_tmp  # lanes that would share /tmp
     engine_warm, suites, join = layout(code.kind, tested, options.suite_sandboxes, one)
-    return Wanted(limits, engine_warm, options.isolation), one, suites, join
+    warm = engine_warm if options.engine_warm is None else options.engine_warm  # a regrade's: its grading's
+    return Wanted(limits, warm, options.isolation), one, suites, join
 
 
 def read_submission(grading: Grading) -> Submitted:
@@ -253,7 +245,7 @@ def open_lanes(grading: Grading, read: Submitted):
     it is loaded keep to the grading's deadline."""
     assignment, options = grading.assignment, grading.options
     code, suite = read.code, None
-    tested = read.tests is not None and any(c.id in SUITE_CHECKS for c in grading.specs)
+    tested = _tested(grading, read)
     wanted, one, suites, join = _engine_sandbox(grading, code, tested)
     limits, engine_warm = wanted.limits, wanted.warm
     shared = sandbox_for(options.prestarted, code.files, limits, engine_warm, options.isolation) if one else None
@@ -352,22 +344,19 @@ def _result(
     notes: tuple[str, ...] = (),
     error: SubmissionError | None = None,
 ) -> Result:
-    """The result (an error one when `error` says why the submission could not be graded), its every text fit to
-    leave the machine (grader/feedback.py: the one place that says how), cleaned once."""
-    return feedback.cleaned(
-        Result(
-            submission=grading.submission.name,
-            sha256=digest,
-            assignment=grading.assignment.id,
-            grader_version=__version__,
-            status="graded" if error is None else "error",
-            error=error,
-            score=round(sum(c.score for c in checks), 4),
-            max_score=sum(c.max_score for c in checks) if checks else grading.assignment.max_score,
-            duration_s=round(time.monotonic() - grading.started, 3),
-            checks=checks,
-            notebook=execution.to_dict() if execution else None,
-            notes=tuple(notes),
-        ),
-        grading.options.host_paths,
+    """The result (an error one when `error` says why the submission could not be graded), before grade() cleans it
+    (grader/feedback.py: the one place that says how every text is made fit to leave the machine)."""
+    return Result(
+        submission=grading.submission.name,
+        sha256=digest,
+        assignment=grading.assignment.id,
+        grader_version=__version__,
+        status="graded" if error is None else "error",
+        error=error,
+        score=round(sum(c.score for c in checks), 4),
+        max_score=sum(c.max_score for c in checks) if checks else grading.assignment.max_score,
+        duration_s=round(time.monotonic() - grading.started, 3),
+        checks=checks,
+        notebook=execution.to_dict() if execution else None,
+        notes=tuple(notes),
     )

@@ -4,7 +4,10 @@ got it wrong. An engine's bug is its correct text with that line replaced; the i
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+from grader.result import Result
 
 ENGINES = Path(__file__).parent / "fixtures" / "repair"
 STYLES = ("lecture", "slots_gradfn", "list_iterative")
@@ -259,3 +262,11 @@ def buggy(cause: str, style: str) -> tuple[str, int]:
     if cause in MISSING_FROM_PARAMETERS:
         text = text.replace("return self.w + [self.b]", "return self.w")
     return text, text[:at].count("\n") + 1
+
+
+def written(result: Result) -> dict[str, dict]:
+    """Each check's verified repair as the result JSON writes it (`artifacts.repair`), by check id; the JSON read back
+    (Result.from_dict, as a batch reads a result) gives each check the same typed repair."""
+    data = json.loads(result.to_json())
+    assert [c.repair for c in Result.from_dict(data).checks] == [c.repair for c in result.checks]
+    return {c["id"]: c["artifacts"]["repair"] for c in data["checks"] if "repair" in c["artifacts"]}

@@ -193,12 +193,12 @@ def restored(engine: Engine, result: Result) -> str:
     why not."""
     op = all_operators()[engine.id.split("@")[0]]
     failing = {c.id for c in result.checks if c.status in ("failed", "error") and c.max_score > 0}
-    mine = [c for c in result.checks if c.cause == op.cause.id and isinstance(c.artifacts.get("repair"), dict)]
+    mine = [c.repair for c in result.checks if c.cause == op.cause.id and c.repair is not None]
     if not mine:
         named = any(c.cause == op.cause.id for c in result.checks)
         return "no repair: " + ("none verified" if named else "no check names the cause")
-    fixes = {f for c in result.checks for f in (c.artifacts.get("repair") or {}).get("fixes", [])}
-    line = mine[0].artifacts["repair"].get("line")
+    fixes = {f for c in result.checks if c.repair is not None for f in c.repair.fixes}
+    line = mine[0].changes[0].line
     return f"line {line}" if failing <= fixes else f"line {line}, but {', '.join(sorted(failing - fixes))} still fail"
 
 

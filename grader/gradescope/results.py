@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from grader.final import Final, points
-from grader.render.repairs import plain, repair_of
+from grader.render.repairs import plain
 from grader.result import CheckResult, Result
 from grader.text import printable_data
 
@@ -54,10 +54,9 @@ def results(result: Result, final: Final | None = None) -> dict[str, Any]:
 
 
 def _repair(check: CheckResult) -> str:
-    """A visible check's verified repair (artifacts.repair), as the terminal says it: where, and at `diff` the
-    change, in the student's own lines only. A hidden check shows none (it never carries one)."""
-    repair = repair_of(check) if check.visibility == "visible" else None
-    return f"\n\n{plain(repair)}" if repair is not None else ""
+    """A visible check's verified repair (its `repair`), as the terminal says it: where, and at `diff` the change, in
+    the student's own lines only. A hidden check shows none (it never carries one)."""
+    return f"\n\n{plain(check.repair)}" if check.repair is not None else ""
 
 
 def message(output: str) -> dict[str, Any]:

@@ -82,11 +82,7 @@ def _every_method(check) -> list[str]:
 
 def _repaired(result: Result) -> set[str]:
     """The causes a verified repair of the result undoes."""
-    return {
-        c.cause
-        for c in result.checks
-        if c.cause and isinstance(c.artifacts.get("repair"), dict) and c.artifacts["repair"].get("verified") is True
-    }
+    return {c.cause for c in result.checks if c.cause and c.repair is not None}
 
 
 SLOPES = frozenset({"gradcheck"})

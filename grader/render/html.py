@@ -23,7 +23,7 @@ from grader.causes import CAUSES
 from grader.feedback import CARD_LINES, SAME, first_sentence, held, not_written, numbers, summary, to_fix
 from grader.final import Final, points
 from grader.history import Change
-from grader.render.repairs import diff_lines, repair_of, sentence
+from grader.render.repairs import diff_lines, sentence
 from grader.result import Result
 
 ENV = jinja2.Environment(
@@ -94,7 +94,7 @@ def student_report(
     carded = {c.id for c in to_fix(result)}
     boxed = set(held(result)) | {c.id for c in result.checks if c.visibility != "hidden" and c.not_written}
     notebook = result.submission.endswith(".ipynb")  # source: the notebook's JSON, whose cells a repair names
-    repaired = any(repair_of(c) is not None for c in result.checks)
+    repaired = any(c.repair is not None for c in result.checks)
     cells = _cell_sources(source) if source and notebook and repaired else {}
     for check in result.checks:
         hidden = check.visibility == "hidden"
@@ -313,7 +313,7 @@ REPAIR_CONTEXT = 3
 def _inline_repair(check) -> dict[str, Any]:
     """A verified repair as a notebook's output shows it (`%grade`, which has the result and not the file): its
     sentence, and the lines it names as the student wrote them, or at `diff` the change."""
-    repair = repair_of(check)
+    repair = check.repair
     if repair is None:
         return {}
     shown = (
@@ -339,7 +339,7 @@ def _repair_view(check, source: str | None, cells: dict[int, str] | None = None)
     """A verified repair on a card: its sentence, the student's code around its lines with those lines marked
     (of a notebook, the lines of the repair's cell, from cells), and at `diff` the change. Nothing when the source
     is not the one the repair was found in."""
-    repair = repair_of(check)
+    repair = check.repair
     if repair is None:
         return {}
     view: dict[str, Any] = {"repair_text": sentence(repair), "repair_diff": diff_lines(repair) if repair.diff else []}
@@ -347,10 +347,10 @@ def _repair_view(check, source: str | None, cells: dict[int, str] | None = None)
         source = (cells or {}).get(repair.cell)
         view["repair_cell"] = repair.cell
     lines = source.splitlines() if source else []
-    marked = [p.line + k for p in repair.places for k in range(max(p.before.count("\n") + 1, 1))]
+    marked = [p.line + k for p in repair.changes for k in range(max(p.before.count("\n") + 1, 1))]
     matches = all(
         lines[p.line - 1 : p.line - 1 + p.before.count("\n") + 1] == p.before.split("\n")
-        for p in repair.places
+        for p in repair.changes
         if p.before
     )
     if lines and matches and max(marked) <= len(lines) + 1:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from grader.causes import CAUSES, Cause
 from grader.errors import NotApplicable
-from grader.sabotage.trees import nodes, unparse
+from grader.sabotage.trees import last_class, last_method, nodes, unparse
 from grader.sabotage.trees import statements as statements_of
 from grader.sandbox.inside.ops import RULES  # each rule: its method on Value, the names a dispatch uses
 
@@ -81,24 +81,31 @@ def operator(id: str, *, cause: str, check: str, catch: str, proof: str, replace
 
 
 def value_class(tree: ast.Module, name: str = "Value") -> ast.ClassDef:
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef) and node.name == name:
-            return node
-    raise NotApplicable(f"no class {name}")
+    """The class the module ends up with under that name (the last defined: trees.last_class); raises
+    NotApplicable where there is none."""
+    found = last_class(tree, name)
+    if found is None:
+        raise NotApplicable(f"no class {name}")
+    return found
 
 
 def method(cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:
-    return next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+    """The method the class ends up with under that name (the last defined: trees.last_method)."""
+    return last_method(cls, name)
 
 
 def rule_sites(tree: ast.Module, rule: str) -> list[list[ast.stmt]]:
-    """The statement lists where a rule's backward may live: its method, and dispatch branches."""
+    """The statement lists where a rule's backward may live: its method, and dispatch branches (none in a class
+    a later one of its name replaces)."""
     name, labels = RULES[rule]
+    cls = value_class(tree)
     sites = []
-    found = method(value_class(tree), name)
+    found = method(cls, name)
     if found is not None:
         sites.append(found.body)
-    for node in statements_of(tree):  # an If is a statement: ast.walk's order, less expressions
+    replaced = {id(n) for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls.name and n is not cls}
+    live = ast.Module(body=[n for n in tree.body if id(n) not in replaced], type_ignores=[]) if replaced else tree
+    for node in statements_of(live):  # an If is a statement: ast.walk's order, less expressions
         if isinstance(node, ast.If) and _tests_label(node.test, labels):
             sites.append(node.body)
     return sites

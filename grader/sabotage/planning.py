@@ -15,7 +15,7 @@ from grader.sabotage import operators  # noqa: F401 - registers every operator
 from grader.sabotage.disguise import disguise
 from grader.sabotage.mutate import REGISTRY, NotApplicable, Operator
 from grader.sabotage.rewrite import rewrite
-from grader.sabotage.trees import unparse
+from grader.sabotage.trees import last_class, unparse
 
 HERE = Path(__file__).parent
 WHEATS = {
@@ -132,8 +132,8 @@ def own_block(source: str) -> str | None:
     functions (tests aside) and their Value class (the last one defined). None if there is none, or if it
     cannot be written back as code (an int literal of over 4,300 digits, which unparse cannot write)."""
     body = _statements(source)  # a notebook's cells joined: its magics left out, as the .py file has none
-    classes = [n for n in body if isinstance(n, ast.ClassDef) and n.name == "Value"]
-    if not classes:
+    value = last_class(ast.Module(body=body, type_ignores=[]))
+    if value is None:
         return None
     kept: list[ast.stmt] = [
         n
@@ -142,7 +142,7 @@ def own_block(source: str) -> str | None:
         and not _is_future(n)
         or isinstance(n, ast.FunctionDef)
         and not n.name.startswith("test")
-        or n is classes[-1]
+        or n is value
     ]
     try:
         return ast.unparse(ast.Module(body=kept, type_ignores=[])) + "\n"
