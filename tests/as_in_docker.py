@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "grader" / "sandbox" / "inside"))
-import confine  # noqa: E402
+import confine
 
 if not confine.no_namespaces():
     raise SystemExit("as_in_docker: the filter that refuses namespaces could not be applied")

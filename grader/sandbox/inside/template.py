@@ -31,6 +31,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import confine  # noqa: E402
+import landlock  # noqa: E402
 import processes  # noqa: E402
 import spaces  # noqa: E402
 
@@ -55,6 +56,8 @@ def main() -> None:
     confine.apply_limits(cfg["limits"], _own_processes() if cfg["mode"] == "plain" else 0)
     # AF_UNIX sockets only where the sandbox has a network namespace of its own: an abstract one reaches no other
     missing = confine.lock_down(unix_sockets=cfg["unix_sockets"] and not unprivate)
+    if cfg.get("landlock"):  # after no_new_privs, which it needs; before any unit: they all inherit it
+        missing += landlock.writes_only(cfg["scratch"])
     confine.adopt_orphans()  # every process of the sandbox stays below the template (watch.py counts them there)
     if unprivate:
         missing.append(unprivate)
