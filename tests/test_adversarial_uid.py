@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import sys
 import threading
+from pathlib import Path
 
 import pytest
 from conftest import BASE_ENGINE, HERE
-from test_adversarial import HOSTILE, check, tight
+from test_adversarial import HOSTILE, SUITES, check, tight
+
+from grader import catalog
 
 VOTE_TESTS = (HOSTILE / "vote_tests.py").read_text()
 LINGER_TESTS = (HOSTILE / "linger_tests.py").read_text()
@@ -78,3 +81,16 @@ def test_an_abstract_socket_reaches_no_other_sandbox(uid_run, tmp_path):
     said; the voter's test rejects an engine that computes otherwise than most: does it catch no sabotaged engine?"""
     sabotage, said = _two_at_once(uid_run, tmp_path, "vote_socket.py")
     assert not sabotage["artifacts"]["caught"], (sabotage["artifacts"]["caught"], said)
+
+
+def test_the_student_cannot_shrink_the_count_of_sabotaged_engines(run, tmp_path):
+    """Issue 41, item 3. A correct engine that, in runs of the tests only, makes every engine report its own numbers
+    on the equivalence probes (tests/adversarial/probe_forger_tail.py) has every mutant of its engine look
+    equivalent: is the sabotage check still out of as many engines as the assignment draws, none left out?"""
+    engine = BASE_ENGINE.read_text() + (HOSTILE / "probe_forger_tail.py").read_text()
+    result, _, _, _ = check(run, tmp_path, engine, (SUITES / "weak.py").read_text())
+    checks = {c["id"]: c for c in result["checks"]}
+    assert all(checks[c]["status"] == "passed" for c in ("forward", "add", "gradcheck")), checks["forward"]
+    artifacts = checks["sabotage"]["artifacts"]
+    drawn = catalog.load(Path(run.assignment)).sabotages
+    assert len(artifacts["bugs"]) == len(drawn), str((list(artifacts["bugs"]), artifacts["left_out"]))
