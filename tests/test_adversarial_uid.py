@@ -91,6 +91,11 @@ def test_the_student_cannot_shrink_the_count_of_sabotaged_engines(run, tmp_path)
     result, _, _, _ = check(run, tmp_path, engine, (SUITES / "weak.py").read_text())
     checks = {c["id"]: c for c in result["checks"]}
     assert all(checks[c]["status"] == "passed" for c in ("forward", "add", "gradcheck")), checks["forward"]
-    artifacts = checks["sabotage"]["artifacts"]
+    sabotage = checks["sabotage"]
+    artifacts = sabotage["artifacts"]
     drawn = catalog.load(Path(run.assignment)).sabotages
     assert len(artifacts["bugs"]) == len(drawn), str((list(artifacts["bugs"]), artifacts["left_out"]))
+    assert artifacts["in_place"] and set(artifacts["in_place"]) == set(artifacts["left_out"]), artifacts
+    assert not set(artifacts["in_place"]) & set(artifacts["of_your_engine"]), artifacts
+    assert f"of {len(drawn)} sabotaged engines" in sabotage["feedback"], sabotage["feedback"]
+    assert sabotage["score"] == pytest.approx(sabotage["max_score"] * len(artifacts["caught"]) / len(drawn))

@@ -175,3 +175,37 @@ def test_a_mutant_that_behaves_like_the_engine_is_left_out():
     counted, dropped = counted_mutants(found)
     assert counted == ["mul_own_data", "pow_off_by_one"]
     assert "equivalent" in dropped["add_half"]
+
+
+def test_a_mutant_of_the_engine_that_does_not_count_gives_way_to_its_spare():
+    """Whatever the claims that leave a mutant of the student's engine out (its numbers are the engine's, the decoy's
+    differ, the engine's are wrong or missing), does its spare, a wheat's mutant by the same operator, count in its
+    place, judged as a wheat's mutant is, so that as many engines count as the plan drew (issue 41)?"""
+    from grader.checks.suite_runs import Run, Suite, catches, counted_mutants
+
+    ok = {"test_x": {"outcome": "passed", "kind": None, "message": "", "duration": 0.0}}
+    failed = {"test_x": {**ok["test_x"], "outcome": "failed", "kind": "assertion"}}
+    same, other = ((1.0, 2.0),), ((1.0, 3.0),)
+
+    def suite(student=same, decoy=same, right=True) -> Suite:
+        return Suite(
+            Run(True, ok, [], "", False, 0.1, student),
+            {"w": Run(True, ok, [], "", False, 0.1)},
+            {
+                "add_half": Run(True, ok, [], "", False, 0.1, same),
+                "pow_off_by_one": Run(True, failed, [], "", False, 0.1),
+            },
+            {},
+            own=frozenset({"add_half"}),
+            decoy=Run(True, ok, [], "", False, 0.1, decoy),
+            right=right,
+            spares={"add_half": Run(True, failed, [], "", False, 0.1, other)},
+        )
+
+    for found in (suite(), suite(decoy=other), suite(right=False), suite(student=())):
+        counted, dropped = counted_mutants(found)
+        assert counted == ["add_half", "pow_off_by_one"] and list(dropped) == ["add_half"], (counted, dropped)
+        judged = catches(found, set(), set(), 30.0)
+        assert judged.in_place == ["add_half"] and judged.caught == {"add_half": "test_x", "pow_off_by_one": "test_x"}
+    alone = Suite(**{**suite().__dict__, "spares": {}})  # no spare (an operator no wheat takes): left out
+    assert counted_mutants(alone)[0] == ["pow_off_by_one"]
