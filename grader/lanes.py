@@ -174,6 +174,10 @@ class SuiteJob:
     student's own engine shows them to give what the whole notebook gives (grader/notebook_suite.py)."""
     cell_s: float = 30.0
     """Of a notebook, each cell's time limit."""
+    wanted: Callable[[EngineRun, RunReply, list[RunReply]], bool] | None = None
+    """Whether an engine of the plan is still to run, from the run on the student's own engine and the runs done when
+    its turn comes (a spare runs only where the mutant it stands for does not count: checks/suite_runs.py); None:
+    every engine runs."""
 
 
 @dataclass(frozen=True)
@@ -418,7 +422,7 @@ class SuiteLane:
         timeout = self._only_needed(sandboxes[0], own, self._given.per_run(own))
         if not self._await_plan():
             return
-        engines = _Engines(self._plan(), timeout)
+        engines = _Engines(self._plan(), timeout, self._wanted(own))
         helpers = [threading.Thread(target=self._run_all, args=(sandbox, engines)) for sandbox in sandboxes[1:]]
         if self.late is not None:
             helpers.append(threading.Thread(target=self._run_late, args=(self.late, engines)))
@@ -487,7 +491,7 @@ class SuiteLane:
         if needed_only is None or not _ok(needed_only) or needed_only.duration >= self._as.cell_timeout:
             return None
         timeout = self._given.per_run(needed_only)
-        return _Engines(self._plan(), timeout) if self._await_plan() else None
+        return _Engines(self._plan(), timeout, self._wanted(needed_only)) if self._await_plan() else None
 
     def _early_whole(self, early: _Early) -> None:
         """On the second sandbox: the run on the whole notebook, then a share of the early runs."""
@@ -536,6 +540,11 @@ class SuiteLane:
         self._as = dataclasses.replace(settings, skip=settings.skip | demo, lean=True)
         self.outcome.run_once = tuple(sorted(i + 1 for i in demo))
         return job.per_run(again)
+
+    def _wanted(self, own: RunReply) -> Callable[[EngineRun, list[RunReply]], bool] | None:
+        """The job's wanted, given the run on the student's own engine."""
+        wanted = self._given.wanted
+        return None if wanted is None else lambda engine, done: wanted(engine, own, done)
 
     # -- one run ----------------------------------------------------------------------------------------------------
 
@@ -625,15 +634,26 @@ class RunSettings:
 class _Engines:
     """The plan's engines not yet taken, each run's limit, and the runs done: shared by a lane's threads."""
 
-    def __init__(self, plan: tuple[EngineRun, ...], timeout: float):
+    def __init__(
+        self,
+        plan: tuple[EngineRun, ...],
+        timeout: float,
+        wanted: Callable[[EngineRun, list[RunReply]], bool] | None = None,
+    ):
         self.timeout = timeout
         self.done: list[RunReply] = []
         self._left = list(plan)
         self._lock = threading.Lock()
+        self._wanted = wanted
 
     def take(self) -> EngineRun | None:
+        """The next engine to run (one the job does not want, when its turn comes, is passed over)."""
         with self._lock:
-            return self._left.pop(0) if self._left else None
+            while self._left:
+                engine = self._left.pop(0)
+                if self._wanted is None or self._wanted(engine, list(self.done)):
+                    return engine
+            return None
 
     def ordered(self, plan: tuple[EngineRun, ...]) -> list[RunReply]:
         order = {id(engine): i for i, engine in enumerate(plan)}

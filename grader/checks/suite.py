@@ -32,6 +32,7 @@ from grader.checks.suite_runs import (
     engine_right,
     equivalence_probes,
     read_run,
+    spares_wanted,
 )
 from grader.checks.suite_text import (
     collection_message,
@@ -72,9 +73,8 @@ def suite_job(assignment, code: Code, tests: str) -> SuiteJob:
         if code.kind == "notebook"
         else None
     )
-    return SuiteJob(
-        code, tests, None, limit, per_run, FIXTURES, tuple(equivalence_probes()), (), needed, assignment.limits.cell_s
-    )
+    ran = (tests, None, limit, per_run, FIXTURES, tuple(equivalence_probes()), (), needed, assignment.limits.cell_s)
+    return SuiteJob(code, *ran, spares_wanted(assignment.ops, assignment.tolerances))
 
 
 def suite_plan(

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +30,9 @@ from grader.checks.cases import EQUAL_DATA, HAND_EXAMPLES, LEAVES, SINGLE, chain
 from grader.checks.reference_engine import reference_run
 from grader.checks.suite_text import exception_name
 from grader.lanes import RunReply
+from grader.sabotage import EngineRun
 from grader.sandbox.inside.ops import BINARY, NEEDS
+from grader.spec import Tolerances
 
 TIMEOUT_MARGIN = 3  # a crash or a hang counts as a catch only if the wheats ran 3x faster than the limit
 UNREADABLE_RUN = "the run answered the grader with something it cannot read (did your code replace the grader's code?)"
@@ -281,17 +284,44 @@ def counted_mutants(found: Suite) -> tuple[list[str], dict[str, str]]:
 
 def _not_counted(found: Suite, op_id: str) -> str | None:
     """Why the mutant of the student's engine by this operator does not count, or None when it does."""
-    mine = found.student.probes
     decoy = found.decoy.probes if found.decoy is not None else ()
+    return _why_not(found.student.probes, found.right, decoy, found.sabotages[op_id].probes)
+
+
+def _why_not(mine: tuple, right: bool, decoy: tuple, mutant: tuple) -> str | None:
     if not mine:
         return "your engine's numbers on the grader's probes could not be read"
-    if not found.right:
+    if not right:
         return (
             "your engine does not yet compute the right numbers on every probe of the assignment's "
             "operations (see the engine checks), so a mutant of it would judge your tests by a bug of yours"
         )
     if decoy != mine:
         return "your engine could not be rewritten faithfully (rewritten, it computes other numbers)"
-    if found.sabotages[op_id].probes == mine:
+    if mutant == mine:
         return "the mutant behaves like your engine on every probe (an equivalent mutant)"
     return None
+
+
+Wanted = Callable[[EngineRun, RunReply, list[RunReply]], bool]
+"""SuiteJob.wanted: whether an engine is to run, from the run on the student's engine and the runs done."""
+
+
+def spares_wanted(ops: tuple[str, ...], tolerances: Tolerances) -> Wanted:
+    """Whether an engine of the plan is to run when its turn comes (SuiteJob.wanted): a spare only where the mutant
+    of the student's engine it stands for does not count, as counted_mutants() will judge from the same runs (the
+    plan puts a spare after that mutant and the decoy); where one of them has not ended yet (another sandbox runs
+    it), the spare runs, to be sure."""
+
+    def wanted(engine: EngineRun, own: RunReply, done: list[RunReply]) -> bool:
+        if engine.kind != "spare":
+            return True
+        mutant = next((r for r in done if r.engine is not None and r.engine.id == f"{engine.operator}@own"), None)
+        decoy = next((r for r in done if r.engine is not None and r.engine.kind == "decoy"), None)
+        if mutant is None or decoy is None:
+            return True
+        mine = own.probes or ()
+        right = engine_right(mine, ops, tolerances.rtol, tolerances.atol)
+        return _why_not(mine, right, decoy.probes or (), mutant.probes or ()) is not None
+
+    return wanted

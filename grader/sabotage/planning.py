@@ -251,9 +251,24 @@ def plan(operator_ids: tuple[str, ...], seed: str, pool: str, own: str | None = 
         assert decoy is not None, "the student's engine is mutated only when its decoy was made"
         runs += own_mutants + [EngineRun("own:decoy", "decoy", "own", None, decoy)]
     rng.shuffle(runs)
-    found = Plan(runs)
+    found = Plan(_spares_after(runs))
     found.notes = notes
     return found
+
+
+def _spares_after(runs: list[EngineRun]) -> list[EngineRun]:
+    """The runs in their order, each spare moved after the mutant it stands for and the decoy, if it came before them:
+    whether it runs is decided when its turn comes, from their numbers (checks/suite_runs.py's spares_wanted)."""
+    ordered: list[EngineRun] = []
+    placed: set[str] = set()
+    waiting: list[EngineRun] = []
+    for run in runs:
+        (waiting if run.kind == "spare" else ordered).append(run)
+        placed.add(run.id) if run.kind != "spare" else None
+        ready = [w for w in waiting if {f"{w.operator}@own", "own:decoy"} <= placed]
+        ordered += ready
+        waiting = [w for w in waiting if w not in ready]
+    return ordered + waiting
 
 
 def _spare(op_id: str, usable: list[str], shape: str, variant) -> list[EngineRun]:
