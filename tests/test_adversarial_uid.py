@@ -99,3 +99,13 @@ def test_the_student_cannot_shrink_the_count_of_sabotaged_engines(run, tmp_path)
     assert not set(artifacts["in_place"]) & set(artifacts["of_your_engine"]), artifacts
     assert f"of {len(drawn)} sabotaged engines" in sabotage["feedback"], sabotage["feedback"]
     assert sabotage["score"] == pytest.approx(sabotage["max_score"] * len(artifacts["caught"]) / len(drawn))
+
+
+@pytest.mark.parametrize("run", ["no-bwrap"], indirect=True)
+def test_the_process_table_shows_no_other_sandboxs_processes(uid_run, tmp_path):
+    """Issue 41. Every process of two gradings at once starts a child whose command line (readable by every user in
+    /proc) carries its own engine's numbers; the voter's test rejects an engine that computes otherwise than most
+    command lines it finds: does it catch no sabotaged engine (it sees no process of another sandbox: the other lane
+    of its own grading, or the other grading's)?"""
+    sabotage, said = _two_at_once(uid_run, tmp_path, "vote_processes.py")
+    assert not sabotage["artifacts"]["caught"], (sabotage["artifacts"]["caught"], said)
