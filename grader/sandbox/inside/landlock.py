@@ -8,7 +8,12 @@ outside its own folder, which the grader empties between units, nor a sandbox ru
 cannot even read. Where the kernel offers it (ABI 6), the same domain is scoped: no process in it can connect or send
 to an abstract unix socket made outside it.
 
-Reads are not confined here: what a uid of its own may read is the uid's to decide, and the grader checks it.
+Reads are confined in one place only: each unit, forked from the template, adds a layer of its own
+(`processes_hidden`) under which it reads every file but those of /proc, of which it reads only its own process's
+and the machine's plain facts (cpuinfo, meminfo, stat, sys...); folders it may list everywhere. Every user may read
+any process's command line, name and state in /proc, and without a process namespace the processes of every sandbox
+running beside it are there; under this layer none is. What else a uid of its own may read is the uid's to decide,
+and the grader checks it.
 """
 
 from __future__ import annotations
@@ -22,13 +27,17 @@ CREATE_RULESET_VERSION = 1
 RULE_PATH_BENEATH = 1
 SCOPE_ABSTRACT_UNIX_SOCKET = 1
 
+READ_FILE, READ_DIR = 1 << 2, 1 << 3
 WRITE_FILE = 1 << 1
 REMOVE_DIR, REMOVE_FILE = 1 << 4, 1 << 5
 MAKE_CHAR, MAKE_DIR, MAKE_REG, MAKE_SOCK, MAKE_FIFO, MAKE_BLOCK, MAKE_SYM = (1 << n for n in range(6, 13))
 REFER = 1 << 13  # ABI 2
 TRUNCATE = 1 << 14  # ABI 3
-DEVICES = ("/dev/null", "/dev/zero", "/dev/full")
-"""Files any process may write to, and the template does (its stdout and stderr)."""
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts")
+"""Files any process may write to (the template's stdout and stderr are /dev/null), and where terminals are made (a
+notebook's shell commands run in one)."""
+FACTS = ("cpuinfo", "meminfo", "stat", "version", "loadavg", "uptime", "filesystems", "sys", "self")
+"""What a unit may read of /proc: the machine's plain facts, and its own process (self, as it resolves in the unit)."""
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
@@ -78,6 +87,31 @@ def writes_only(folder: str) -> list[str]:
         for path, allowed in ((folder, writes), *((device, file_rights) for device in DEVICES)):
             if not _allow(fd, path, allowed) and path == folder:
                 return [f"landlock (its folder: errno {ctypes.get_errno()})"]
+        if _libc.syscall(RESTRICT_SELF, ctypes.c_int(fd), ctypes.c_uint32(0)) != 0:
+            return [f"landlock (errno {ctypes.get_errno()})"]
+    finally:
+        os.close(fd)
+    return []
+
+
+def processes_hidden() -> list[str]:
+    """In a unit, before anything else runs: a layer under which it reads everything but other processes in /proc
+    (their command lines, names and states). Returns what could not be applied (empty: all of it)."""
+    version = abi()
+    if version < 1:
+        return [f"landlock (not offered: errno {ctypes.get_errno()})"]
+    reads = READ_FILE | READ_DIR
+    ruleset = _Ruleset(reads, 0, 0)
+    fd = _libc.syscall(CREATE_RULESET, ctypes.byref(ruleset), ctypes.c_size_t(8), ctypes.c_uint32(0))
+    if fd < 0:
+        return [f"landlock (errno {ctypes.get_errno()})"]
+    try:
+        _allow(fd, "/", READ_DIR)  # folders may be listed everywhere: /proc's lists pids, which stat() tells anyway
+        for entry in os.scandir("/"):
+            if entry.name != "proc":
+                _allow(fd, entry.path, reads if entry.is_dir() else READ_FILE)
+        for fact in FACTS:
+            _allow(fd, f"/proc/{fact}", reads if os.path.isdir(f"/proc/{fact}") else READ_FILE)
         if _libc.syscall(RESTRICT_SELF, ctypes.c_int(fd), ctypes.c_uint32(0)) != 0:
             return [f"landlock (errno {ctypes.get_errno()})"]
     finally:
