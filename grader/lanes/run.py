@@ -55,6 +55,10 @@ class SuiteJob:
     student's own engine shows them to give what the whole notebook gives (grader/notebook_suite.py)."""
     cell_s: float = 30.0
     """Of a notebook, each cell's time limit."""
+    wanted: Callable[[EngineRun, RunReply, list[RunReply]], bool] | None = None
+    """Whether an engine of the plan is still to run, from the run on the student's own engine and the runs done when
+    its turn comes (a spare runs only where the mutant it stands for does not count: checks/suite_runs.py); None:
+    every engine runs."""
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from grader.lanes.run import RunReply, RunSettings
+from grader.lanes.run import RunReply, RunSettings, SuiteJob
 from grader.sabotage import EngineRun
 
 T = TypeVar("T")
@@ -18,15 +18,33 @@ T = TypeVar("T")
 class Engines:
     """The plan's engines not yet taken, and each run's limit and settings: shared by a lane's threads."""
 
-    def __init__(self, plan: tuple[EngineRun, ...], timeout: float, settings: RunSettings):
+    def __init__(
+        self,
+        plan: tuple[EngineRun, ...],
+        timeout: float,
+        settings: RunSettings,
+        wanted: Callable[[EngineRun, list[RunReply]], bool] | None = None,
+    ):
         self.timeout = timeout
         self.settings = settings
         self._left = list(plan)
+        self._done: list[RunReply] = []
         self._lock = threading.Lock()
+        self._wanted = wanted
 
     def take(self) -> EngineRun | None:
+        """The next engine to run (one the job does not want, when its turn comes, is passed over)."""
         with self._lock:
-            return self._left.pop(0) if self._left else None
+            while self._left:
+                engine = self._left.pop(0)
+                if self._wanted is None or self._wanted(engine, list(self._done)):
+                    return engine
+            return None
+
+    def ran(self, reply: RunReply) -> None:
+        """A run done, which what is wanted next may depend on (the outcome is the lane's thread's, from the shares)."""
+        with self._lock:
+            self._done.append(reply)
 
 
 @dataclass(frozen=True)
@@ -58,3 +76,9 @@ class Beside(Generic[T]):
         if self._raised:
             raise self._raised[0]
         return self._returned[0]
+
+
+def wanted(job: SuiteJob, own: RunReply) -> Callable[[EngineRun, list[RunReply]], bool] | None:
+    """The job's wanted (which engines still run), given the run on the student's own engine."""
+    chosen = job.wanted
+    return None if chosen is None else lambda engine, done: chosen(engine, own, done)

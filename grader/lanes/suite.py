@@ -1,11 +1,9 @@
 """The suite lane: the student's tests run with pytest, once on their own engine and then once per engine of the
 plan, each run in a fresh process (grader/lanes/run.py), one after another on each of its sandboxes, cleaned in
-between. It runs beside the engine lane, on the other core.
-
-The lane has one owner per part of its state. Its stage and its runs' settings change together, in one move of its
-table (SuiteLane.MOVES), under its condition. Its job (the plan, the cells as IPython transforms them) changes under
-the same condition, in one place. Its outcome is assembled by the lane's own thread alone, from the replies its runs
-and the threads beside it return.
+between. It runs beside the engine lane, on the other core. The lane has one owner per part of its state. Its stage
+and its runs' settings change together, in one move of its table (SuiteLane.MOVES), under its condition. Its job
+(the plan, the cells as IPython transforms them) changes under the same condition, in one place. Its outcome is
+assembled by the lane's own thread alone, from the replies its runs and the threads beside it return.
 """
 
 from __future__ import annotations
@@ -19,7 +17,7 @@ from dataclasses import dataclass
 
 from grader import notebook_suite
 from grader.lanes.run import RunReply, RunSettings, SuiteJob, ok, run_tests
-from grader.lanes.shares import Beside, Engines, Share
+from grader.lanes.shares import Beside, Engines, Share, wanted
 from grader.protocol import Code
 from grader.sabotage import EngineRun
 from grader.sandbox.isolation import Isolation
@@ -345,7 +343,7 @@ class SuiteLane:
         timeout, settings = self._only_needed(first, own, self._given.per_run(own), settings)
         if not self._await_plan():
             return
-        engines = Engines(self._plan(), timeout, settings)
+        engines = Engines(self._plan(), timeout, settings, wanted(self._given, own))
         beside = [Beside(functools.partial(self._run_all, sandbox, engines)) for sandbox in self.sandboxes[1:]]
         if self.late is not None:
             beside.append(Beside(functools.partial(self._run_late, self.late, engines)))
@@ -363,6 +361,7 @@ class SuiteLane:
             run = self._run(sandbox, engine, engines.timeout, engines.settings)
             if run is None:
                 return Share(tuple(runs), cut=True)
+            engines.ran(run)
             runs.append(run)
         return Share(tuple(runs))
 
@@ -431,7 +430,9 @@ class SuiteLane:
         if needed_only is None or not ok(needed_only) or needed_only.duration >= settings.cell_timeout:
             return None
         timeout = self._given.per_run(needed_only)
-        return Engines(self._plan(), timeout, settings) if self._await_plan() else None
+        return (
+            Engines(self._plan(), timeout, settings, wanted(self._given, needed_only)) if self._await_plan() else None
+        )
 
     def _early_whole(self, early: _Early) -> tuple[RunReply | None, Share]:
         """On the second sandbox: the run on the whole notebook, then a share of the early runs."""
