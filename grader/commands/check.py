@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from grader import fileio, history, spec
+from grader import fileio, history, kit, spec
 from grader.errors import ExitCode, GraderError, SandboxError, UsageError
 from grader.files import MODULE_FILE, TESTS_FILE
 from grader.sandbox import isolation
@@ -217,19 +217,34 @@ def show(graded: Graded, request: Request, before: history.Record | None, headli
     result, task = graded.result, graded.task
     change = history.compare(before, history.Record.of(result, request.submission)) if before else None
     table = sys.stderr if request.to_stdout else sys.stdout  # --json -: stdout holds the JSON alone
-    _say(brief(result, change, headline) if headline else render(result, task, change), table)
+    width = columns(table)
+    source = graded.source.decode("utf-8", errors="replace") if graded.source is not None else None
+    said = (
+        brief(result, change, headline, width)
+        if headline
+        else render(result, task, change, width, kit.unwritten(source, request.submission.suffix == ".ipynb"))
+    )
+    _say(said, table)
     if request.to_stdout:
         _say(result.to_json(), sys.stdout)
     elif request.json_path:
         fileio.atomic_write(request.json_path, result.to_json() + "\n", mode=0o666)
     (html_path, base), (record, record_base) = request.outputs[1:]
-    source = graded.source.decode("utf-8", errors="replace") if graded.source is not None else None
     report = html.student_report(result, source, task.title or task.id)
     fileio.atomic_write(html_path, report, mode=0o666, base=base)
     if not headline:
         _say(printable(f"Report: {html_path}"), table)
     history.remember(result, request.submission, record_base)
     return change
+
+
+def columns(stream: TextIO) -> int | None:
+    """The width of the terminal the stream writes to, or None when it is no terminal (a pipe, a file: then no
+    line is wrapped, and whatever shows it wraps them to its own width)."""
+    try:
+        return os.get_terminal_size(stream.fileno()).columns if stream.isatty() else None
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def _prestart(request: Request, source: bytes | None, iso: isolation.Isolation, lanes: int) -> Prestarted:
@@ -293,13 +308,10 @@ class Progress(_Line):
     table. Status and points only: feedback waits for the table."""
 
     def done(self, check: CheckResult, count: int, total: int) -> None:
-        from grader.render.terminal import MARK
+        from grader.render.terminal import mark, points
 
         width = len(str(total))
-        line = (
-            f"[{count:>{width}}/{total}] {check.id}  {MARK[check.status]} {check.score:g}/{check.max_score:g} "
-            f"({check.duration_s:.1f} s)"
-        )
+        line = f"[{count:>{width}}/{total}] {check.id}  {mark(check)} {points(check)} ({check.duration_s:.1f} s)"
         self._write(f"\r\x1b[K{line}" if self.live else f"{line}\n")
 
     def clear(self) -> None:
