@@ -84,9 +84,11 @@ def unwritten(source: str | None, notebook: bool = False) -> tuple[str, ...]:
         for node in tree.body:
             if isinstance(node, ast.ClassDef):
                 found[node.name] = tuple(
-                    f"{node.name}.{item.name}" for item in node.body if _function(item) and _stub(item)
+                    f"{node.name}.{item.name}"
+                    for item in node.body
+                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and _stub(item)
                 )
-            elif _function(node):
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 found[node.name] = (node.name,) if _stub(node) else ()
     return tuple(name for names in found.values() for name in names)
 
@@ -109,10 +111,6 @@ def _cells(source: str) -> list[str]:
                 "\n".join("#" + line if line.lstrip()[:1] in ("%", "!") else line for line in text.split("\n"))
             )
     return texts
-
-
-def _function(node: ast.stmt) -> bool:
-    return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
 
 
 def _stub(node) -> bool:

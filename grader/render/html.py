@@ -19,11 +19,24 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
+from grader import kit
 from grader.causes import CAUSES
-from grader.feedback import CARD_LINES, SAME, first_sentence, held, not_written, numbers, summary, to_fix
+from grader.feedback import (
+    CARD_LINES,
+    SAME,
+    advisory,
+    first_sentence,
+    held,
+    kit_start,
+    numbers,
+    ordered,
+    summary,
+    to_fix,
+)
 from grader.history import Change
+from grader.kit import grouped
 from grader.render.repairs import diff_lines, repair_of, sentence
-from grader.result import Result
+from grader.result import CheckResult, Result
 
 ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("grader.render", "templates"),
@@ -71,6 +84,44 @@ SUSPECTS = {
     "training": ["Neuron"],
 }
 STATUS_TEXT = {"passed": "✓ PASS", "failed": "✗ FAIL", "error": "⚠ ERROR", "skipped": "– SKIP"}
+ADVISORY_TEXT = "ℹ advisory, no points"
+TODO_TEXT = "✎ not written yet"
+
+
+def status_of(check: CheckResult) -> dict[str, str]:
+    """How a check's status is shown: its words, the class its colour comes from, its points, and the first sentence
+    of its feedback. A method still to write is `not written yet` (a neutral colour, not an error's), and an
+    advisory check that did not pass is advice (no points, a neutral colour), never a failure."""
+    if check.not_written and check.status in ("failed", "error"):
+        text, kind = TODO_TEXT, "todo"
+    elif advisory(check) and check.status != "passed":
+        text, kind = ADVISORY_TEXT, "advisory"
+    else:
+        text, kind = STATUS_TEXT[check.status], check.status
+    summary_said = f"{check.not_written.message}." if check.not_written else first_sentence(summary(check.feedback))
+    return {
+        "status_text": text,
+        "status_class": kind,
+        "points_text": "no points" if advisory(check) else f"{round(check.score, 2):g} / {check.max_score:g}",
+        "summary": summary_said,
+    }
+
+
+def start_view(result: Result, unwritten: tuple[str, ...]) -> dict[str, Any] | None:
+    """The start-here box's content (grader/kit.py): the methods still to write by class, the checks waiting for
+    them, those not judged until an operation works, and what to write next; None when no check waits."""
+    begin = kit_start(result, unwritten)
+    if begin is None:
+        return None
+    return {
+        "count": len(begin.methods),
+        "groups": grouped(begin.methods),
+        "waiting": list(begin.waiting),
+        "total": len(result.checks),
+        "held": held(result),
+        "next": begin.next_methods,
+        "next_check": begin.next_check,
+    }
 
 
 def student_report(
@@ -89,15 +140,15 @@ def student_report(
     carded = {c.id for c in to_fix(result)}
     boxed = set(held(result)) | {c.id for c in result.checks if c.visibility != "hidden" and c.not_written}
     notebook = result.submission.endswith(".ipynb")  # source: the notebook's JSON, whose cells a repair names
+    begin = start_view(result, kit.unwritten(source, notebook))
     repaired = any(repair_of(c) is not None for c in result.checks)
     cells = _cell_sources(source) if source and notebook and repaired else {}
-    for check in result.checks:
+    for check in ordered(result):
         hidden = check.visibility == "hidden"
         view = dict(
             asdict(check),
+            **status_of(check),
             hidden=hidden,
-            status_text=STATUS_TEXT[check.status],
-            summary=first_sentence(summary(check.feedback)),
             carded=check.id in carded or check.id in boxed,
             boxed=check.id in boxed,
         )
@@ -120,7 +171,6 @@ def student_report(
             view["curve_svg"] = curve_svg(check.artifacts)
         checks.append(view)
     by_id = {view["id"]: view for view in checks}
-    waiting, first, nothing = not_written(result)
     return ENV.get_template("student.html.j2").render(
         result=result,
         checks=checks,
@@ -129,10 +179,7 @@ def student_report(
         late=late,
         student=student,
         class_page=class_page,
-        waiting=waiting,
-        held=held(result),
-        first=first,
-        nothing=nothing,
+        start=begin,
     )
 
 
@@ -143,20 +190,12 @@ def without_class_link(page: str) -> str:
     return "\n".join(line for line in page.split("\n") if 'id="class-link"' not in line)
 
 
-def inline_report(result: Result, change: Change | None, report: str) -> str:
-    """The result as a notebook's output shows it (`%grade`): what changed, the start-here box, a card for each
-    check to fix with its case as a code block to copy, then the table. A fragment of plain HTML: a notebook
-    runs no script and keeps no style sheet of an output's."""
-    waiting, first, nothing = not_written(result)
-    checks = [
-        dict(
-            asdict(c),
-            status_text=STATUS_TEXT[c.status],
-            summary=first_sentence(summary(c.feedback)),
-            **_inline_repair(c),
-        )
-        for c in result.checks
-    ]
+def inline_report(result: Result, change: Change | None, report: str, unwritten: tuple[str, ...] = ()) -> str:
+    """The result as a notebook's output shows it (`%grade`): what changed, the start-here box (`unwritten`: the kit's
+    methods the notebook leaves unwritten, grader/kit.py), a card for each check to fix with its case as a code
+    block to copy, then the table. A fragment of plain HTML: a notebook runs no script and keeps no style sheet of
+    an output's."""
+    checks = [dict(asdict(c), **status_of(c), **_inline_repair(c)) for c in ordered(result)]
     by_id = {view["id"]: view for view in checks}
     return ENV.get_template("inline.html.j2").render(
         result=result,
@@ -164,10 +203,7 @@ def inline_report(result: Result, change: Change | None, report: str) -> str:
         report=report,
         checks=checks,
         cards=[by_id[c.id] for c in to_fix(result)],
-        waiting=waiting,
-        held=held(result),
-        first=first,
-        nothing=nothing,
+        start=start_view(result, unwritten),
     )
 
 

@@ -200,18 +200,18 @@ def _start(result: Result, begin: Start | None, width: int | None) -> list[str]:
     )
     if held(result):
         lines += _wrap(f"Not judged until an operation works: {', '.join(held(result))}.", width, "    ", "  ")
-    methods = " and ".join(
-        [", ".join(begin.next_methods[:-1]), begin.next_methods[-1]]
-        if len(begin.next_methods) > 1
-        else begin.next_methods
-    )
     lines += _wrap(
-        f"Next: write {methods}, which {begin.next_check} needs, then run grader check again.",
+        f"Next: write {said_list(begin.next_methods)}, which {begin.next_check} needs, then run grader check again.",
         width,
         "    ",
         "  ",
     )
     return [*lines, ""]
+
+
+def said_list(names: tuple[str, ...] | list[str]) -> str:
+    """`a`, `a and b`, `a, b and c`."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def _wrap(text: str, width: int | None, rest: str = "", first: str = "") -> list[str]:
