@@ -216,8 +216,7 @@ def _capped(ctx: Context, found: Suite, check_id: str, outcome: Outcome) -> Outc
         why = f"could not be judged on sabotaged engines ({cause}), so they earn nothing here"
     else:
         why = (
-            f"catch {len(caught.caught)} of the {len(caught.counted)} sabotaged engines drawn for your engine, "
-            "so they earn "
+            f"catch {len(caught.caught)} of the {len(caught.counted)} sabotaged engines, so they earn "
             f"{points * caught.share:.3g} of {points:.3g} points here"
         )
     said = (
@@ -266,7 +265,7 @@ def student_tests(ctx: Context) -> Outcome:
         else ""
     )
     once = ctx.suite_lane.result().run_once
-    if once:
+    if once:  # for the instructor (result.json): how the runs went, which the student has nothing to do about
         artifacts["run_once"] = list(once)
     if not failing and not skipped:
         said = (
@@ -287,7 +286,9 @@ def student_tests(ctx: Context) -> Outcome:
             f"{passed} of your {_tests(len(run.tests))} pass, or fail only by catching a bug in your "
             "engine; these do not:"
             if catching
-            else f"{passed} of your {_tests(len(run.tests))} pass on your own engine:"
+            else f"{passed} of your {_tests(len(run.tests))} pass on your own engine. These do not:"
+            if passed
+            else f"None of your {_tests(len(run.tests))} pass on your own engine:"
         )
         advice = library_advice([t["message"] for t in failing.values()])
         outcome = Outcome(
@@ -296,23 +297,7 @@ def student_tests(ctx: Context) -> Outcome:
             artifacts=artifacts,
             fraction=passed / len(run.tests),
         )
-    if once:
-        outcome = Outcome(
-            outcome.status,
-            f"{outcome.feedback}\n{_once(once)}",
-            outcome.counterexample,
-            outcome.artifacts,
-            outcome.fraction,
-        )
     return outcome if found.stopped else _capped(ctx, found, "student_tests", outcome)
-
-
-def _once(cells: tuple[int, ...]) -> str:
-    named = ", ".join(str(n) for n in cells[:20]) + (f" and {len(cells) - 20} more" if len(cells) > 20 else "")
-    return (
-        f"Cell{'s' if len(cells) != 1 else ''} {named} of your notebook, which your tests do not need, ran once; "
-        "on every other engine your tests ran after the cells they need."
-    )
 
 
 def catching_own_bug(found: Suite, failing: dict[str, dict]) -> dict[str, dict]:
@@ -444,14 +429,13 @@ def sabotage(ctx: Context) -> Outcome:
     if notes := ctx.suite_lane.job.notes:  # e.g. an engine too large to mutate
         artifacts["plan_notes"] = list(notes)
     if not valid:
-        why = (
-            "each one fails or is skipped on some correct engine (see wheat), or comes unchanged from the starter kit."
-            if found.student.tests
-            else "there are none."
+        given = given_tests(ctx.tests_source)
+        said = (
+            "None of your tests can count: each one fails or is skipped on some correct engine (see wheat)."
+            if any(name not in given for name in found.student.tests)
+            else "No tests of your own yet: tests you write count here once they catch a sabotaged engine."
         )
-        return Outcome(
-            "failed", f"None of your tests can count: {why}", artifacts=artifacts, timing=caught.timing, fraction=0.0
-        )
+        return Outcome("failed", said, artifacts=artifacts, timing=caught.timing, fraction=0.0)
     if not total:
         return Outcome(
             "skipped",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from grader.feedback import advisory, ordered
 from grader.render.repairs import plain, repair_of
 from grader.result import CheckResult, Result
 from grader.text import printable_data
@@ -14,28 +15,39 @@ from grader.text import printable_data
 
 def results(result: Result) -> dict[str, Any]:
     """A result in Gradescope's results.json format."""
-    tests = []
-    for c in result.checks:
-        tests.append(
-            {
-                "name": f"{c.id}: {c.title}",
-                "score": c.score,
-                "max_score": c.max_score,
-                "status": "passed" if c.status == "passed" else "failed",
-                "output": ("Not judged (skipped): " if c.status == "skipped" else "")
-                + c.feedback
-                + _repair(c)
-                + (f"\n\nSmallest case:\n{c.counterexample.code}" if c.counterexample else ""),
-                "visibility": "hidden" if c.visibility == "hidden" else "visible",
-            }
-        )
+    tests = [_test(c) for c in ordered(result)]
     data = {"score": result.score, "execution_time": result.duration_s, "tests": tests}
     if result.notes:
         data["output"] = "\n".join(result.notes)
     if result.status == "error":
         assert result.error is not None, "an error result, and only one, has an error"
-        data["output"] = f"Could not grade this submission ({result.error.kind}): {result.error.message}"
+        data["output"] = f"Could not grade this submission: {result.error.message}"
     return printable_data(data)
+
+
+def _test(c: CheckResult) -> dict[str, Any]:
+    """One check as a Gradescope test. An advisory check (no points) that did not pass is advice, not a failure: it
+    has no status (Gradescope then shows it neither passed nor failed), says so in its name and output, and comes
+    after every check that costs points."""
+    advice = advisory(c) and c.status != "passed"
+    test = {
+        "name": f"{c.id}: {c.title}" + (" (advisory, no points)" if advice else ""),
+        "score": c.score,
+        "max_score": c.max_score,
+        "status": "passed" if c.status == "passed" else "failed",
+        "output": ("Advisory, no points: " if advice else "Not judged (skipped): " if c.status == "skipped" else "")
+        + c.feedback
+        + _repair(c)
+        + (
+            f"\n\nSmallest case:\n{c.counterexample.code}"
+            if c.counterexample and not c.artifacts.get("unstable")
+            else ""
+        ),
+        "visibility": "hidden" if c.visibility == "hidden" else "visible",
+    }
+    if advice:
+        del test["status"]
+    return test
 
 
 def _repair(check: CheckResult) -> str:
