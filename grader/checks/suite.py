@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from grader import slicing
+from grader import notebooks, slicing
 from grader.checks.context import Context
 from grader.checks.registry import check
 from grader.checks.suite_runs import (
@@ -96,9 +96,12 @@ def suite(ctx: Context) -> Suite | Outcome:
 
 def _collect(ctx: Context) -> Suite | Outcome:
     if not ctx.has_tests or ctx.suite_lane is None:
-        return Outcome(
-            "failed", f"No tests found: write your tests in {TESTS_FILE} beside {MODULE_FILE} (or pass --tests FILE)."
+        where = (
+            "in a cell of your notebook, as functions named test_*"
+            if ctx.student.lane.code.kind == "notebook"
+            else f"in {TESTS_FILE} beside {MODULE_FILE}"
         )
+        return Outcome("failed", f"No tests found: write your tests {where} (or pass --tests FILE).")
     outcome = ctx.suite_lane.result()
     if outcome.error or outcome.own is None:
         return Outcome("error", f"Running your tests: {outcome.error or 'the run did not start'}.")
@@ -148,15 +151,18 @@ def _suite_beyond_student(ctx: Context, engines: str) -> Suite | Outcome:
     return found
 
 
-def _broken_run(run: Run, on: str, own: bool = True, packages: tuple[str, ...] = ()) -> Outcome | None:
+def _broken_run(
+    run: Run, on: str, own: bool = True, packages: tuple[str, ...] = (), name: str = TESTS_FILE
+) -> Outcome | None:
     """An outcome for a run that never got to report its tests (timeout, crash, collection error).
-    Of a run on another engine (own False) nothing the run wrote is quoted."""
+    Of a run on another engine (own False) nothing the run wrote is quoted. name: the student's name for their
+    tests' file, which the sandbox runs as TESTS_FILE (what pytest's message names)."""
     if run.collection_errors:
         if own:
-            return Outcome(
-                "error",
-                f"Your test file could not be loaded {on}:\n{collection_message(run.collection_errors[0], packages)}",
-            )
+            said = collection_message(run.collection_errors[0], packages)
+            if name != TESTS_FILE:
+                said = said.replace(f"{TESTS_FILE}, line ", f"{name}, line ")
+            return Outcome("error", f"Your test file ({name}) could not be loaded {on}:\n{said}")
         return Outcome(
             "error",
             f"Your test file could not be collected {on}, though it is on your own engine: its "
@@ -238,7 +244,7 @@ def student_tests(ctx: Context) -> Outcome:
     if isinstance(found, Outcome):
         return found
     run = found.student
-    if broken := _broken_run(run, "on your engine", packages=ctx.assignment.packages):
+    if broken := _broken_run(run, "on your engine", packages=ctx.assignment.packages, name=ctx.tests_name):
         return broken
     failing = {n: t for n, t in run.tests.items() if t["outcome"] == "failed"}
     skipped = [n for n, t in run.tests.items() if t["outcome"] == "skipped"]
@@ -266,7 +272,8 @@ def student_tests(ctx: Context) -> Outcome:
     )
     once = ctx.suite_lane.result().run_once
     if once:  # for the instructor (result.json): how the runs went, which the student has nothing to do about
-        artifacts["run_once"] = list(once)
+        place = notebooks.places(ctx.student.lane.code.cells)  # each cell as every message names it: cell_name
+        artifacts["run_once"] = [place[n - 1] for n in once if n - 1 in place]
     if not failing and not skipped:
         said = (
             (

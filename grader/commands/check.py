@@ -16,6 +16,7 @@ changed. `--watch` grades again whenever the submission or its tests change (gra
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import sys
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, TextIO
 from grader import fileio, history, kit, spec
 from grader.errors import ExitCode, GraderError, SandboxError, UsageError
 from grader.files import MODULE_FILE, TESTS_FILE
+from grader.notebooks import cell_name
 from grader.sandbox import isolation
 from grader.sandbox.limits import SandboxLimits
 from grader.sandbox.prestarted import Prestarted, layout
@@ -40,6 +42,8 @@ if TYPE_CHECKING:
 
 GRADED = (".py", ".ipynb")
 """The kinds of file grader check grades."""
+LOOKED = 1000
+"""The most entries of a folder looked at for a file to grade in place of one that is not there."""
 
 
 @dataclass(frozen=True)
@@ -132,9 +136,7 @@ def _checked(request: Request) -> Request:
     """The request with a folder turned into the file it stands for, or UsageError: before anything is graded."""
     submission = request.submission
     if not os.path.lexists(submission):
-        raise UsageError(
-            f"{submission} does not exist (run grader check from the folder holding {MODULE_FILE}, or give its path)"
-        )
+        raise UsageError(f"{submission} does not exist{_instead(submission)}")
     if submission.is_dir() and not submission.is_symlink():
         submission = _in_folder(submission)
     if submission.suffix not in GRADED:
@@ -269,6 +271,30 @@ def _prestart(request: Request, source: bytes | None, iso: isolation.Isolation, 
         return Prestarted([], iso)
 
 
+def _instead(missing: Path) -> str:
+    """What to grade instead of a file that is not there: the files beside it grader check grades (not tests), by
+    name, or where to run it from."""
+    folder = missing.parent
+    try:
+        with os.scandir(folder) as entries:  # a look at the first LOOKED entries only: a folder may hold any number
+            found = sorted(
+                entry.name
+                for entry in itertools.islice(entries, LOOKED)
+                if Path(entry.name).suffix in GRADED
+                and not entry.name.startswith((".", "test_"))
+                and entry.is_file(follow_symlinks=False)
+            )
+    except OSError:
+        found = []
+    if not found:
+        return f" (run grader check from the folder holding {MODULE_FILE}, or give its path)"
+    shown = ", ".join(printable(name, keep="") for name in found[:4]) + (" ..." if len(found) > 4 else "")
+    where = "" if folder == Path(".") else f" {printable(str(folder), keep='')}"
+    return (
+        f": this folder{where} holds {shown}; grade it with grader check {printable(str(folder / found[0]), keep='')}"
+    )
+
+
 def _in_folder(folder: Path) -> Path:
     """The submission a folder stands for: its micrograd_mine.py, else its one notebook."""
     if os.path.lexists(folder / MODULE_FILE):
@@ -329,7 +355,7 @@ def _say(text: str, stream: TextIO) -> None:
 
 
 class CellProgress(_Line):
-    """`cell N (code cell K of M)` on stderr while a notebook's cells run, once it has run for a few seconds (a
+    """`code cell K of M` on stderr while a notebook's cells run, once it has run for a few seconds (a
     quick notebook shows nothing); on a terminal, one line rewritten in place each second, cleared when the
     notebook has run (the checks' progress then takes the line)."""
 
@@ -338,13 +364,13 @@ class CellProgress(_Line):
     def __init__(self, stream: TextIO):
         super().__init__(stream)
         self.started: float | None = None
-        self.current: tuple[int, int, int] | None = None
+        self.current: tuple[int, int] | None = None
         self.shown = ""
         self.stop = threading.Event()
         self.ticker: threading.Thread | None = None
 
-    def __call__(self, number: int, place: int, count: int) -> None:
-        self.current = (number, place, count)
+    def __call__(self, place: int, count: int) -> None:
+        self.current = (place, count)
         if self.ticker is None:
             self.started = time.monotonic()
             self.ticker = threading.Thread(target=self._tick, daemon=True)
@@ -357,11 +383,8 @@ class CellProgress(_Line):
         assert started is not None, "the ticker starts once the first cell is announced, its start time set"
         while not self.stop.wait(self.AFTER_S if not self.shown else 1.0):
             assert self.current is not None, "set before the ticker starts, and never unset"
-            number, place, count = self.current
-            line = (
-                f"running your notebook: cell {number} (code cell {place} of {count}), "
-                f"{time.monotonic() - started:.0f} s so far"
-            )
+            place, count = self.current
+            line = f"running your notebook: {cell_name(place)} of {count}, {time.monotonic() - started:.0f} s so far"
             if self.live:
                 self._write(f"\r\x1b[K{line}")
             elif line.split(",")[0] != self.shown.split(",")[0]:

@@ -8,13 +8,11 @@ colour alone.
 from __future__ import annotations
 
 import ast
-import math
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-import jinja2
-from markupsafe import Markup, escape
+from markupsafe import Markup
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
@@ -23,46 +21,21 @@ from grader import kit
 from grader.causes import CAUSES
 from grader.feedback import (
     CARD_LINES,
-    SAME,
     advisory,
     first_sentence,
     held,
     kit_start,
-    numbers,
     ordered,
     summary,
     to_fix,
 )
 from grader.history import Change
 from grader.kit import grouped
+from grader.notebooks import cell_name
+from grader.render.pictures import curve_svg, graph_svg
 from grader.render.repairs import diff_lines, repair_of, sentence
+from grader.render.templating import ENV
 from grader.result import CheckResult, Result
-
-ENV = jinja2.Environment(
-    loader=jinja2.PackageLoader("grader.render", "templates"),
-    autoescape=jinja2.select_autoescape(default=True, default_for_string=True),
-    trim_blocks=True,
-    lstrip_blocks=True,
-)
-ENV.filters["points"] = lambda x: f"{round(x, 2):g}"
-ENV.filters["number"] = lambda x, other=None: numbers(x, other, close=SAME)[0] if isinstance(x, float) else x
-
-
-def prose(text: Any) -> Markup:
-    """Text written for the terminal, as HTML: escaped, and each `code` span (a pair of backticks on one line)
-    a <code> element, so no page shows a raw backtick the grader wrote. A lone backtick (a student's) stays."""
-    lines = []
-    for line in str(text).split("\n"):
-        parts = line.split("`")
-        if len(parts) % 2 == 0:  # an odd number of backticks: the last one has no pair
-            parts[-2:] = [parts[-2] + "`" + parts[-1]]
-        lines.append(
-            Markup("").join(escape(p) if i % 2 == 0 else Markup("<code>%s</code>") % p for i, p in enumerate(parts))
-        )
-    return Markup("\n").join(lines)
-
-
-ENV.filters["prose"] = prose
 
 # The part of a student's file most likely at fault when a check fails and no recognised cause
 # names a method (grader/causes.py): names of Value methods, or of top-level functions and classes.
@@ -344,7 +317,8 @@ def _inline_repair(check) -> dict[str, Any]:
 
 
 def _cell_sources(source: str) -> dict[int, str]:
-    """A notebook's cells by number (from 1, every cell counted), or none when source is no notebook."""
+    """A notebook's code cells by their place among the code cells (from 1, as notebooks.cell_name names them), or
+    none when source is no notebook."""
     from grader import notebooks
     from grader.errors import NotebookError
 
@@ -352,7 +326,7 @@ def _cell_sources(source: str) -> dict[int, str]:
         nb = notebooks.read(Path("notebook.ipynb"), source.encode("utf-8"))
     except (NotebookError, UnicodeError):
         return {}
-    return {n: cell.source for n, cell in enumerate(nb.cells, 1) if isinstance(cell.source, str)}
+    return {place: nb.cells[index].source for place, (index, _) in enumerate(notebooks.code_cells(nb), 1)}
 
 
 def _repair_view(check, source: str | None, cells: dict[int, str] | None = None) -> dict[str, Any]:
@@ -365,7 +339,10 @@ def _repair_view(check, source: str | None, cells: dict[int, str] | None = None)
     view: dict[str, Any] = {"repair_text": sentence(repair), "repair_diff": diff_lines(repair) if repair.diff else []}
     if repair.cell is not None:
         source = (cells or {}).get(repair.cell)
-        view["repair_cell"] = repair.cell
+        view["repair_cell"] = cell_name(repair.cell)
+        view["repair_cell_starts"] = next((line for line in (source or "").splitlines() if line.strip()), "")[
+            :VIEW_CHARS
+        ]
     lines = source.splitlines() if source else []
     marked = [p.line + k for p in repair.places for k in range(max(p.before.count("\n") + 1, 1))]
     matches = all(
@@ -390,111 +367,3 @@ def _marked_code(lines: list[str], start: int, end: int, marked: set[int]) -> Ma
         row = Markup('<span class="lineno">{:>4} </span>').format(number) + Markup(code)
         shown.append(Markup('<mark class="repair-line">{}</mark>').format(row) if number in marked else row)
     return Markup('<pre class="code repair-code">') + Markup("\n").join(shown) + Markup("</pre>")
-
-
-def _fmt(x: Any, other: Any = None) -> str:
-    return numbers(x, other, close=SAME)[0]
-
-
-def graph_svg(graph: dict[str, Any]) -> Markup:
-    """A picture of the counterexample's computation graph: each node with its data and
-    gradient; a wrong number is marked and the expected value written beside it."""
-    nodes = graph["nodes"]
-    by_id = {n["id"]: n for n in nodes}
-    level: dict[int, int] = {}
-    for n in nodes:
-        level[n["id"]] = 1 + max((level[i] for i in n["inputs"] if i in level), default=-1)
-    columns: dict[int, list[int]] = {}
-    for n in nodes:
-        columns.setdefault(level[n["id"]], []).append(n["id"])
-    box_w, box_h, gap_x, gap_y, op_r = 250, 62, 90, 26, 17
-    pos = {}
-    for col, ids in columns.items():
-        for row, node_id in enumerate(ids):
-            pos[node_id] = (20 + col * (box_w + gap_x) + (gap_x if col else 0), 20 + row * (box_h + gap_y))
-    width = max(x for x, _ in pos.values()) + box_w + 20
-    height = max(y for _, y in pos.values()) + box_h + 20
-    items = []
-    for n in nodes:
-        x, y = pos[n["id"]]
-        wrong_data = not _same(n["data"], n["expected_data"])
-        wrong_grad = "grad" in n and not _same(n["grad"], n["expected_grad"])
-        grad_line = ""
-        if "grad" in n:
-            grad_line = f"grad {_fmt(n['grad'], n['expected_grad'])}" + (
-                f"  ✗ expected {_fmt(n['expected_grad'], n['grad'])}" if wrong_grad else ""
-            )
-        data_line = f"data {_fmt(n['data'], n['expected_data'])}" + (
-            f"  ✗ expected {_fmt(n['expected_data'], n['data'])}" if wrong_data else ""
-        )
-        cx, cy = x - gap_x / 2, y + box_h / 2
-        sources = [i for i in n["inputs"] if i in by_id]
-        edges = []
-        for k, i in enumerate(sources):  # a value used twice by one operation (a + a) gets two edges, bent apart
-            twins = sources.count(i)
-            bend = 0.0 if twins == 1 else (sources[:k].count(i) - (twins - 1) / 2) * 36
-            ex, ey = pos[i][0] + box_w, pos[i][1] + box_h / 2
-            edges.append(
-                {
-                    "d": f"M {ex:.1f} {ey:.1f} Q {(ex + cx) / 2:.1f} {(ey + cy) / 2 + bend:.1f} {cx:.1f} {cy:.1f}",
-                    "source": by_id[i]["name"],
-                }
-            )
-        items.append(
-            {
-                "x": x,
-                "y": y,
-                "name": n["name"],
-                "data": data_line,
-                "grad": grad_line,
-                "wrong": wrong_data or wrong_grad,
-                "op": n["op"],
-                "cx": cx,
-                "cy": cy,
-                "edges": edges,
-            }
-        )
-    svg = ENV.get_template("graph.svg.j2").render(
-        items=items, width=width, height=height, box_w=box_w, box_h=box_h, op_r=op_r
-    )
-    return Markup(svg)
-
-
-def _same(a: Any, b: Any) -> bool:
-    return isinstance(a, float) and isinstance(b, float) and math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9)
-
-
-def curve_svg(artifacts: dict[str, Any]) -> Markup:
-    """Loss per step, the student's solid and the reference's dashed, each labelled."""
-    student = [x if isinstance(x, float) and math.isfinite(x) else None for x in artifacts["student_loss"]]
-    reference = artifacts["reference_loss"]
-    finite = [x for x in student + reference if x is not None]
-    top = max(finite, default=0.0)
-    top = top if top > 0 else 1.0  # every loss 0 (or none finite): any scale will do
-    width, height, pad = 560, 260, 44
-    steps = max(len(student), len(reference), 2)
-
-    def points(series):
-        return " ".join(
-            f"{pad + i * (width - 2 * pad) / (steps - 1):.1f},"
-            f"{height - pad - (min(v, top) / top) * (height - 2 * pad):.1f}"
-            for i, v in enumerate(series)
-            if v is not None
-        )
-
-    threshold = artifacts.get("threshold")
-    threshold_y = height - pad - (threshold / top) * (height - 2 * pad) if threshold and threshold < top else None
-    return Markup(
-        ENV.get_template("curve.svg.j2").render(
-            width=width,
-            height=height,
-            pad=pad,
-            top=top,
-            steps=steps,
-            student=points(student),
-            reference=points(reference),
-            threshold=threshold,
-            threshold_y=threshold_y,
-            divergence=artifacts.get("first_divergence"),
-        )
-    )

@@ -3,14 +3,19 @@
 The repair comes from a result that may have been read back from a file: each field is checked before use, and
 one that is not what the grader writes is no repair. Every line shown is the student's own code (`before`),
 or the student's line as the edit leaves it (`after`, only when the assignment shows the change: `diff`). A
-notebook's repair is in one cell (`cell`, counting every cell from 1), its lines the lines of that cell.
+notebook's repair is in one cell (`cell`, its place among the code cells, as notebooks.cell_name names it), its lines
+the lines of that cell.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from grader.notebooks import cell_name
 from grader.result import CheckResult
+
+QUOTED = 80
+"""The longest line a repair's sentence quotes (in code style) as the line to change."""
 
 
 @dataclass(frozen=True)
@@ -20,7 +25,7 @@ class Place:
     before: str
     after: str
     cell: int | None = None
-    """Of a notebook, the cell (from 1) whose line `line` is."""
+    """Of a notebook, the code cell (its place from 1) whose line `line` is."""
 
 
 @dataclass(frozen=True)
@@ -75,7 +80,7 @@ def sentence(repair: Repair) -> str:
     """Where to change, in one sentence, and what the grader saw when it made the change."""
     first = repair.places[0]
     changed = [p for p in repair.places if p.before]
-    of = f" of cell {repair.cell}" if repair.cell is not None else ""
+    of = f" of {cell_name(repair.cell)}" if repair.cell is not None else ""
     if not changed:
         what = f"In {first.where}, before line {first.line}{of}, something is missing"
         if repair.method and repair.method.startswith("__"):
@@ -85,6 +90,9 @@ def sentence(repair: Repair) -> str:
         wheres = list(dict.fromkeys(p.where for p in changed))
         said = f"line {lines[0]}" if len(lines) == 1 else f"lines {', '.join(map(str, lines[:-1]))} and {lines[-1]}"
         one = len(lines) == 1
+        quoted = changed[0].before.strip()
+        if one and quoted and "`" not in quoted and len(quoted) <= QUOTED:
+            said += f" (`{quoted}`)"
         what = f"{said}{of}, in {_wheres_said(wheres)}, {'is the line' if one else 'are the lines'} to change"
     fixed = ", ".join(repair.fixes)
     copy = "notebook" if repair.cell is not None else "file"

@@ -36,8 +36,9 @@ class Change:
     after: str
     """The lines the edit writes instead."""
     cell: int | None = None
-    """Of a notebook, the cell the lines are in (counting every cell from 1, as the grader's notebook messages
-    do): `line` is then the line in that cell (grader/repair/notebook.py). None in a .py file."""
+    """Of a notebook, the cell the lines are in (its place among the code cells, from 1, as the grader's notebook
+    messages name it: notebooks.cell_name): `line` is then the line in that cell (grader/repair/notebook.py). None
+    in a .py file."""
 
     def to_dict(self) -> dict:
         found: dict = {"line": self.line}
