@@ -289,10 +289,7 @@ def _instead(missing: Path) -> str:
     if not found:
         return f" (run grader check from the folder holding {MODULE_FILE}, or give its path)"
     shown = ", ".join(printable(name, keep="") for name in found[:4]) + (" ..." if len(found) > 4 else "")
-    where = "" if folder == Path(".") else f" {printable(str(folder), keep='')}"
-    return (
-        f": this folder{where} holds {shown}; grade it with grader check {printable(str(folder / found[0]), keep='')}"
-    )
+    return f"; its folder has {shown}: grade it with grader check {printable(str(folder / found[0]), keep='')}"
 
 
 def _in_folder(folder: Path) -> Path:
