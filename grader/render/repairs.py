@@ -91,9 +91,8 @@ def sentence(repair: Repair) -> str:
         said = f"line {lines[0]}" if len(lines) == 1 else f"lines {', '.join(map(str, lines[:-1]))} and {lines[-1]}"
         one = len(lines) == 1
         quoted = changed[0].before.strip()
-        if one and quoted and "`" not in quoted and len(quoted) <= QUOTED:
-            said += f" (`{quoted}`)"
-        what = f"{said}{of}, in {_wheres_said(wheres)}, {'is the line' if one else 'are the lines'} to change"
+        shown = f" (`{quoted}`)" if one and quoted and "`" not in quoted and len(quoted) <= QUOTED else ""
+        what = f"{said}{of}{shown}, in {_wheres_said(wheres)}, {'is the line' if one else 'are the lines'} to change"
     fixed = ", ".join(repair.fixes)
     copy = "notebook" if repair.cell is not None else "file"
     return (
