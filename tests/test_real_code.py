@@ -268,7 +268,7 @@ def test_lecture_notebooks_grade_as_with_their_authors_packages(tmp_path, author
         "Your code imports numpy",
         "Your code imports matplotlib",
         "Your code imports graphviz",
-        "code cell 13 defines `Value` again; the engine graded is that one."  # its markdown cells not counted,
+        "code cell 13 defines `Value` again; the engine graded is that one.",  # its markdown cells not counted
     ]
     assert not any("not installed" in n for r in real.values() for n in r.get("notes") or []), real
     problems = {
