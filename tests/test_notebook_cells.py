@@ -249,4 +249,4 @@ def test_timeit_runs_its_statement_once_and_a_note_says_so(tmp_path, micrograd):
     result = grade(path, suite_only)
     assert result.status == "graded", result.error
     assert statuses(result)["student_tests"] == "passed", result.checks
-    assert any("%timeit in cells 4, 5 ran its statement once" in note for note in result.notes), result.notes
+    assert any("%timeit in code cells 3, 4 ran its statement once" in note for note in result.notes), result.notes
