@@ -244,6 +244,8 @@ def test_the_kit_fits_a_screen_names_every_method_to_write_and_a_true_next_step(
     assert "Next: write Value.__add__ and Value.backward, which add needs" in said, first
     assert "ERROR" not in first and "None of your tests can count" not in first, first
     assert "No tests of your own yet" in first, first
+    notebook = tty("check", "micrograd.ipynb", "--public-only", cwd=kit, columns=80, rows=24).rstrip("\n")
+    assert len(notebook.splitlines()) < 24 and "15 methods of the starter kit" in notebook, notebook
 
     source = (kit / MODULE_FILE).read_text()
     added = source.replace(

@@ -192,8 +192,8 @@ def _start(result: Result, begin: Start | None, width: int | None) -> list[str]:
         width,
         "    ",
     )
-    for owner, methods in grouped(begin.methods):
-        lines += _wrap(f"{owner}: {', '.join(methods)}" if methods else owner, width, "    ", "  ")
+    groups = [f"{owner}: {', '.join(methods)}" if methods else owner for owner, methods in grouped(begin.methods)]
+    lines += _wrap("; ".join(groups), width, "    ", "  ")
     waiting = list(begin.waiting)
     lines += _wrap(
         f"{len(waiting)} of {len(result.checks)} checks wait for them: {', '.join(waiting)}.", width, "    ", "  "
@@ -201,7 +201,7 @@ def _start(result: Result, begin: Start | None, width: int | None) -> list[str]:
     if held(result):
         lines += _wrap(f"Not judged until an operation works: {', '.join(held(result))}.", width, "    ", "  ")
     lines += _wrap(
-        f"Next: write {said_list(begin.next_methods)}, which {begin.next_check} needs, then run grader check again.",
+        f"Next: write {said_list(begin.next_methods)}, which {begin.next_check} needs.",
         width,
         "    ",
         "  ",
