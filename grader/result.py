@@ -8,12 +8,14 @@ import json
 import types
 import typing
 from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass, replace
-from typing import Any
+from typing import Any, Literal
 
 from grader.errors import BadResult
 
 SCHEMA = 1
-CHECK_STATUSES = ("passed", "failed", "error", "skipped")
+Status = Literal["passed", "failed", "error", "skipped"]
+"""A check's status: a closed set, checked by mypy where a check says it and by from_dict where a result is read."""
+CHECK_STATUSES: tuple[Status, ...] = typing.get_args(Status)
 ERROR_KINDS = (
     "not_found",
     "unreadable",
@@ -52,7 +54,7 @@ class NotWritten:
 class Outcome:
     """What a check function returns; the check runner adds id, points and timing."""
 
-    status: str
+    status: Status
     """One of passed, failed, error, skipped."""
     feedback: str
     """One or more sentences for the student: expected, got, the smallest case, the likely cause."""
@@ -66,7 +68,8 @@ class Outcome:
     not_written: NotWritten | None = None
     """The student's code stopped at a method still to write (NotImplementedError)."""
     timing: bool = False
-    """A time limit stopped something in the check, or the wall clock decided its judgement (grading.py marks it)."""
+    """A time limit stopped something in the check, or the wall clock decided its judgement (the check runner marks
+    it)."""
 
     def __post_init__(self):
         if self.status not in CHECK_STATUSES:
@@ -77,7 +80,7 @@ class Outcome:
 class CheckResult:
     id: str
     title: str
-    status: str
+    status: Status
     score: float
     max_score: float
     visibility: str
@@ -248,13 +251,26 @@ def _from_dict(cls: type, data: Any, where: str, allowed: dict[tuple[type, str],
             if spec.default is MISSING and spec.default_factory is MISSING:
                 raise BadResult(f"{where}: no {name!r}")
             continue
-        value = _value(hints[name], data[name], f"{where}.{name}", allowed)
-        if (cls, name) in allowed and value not in allowed[cls, name]:
-            raise BadResult(f"{where}.{name}: {value!r} is not one of {allowed[cls, name]}")
+        value = _value(_members_type(hints[name]), data[name], f"{where}.{name}", allowed)
+        among = allowed.get((cls, name), _members(hints[name]))
+        if among is not None and value not in among:
+            raise BadResult(f"{where}.{name}: {value!r} is not one of {among}")
         values[name] = value
     if cls is Result and (values.get("status") == "error") != (values.get("error") is not None):
         raise BadResult(f"{where}: an error result, and only one, has an error")
     return cls(**values)
+
+
+def _members(hint: Any) -> tuple | None:
+    """A closed set's (Status's) members, which a value read must be one of; None for any other hint."""
+    return typing.get_args(hint) if typing.get_origin(hint) is Literal else None
+
+
+def _members_type(hint: Any) -> Any:
+    """A closed set's members' type (a value read is checked to be of it, then to be one of them); any other hint
+    as it is."""
+    members = _members(hint)
+    return hint if members is None else type(members[0])
 
 
 def _value(hint: Any, value: Any, where: str, allowed: dict[tuple[type, str], tuple] = ALLOWED) -> Any:

@@ -13,9 +13,11 @@ The layers, top to bottom:
   commands/ holds command modules only: each has a main() the command line (or `grader export`) runs.
 - grading: one submission graded: grading, loading (the student's code loaded), notebooks
   (a notebook turned into code), catalog (an assignment checked against the registries).
-- checks: checks/ and sabotage/ (the engines a suite runs against), repair/ (the inverse edits, and their
-  verification by a regrade the grading passes in), and lanes (the
-  sandboxes a grading's checks talk to: checks/suite starts one) with notebook_suite (how the
+- checks: checks/ (the checks, one module per family, and their runner: checks/runner.py runs them in the order
+  their declared reads allow), sabotage/ (the engines a suite runs against), repair/ (the inverse edits, and their
+  verification by a regrade the grading passes in), and lanes/ (the sandboxes a grading's checks talk to:
+  lanes/engine, the engine lane; lanes/suite, the suite lane's stages, scheduling and outcome, with lanes/run, one
+  run of the tests, and lanes/shares, what its threads share; checks/suite starts one) with notebook_suite (how the
   suite lane runs a notebook's tests with its demo cells run once).
 - lms (beside): lms/, who each student is in an LMS (its names, ids, roster, groups, late policy, and the cells
   it takes grades back in); it sits above the model only, and only entry uses it (a batch, an export).

@@ -57,13 +57,14 @@ CHECKS = {
     # the most common causes (PRIORITY): the checks they fail, and some they must not break
     "assign_in_add": ("add", "mul", "accumulate", "gradcheck"),
     "assign_in_mul": ("add", "mul", "accumulate", "gradcheck"),
-    "mul_missing_outgrad": ("mul", "neg_sub", "gradcheck"),
+    "missing_outgrad_mul": ("mul", "neg_sub", "gradcheck"),
     "tanh_": ("tanh", "hand_examples", "gradcheck"),
     "relu_flipped": ("relu", "gradcheck"),
     "pow_": ("pow", "gradcheck"),
     # every other cause, in three styles: the one check that names it (measured, the smallest that does)
     "assign_in_": ("accumulate",),
     "add_half": ("add",),
+    "missing_outgrad_": ("add", "mul", "pow", "tanh", "relu"),
     "mul_own_data": ("mul",),
     "relu_negative_grad": ("relu",),
     "topo_not_reversed": ("hand_examples",),

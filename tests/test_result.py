@@ -61,6 +61,8 @@ def test_what_is_not_a_result_is_refused_naming_the_field(results):
         "result.score: expected float, got str": {**good, "score": "100"},
         "result.score: expected float, got bool": {**good, "score": True},
         "result.checks[0].visibility": {**good, "checks": [{**check, "visibility": "secret"}]},
+        "result.checks[0].status: 'passd' is not one of": {**good, "checks": [{**check, "status": "passd"}]},
+        "result.checks[0].status: expected str, got int": {**good, "checks": [{**check, "status": 1}]},
         "result.checks[0].artifacts: expected dict": {**good, "checks": [{**check, "artifacts": [1]}]},
         "result.checks[0].counterexample: expected an object": {**good, "checks": [{**check, "counterexample": "x"}]},
         "result.error.kind": {**good, "status": "error", "error": {"kind": "exploded", "message": "x"}},

@@ -1,6 +1,6 @@
 """The student's own tests, graded as the best test-grading systems do (wheats and chaffs).
 
-Their suite runs with real pytest in the suite lane (grader/lanes.py): on their own engine
+Their suite runs with real pytest in the suite lane (grader/lanes/): on their own engine
 (`student_tests`), on correct engines written differently (`wheat`: a test that rejects
 one is invalid), and on mutants of those engines, one per sabotage operator (`sabotage`:
 good tests catch each one). Every run is a fresh process that sees only its engine,

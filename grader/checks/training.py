@@ -22,6 +22,7 @@ from grader.checks.evidence import Evidence
 from grader.checks.features import basic_cause
 from grader.checks.judging import causes_found, error_message, not_written, shown
 from grader.checks.registry import check
+from grader.checks.rules import RULE_CHECKS
 from grader.feedback import numbers
 from grader.protocol import UNREADABLE, Observation, a_bool, a_name, a_number, an_int, list_of
 from grader.result import Counterexample, Outcome
@@ -147,7 +148,28 @@ def _diagnose(output, act: float) -> str:
     return ""
 
 
-@check("training", "The lesson's training loop converges, and matches the reference step for step", backward=True)
+BEFORE_TRAINING = (
+    "forward",
+    *RULE_CHECKS,
+    "accumulate",
+    "topo_order",
+    "deep_graph",
+    "hand_examples",
+    "gradcheck",
+    "numerical_grad",
+    "neuron",
+)
+"""The checks training reads, in the lesson's order: when its losses leave the reference's, its card names the first
+of them that failed (or whose numbers changed from try to try) as the one to fix first, and it tests the causes
+they named on the whole loop (diagnose.in_training)."""
+
+
+@check(
+    "training",
+    "The lesson's training loop converges, and matches the reference step for step",
+    backward=True,
+    reads=BEFORE_TRAINING,
+)
 def training(ctx: Context) -> Outcome:
     spec = ctx.assignment.training
     if spec is None:
@@ -334,6 +356,7 @@ def _diverged(
         or _named_alone(ctx, artifacts)
         or diagnose.in_training(
             ctx,
+            ctx.reads.named(),
             lambda module: probes.train(module, probes.Loop(**args, initial=start))["losses"],
             losses,
             spec.rtol,
@@ -399,13 +422,13 @@ def _unstable(ctx: Context, request: dict, losses: list, rtol: float, artifacts:
     if step is None:
         return ""
     artifacts["unstable"] = True
-    first = ctx.unstable or next(iter(ctx.failed), None)
+    first = ctx.reads.unstable() or next(iter(ctx.reads.failed()), None)
     said = (
         f"\nRun again, the same loop gave another loss at step {step} ({numbers(shown(other[step]))[0]} instead of "
         f"{numbers(shown(losses[step]))[0]}): your engine's numbers change from run to run (the order backward() "
         "visits nodes in follows memory addresses, as children kept in a set do), so no loop reproduces them."
     )
-    if len(ctx.named) == 1:  # the cause an earlier check named, said once ('Same cause as accumulate'): _cause
+    if len(ctx.reads.named()) == 1:  # the cause an earlier check named, said once ('Same cause as accumulate')
         return said
     fix = f"fix what {first} finds first" if first else "fix the first check above that fails first"
     return f"{said}\nWith right rules the order would not change the numbers: {fix}, and compare then."
@@ -415,9 +438,10 @@ def _named_alone(ctx: Context, artifacts: dict[str, Any]) -> Cause | None:
     """Of losses that change from run to run (artifacts' unstable), which no replay of a cause can match: the one
     cause an earlier check of this grading named, if only one was (the card then says 'Same cause as <that
     check>', as gradcheck's and hand_examples' do)."""
-    if not artifacts.get("unstable") or len(ctx.named) != 1:
+    named = ctx.reads.named()
+    if not artifacts.get("unstable") or len(named) != 1:
         return None
-    return diagnose.as_named(ctx, ctx.named[0])
+    return diagnose.as_named(ctx, named[0])
 
 
 def starting_parameters(spec: Training) -> list[float]:

@@ -21,6 +21,8 @@ from grader.result import Result
 FAMILIES = {
     "assign_in_": "`=` for `+=` in a backward: a value used twice keeps only one path's gradient",
     "detached_": "an operation built without its inputs as children: nothing flows back through it",
+    "missing_outgrad_": "a backward that does not multiply by out.grad: right on the output only, wrong inside any "
+    "larger expression",
     "backward_on_input_": "a rule's _backward set on the operation's input instead of on its output: the input's "
     "own rule is lost",
 }

@@ -284,16 +284,37 @@ def _times_one_plus(update: Update, t: ast.expr) -> bool:
     )
 
 
-@inverse("mul_missing_outgrad")
-def mul_missing_outgrad(source: Source) -> list[Span]:
-    """x.grad += other.data: times the output's gradient."""
-    spans = []
-    for update in updates(source, "mul"):
-        found = output(source, update)
-        if found is None or any(_is_gradient(n, found[1]) for n in ast.walk(update.value)):
-            continue
-        spans.append(source.replace(update.value, f"{paren(source, update.value)} * {found[1]}"))
-    return spans
+def _outgrad_missing(rule: str) -> Finder:
+    def find(source: Source) -> list[Span]:
+        """x.grad += other.data (or 1.0): times the output's gradient, on each side that lacks it."""
+        spans = []
+        for update in _accumulated(source, rule):
+            found = output(source, update)
+            if found is None or any(_is_gradient(n, found[1]) for n in ast.walk(update.value)):
+                continue
+            one = isinstance(update.value, ast.Constant) and update.value.value == 1  # `+= 1.0`: `+= out.grad`
+            spans.append(
+                source.replace(update.value, found[1] if one else f"{paren(source, update.value)} * {found[1]}")
+            )
+        return spans
+
+    return find
+
+
+for _rule in UPDATED:
+    inverse(f"missing_outgrad_{_rule}")(_outgrad_missing(_rule))
+
+
+def _accumulated(source: Source, rule: str) -> list[ast.AugAssign]:
+    """Every `x.grad += ...` of the rule's backward, a constant one too (`self.grad += 1.0`: + with out.grad
+    forgotten), but `+= 0`."""
+    return [
+        n
+        for site in sites(source, rule)
+        for statement in site
+        for n in statements(statement)
+        if isinstance(n, ast.AugAssign) and grad_target(n) is not None and not _zero(n.value)
+    ]
 
 
 def _is_gradient(node: ast.AST, incoming: str) -> bool:

@@ -179,7 +179,7 @@ def proven(
     result: Result, text: str, edits: list[Edit], grade: Callable[[str], dict[str, str] | None]
 ) -> list[tuple[Edit, list[str]]]:
     """The edits verified, each with the checks it makes pass. grade: each check's status on a source."""
-    before = {c.id: c.status for c in result.checks if c.id not in SUITE_CHECKS}
+    before: dict[str, str] = {c.id: c.status for c in result.checks if c.id not in SUITE_CHECKS}
     # one after another, not in threads: Python 3.11's ast is not safe to use from two threads at once ("AST
     # constructor recursion depth mismatch"), and a grading parses the file
     alone = [_statuses(grade, text, [edit]) for edit in edits]

@@ -178,6 +178,57 @@ def _holds(place: tuple | None, node: ast.AST) -> bool:
     return isinstance(value, list) and position < len(value) and value[position] is node
 
 
+def incoming_dropped(tree: ast.Module, rule: str, which: int | None = None) -> int:
+    """The rule's backward made to forget the incoming gradient: `* out.grad` dropped from each update (an update
+    that is out.grad alone becomes 1.0), or (which) only from one input's, self's (0) or other's (1), of a rule
+    with two. How many updates changed."""
+    updates = rule_updates(tree, rule)
+    if which is not None:
+        if len(updates) != 2:
+            raise NotApplicable(f"no two updates in the backward of {rule}")
+        updates = [updates[which]]
+    incoming = {"grad"} | _names_bound_to_grad(tree)
+    count = 0
+    for update in updates:
+        value = _without_incoming(update.value, incoming)
+        if value is not None:
+            update.value = value
+            count += 1
+    return count
+
+
+def _without_incoming(value: ast.expr, incoming: set[str]) -> ast.expr | None:
+    """value with its factor of the incoming gradient dropped, or None when it has no such factor."""
+    if _is_incoming(value, incoming):
+        return ast.Constant(1.0)
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult):
+        for keep, drop in ((value.left, value.right), (value.right, value.left)):
+            if _is_incoming(drop, incoming):
+                return keep
+    if isinstance(value, ast.IfExp):
+        body, orelse = _without_incoming(value.body, incoming), _without_incoming(value.orelse, incoming)
+        if body is not None or orelse is not None:
+            return ast.IfExp(value.test, body or value.body, orelse or value.orelse)
+    return None
+
+
+def _is_incoming(node: ast.expr, incoming: set[str]) -> bool:
+    return (isinstance(node, ast.Attribute) and node.attr == "grad") or (
+        isinstance(node, ast.Name) and node.id in incoming
+    )
+
+
+def _names_bound_to_grad(tree: ast.Module) -> set[str]:
+    """Names a dispatching backward() binds to the incoming gradient (`g = node.grad`)."""
+    return {
+        target.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Attribute) and node.value.attr == "grad"
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+
+
 def changed(count: int, what: str) -> None:
     if count == 0:
         raise NotApplicable(what)
