@@ -28,14 +28,29 @@ CELL_GRACE_S = 5.0
 """After a cell's interrupt, how long the grader waits before it stops the process itself."""
 
 
+def cell_name(place: int) -> str:
+    """A code cell as every message names it: by its place among the notebook's code cells (`code cell 3`), which is
+    the number Jupyter shows beside it (`In [3]`) after Restart & Run All; markdown cells, which Jupyter numbers not,
+    are not counted, nor empty code cells, which it runs not."""
+    return f"code cell {place}"
+
+
+def places(cells: tuple[tuple[int, str], ...]) -> dict[int, int]:
+    """Each code cell's place (from 1, as cell_name names it), by its index among all the notebook's cells: `cells`
+    as code_cells gives them."""
+    return {index: place for place, (index, _) in enumerate(cells, 1)}
+
+
 @dataclass(frozen=True)
 class CellReport:
     number: int
-    """The cell's position among all cells, from 1 as Jupyter shows it."""
+    """The code cell's place among the notebook's code cells, from 1 (cell_name), as Jupyter numbers it."""
     status: str
     """ok, error (it raised), timeout (interrupted, or cut off when the notebook's time ran out), killed (the
     kernel died in it), or not_run (after that)."""
     error: str = ""
+    index: int = 0
+    """The cell's index among all the notebook's cells, from 0 (not in the result: the grader's own)."""
 
 
 @dataclass(frozen=True)
@@ -50,15 +65,15 @@ class Execution:
         """One line per cell that did not run cleanly, for the student."""
         after = "the notebook's time had run out" if self.out_of_time else "the kernel had died"
         lines = [
-            f"cell {c.number}: {c.error}"
+            f"{cell_name(c.number)}: {c.error}"
             if c.status == "error"
-            else f"cell {c.number}: cut off: {c.error}"
+            else f"{cell_name(c.number)}: cut off: {c.error}"
             if c.status == "timeout" and c.error
-            else f"cell {c.number}: interrupted after running past its time limit"
+            else f"{cell_name(c.number)}: interrupted after running past its time limit"
             if c.status == "timeout"
-            else f"cell {c.number}: the kernel died while running it"
+            else f"{cell_name(c.number)}: the kernel died while running it"
             if c.status == "killed"
-            else f"cell {c.number}: not run, {after}"
+            else f"{cell_name(c.number)}: not run, {after}"
             for c in self.cells
             if c.status != "ok"
         ]
@@ -68,7 +83,9 @@ class Execution:
 
     def to_dict(self) -> dict:
         return {
-            "cells": [c.__dict__ for c in self.cells if c.status != "ok"],
+            "cells": [
+                {"number": c.number, "status": c.status, "error": c.error} for c in self.cells if c.status != "ok"
+            ],
             "died": self.died,
             "problems": self.problems(),
         }
@@ -77,7 +94,7 @@ class Execution:
         """Indices (from 0) of the cells the runs of the tests leave out: those that timed out, killed the kernel
         or never ran (each would cost its time limit again in every run; the engine lane's own run again after a
         kill keeps the cells that timed out, as a kernel keeps what they did)."""
-        return frozenset(c.number - 1 for c in self.cells if c.status in ("timeout", "killed", "not_run"))
+        return frozenset(c.index for c in self.cells if c.status in ("timeout", "killed", "not_run"))
 
 
 def read(path: Path, source: bytes | None = None) -> nbformat.NotebookNode:
@@ -131,7 +148,7 @@ class Progress:
         self.ended: dict[int, dict] = {}
         self.order = {index: k for k, (index, _) in enumerate(cells)}
         self.tell = tell
-        """Told (cell number, code cell's place from 1, code cells) as each of the notebook's cells starts."""
+        """Told (the code cell's place from 1, code cells) as each of the notebook's cells starts."""
 
     def __call__(self, event: dict) -> None:
         cell = event.get("cell")
@@ -140,7 +157,7 @@ class Progress:
         if event.get("phase") == "start":
             self.started = cell
             if self.tell is not None and cell in self.order:  # a claim: only cells the notebook has
-                self.tell(cell + 1, self.order[cell] + 1, len(self.order))
+                self.tell(self.order[cell] + 1, len(self.order))
         elif isinstance(event.get("status"), str):
             self.ended[cell] = event
             self.started = None
@@ -162,26 +179,26 @@ def execution(
     """
     reports = []
     exited = next((i for i, entry in said.items() if entry.get("exit") is True), None)
-    for index, _ in cells:
-        number = index + 1
+    for number, (index, _) in enumerate(cells, 1):
         if killed_at is not None and index == killed_at:
-            reports.append(CellReport(number, "timeout" if interrupted or out_of_time else "killed", out_of_time))
+            status = "timeout" if interrupted or out_of_time else "killed"
+            reports.append(CellReport(number, status, out_of_time, index))
             continue
         if killed_at is not None and index > killed_at:
-            reports.append(CellReport(number, "not_run"))
+            reports.append(CellReport(number, "not_run", index=index))
             continue
         entry = said.get(index, {"status": "ok"})
         if exited is not None and index > exited:
-            reports.append(CellReport(number, "not_run"))
+            reports.append(CellReport(number, "not_run", index=index))
             continue
         given = entry.get("status")
         status = given if isinstance(given, str) and given in ("ok", "error", "timeout") else "ok"
         error = f"{entry.get('ename', '')}: {entry.get('evalue', '')}".strip(": ")[:500] if status == "error" else ""
         error = error if isinstance(error, str) else ""
-        reports.append(CellReport(number, status, error))
+        reports.append(CellReport(number, status, error, index))
     died = None if killed_at is None or interrupted or out_of_time else why
     if exited is not None and killed_at is None:
-        died = f"cell {exited + 1} called exit(), which shuts the kernel down"
+        died = f"{cell_name(places(cells).get(exited, 0))} called exit(), which shuts the kernel down"
     return Execution(tuple(reports), died, out_of_time)
 
 
