@@ -116,9 +116,10 @@ class Value:
 def test_a_later_cell_defining_value_again_is_named_and_its_engine_graded_on_what_it_can_do(tmp_path, micrograd):
     """An exercise cell defines a second Value with only +, /, exp and log, another rebinds numerical_grad to a
     list: the terminal and the result name each cell, and gradcheck builds only from what that engine can do
-    (no `*` to scale the output), so it does not error on the missing `*`: what it could probe (+) held, and
-    the assignment's other operations, which that engine lacks, leave it skipped, naming forward (issue 30: no
-    pass without evidence)."""
+    (no `*` to scale the output), so it does not error on the missing `*`: what it could probe (+) held, and the
+    assignment's other operations, which that engine does not have, are their own checks' charge, once (issue
+    39.2): gradcheck passes on what the engine has; forward charges only its own (no __radd__), saying where the
+    rest is counted."""
     from grader.render import terminal
 
     path = write_notebook(tmp_path / "lesson.ipynb", ENGINE, "print('demo')", SMALL_VALUE, "numerical_grad = [1, 2, 3]")
@@ -130,10 +131,11 @@ def test_a_later_cell_defining_value_again_is_named_and_its_engine_graded_on_wha
     assert "code cell 4 defines `numerical_grad` again; the `numerical_grad` graded is that one." in result.notes
     found = statuses(result)
     gradcheck = next(c for c in result.checks if c.id == "gradcheck")
-    assert found["gradcheck"] == "skipped", gradcheck.feedback
-    assert gradcheck.artifacts["blocked_by"] == ["forward"], gradcheck.artifacts
-    assert "What could be probed held: +." in gradcheck.feedback, gradcheck.feedback
-    assert found["add"] == "passed" and found["forward"] == "error"
+    assert found["gradcheck"] == "passed", gradcheck.feedback
+    assert gradcheck.artifacts["probed"] == ["+"], gradcheck.artifacts
+    forward = next(c for c in result.checks if c.id == "forward")
+    assert found["add"] == "passed" and found["forward"] == "error", forward.feedback  # no __radd__: its own
+    assert "cannot be built yet" in forward.feedback and "counted once, by mul, pow" in forward.feedback
     shown = terminal.render(result, task)
     assert "Note: code cell 3 defines `Value` again; the engine graded is that one." in shown
 
