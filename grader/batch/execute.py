@@ -61,25 +61,6 @@ def progress_line(row: Row, done: int, total: int) -> str:
     return f"[{done:>{len(str(total))}}/{total}] {row.student} {got} ({result.duration_s:.1f} s)"
 
 
-def ending(graded: list[Row], rows: list[Row]) -> list[str]:
-    """The lines after a batch's summary: the slowest of the students graded (those graded in this run), and
-    which of the rows could not be graded (not a roster's students with no submission)."""
-    lines = []
-    graded = sorted((r for r in graded if not r.skipped), key=lambda r: (-r.result.duration_s, r.student))
-    if len(graded) > 1:
-        lines.append("slowest: " + ", ".join(f"{r.student} ({r.result.duration_s:.1f} s)" for r in graded[:3]))
-    # error results, not a roster's no_submission
-    errors = [(r.student, r.result.error) for r in rows if r.result.error and r.shown_status == "error"]
-    if errors:
-        named = ", ".join(f"{student} ({error.kind})" for student, error in errors[:20])
-        lines.append(
-            f"could not be graded: {named}"
-            + (f" and {len(errors) - 20} more" if len(errors) > 20 else "")
-            + "; each one's result.json says why"
-        )
-    return lines
-
-
 def _on_processes(tasks: list[Task], jobs: int):
     """Each task's outcome as it arrives from this machine's grading processes (as many at once as jobs,
     the same kind of process a cluster's worker keeps), and whether it is final. A grading process that
