@@ -119,7 +119,7 @@ class Grading:
 
 
 @dataclass(frozen=True)
-class Submitted:
+class ReadSubmission:
     """A submission as read, before any of it runs."""
 
     source: bytes
@@ -181,7 +181,7 @@ def _graded(grading: Grading) -> Result:
         return _result(grading, read.digest if read else None, (), rejected.execution or execution, error=error)
 
 
-def _repairing(grading: Grading, read: Submitted) -> contextlib.AbstractContextManager[Repairs | None]:
+def _repairing(grading: Grading, read: ReadSubmission) -> contextlib.AbstractContextManager[Repairs | None]:
     """The grading's repairs (grader/repair/repairs.py), their sandboxes started ahead as its engine lane's (so that
     the student's code finds the same modules imported in a regrade as in its grading), closed on the way out; None
     where it may offer none."""
@@ -212,7 +212,7 @@ def _repaired(result: Result, grading: Grading, repairs: Repairs | None) -> Resu
     return repairs.offered(result, grading.ends, lambda path, again: grade(path, again, quiet))
 
 
-def _tested(grading: Grading, read: Submitted) -> bool:
+def _tested(grading: Grading, read: ReadSubmission) -> bool:
     """Does the grading run the student's tests (so open a suite lane)?"""
     return read.tests is not None and any(c.id in SUITE_CHECKS for c in grading.specs)
 
@@ -229,7 +229,7 @@ def _engine_sandbox(grading: Grading, code: Code, tested: bool) -> tuple[Wanted,
     return Wanted(limits, warm, options.isolation), one, suites, join
 
 
-def read_submission(grading: Grading) -> Submitted:
+def read_submission(grading: Grading) -> ReadSubmission:
     """Step 1: the file (never opened again by name), its code as the sandbox loads it, and the tests."""
     submission = grading.submission
     given = grading.options.source
@@ -239,11 +239,11 @@ def read_submission(grading: Grading) -> Submitted:
     own = nb is not None and tests == notebooks.TEST_SHIM
     texts = [text for _, text in code.cells] if code.kind == "notebook" else [code.text]
     normal = normalised(*texts, *([] if own or tests is None else [tests]))
-    return Submitted(source, hashlib.sha256(source).hexdigest(), code, tests, code.text if own else tests, normal)
+    return ReadSubmission(source, hashlib.sha256(source).hexdigest(), code, tests, code.text if own else tests, normal)
 
 
 @contextlib.contextmanager
-def open_lanes(grading: Grading, read: Submitted):
+def open_lanes(grading: Grading, read: ReadSubmission):
     """Step 2: the engine lane, and the suite lane when the tests are graded (its sandboxes warm up while
     this thread writes the plan of engines). With one_sandbox (a batch), and where sandboxes would share the
     machine's /tmp (a uid of their own without namespaces), both share one sandbox in turn.

@@ -156,7 +156,7 @@ def staleness(path: Path, inputs: list[str]) -> str:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class Shown:
     text: str
     html: str | None = None
 
@@ -171,7 +171,7 @@ class Outcome:
         return found
 
 
-def _grade(path: Path, request, shown) -> Outcome:
+def _grade(path: Path, request, shown) -> Shown:
     """grader check on the saved notebook, in a process of its own (cwd: the notebook's folder, where its reports
     go); its progress shown on one line as it comes, its result read back."""
     before = history.recall(path, None, path.parent)
@@ -201,13 +201,13 @@ def _grade(path: Path, request, shown) -> Outcome:
         text = "".join(printed).rstrip()
         errors = "".join(line for line in said if not line.startswith("[")).strip()
         if code not in (0, 1) or not out.exists():
-            return Outcome(f"{text}\n{errors}".strip() or f"grader check ended with exit code {code}")
+            return Shown(f"{text}\n{errors}".strip() or f"grader check ended with exit code {code}")
         try:
             from grader.result import Result
 
             result = Result.from_dict(json.loads(out.read_text(encoding="utf-8")))
         except (ValueError, BadResult) as exc:
-            return Outcome(f"{text}\n(the result could not be read back: {exc})")
+            return Shown(f"{text}\n(the result could not be read back: {exc})")
     from grader import kit
     from grader.render.html import inline_report
 
@@ -215,7 +215,7 @@ def _grade(path: Path, request, shown) -> Outcome:
     if before is not None and before.assignment == result.assignment:
         change = history.compare(before, history.Record.of(result, path))
     unwritten = kit.unwritten(_saved(path), notebook=True)  # the box names every kit method still to write
-    return Outcome(text, inline_report(result, change, f"reports/{path.stem}.html", unwritten))
+    return Shown(text, inline_report(result, change, f"reports/{path.stem}.html", unwritten))
 
 
 def _saved(path: Path) -> str | None:

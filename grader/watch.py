@@ -27,19 +27,19 @@ SETTLE_S = 0.3
 
 
 @dataclass(frozen=True)
-class Seen:
+class Looked:
     """A file as last looked at: its stat's size and time, and its bytes' hash (None: not there, or unreadable)."""
 
     stat: tuple[int, int] | None
     digest: str | None
 
 
-def look(path: Path, before: Seen | None = None) -> Seen:
+def look(path: Path, before: Looked | None = None) -> Looked:
     """The file now; its bytes are read again only when its size or time differ from `before`'s."""
     try:
         info = os.stat(path, follow_symlinks=False)
     except OSError:
-        return Seen(None, None)
+        return Looked(None, None)
     stat = (info.st_size, info.st_mtime_ns)
     if before is not None and before.stat == stat:
         return before
@@ -47,12 +47,12 @@ def look(path: Path, before: Seen | None = None) -> Seen:
         digest = hashlib.sha256(fileio.read_regular(path)).hexdigest()
     except (OSError, GraderError):
         digest = f"unreadable {stat}"  # a link, a folder, too large: the grading says what is wrong with it
-    return Seen(stat, digest)
+    return Looked(stat, digest)
 
 
 def changed(
     paths: list[Path],
-    seen: dict[Path, Seen],
+    seen: dict[Path, Looked],
     poll_s: float = POLL_S,
     settle_s: float = SETTLE_S,
     stop: Callable[[], bool] = lambda: False,

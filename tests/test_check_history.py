@@ -19,7 +19,7 @@ from conftest import ZOO, quick_assignment
 from grader import history
 from grader.errors import UsageError
 from grader.result import CheckResult, Result
-from grader.watch import Seen, changed, look
+from grader.watch import Looked, changed, look
 
 CHECKS = ("forward", "add", "tanh", "accumulate", "gradcheck")
 TANH_BUG = "self.grad += (1 - self.data ** 2) * out.grad"
@@ -151,7 +151,7 @@ def test_a_change_is_seen_once_its_bytes_change_and_stand_still(tmp_path):
     watched.write_text("a = 1\n")
     missing = tmp_path / "test_micrograd.py"
     seen = {watched: look(watched), missing: look(missing)}
-    assert seen[missing] == Seen(None, None)
+    assert seen[missing] == Looked(None, None)
     found: list = []
     waiting = threading.Thread(target=lambda: found.append(changed([watched, missing], seen, 0.02, 0.1)), daemon=True)
     waiting.start()

@@ -11,7 +11,7 @@ from conftest import BASE_ENGINE, WHEATS
 
 from grader import catalog
 from grader.checks.gradcheck import boundary_sweep, found_cases, gradcheck_judged
-from grader.checks.reads import Found, Ran, Reads
+from grader.checks.reads import Findings, Ran, Reads
 from grader.checks.suite import SUITE_CHECKS
 from grader.result import Outcome
 
@@ -69,8 +69,8 @@ def test_gradcheck_judges_the_cases_the_checks_it_reads_found_failing_that_it_ca
     with_tanh = (("leaf", 0.5), ("tanh", 0))
     failed = Outcome("failed", "wrong")
     found = {
-        "tanh": Ran("tanh", failed, Found(cases=(with_tanh,))),
-        "pow": Ran("pow", failed, Found(cases=(zero_pow,))),
+        "tanh": Ran("tanh", failed, Findings(cases=(with_tanh,))),
+        "pow": Ran("pow", failed, Findings(cases=(zero_pow,))),
     }
     reads = Reads("gradcheck", ("pow", "tanh"), found)
     assert found_cases(reads, ("add", "mul", "pow")) == [zero_pow]

@@ -458,7 +458,9 @@ def test_every_csv_cell_is_data_never_a_formula(tmp_path):
         f'"{h.replace(chr(34), chr(34) * 2)}",{8000 + i},,,S,' for i, h in enumerate(HOSTILE)
     ]
     (tmp_path / "canvas.csv").write_text("\n".join(canvas_rows) + "\n")
-    text = export.canvas(roster.read(tmp_path / "canvas.csv"), {}, 20.0, None, writeback.Options(), writeback.Tally())
+    text = export.canvas(
+        roster.read(tmp_path / "canvas.csv"), {}, 20.0, None, writeback.WriteOptions(), writeback.Tally()
+    )
     (tmp_path / "c.csv").write_text(text)
     with open(out / "grades.csv", newline="") as f:
         grades = list(csv.reader(f))

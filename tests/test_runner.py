@@ -14,7 +14,7 @@ import pytest
 
 from grader.checks import REGISTRY, Check
 from grader.checks.context import Context, Judged
-from grader.checks.reads import Found, Ran, Reads
+from grader.checks.reads import Findings, Ran, Reads
 from grader.checks.runner import ordered, run_checks
 from grader.checks.suite import SUITE_CHECKS
 from grader.checks.training import BEFORE_TRAINING
@@ -81,7 +81,7 @@ def test_a_declared_check_the_grading_does_not_run_reads_as_none(micrograd):
 
 def test_reading_an_undeclared_check_raises(micrograd):
     """Directly, and in a grading, where the check that did it ends in an error naming the grader's bug."""
-    ran = Ran("found", Outcome("failed", "x"), Found(cases=(CASE,)))
+    ran = Ran("found", Outcome("failed", "x"), Findings(cases=(CASE,)))
     reads = Reads("reader", ("quiet",), {"found": ran})
     with pytest.raises(UndeclaredRead, match="'reader' read the result of 'found'"):
         reads.get("found")
@@ -94,9 +94,9 @@ def test_reading_an_undeclared_check_raises(micrograd):
 def test_reads_give_each_declared_result_in_the_order_declared():
     failed, passed = Outcome("failed", "x"), Outcome("passed", "y")
     results = {
-        "b": Ran("b", failed, Found(cases=(CASE,), unstable="b", named=("assign_in_mul",))),
-        "a": Ran("a", failed, Found(named=("assign_in_add", "assign_in_mul"))),
-        "c": Ran("c", passed, Found(unstable="c")),
+        "b": Ran("b", failed, Findings(cases=(CASE,), unstable="b", named=("assign_in_mul",))),
+        "a": Ran("a", failed, Findings(named=("assign_in_add", "assign_in_mul"))),
+        "c": Ran("c", passed, Findings(unstable="c")),
     }
     reads = Reads("r", ("a", "b", "c"), results)
     assert [r.id for r in reads] == ["a", "b", "c"]

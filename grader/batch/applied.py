@@ -92,7 +92,7 @@ class Saved:
         percent = late_percent(entry, result.score if result else 0.0)
         return Graded(student, entry.status or "error", result, self.max_score, percent)
 
-    def known(self) -> book.Known:
+    def known(self) -> book.Nameable:
         """The students and checks an override may name, with the checks' points (from a graded result)."""
         checks: dict[str, float] = {}
         for student in self.entries:
@@ -100,7 +100,7 @@ class Saved:
             if graded is not None and graded.status == "graded" and graded.result is not None:
                 checks = {c.id: float(c.max_score) for c in graded.result.checks}
                 break
-        return book.Known(tuple(self.entries), checks, self.max_score)
+        return book.Nameable(tuple(self.entries), checks, self.max_score)
 
     def adjusted_before(self) -> set[str]:
         """The students whose summary.json says an override applied to them, or waits for a look."""
@@ -127,7 +127,7 @@ def for_batch(out: Path, assignment: Assignment, names: set[str]) -> tuple[list[
     if not overrides:
         return [], before
     students = names | set(saved.entries if saved else ())
-    known = book.Known(tuple(sorted(students)), {c.id: c.points for c in assignment.checks}, assignment.max_score)
+    known = book.Nameable(tuple(sorted(students)), {c.id: c.points for c in assignment.checks}, assignment.max_score)
     overrides = book.resolve(overrides, known, str(out / OVERRIDES_FILE))
     if saved is not None:
         overrides, changed = pin_all(overrides, {s: g for s in saved.entries if (g := saved.graded(s)) is not None})

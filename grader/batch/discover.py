@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.batch import archives
-from grader.batch.found import Found, Missing, Submission
+from grader.batch.found import Found, Submission, Ungradable
 from grader.batch.notes import Note, listed
 from grader.errors import BadMetadata
 from grader.files import MODULE_FILE, TESTS_FILE
@@ -430,7 +430,9 @@ class _Discovery:
         submissions, missing = [], []
         for entry, student in one_per_student(self.entries, self.note):
             if entry.main is None:
-                missing.append(Missing(student, entry.identity, entry.problem or "nothing to grade", entry.main_label))
+                missing.append(
+                    Ungradable(student, entry.identity, entry.problem or "nothing to grade", entry.main_label)
+                )
                 continue
             try:
                 sub = self.stage(entry, student)
@@ -439,7 +441,7 @@ class _Discovery:
             if isinstance(sub, Submission):
                 submissions.append(sub)
             else:
-                missing.append(Missing(student, entry.identity, sub, entry.main_label))
+                missing.append(Ungradable(student, entry.identity, sub, entry.main_label))
         return Found(
             tuple(sorted(submissions, key=lambda s: s.student)),
             tuple(self.notes),

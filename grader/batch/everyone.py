@@ -21,7 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from grader import __version__
-from grader.batch.found import Missing
+from grader.batch.found import Ungradable
 from grader.batch.outputs import Row, atomic_write
 from grader.classfiles import NO_SUBMISSION
 from grader.files import GRADESCOPE_FILE, KEY_FILE, MODULE_FILE, REPORT_FILE, RESULT_FILE
@@ -35,7 +35,7 @@ from grader.spec import Assignment
 
 
 def everyone(
-    rows: list[Row], missing: tuple[Missing, ...], roster: Roster | None, students: Path, assignment: Assignment
+    rows: list[Row], missing: tuple[Ungradable, ...], roster: Roster | None, students: Path, assignment: Assignment
 ) -> list[Row]:
     """The graded rows, a row for each student found but not gradable, and, with a roster, one for each
     roster student nothing was found for; `students` is the folder of the students' own folders."""

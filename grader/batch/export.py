@@ -101,7 +101,7 @@ def main(**options) -> int:
     max_score = catalog.load(request.assignment).max_score if not rows else _max_score(rows)
     if class_list is not None:
         rows = matching.join(class_list, rows, graded, request.mapping, request.allow_unmatched)
-    writing = writeback.Options(request.percent, request.zero_missing)
+    writing = writeback.WriteOptions(request.percent, request.zero_missing)
     tally = writeback.Tally()
     if target == "canvas" and class_list is not None:
         text = canvas(class_list, rows, max_score, request.column, writing, tally)
@@ -158,7 +158,7 @@ def canvas(
     rows: dict[str, GradebookRow],
     max_score: float,
     column: str | None,
-    options: writeback.Options,
+    options: writeback.WriteOptions,
     tally: writeback.Tally,
 ) -> str:
     header = list(class_list.header)
@@ -243,7 +243,7 @@ def _title_id(header: str) -> bool:
 
 
 def moodle(
-    class_list: rosters.Roster, rows: dict[str, GradebookRow], options: writeback.Options, tally: writeback.Tally
+    class_list: rosters.Roster, rows: dict[str, GradebookRow], options: writeback.WriteOptions, tally: writeback.Tally
 ) -> str:
     header = list(class_list.header)
     where = class_list.columns
@@ -279,7 +279,10 @@ def moodle(
 
 
 def plain_csv(
-    class_list: rosters.Roster | None, rows: dict[str, GradebookRow], options: writeback.Options, tally: writeback.Tally
+    class_list: rosters.Roster | None,
+    rows: dict[str, GradebookRow],
+    options: writeback.WriteOptions,
+    tally: writeback.Tally,
 ) -> str:
     writer = csvfile.Writer()
     writer.writerow(["Name", "SID", "Email", "Score", "Max Points", "Status"])

@@ -28,7 +28,7 @@ class Submission:
 
 
 @dataclass(frozen=True)
-class Missing:
+class Ungradable:
     """A student something was found for that cannot be graded, and why (a row, never only a note)."""
 
     student: str
@@ -43,5 +43,5 @@ class Found:
     notes: tuple[Note, ...]
     """What the instructor should know: files left out and why, duplicates, renamed ids (one note per
     file: grader.batch.notes.grouped counts them per student for display)."""
-    missing: tuple[Missing, ...] = ()
+    missing: tuple[Ungradable, ...] = ()
     """The students found whose work cannot be graded, each with the reason."""

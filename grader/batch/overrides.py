@@ -87,7 +87,7 @@ class Override:
 
 
 @dataclass(frozen=True)
-class Known:
+class Nameable:
     """What an override may name: the class's students and the checks with their points."""
 
     students: tuple[str, ...]
@@ -245,7 +245,7 @@ def write(out: Path, overrides: Iterable[Override]) -> None:
     atomic_write(out / FILE, writer.text())
 
 
-def resolve(overrides: list[Override], known: Known, where: str) -> list[Override]:
+def resolve(overrides: list[Override], known: Nameable, where: str) -> list[Override]:
     """The overrides with each student named by their id, once each is checked against the class: a student
     and a check that exist, points within the check's (or the assignment's); otherwise a UsageError naming the
     line, the cell and the nearest match. `where` names the file (or the command line) in messages."""

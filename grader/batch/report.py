@@ -13,7 +13,7 @@ from grader.batch import applied
 from grader.batch import overrides as book
 from grader.batch.earlier import earlier_rows
 from grader.batch.everyone import everyone
-from grader.batch.found import Missing
+from grader.batch.found import Ungradable
 from grader.batch.notes import Grouped
 from grader.batch.outputs import KIT_FLAG, Incomplete, Insight, Row, write_class_outputs
 from grader.batch.resume import STUDENTS
@@ -29,7 +29,7 @@ class Known:
     with nothing to grade, the instructor's overrides, and what the class-wide passes read."""
 
     noted: tuple[Grouped, ...]
-    missing: tuple[Missing, ...]
+    missing: tuple[Ungradable, ...]
     overrides: list[book.Override]
     insight: Insight
 

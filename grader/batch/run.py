@@ -17,7 +17,7 @@ from grader import catalog, secret, spec
 from grader.batch import applied
 from grader.batch.discover import Submission, discover
 from grader.batch.execute import execute
-from grader.batch.found import Found, Missing
+from grader.batch.found import Found, Ungradable
 from grader.batch.insight import code_of, previous_works
 from grader.batch.notes import Grouped, grouped
 from grader.batch.outputs import Insight
@@ -147,7 +147,7 @@ def _students(found: Found, out: Path, assignment: spec.Assignment) -> tuple[lis
         except Exception as exc:
             who = submission.identity or plain(submission.student)
             why = f"the file {quoted(submission.path.name)} could not be read for grading ({failure(exc)})"
-            unread.append(Missing(submission.student, who, why, submission.source))
+            unread.append(Ungradable(submission.student, who, why, submission.source))
     return students, dataclasses.replace(
         found, missing=tuple(sorted(found.missing + tuple(unread), key=lambda m: m.student))
     )

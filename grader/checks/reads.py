@@ -22,7 +22,7 @@ from grader.result import Outcome
 
 
 @dataclass(frozen=True)
-class Found:
+class Findings:
     """What a check found on its way that the checks reading it use, beside its outcome."""
 
     cases: tuple[Program, ...] = ()
@@ -54,8 +54,8 @@ class Finding:
         if cause_id not in self.named:
             self.named.append(cause_id)
 
-    def frozen(self) -> Found:
-        return Found(tuple(self.cases), self.unstable, tuple(self.named))
+    def frozen(self) -> Findings:
+        return Findings(tuple(self.cases), self.unstable, tuple(self.named))
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,7 @@ class Ran:
     id: str
     outcome: Outcome
     """Its outcome as the runner recorded it: the check's own, or the error or skip a time limit or a hang made."""
-    found: Found = Found()
+    found: Findings = Findings()
     duration_s: float = 0.0
 
     @property

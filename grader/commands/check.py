@@ -156,7 +156,7 @@ def _checked(request: Request) -> Request:
 
 
 @dataclass(frozen=True)
-class Graded:
+class Checked:
     """One grading by `grader check`: the result, the assignment, and the submission's bytes as graded."""
 
     result: Result
@@ -166,7 +166,7 @@ class Graded:
     which the result says)."""
 
 
-def grade_once(request: Request) -> Graded:
+def grade_once(request: Request) -> Checked:
     """One grading of the submission as it is on disk now, in the sandboxes, with its progress on stderr. The file
     is read once: the grading and the report have the same bytes, whatever becomes of the file meanwhile."""
     iso = isolation.require("check")
@@ -182,7 +182,7 @@ def grade_once(request: Request) -> Graded:
         from grader.sandbox.trial import require_started
 
         task = catalog.load(request.assignment)
-        progress, cells = Progress(sys.stderr), CellProgress(sys.stderr)
+        progress, cells = CheckProgress(sys.stderr), CellProgress(sys.stderr)
         try:
             result = grade(
                 request.submission,
@@ -206,10 +206,10 @@ def grade_once(request: Request) -> Graded:
         finally:
             cells.done()
             progress.clear()
-    return Graded(result, task, source)
+    return Checked(result, task, source)
 
 
-def show(graded: Graded, request: Request, before: history.Record | None, headline: str = "") -> history.Change | None:
+def show(graded: Checked, request: Request, before: history.Record | None, headline: str = "") -> history.Change | None:
     """The grading told: the table led by what changed since the last check (or, given a `headline`, one line
     and the cards of the checks whose status changed), then the JSON and the report written, and this check
     remembered. Returns what changed."""
@@ -325,7 +325,7 @@ class _Line:
             pass
 
 
-class Progress(_Line):
+class CheckProgress(_Line):
     """Each check on stderr as it ends (`[ 3/18] add  PASS 6/6 (0.4 s)`), so a slow engine is never graded
     in silence: one line per check, or on a terminal one line rewritten in place and cleared before the
     table. Status and points only: feedback waits for the table."""

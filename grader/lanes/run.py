@@ -79,7 +79,7 @@ class RunSettings:
 
 
 @dataclass(frozen=True)
-class Ran:
+class Returned:
     """What one run gave back: its reply, or None when the grading's time ran out before it could end; and, of a
     run asked to derive them, the notebook's cells as IPython transforms them (protocol's transformed())."""
 
@@ -87,12 +87,14 @@ class Ran:
     transformed: tuple[tuple[int, str], ...] = ()
 
 
-def run_tests(sandbox: Sandbox, job: SuiteJob, engine: EngineRun | None, timeout: float, settings: RunSettings) -> Ran:
+def run_tests(
+    sandbox: Sandbox, job: SuiteJob, engine: EngineRun | None, timeout: float, settings: RunSettings
+) -> Returned:
     """One run of the suite on engine (None: the student's own) in a fresh process of sandbox, a notebook without the
     cells settings leave out."""
     started = time.monotonic()
     if settings.until is not None and started >= settings.until:
-        return Ran(None)
+        return Returned(None)
     derive = engine is None and not job.code.transformed and job.code.kind == "notebook"
     message = protocol.suite(
         job.code.request(settings.skip, settings.cell_timeout, settings.lean, derive),
@@ -104,14 +106,14 @@ def run_tests(sandbox: Sandbox, job: SuiteJob, engine: EngineRun | None, timeout
     try:
         unit = sandbox.unit("suite")
     except WorkerFailure as exc:
-        return Ran(RunReply(engine, failure=exc, duration=time.monotonic() - started))
+        return Returned(RunReply(engine, failure=exc, duration=time.monotonic() - started))
     heard: list[dict] = []
     reply, failure, ended = _exchange(unit, message, (timeout, settings.until), heard)
     before = protocol.before_tests(heard, job.code, derive, bool(job.probes))
     found = before.transformed if derive else ()  # said before the student's code ran: it holds however the run ended
     if isinstance(failure, OutOfTime) and failure.outer:
-        return Ran(None, found)
-    return Ran(RunReply(engine, reply, failure, ended - started, before.probes), found)
+        return Returned(None, found)
+    return Returned(RunReply(engine, reply, failure, ended - started, before.probes), found)
 
 
 def _exchange(

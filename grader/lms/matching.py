@@ -19,7 +19,7 @@ from pathlib import Path
 
 from grader.classfiles import NO_SUBMISSION, GradebookRow
 from grader.errors import UsageError
-from grader.lms.roster import Roster, Student
+from grader.lms.roster import Roster, RosterStudent
 
 MOST_MAP_BYTES = 5 * 2**20
 SHOWN = 10
@@ -63,7 +63,7 @@ def join(
 
 def _likely(class_list: Roster, name: str) -> str:
     """The roster row most like a student id, by name or login; or that none is."""
-    keys: dict[str, Student] = {}
+    keys: dict[str, RosterStudent] = {}
     for student in class_list.students:
         for key in (student.name, student.id_base, *student.aliases):
             keys.setdefault(_plain(key), student)

@@ -65,7 +65,7 @@ MOODLE_ENGLISH = {"name": "Full name", "grade": "Grade", "maximum": "Maximum Gra
 
 
 @dataclass(frozen=True)
-class Student:
+class RosterStudent:
     """One student on the roster."""
 
     lms: str
@@ -95,7 +95,7 @@ class Student:
 class Roster:
     lms: str
     header: tuple[str, ...]
-    students: tuple[Student, ...]
+    students: tuple[RosterStudent, ...]
     rows: tuple[tuple[str, ...], ...]
     """Every row after the header, as read (for exports that write the file back)."""
     path: Path
@@ -104,7 +104,7 @@ class Roster:
     columns: dict[str, int] = field(default_factory=dict)
     """Where the columns an export needs are (Moodle: `grade`, `maximum`; Canvas: `id`), by role."""
 
-    def match(self, who: Identity, student_id: str) -> Student | None:
+    def match(self, who: Identity, student_id: str) -> RosterStudent | None:
         """The roster student this work is from, by the LMS's id (by name only for a plain folder)."""
         for s in self.students:
             if who.lms == self.lms and who.user_id and who.user_id == s.user_id:
@@ -121,7 +121,7 @@ class Roster:
             return named[0] if len(named) == 1 else None
         return None
 
-    def by_id(self, user_id: str) -> Student | None:
+    def by_id(self, user_id: str) -> RosterStudent | None:
         return next((s for s in self.students if s.user_id == user_id), None)
 
 
@@ -204,7 +204,7 @@ def _canvas(header, body, ident: int):
         name = f"{_at(row, 0)}, {_at(row, 1)}" if split else _at(row, 0)
         if not uid.isascii() or not uid.isdigit() or "points possible" in name.lower() or name.lower() in TEST_STUDENT:
             continue  # the Points Possible row, a posting-policy row, the test student
-        yield Student(
+        yield RosterStudent(
             "canvas",
             uid,
             name,
@@ -279,7 +279,7 @@ def _moodle(header, body, columns: dict[str, int]):
         if not number:
             continue
         email = _at(row, columns.get("email", -1))
-        yield Student(
+        yield RosterStudent(
             "moodle",
             number,
             _at(row, columns.get("name", -1)) or _at(row, 0),
@@ -302,4 +302,4 @@ def _gradescope(header, body):
             or f"{_cell(header, row, 'First Name')} {_cell(header, row, 'Last Name')}".strip()
         )
         if email or sid:
-            yield Student("gradescope", sid or email, name, _aliases(email, sid), email, row)
+            yield RosterStudent("gradescope", sid or email, name, _aliases(email, sid), email, row)

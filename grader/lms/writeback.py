@@ -24,7 +24,7 @@ BLANK = ("", "-")
 
 
 @dataclass(frozen=True)
-class Options:
+class WriteOptions:
     percent: bool = False
     zero_missing: bool = False
 
@@ -55,7 +55,7 @@ class Column:
     form: numbers.Form
 
 
-def decide(row: GradebookRow | None, cell: str, column: Column, options: Options, tally: Tally, team: str = ""):
+def decide(row: GradebookRow | None, cell: str, column: Column, options: WriteOptions, tally: Tally, team: str = ""):
     """The cell to write for one roster student: `row` is their gradebook row (None: nothing of theirs),
     `cell` what the LMS wrote; `team` the group the LMS says they are in, if it says."""
     form = column.form
