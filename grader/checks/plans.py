@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from grader import __version__
+from grader import __version__, cache
 from grader.checks import strategies
 from grader.programs import Program
 
@@ -72,7 +72,7 @@ def settings(max_examples: int) -> hypothesis.settings:
 
 
 def cache_dir() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "micrograd-grader"
+    return cache.folder()
 
 
 @functools.cache

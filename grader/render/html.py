@@ -23,11 +23,13 @@ from grader.causes import CAUSES
 from grader.feedback import CARD_LINES, SAME, first_sentence, held, not_written, numbers, summary, to_fix
 from grader.final import Final, points
 from grader.history import Change
+from grader.render.compiled import kept
 from grader.render.repairs import diff_lines, sentence
 from grader.result import Result
 
 ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("grader.render", "templates"),
+    bytecode_cache=kept(),
     autoescape=jinja2.select_autoescape(default=True, default_for_string=True),
     trim_blocks=True,
     lstrip_blocks=True,
