@@ -120,7 +120,7 @@ TARGETS = {
     "grader.commands.check": ["grade_once", "_prestart", "show", "Progress.done*"],
     "grader.catalog": [],
     "grader.grading": ["grade", "suite_plan", "load"],
-    "grader.lanes": ["SuiteLane.planned", "SuiteLane._run"],
+    "grader.lanes.suite": ["SuiteLane.planned", "SuiteLane._run"],
     "grader.sandbox.supervisor": ["Sandbox.wait_ready"],
     "grader.render.html": ["student_report"],
     "hypothesis": [],
