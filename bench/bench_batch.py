@@ -12,6 +12,10 @@ flips every round):
 - the floor: merely executing the notebooks with nbclient, J at a time;
 - `grader batch ... --jobs 1`, to show how wall time scales with jobs (--no-jobs-1 skips it).
 
+Every tool runs with bytecode written, as on a user's machine (bench/bytecode.py: PYTHONDONTWRITEBYTECODE unset,
+a PYTHONPYCACHEPREFIX of the benchmark's own, each tool run once first on a class of two notebooks); where this
+environment forbids bytecode, each round also runs them as the environment is, and both figures are printed.
+
 nbgrader is never a dependency of the grader: it lives in its own virtual environment,
 bench/.nbgrader-venv, made on first use (`python -m venv` and pip, nbgrader pinned).
 
@@ -39,7 +43,7 @@ import sys
 import tempfile
 import threading
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
@@ -47,6 +51,7 @@ import psutil
 from nbclient import NotebookClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bytecode
 import classgen
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -94,7 +99,7 @@ with open(sys.argv[1], "w") as f:
 """
 
 
-def timed(cmd: list[str], log: Path, jobs: int, **popen) -> Measure:
+def timed(cmd: list[str], log: Path, jobs: int, **popen) -> Measure:  # popen: cwd and env
     """Run cmd to its end under a subreaper; its wall time and memory (see the module's docstring)."""
     tree_peak, largest = [0.0], [0.0]
     done = threading.Event()
@@ -141,8 +146,8 @@ def timed(cmd: list[str], log: Path, jobs: int, **popen) -> Measure:
 # ---- nbgrader -------------------------------------------------------------------------
 
 
-def nbgrader_env() -> dict[str, str]:
-    """The environment to run nbgrader in, making its virtual environment on first use."""
+def nbgrader_env(base: dict[str, str]) -> dict[str, str]:
+    """The environment to run nbgrader in (base's, with its virtual environment's), making that on first use."""
     nbgrader = NBGRADER_VENV / "bin" / "nbgrader"
     if not nbgrader.exists():
         print(f"making {NBGRADER_VENV.relative_to(ROOT)} with nbgrader=={NBGRADER_VERSION} (once)...", flush=True)
@@ -150,7 +155,7 @@ def nbgrader_env() -> dict[str, str]:
         subprocess.run(
             [str(NBGRADER_VENV / "bin" / "pip"), "install", "-q", f"nbgrader=={NBGRADER_VERSION}"], check=True
         )
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    env = {k: v for k, v in base.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
     # nbgrader runs `alembic` from PATH when it opens the gradebook: the venv's bin must come first.
     env["PATH"] = f"{NBGRADER_VENV / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     env["VIRTUAL_ENV"] = str(NBGRADER_VENV)
@@ -224,7 +229,7 @@ def nbgrader_scores(course: Path, students: list[classgen.Student], env: dict[st
 # ---- grader batch and the floor -------------------------------------------------------
 
 
-def grader_batch(class_dir: Path, out: Path, jobs: int, log: Path) -> Measure:
+def grader_batch(class_dir: Path, out: Path, jobs: int, log: Path, env: dict[str, str]) -> Measure:
     shutil.rmtree(out, ignore_errors=True)
     return timed(
         [
@@ -242,6 +247,7 @@ def grader_batch(class_dir: Path, out: Path, jobs: int, log: Path) -> Measure:
         log,
         jobs,
         cwd=ROOT,
+        env=env,
     )
 
 
@@ -276,9 +282,11 @@ def execute(path: Path) -> int:
     raise AssertionError("unreachable")
 
 
-def floor(class_dir: Path, jobs: int, log: Path) -> Measure:
+def floor(class_dir: Path, jobs: int, log: Path, env: dict[str, str]) -> Measure:
     """Merely executing the notebooks with nbclient, jobs at a time, measured as the tools are."""
-    return timed([sys.executable, __file__, "--floor", str(class_dir), "--jobs", str(jobs)], log, jobs, cwd=ROOT)
+    return timed(
+        [sys.executable, __file__, "--floor", str(class_dir), "--jobs", str(jobs)], log, jobs, cwd=ROOT, env=env
+    )
 
 
 def run_floor(class_dir: Path, jobs: int) -> None:
@@ -338,13 +346,12 @@ def parse_args() -> argparse.Namespace:
 
 @dataclass
 class Bench:
-    """What every round works on: the command line's arguments, the folders, the class and nbgrader's environment."""
+    """What every round works on: the command line's arguments, the folders, the class."""
 
     args: argparse.Namespace
     work: Path
     class_dir: Path
     students: list[classgen.Student]
-    env: dict[str, str]
     tests: int  # the test cells of each notebook, one point each
 
 
@@ -361,26 +368,51 @@ class Round:
     gr_missing: list[str]
 
 
-def run_round(bench: Bench, r: int) -> Round:
-    """Round r: nbgrader and the grader (in an order that flips every round), their scores, the floor, --jobs 1."""
-    args, work, class_dir = bench.args, bench.work, bench.class_dir
+@dataclass
+class Tally:
+    """The rounds' figures under one condition (bench/bytecode.py): the ratios and the memory."""
+
+    condition: bytecode.Condition
+    ratios: list[float] = field(default_factory=list)
+    floors: list[float] = field(default_factory=list)
+    scaling: list[float] = field(default_factory=list)
+    mem: dict[str, list[Measure]] = field(default_factory=lambda: {"nbgrader": [], "grader": []})
+
+    def add(self, done: Round) -> None:
+        if done.one:
+            self.scaling.append(done.one.wall / done.grd.wall)
+        self.ratios.append(done.grd.wall / done.nbg.wall)
+        self.floors.append(done.grd.wall / done.flo.wall)
+        self.mem["nbgrader"].append(done.nbg)
+        self.mem["grader"] += [done.grd] + ([done.one] if done.one else [])
+
+
+def run_round(bench: Bench, r: int, condition: bytecode.Condition) -> Round:
+    """Round r under a condition: nbgrader and the grader (in an order that flips every round), their scores, the
+    floor, --jobs 1."""
+    args, work, class_dir, env = bench.args, bench.work, bench.class_dir, condition.env
+    name = f"{r}-{'written' if condition.written else 'as-is'}"
 
     def run_nbgrader() -> Measure:
-        return check(nbgrader_autograde(work / "course", bench.env, work / f"nbgrader-{r}.log"), "nbgrader autograde")
+        return check(
+            nbgrader_autograde(work / "course", nbgrader_env(env), work / f"nbgrader-{name}.log"), "nbgrader autograde"
+        )
 
     def run_grader() -> Measure:
-        return check(grader_batch(class_dir, work / f"out-{r}", args.jobs, work / f"grader-{r}.log"), "grader batch")
+        return check(
+            grader_batch(class_dir, work / f"out-{name}", args.jobs, work / f"grader-{name}.log", env), "grader batch"
+        )
 
     if r % 2:
         nbg, grd = run_nbgrader(), run_grader()
     else:
         grd, nbg = run_grader(), run_nbgrader()
-    nb_scores, nb_missing = nbgrader_scores(work / "course", bench.students, bench.env)
-    gr_scores, gr_most, gr_missing = grader_scores(work / f"out-{r}", bench.students)
-    flo = check(floor(class_dir, args.jobs, work / f"floor-{r}.log"), "the nbclient floor")
+    nb_scores, nb_missing = nbgrader_scores(work / "course", bench.students, nbgrader_env(env))
+    gr_scores, gr_most, gr_missing = grader_scores(work / f"out-{name}", bench.students)
+    flo = check(floor(class_dir, args.jobs, work / f"floor-{name}.log", env), "the nbclient floor")
     one = (
         check(
-            grader_batch(class_dir, work / f"out-{r}-j1", 1, work / f"grader-{r}-j1.log"),
+            grader_batch(class_dir, work / f"out-{name}-j1", 1, work / f"grader-{name}-j1.log", env),
             "grader batch --jobs 1",
         )
         if args.jobs_1
@@ -389,10 +421,23 @@ def run_round(bench: Bench, r: int) -> Round:
     return Round(nbg, grd, flo, one, nb_scores, nb_missing, gr_scores, gr_most, gr_missing)
 
 
-def print_round(bench: Bench, r: int, done: Round) -> None:
+def warm_up(work: Path, jobs: int, condition: bytecode.Condition) -> None:
+    """Each tool run once under the condition, on a class of two notebooks: the bytecode a user's machine has
+    written by then (and any cache of the tools' own) is there for the rounds."""
+    warm = work / f"warm-{'written' if condition.written else 'as-is'}"
+    students = classgen.write_class(warm / "class", 2, 1)
+    env = nbgrader_env(condition.env)
+    build_course(warm / "course", warm / "class", students, env)
+    check(nbgrader_autograde(warm / "course", env, warm / "nbgrader.log"), "nbgrader autograde (warming up)")
+    check(grader_batch(warm / "class", warm / "out", jobs, warm / "grader.log", condition.env), "grader batch")
+    check(floor(warm / "class", jobs, warm / "floor.log", condition.env), "the nbclient floor (warming up)")
+
+
+def print_round(bench: Bench, r: int, done: Round, condition: bytecode.Condition) -> None:
     n, students = len(bench.students), bench.students
     title = f"round {r}" + (" (grader first)" if r % 2 == 0 else "")
-    print(f"\n  {title:<26} {HEADER}")
+    print(f"\n  {title}, {condition.words}")
+    print(f"  {'':<26} {HEADER}")
     print(row("nbgrader autograde", n, done.nbg))
     print(row(f"grader batch --jobs {bench.args.jobs}", n, done.grd))
     print(row(f"nbclient floor, {bench.args.jobs} at once", n, done.flo))
@@ -409,14 +454,16 @@ def print_round(bench: Bench, r: int, done: Round) -> None:
             print(f"  NOT GRADED by {tool}: {len(missing)}: {'; '.join(missing)}")
 
 
-def print_summary(args: argparse.Namespace, ratios: list, floors: list, scaling: list, mem: dict) -> None:
+def print_summary(args: argparse.Namespace, tally: Tally) -> None:
     print(
-        f"\nmedian of {args.rounds} round(s): grader/nbgrader {statistics.median(ratios):.2f} (target <= 0.6), "
-        f"grader/floor {statistics.median(floors):.2f} (target <= 1.2)"
-        + (f", grader --jobs 1 / --jobs {args.jobs} {statistics.median(scaling):.2f}" if scaling else "")
+        f"\n{tally.condition.words}, median of {args.rounds} round(s): grader/nbgrader "
+        f"{statistics.median(tally.ratios):.2f} (target <= 0.6), grader/floor {statistics.median(tally.floors):.2f} "
+        "(target <= 1.2)"
+        + (f", grader --jobs 1 / --jobs {args.jobs} {statistics.median(tally.scaling):.2f}" if tally.scaling else "")
     )
+    mem = tally.mem
     print(
-        f"peak memory (target <= {RSS_TARGET_MB} MB per grading job): largest process "
+        f"  peak memory (target <= {RSS_TARGET_MB} MB per grading job): largest process "
         + ", ".join(f"{k} {max(m.largest_mb for m in v):.0f} MB" for k, v in mem.items())
         + "; whole tree / jobs "
         + ", ".join(f"{k} {max(m.tree_mb / m.jobs for m in v):.0f} MB" for k, v in mem.items())
@@ -428,33 +475,33 @@ def main() -> None:
     if args.floor:
         return run_floor(args.floor, args.jobs)
     buggy = args.count // 4 if args.buggy is None else args.buggy
-    env = nbgrader_env()
-    with tempfile.TemporaryDirectory() as tmp:
+    busy = bytecode.Busy()
+    with tempfile.TemporaryDirectory() as tmp, bytecode.conditions() as conditions:
         work = args.keep or Path(tmp)
         if args.keep:
             shutil.rmtree(work, ignore_errors=True)
         work.mkdir(parents=True, exist_ok=True)
         class_dir = work / "class"
         students = classgen.write_class(class_dir, args.count, buggy)
-        build_course(work / "course", class_dir, students, env)
+        build_course(work / "course", class_dir, students, nbgrader_env(conditions[0].env))
         n = len(students)
         tests = len(classgen.suite_cells()[1])  # one point each
         print(
             f"{n} notebooks ({n - buggy} correct, {buggy} with one bug), {tests} test "
             f"cells each; grader batch --jobs {args.jobs}; {os.cpu_count()} cores; nbgrader {NBGRADER_VERSION}"
         )
-        bench = Bench(args, work, class_dir, students, env, tests)
-        ratios, floors, scaling, mem = [], [], [], {"nbgrader": [], "grader": []}
+        for condition in conditions:
+            warm_up(work, args.jobs, condition)
+        bench = Bench(args, work, class_dir, students, tests)
+        tallies = [Tally(condition) for condition in conditions]
         for r in range(1, args.rounds + 1):
-            done = run_round(bench, r)
-            print_round(bench, r, done)
-            if done.one:
-                scaling.append(done.one.wall / done.grd.wall)
-            ratios.append(done.grd.wall / done.nbg.wall)
-            floors.append(done.grd.wall / done.flo.wall)
-            mem["nbgrader"].append(done.nbg)
-            mem["grader"] += [done.grd] + ([done.one] if done.one else [])
-        print_summary(args, ratios, floors, scaling, mem)
+            for tally in tallies:
+                done = run_round(bench, r, tally.condition)
+                print_round(bench, r, done, tally.condition)
+                tally.add(done)
+        for tally in tallies:
+            print_summary(args, tally)
+        print(f"{busy.words()}: the busy column says the same per run")
         if args.keep:
             print(f"class, course, outputs and logs: {work}")
 

@@ -1,17 +1,20 @@
 """Benchmark: a student's `grader check` on a full submission with a good test suite.
 
 Prints, all measured in this one run on this machine:
-- the wall time of `grader check` (median of --repeat runs, as a student types it);
-- one plain `pytest` run of the same suite on the same engine, and the ratio of the two;
-- a figure per phase of one grading (in-process, timed around each step): the sandboxes'
-  start (the boundary's fixed cost), loading the student's code, each engine check, the
-  suite on the student's own engine and on every other engine, and the closing;
-- what the boundary costs per run of the suite: a run's wall time beside the suite's own
-  time in a warm pytest process (the floor a fork could reach);
-- the peak memory of the whole grading (every process of the job, sandboxes included) and
-  of its largest single process.
+- the wall time of `grader check` (as a student types it) and of one plain `pytest` run of the same suite on the
+  same engine (in this Python, so hypothesis's pytest plugin loads as in a venv holding the grader), run in turn,
+  check and pytest, --repeat pairs, and their ratio pair by pair (pairing keeps the ratio meaningful on a machine
+  whose load drifts); each with bytecode written, as a student's machine runs them (each run once first), and,
+  where this environment forbids bytecode (PYTHONDONTWRITEBYTECODE), also as the environment runs them
+  (bench/bytecode.py says why both);
+- how busy the whole machine was meanwhile;
+- the peak memory of the whole grading (every process of the job, sandboxes included) and of its largest process;
+- where one check's wall time goes: phases of the main thread that add up to the process's wall time, from its
+  spawn (Python's start and the imports included) to its exit, and what ran beside them (bench/phases.py);
+- what the boundary costs per run of the suite: a run's wall time beside the suite's own time in a warm pytest
+  process (the floor a fork could reach).
 
-    python bench/bench_check.py [--repeat 5]
+    python bench/bench_check.py [--repeat 5] [--phases 3]      (--repeat 1 --phases 1: a quick look)
 """
 
 from __future__ import annotations
@@ -25,16 +28,21 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bytecode
+import phases
 from plain_pytest import warm_suite_seconds
 
 ROOT = Path(__file__).resolve().parent.parent
 ENGINE = ROOT / "examples" / "correct_engine.py"
 GOOD_TESTS = ROOT / "tests" / "fixtures" / "suites" / "good.py"
+CHECK = [sys.executable, "-m", "grader.cli", "check", "micrograd_mine.py", "--json", "r.json"]
+PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_micrograd.py"]
 
 
 class TreeMemory:
@@ -67,123 +75,102 @@ class TreeMemory:
         self._thread.join()
 
 
-def timed_cli(folder: Path, repeat: int) -> tuple[list[float], float, float]:
-    walls, totals, singles = [], [], []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "grader.cli", "check", "micrograd_mine.py", "--json", "r.json"],
-            cwd=folder,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+@dataclass
+class Pairs:
+    """grader check and plain pytest, run in turn under one condition."""
+
+    condition: bytecode.Condition
+    check: list[float] = field(default_factory=list)
+    pytest: list[float] = field(default_factory=list)
+    tree_mb: float = 0.0
+    single_mb: float = 0.0
+
+    @property
+    def ratios(self) -> list[float]:
+        return [c / p for c, p in zip(self.check, self.pytest)]
+
+
+def timed(cmd: list[str], folder: Path, env: dict[str, str], memory: Pairs | None = None) -> float:
+    """The wall time of cmd run to its end in folder (and, given memory, its process tree's peak memory noted)."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=folder, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sampler = TreeMemory(proc.pid) if memory is not None else None
+    proc.wait()
+    wall = time.perf_counter() - started
+    if sampler is not None and memory is not None:
+        sampler.stop()
+        memory.tree_mb = max(memory.tree_mb, sampler.peak_total / 2**20)
+        memory.single_mb = max(memory.single_mb, sampler.peak_single / 2**20)
+    return wall
+
+
+def paired(folder: Path, condition: bytecode.Condition, repeat: int) -> Pairs:
+    """Each command run once first (bytecode written, plans kept), then repeat pairs, the order flipping each pair."""
+    env, pairs = condition.env, Pairs(condition)
+    timed(CHECK, folder, env)
+    timed(PYTEST, folder, env)
+    for i in range(repeat):
+        if i % 2 == 0:
+            pairs.check.append(timed(CHECK, folder, env, pairs))
+            pairs.pytest.append(timed(PYTEST, folder, env))
+        else:
+            pairs.pytest.append(timed(PYTEST, folder, env))
+            pairs.check.append(timed(CHECK, folder, env, pairs))
+    return pairs
+
+
+def spread(values: list[float], unit: str = " s") -> str:
+    return f"{statistics.median(values):6.2f}{unit}  (min {min(values):.2f}, max {max(values):.2f})"
+
+
+def print_pairs(pairs: Pairs) -> None:
+    print(f"\n{pairs.condition.words}:")
+    print(f"  grader check, wall:          {spread(pairs.check)}")
+    print(f"  plain pytest of the suite:   {spread(pairs.pytest)}")
+    print(f"  ratio check / pytest:        {spread(pairs.ratios, '  ')}  pair by pair, {len(pairs.ratios)} pairs")
+    if pairs.tree_mb:
+        print(
+            f"  peak memory of the job:      {pairs.tree_mb:6.0f} MB for every process together, "
+            f"{pairs.single_mb:.0f} MB the largest one"
         )
-        memory = TreeMemory(proc.pid)
-        proc.wait()
-        walls.append(time.perf_counter() - started)
-        memory.stop()
-        totals.append(memory.peak_total)
-        singles.append(memory.peak_single)
-    return walls, max(totals) / 2**20, max(singles) / 2**20
-
-
-def plain_pytest(folder: Path, repeat: int) -> list[float]:
-    walls = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_micrograd.py"],
-            cwd=folder,
-            capture_output=True,
-        )
-        walls.append(time.perf_counter() - started)
-    return walls
-
-
-def phases(folder: Path) -> dict:
-    """One grading in this process, with every step timed."""
-    from grader import catalog, grading, lanes
-    from grader.grading import Options, grade
-    from grader.sandbox import supervisor
-
-    marks: dict[str, list[float]] = {}
-
-    def timing(name, fn):
-        def wrapper(*args, **kwargs):
-            started = time.perf_counter()
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                marks.setdefault(name, []).append(time.perf_counter() - started)
-
-        return wrapper
-
-    patches = [
-        (supervisor.Sandbox, "wait_ready"),
-        (supervisor.Sandbox, "close"),
-        (lanes.EngineLane, "load"),
-        (lanes.SuiteLane, "_run"),
-        (grading, "suite_job"),
-    ]
-    saved = [(owner, name, getattr(owner, name)) for owner, name in patches]
-    for owner, name, fn in saved:
-        setattr(owner, name, timing(f"{owner.__name__.rsplit('.', 1)[-1]}.{name}", fn))
-    try:
-        task = catalog.load("micrograd")
-        started = time.perf_counter()
-        result = grade(
-            folder / "micrograd_mine.py", task, Options(suite_sandboxes=2 if (os.cpu_count() or 1) >= 2 else 1)
-        )
-        total = time.perf_counter() - started
-    finally:
-        for owner, name, fn in saved:
-            setattr(owner, name, fn)
-    return {"total": total, "marks": marks, "result": result}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=5, help="pairs of runs, check and pytest, per condition")
+    parser.add_argument("--phases", type=int, default=3, help="checks timed from inside (the median one is shown)")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
+    busy = bytecode.Busy()
+    with tempfile.TemporaryDirectory() as tmp, bytecode.conditions() as conditions:
         folder = Path(tmp)
         shutil.copy(ENGINE, folder / "micrograd_mine.py")
         shutil.copy(GOOD_TESTS, folder / "test_micrograd.py")
-        phases(folder)  # once, so that the programs' plans are cached as they are for a student
-        walls, tree_mb, single_mb = timed_cli(folder, args.repeat)
-        pytest_walls = plain_pytest(folder, args.repeat)
+        measured = [paired(folder, condition, args.repeat) for condition in conditions]
+        written = conditions[0]
+        timed_runs = [phases.run(folder, written.env) for _ in range(args.phases)]
         suite_floor = warm_suite_seconds(folder, repeats=5)
-        timing = phases(folder)
-    check, plain = statistics.median(walls), statistics.median(pytest_walls)
-    result, marks = timing["result"], timing["marks"]
+    result = timed_runs[-1].result
     print(
-        f"cores: {os.cpu_count()}  python: {sys.version.split()[0]}  repeat: {args.repeat}  "
-        f"score: {result.score:g}/{result.max_score:g}"
+        f"cores: {os.cpu_count()}  python: {sys.version.split()[0]}  pairs: {args.repeat}  "
+        f"score: {result['score']:g}/{result['max_score']:g}"
     )
-    print(f"grader check, wall:          {check:6.2f} s   (min {min(walls):.2f}, max {max(walls):.2f})")
-    print(f"plain pytest of the suite:   {plain:6.2f} s   ratio check / pytest: {check / plain:.2f}")
+    print(f"{busy.words()}: quote the medians and the ratios, not single runs")
+    for pairs in measured:
+        print_pairs(pairs)
     print(
-        f"peak memory of the job:      {tree_mb:6.0f} MB for every process together, {single_mb:.0f} MB the largest one"
+        f"\nphases of one grader check ({written.words.split(',')[0]}; of {len(timed_runs)}, the run of median wall "
+        "time), adding up to its wall time:"
     )
-    print(f"\nphases of one grading (in-process, {timing['total']:.2f} s in all):")
-    starts = marks.get("Sandbox.wait_ready", [])
-    print(f"  sandboxes' start (waiting):   {sum(starts):6.3f} s  ({len(starts)} sandboxes)")
-    print(f"  plan of engines (rewriting):  {sum(marks.get('grading.suite_job', [])):6.3f} s")
-    print(f"  loading the student's code:   {sum(marks.get('EngineLane.load', [])):6.3f} s")
-    engine = [c for c in result.checks if c.id not in ("student_tests", "wheat", "sabotage")]
-    for c in engine:
-        print(f"  check {c.id:<15}         {c.duration_s:6.3f} s")
-    print(f"  engine checks together:       {sum(c.duration_s for c in engine):6.3f} s")
-    runs = marks.get("SuiteLane._run", [])
-    print(
-        f"  suite runs: {len(runs)} (own engine first), {sum(runs):.3f} s in all, median "
-        f"{statistics.median(runs):.3f} s each, on {len(starts) - 1} sandboxes at once"
-    )
-    print(f"  closing sandboxes:            {sum(marks.get('Sandbox.close', [])):6.3f} s")
-    print(
-        f"\nthe boundary per run of the suite: {statistics.median(runs):.3f} s a run against "
-        f"{suite_floor:.3f} s for the suite in a warm process: {statistics.median(runs) - suite_floor:+.3f} s "
-        "(a fresh process that loads the student's code and the engine, reports, and is cleaned up after)"
-    )
+    for line in phases.table(timed_runs):
+        print(line)
+    suite_runs = [e - s for name, s, e, _ in phases.middle(timed_runs).spans if name == "_run"]
+    if suite_runs:
+        run = statistics.median(suite_runs)
+        print(
+            f"\nthe boundary per run of the suite: {run:.3f} s a run against {suite_floor:.3f} s for the suite in a "
+            f"warm process: {run - suite_floor:+.3f} s (a fresh process that loads the student's code and the "
+            "engine, reports, and is cleaned up after)"
+        )
 
 
 if __name__ == "__main__":

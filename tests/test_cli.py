@@ -11,7 +11,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import BAD, BUGGY_ENGINES, HERE, REFERENCE_SOURCE
+from conftest import BAD, BUGGY_ENGINES, HERE, REFERENCE_SOURCE, ZOO, quick_assignment
 
 from grader.checks import REGISTRY
 
@@ -51,6 +51,40 @@ def test_reference_gets_full_marks_twice_with_identical_json(reference_runs):
     assert first["score"] == first["max_score"] == 100
     assert without_durations(first) == without_durations(second)
     assert not (folder / ".hypothesis").exists()
+
+
+HYPOTHESIS_AT_EXIT = (
+    "import atexit, runpy, sys\n"
+    "atexit.register(lambda: print('hypothesis imported:', 'hypothesis' in sys.modules))\n"
+    "sys.argv[0] = 'grader'\n"
+    "runpy.run_module('grader.cli', run_name='__main__')\n"
+)
+"""grader check's command line, telling at its exit whether the process imported hypothesis."""
+
+
+@pytest.mark.parametrize("engine", ["correct", "add_half"])
+def test_hypothesis_is_imported_only_when_a_search_runs(tmp_path, engine):
+    """Does a check import hypothesis only to draw the plans it has not kept yet, or to shrink a case on which the
+    engine disagrees, so that a passing engine's check never pays for its import?"""
+    folder = tmp_path / "student"
+    folder.mkdir()
+    source = REFERENCE_SOURCE if engine == "correct" else (ZOO / "buggy" / f"{engine}.py").read_text()
+    (folder / "micrograd_mine.py").write_text(source)
+    task = quick_assignment(tmp_path / "task", checks=("forward", "add", "mul"))
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}  # no plans kept yet
+    said = []
+    for _ in range(2):  # the first check draws the plans and keeps them; the second reads them
+        run = subprocess.run(
+            [sys.executable, "-c", HYPOTHESIS_AT_EXIT, "check", "micrograd_mine.py", "--assignment", str(task)],
+            capture_output=True,
+            text=True,
+            cwd=folder,
+            env=env,
+            timeout=300,
+        )
+        assert run.returncode == (0 if engine == "correct" else 1), run.stderr
+        said.append(run.stdout.splitlines()[-1])
+    assert said == ["hypothesis imported: True", f"hypothesis imported: {engine != 'correct'}"]
 
 
 def test_result_json_follows_the_contract(reference_runs):

@@ -30,9 +30,9 @@ The layers, top to bottom:
   errors, text, feedback (a result made fit to leave the machine), history (a student's last check, for what
   changed), fileio, csvfile (the one writer of every CSV: cells that are data), classfiles (a graded class's
   gradebook and summary as typed values), final (a student's final score, as every page shows it), folders
-  (trees walked and removed within bounds, without recursion), secret, slicing (the cells a notebook's tests
-  need), kit (the starter kit's methods a student's code leaves unwritten, and which checks need each), and the
-  grader package itself (its version).
+  (trees walked and removed within bounds, without recursion), secret, cache (the grader's own cache folder),
+  slicing (the cells a notebook's tests need), kit (the starter kit's methods a student's code leaves unwritten,
+  and which checks need each), and the grader package itself (its version).
 - sandbox (beside): sandbox/ on the host; it knows errors and nothing else of the model.
 - inside: sandbox/inside/, the code copied into the sandbox: stdlib only, and the one home
   of what both sides must agree on (the op table, the student's file names, the frames).
@@ -72,6 +72,7 @@ LAYERS = {
         "grader.fileio",
         "grader.folders",
         "grader.secret",
+        "grader.cache",  # the grader's own cache folder (kept plans, compiled templates)
         "grader.feedback",
         "grader.history",
         "grader.slicing",

@@ -8,10 +8,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import hypothesis
-from hypothesis.configuration import set_hypothesis_home_dir
-from hypothesis.errors import NoSuchExample, Unsatisfiable
-
 from grader.causes import Cause
 from grader.checks import diagnose, plans, strategies
 from grader.checks.context import CheckTimeout, Context, reference_run
@@ -21,10 +17,6 @@ from grader.programs import Program, ancestors, default_names, inputs, op_label,
 from grader.protocol import Observation, StudentError
 from grader.result import Counterexample, NotWritten, Outcome
 from grader.sandbox.inside import probes
-
-# Hypothesis caches what it learns under ./.hypothesis by default: that would be the
-# student's folder. Keep it in the grader's own cache instead (no example database is used).
-set_hypothesis_home_dir(plans.cache_dir() / "hypothesis")
 
 RETRIES = 3  # re-runs of a counterexample, to tell an unstable engine from a plainly wrong one
 
@@ -388,10 +380,8 @@ def _smallest(
 ) -> Program | None:
     """The program hypothesis finds and shrinks; if it finds none, the plan's first rejected one (hypothesis
     went elsewhere), else None."""
-    try:
-        return hypothesis.find(strategies.programs(shape), disagrees, settings=plans.settings(max_examples))
-    except (NoSuchExample, Unsatisfiable):
-        return next((p for p in plan if disagrees.verdicts.get(p) is not None), None)
+    found = plans.find(shape, disagrees, max_examples)
+    return found if found is not None else next((p for p in plan if disagrees.verdicts.get(p) is not None), None)
 
 
 def again(program: Program) -> list[Program]:

@@ -6,29 +6,60 @@ programs are computed once per shape (here, with the very settings of the search
 in memory and in the grader's cache folder, and sent to the student's engine in one
 request. Hypothesis runs for real only when some program disagrees: it then replays the
 same programs up to that one (from the answers already in hand) and shrinks it.
+
+So hypothesis is imported here, by find(), when a search first runs (a plan not kept yet, or a program that
+disagrees): a check whose programs all agree, its plans kept, never imports it (about a tenth of a second of a
+process's start).
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import hypothesis
-from hypothesis import HealthCheck, Phase, Verbosity
-from hypothesis.errors import NoSuchExample, Unsatisfiable
-
-from grader import __version__
+from grader import __version__, cache
 from grader.checks import strategies
 from grader.programs import Program
+
+if TYPE_CHECKING:
+    import hypothesis
 
 HERE = Path(__file__).parent
 
 
+def find(shape: strategies.Shape, condition: Callable[[Program], bool], max_examples: int) -> Program | None:
+    """The smallest program of the shape hypothesis finds meeting the condition (a search's settings), or None."""
+    hypothesis = _hypothesis()
+    from hypothesis.errors import NoSuchExample, Unsatisfiable
+
+    try:
+        return hypothesis.find(strategies.programs(shape), condition, settings=settings(max_examples))
+    except (NoSuchExample, Unsatisfiable):
+        return None
+
+
+@functools.cache
+def _hypothesis():
+    """hypothesis, imported on a search's first use, caching what it learns in the grader's own cache folder, not
+    under ./.hypothesis, the student's folder (no example database is used)."""
+    import hypothesis
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    set_hypothesis_home_dir(cache_dir() / "hypothesis")
+    return hypothesis
+
+
 def settings(max_examples: int) -> hypothesis.settings:
+    hypothesis = _hypothesis()
+    from hypothesis import HealthCheck, Phase, Verbosity
+
     return hypothesis.settings(
         max_examples=max_examples,
         derandomize=True,
@@ -41,13 +72,17 @@ def settings(max_examples: int) -> hypothesis.settings:
 
 
 def cache_dir() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "micrograd-grader"
+    return cache.folder()
 
 
 @functools.cache
 def _key_base() -> str:
-    """What the programs depend on: the grader, hypothesis, and the code that draws them."""
-    digest = hashlib.sha256(f"{__version__}/{hypothesis.__version__}".encode())
+    """What the programs depend on: the grader, hypothesis (its version file, read without importing it), and the
+    code that draws them."""
+    digest = hashlib.sha256(f"{__version__}/".encode())
+    found = importlib.util.find_spec("hypothesis")
+    for folder in (found.submodule_search_locations or []) if found else []:
+        digest.update((Path(folder) / "version.py").read_bytes())
     for name in ("strategies.py", "plans.py"):
         digest.update((HERE / name).read_bytes())
     digest.update((HERE.parent / "programs.py").read_bytes())
@@ -80,10 +115,7 @@ def _kept(seen: list[Program], program: Program) -> bool:
 
 def _generate(shape: strategies.Shape, max_examples: int) -> tuple[Program, ...]:
     seen: list[Program] = []
-    try:
-        hypothesis.find(strategies.programs(shape), lambda p: _kept(seen, p), settings=settings(max_examples))
-    except (NoSuchExample, Unsatisfiable):
-        pass
+    find(shape, lambda p: _kept(seen, p), max_examples)
     return tuple(dict.fromkeys(seen))
 
 

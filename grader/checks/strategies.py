@@ -5,17 +5,22 @@ and which structures the graph may have: nesting, leaves used more than once,
 intermediate nodes shared by several consumers (diamonds), and a final `* k` so the
 rule's incoming gradient is not 1. Values are small halves and integers, so a shrunk
 counterexample reads like the lesson's hand examples.
+
+hypothesis is imported when a strategy is first asked for, by a search (plans.py), never at this module's import:
+a check whose programs all agree with the reference, its plans kept, runs no search and never imports it.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
-
-from hypothesis import reject
-from hypothesis import strategies as st
+from typing import TYPE_CHECKING
 
 from grader.programs import Program, consumers, depth
 from grader.sandbox.inside import ops as op_table
+
+if TYPE_CHECKING:
+    from hypothesis.strategies import SearchStrategy
 
 # Shrinking goes towards the front of each list.
 LEAF_VALUES = (2.0, -3.0, 0.5, 1.5, -1.0, 3.0, -2.0, -0.5, 2.5, 1.0)
@@ -58,7 +63,9 @@ class Shape:
     """Leaves may be 0, and a power's base 0 or negative (BOUNDARY_VALUES): where a rule's gradient may raise."""
 
 
-def leaf_value(op_after: str | None = None, boundary: bool = False) -> st.SearchStrategy[float]:
+def leaf_value(op_after: str | None = None, boundary: bool = False) -> SearchStrategy[float]:
+    from hypothesis import strategies as st
+
     values = POSITIVE_VALUES if op_after == "pow" else LEAF_VALUES
     return st.sampled_from(values + tuple(v for v in BOUNDARY_VALUES if v not in values) if boundary else values)
 
@@ -74,6 +81,8 @@ class _Builder:
 
     def operand(self, op: str) -> int:
         """The node an operand of op reads: an available one, or a new leaf."""
+        from hypothesis import strategies as st
+
         shape, available = self.shape, self.available
         # 0 picks the most recent node (nesting); the last choice makes a new leaf.
         choice = (
@@ -98,6 +107,8 @@ class _Builder:
 
     def operation(self, op: str) -> tuple:
         """op's instruction, its operands (and any constant) drawn left to right."""
+        from hypothesis import strategies as st
+
         if op in UNARY:
             return (op, self.operand(op))
         if op == "pow":
@@ -120,6 +131,8 @@ class _Builder:
 
     def wrap(self) -> None:
         """Multiply the output by a leaf k != 1."""
+        from hypothesis import strategies as st
+
         output = len(self.program) - 1
         self.program.append(("leaf", self.draw(st.sampled_from(SCALES))))
         self.program.append(("mul", output, len(self.program) - 1))
@@ -134,9 +147,24 @@ def _follows(program: Program, shape: Shape) -> bool:
     return depth(program) >= shape.require_depth
 
 
-@st.composite
-def programs(draw, shape: Shape) -> Program:
+def programs(shape: Shape) -> SearchStrategy[Program]:
+    """The strategy of programs whose operations follow the shape; each program's last node is its output."""
+    return _composite()(shape)
+
+
+@functools.cache
+def _composite():
+    """_program as a hypothesis strategy, made on the first search (hypothesis imported then)."""
+    from hypothesis import strategies as st
+
+    return st.composite(_program)
+
+
+def _program(draw, shape: Shape) -> Program:
     """A program whose operations follow the shape; its last node is the output."""
+    from hypothesis import reject
+    from hypothesis import strategies as st
+
     builder = _Builder(draw, shape)
     n_ops = draw(st.integers(1, shape.max_ops))
     core_at = draw(st.integers(0, n_ops - 1))

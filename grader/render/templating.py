@@ -10,9 +10,11 @@ from markupsafe import Markup, escape
 
 from grader.feedback import SAME, numbers
 from grader.final import points
+from grader.render.compiled import kept
 
 ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("grader.render", "templates"),
+    bytecode_cache=kept(),  # compiled once per user, in the grader's own cache folder (render/compiled.py)
     autoescape=jinja2.select_autoescape(default=True, default_for_string=True),
     trim_blocks=True,
     lstrip_blocks=True,
