@@ -287,6 +287,9 @@ said_elsewhere = False
 trial sandbox, grader/sandbox/trial.py, is the same machine's), so they are not said once per process."""
 
 
+READABLE = "student code could read files it must not"
+"""How uid_problems begins the problem of files a sandbox's uid could read (each path named after it)."""
+
 DOCS = "docs/platforms.md"
 """Where each platform's isolation, and how to get more, is written down (a warning points there)."""
 
@@ -319,7 +322,8 @@ exec(args["confine"], confine)
 for path in args["private"]:
     try:
         if os.path.isdir(path):
-            os.listdir(path)
+            if not os.access(path, os.X_OK):  # a folder one may enter opens every file in it that others may read
+                os.listdir(path)
         else:
             open(path, "rb").close()
         report["readable"].append(path)
@@ -440,8 +444,8 @@ def uid_problems(iso: Isolation, private: tuple[Path, ...]) -> list[str]:
     if report["readable"]:
         shown = ", ".join(report["readable"][:3]) + (" ..." if len(report["readable"]) > 3 else "")
         problems.append(
-            f"student code could read files it must not ({shown}): make them readable by their owner "
-            "only (chmod -R go-rwx on the folder that holds them)"
+            f"{READABLE} ({shown}): make them readable by their owner only (chmod -R go-rwx on the folder that "
+            "holds them)"
         )
     return problems
 
