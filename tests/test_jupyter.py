@@ -101,3 +101,23 @@ def test_a_graded_notebook_runs_no_grading():
         )
     )
     assert [text for _, text in cells] == ["pass\npass", "x = 1\nif x:\n    pass\n%gradeless = 2\n%timeit x"]
+
+
+class _Kernel:
+    """What %grade reads of the IPython running it, before any grading: its namespace and history (none here)."""
+
+    user_ns: dict = {}
+    history_manager = None
+
+
+def test_a_grade_line_that_names_no_path_is_a_usage_message_never_a_traceback(tmp_path, capsys):
+    """%grade lines whose options cannot be read (an unclosed quote), or that name a path no file can have (a NUL
+    character, a lone surrogate), in the option or the notebook: is each a one-line `%grade:` message in the
+    kernel, with no grading started, rather than a traceback?"""
+    from grader import jupyter
+
+    for line in ('"unclosed', "--tests '", "a\x00b.ipynb", f"{tmp_path}/\ud800.ipynb", "--assignment x\x00y"):
+        jupyter.run_magic(_Kernel(), line)
+        said = capsys.readouterr()
+        assert said.err.startswith("%grade: ") and said.err.count("\n") == 1, (line, said)
+        assert "Traceback" not in said.err + said.out and "grading" not in said.out, (line, said)
