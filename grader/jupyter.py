@@ -138,11 +138,12 @@ def staleness(path: Path, inputs: list[str]) -> str:
     as saved (In[n] is its text), the file was saved in this session, after In[max count]: any cell run after
     that, %grade's aside, ran since the save. Otherwise (saved in another session, or never run before saving)
     the cells this kernel ran whose text the file does not hold are what the file lacks."""
-    from grader import notebooks
+    from grader import fileio, notebooks
 
     try:
         saved_at = path.stat().st_mtime
-        cells = [c for c in notebooks.read(path).cells if c.cell_type == "code"]
+        saved = fileio.read_regular(path)  # through no link, a regular file only (never a pipe), capped
+        cells = [c for c in notebooks.read(path, saved).cells if c.cell_type == "code"]
     except (OSError, GraderError):
         return ""
     counted = {c.execution_count: c.source.strip() for c in cells if isinstance(c.execution_count, int)}

@@ -121,3 +121,25 @@ def test_a_grade_line_that_names_no_path_is_a_usage_message_never_a_traceback(tm
         said = capsys.readouterr()
         assert said.err.startswith("%grade: ") and said.err.count("\n") == 1, (line, said)
         assert "Traceback" not in said.err + said.out and "grading" not in said.out, (line, said)
+
+
+def test_a_grade_line_naming_a_pipe_returns_at_once(tmp_path):
+    """`%grade pipe.ipynb`, a named pipe where the notebook should be: is the step before grading done at once
+    (the file read through no link, regular files only), rather than the kernel waiting on the pipe forever?"""
+    import os
+    import threading
+
+    from grader import jupyter
+
+    pipe = tmp_path / "pipe.ipynb"
+    os.mkfifo(pipe)
+    done: list = []
+    step = threading.Thread(target=lambda: done.append(jupyter.prepared(_Kernel(), str(pipe))), daemon=True)
+    step.start()
+    step.join(20)
+    waited = step.is_alive()
+    if waited:  # let the reader stuck on the pipe go: a writer opens it and closes it
+        os.close(os.open(pipe, os.O_WRONLY | os.O_NONBLOCK))
+        step.join(5)
+    assert not waited, "the step before grading waited on the pipe"
+    assert done and done[0][1] == pipe and done[0][2] == "", done
