@@ -114,6 +114,10 @@ def read(path: Path, source: bytes | None = None) -> nbformat.NotebookNode:
         ) from None
     except (KeyError, ValueError, nbformat.ValidationError, AttributeError, TypeError) as exc:
         raise NotebookError(f"{path.name} is not a notebook nbformat can read: {exc}") from None
+    except RecursionError:  # JSON nested thousands deep: the decoder recurses
+        raise NotebookError(
+            f"{path.name} is not a notebook: its JSON is nested thousands deep. Was it saved by Jupyter?"
+        ) from None
 
 
 def code_cells(nb: nbformat.NotebookNode) -> tuple[tuple[int, str], ...]:

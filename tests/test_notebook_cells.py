@@ -291,3 +291,13 @@ def test_a_cell_whose_reading_would_take_long_is_refused_at_once(tmp_path, micro
     assert took < 5, took
     fine = write_notebook(tmp_path / "fine.ipynb", "%matplotlib inline\n" + ENGINE + "\n%time x = 1\n")
     assert grade(fine, with_limits(micrograd, submission_s=60.0).without(SUITE_CHECKS)).status == "graded"
+
+
+def test_a_notebook_nested_too_deep_for_json_is_unreadable_not_a_crash(tmp_path, micrograd):
+    """A .ipynb of 100,000 nested brackets (found by the hostile fuzz's %grade paths): is its grading an
+    `unreadable` error saying it is no notebook, rather than RecursionError out of grade()?"""
+    path = tmp_path / "nested.ipynb"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    result = grade(path, micrograd.without(SUITE_CHECKS))
+    assert result.status == "error" and result.error.kind == "unreadable", result.error
+    assert "nested.ipynb is not a notebook" in result.error.message, result.error.message
