@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from grader import catalog, spec  # noqa: E402
 from grader.grading import Options, grade  # noqa: E402
-from grader.repair.verify import offered  # noqa: E402
+from grader.repair.repairs import Repairs  # noqa: E402
 
 GOOD_TESTS = ROOT / "tests" / "fixtures" / "suites" / "good.py"
 BUGGY = ROOT / "examples" / "tanh_from_input.py"
@@ -90,19 +90,19 @@ def in_process(source: str, level: str, tests: bool, tmp: Path) -> tuple[float, 
     path = placed(source, tests, tmp / "s")
     t0 = time.monotonic()
     result = grade(path, task, Options(suite_sandboxes=2))
-    return time.monotonic() - t0, sum("repair" in c.artifacts for c in result.checks)
+    return time.monotonic() - t0, sum(c.repair is not None for c in result.checks)
 
 
 def own_cost(tmp: Path) -> float:
     """Seconds the repair step itself takes on the correct submission's result (no check failed: nothing to
-    find, nothing regraded), measured around offered() alone."""
+    find, nothing regraded), measured around Repairs.offered() alone."""
     base = catalog.load("micrograd")
     source = CORRECT.read_text(encoding="utf-8")
     path = placed(source, False, tmp / "c")
     result = grade(path, dataclasses.replace(base, feedback=spec.Feedback("off")))
     t0 = time.perf_counter()
     for _ in range(100):
-        offered(result, source, base, time.monotonic() + 100, lambda *_: None)
+        Repairs(source, base, None).offered(result, time.monotonic() + 100, lambda *_: None)
     return (time.perf_counter() - t0) / 100
 
 

@@ -70,8 +70,17 @@ def _on_input_words(methods: tuple[str, ...]) -> str:
     )
 
 
+def _outgrad_words(methods: tuple[str, ...]) -> str:
+    where = f"{methods[0]}'s backward" if len(methods) == 1 else f"the backward of {_listed(methods)}"
+    return f"in {where}, an input's gradient is not multiplied by out.grad, so it is right only where that is 1"
+
+
 FAMILIES = {
     "assign_in_": (_assign_words, "use += (a value used twice receives gradient from both paths)"),
+    "missing_outgrad_": (
+        _outgrad_words,
+        "multiply by the incoming gradient on every side, as in `self.grad += 1.0 * out.grad`",
+    ),
     "backward_on_input_": (
         _on_input_words,
         "attach it to out (out._backward = _backward); on the input it replaces that node's own _backward, so "
@@ -131,6 +140,10 @@ CAUSES: dict[str, Cause] = {
             for rule, method in _ACCUMULATED.items()
         ),
         *(
+            Cause(f"missing_outgrad_{rule}", _outgrad_words((method,)), FAMILIES["missing_outgrad_"][1], method)
+            for rule, method in _ACCUMULATED.items()
+        ),
+        *(
             Cause(
                 f"detached_{rule}",
                 f"no gradient flows through {method}: its output is not linked to its input"
@@ -152,11 +165,6 @@ CAUSES: dict[str, Cause] = {
             "multiplication gives each input its OWN data times out.grad",
             "it should be the OTHER input's",
             "__mul__",
-        ),
-        Cause(
-            "mul_missing_outgrad",
-            "multiplication forgets to multiply by out.grad (right only when the incoming gradient is 1)",
-            method="__mul__",
         ),
         Cause("pow_off_by_one", "x ** k is given the derivative k * x**k", "it is k * x**(k-1)", "__pow__"),
         Cause(

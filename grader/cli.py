@@ -15,12 +15,13 @@ import gc
 import importlib
 import os
 import sys
+import textwrap
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from grader import __version__
 from grader.errors import ExitCode, GraderError
-from grader.files import MODULE_FILE, TESTS_FILE
+from grader.files import KIT, MODULE_FILE, NOTEBOOK_FILE, TESTS_FILE
 from grader.text import printable
 
 
@@ -43,12 +44,32 @@ ASSIGNMENT: Argument = (
     {"default": "micrograd", "help": "assignment id or folder (default: micrograd)"},
 )
 
-COMMANDS: dict[str, tuple[str, str, list[Argument]]] = {
-    "check": (
+
+class Command(NamedTuple):
+    """A command, declared once: the module holding its main(**options), its one-line help, its arguments
+    (argparse's), what it does (its --help's first paragraph) and examples of it (its --help's last)."""
+
+    module: str
+    help: str
+    arguments: list[Argument]
+    about: str
+    examples: tuple[str, ...]
+
+
+COMMANDS: dict[str, Command] = {
+    "check": Command(
         "grader.commands.check",
         "grade one submission",
         [
-            (("submission",), {"nargs": "?", "default": MODULE_FILE, "type": Path}),
+            (
+                ("submission",),
+                {
+                    "nargs": "?",
+                    "default": MODULE_FILE,
+                    "type": Path,
+                    "help": f"your engine: a .py file or a notebook (default: {MODULE_FILE})",
+                },
+            ),
             (("--tests",), {"type": Path, "help": f"the student's tests (default: {TESTS_FILE} beside it)"}),
             ASSIGNMENT,
             (("--json",), {"dest": "json_path", "metavar": "JSON", "type": Path, "help": "write the result JSON here"}),
@@ -59,12 +80,28 @@ COMMANDS: dict[str, tuple[str, str, list[Argument]]] = {
                 {"action": "store_true", "help": "grade again each time the file or its tests change (Ctrl-C stops)"},
             ),
         ],
+        "Grade one student's engine rule by rule, with their own tests (" + TESTS_FILE + " beside it): a table of "
+        "the checks, then a card for each one to fix, with the smallest case that shows the bug, and an HTML report "
+        "in reports/ (or --html). Exit 0 at full marks, 1 otherwise.",
+        (
+            "grader check",
+            f"grader check {NOTEBOOK_FILE} --html report.html",
+            f"grader check {MODULE_FILE} --tests test_mine.py --watch",
+        ),
     ),
-    "batch": (
+    "batch": Command(
         "grader.batch.run",
         "grade a class's submissions: folders, zips, notebooks, .py files",
         [
-            (("inputs",), {"nargs": "+", "type": Path, "metavar": "INPUT"}),
+            (
+                ("inputs",),
+                {
+                    "nargs": "+",
+                    "type": Path,
+                    "metavar": "INPUT",
+                    "help": "an LMS's download (a zip or its folder), or students' files, zips and folders",
+                },
+            ),
             (("--out",), {"type": Path, "required": True, "help": "where results, the gradebook and the summary go"}),
             (
                 ("--jobs",),
@@ -114,19 +151,36 @@ COMMANDS: dict[str, tuple[str, str, list[Argument]]] = {
                 },
             ),
         ],
+        "Grade every student found in the inputs (Canvas, Moodle and Gradescope downloads are read by their names), "
+        "each in a sandbox of their own, and write each one's report, the gradebook (grades.csv), the class summary "
+        "(summary.json) and the class page (index.html) into --out. A second run grades only what changed.",
+        (
+            "grader batch submissions.zip --out graded --roster gradebook.csv",
+            "grader batch downloads/ --out graded --jobs 4 --previous ../last-term/graded",
+        ),
     ),
-    "template": (
+    "template": Command(
         "grader.commands.template",
         "copy the student starter kit into DIR",
         [
-            (("folder",), {"type": Path, "metavar": "DIR"}),
+            (("folder",), {"type": Path, "metavar": "DIR", "help": "the folder to copy it into (made if need be)"}),
         ],
+        f"Copy the starter kit students begin from into DIR: {', '.join(KIT)}.",
+        ("grader template my-engine",),
     ),
-    "export": (
+    "export": Command(
         "grader.commands.export",
         "build an autograder for Gradescope, give a graded class back to its LMS, or write a class's reteach notebook",
         [
-            (("target",), {"choices": ["gradescope", "canvas", "moodle", "gradescope-csv", "feedback", "reteach"]}),
+            (
+                ("target",),
+                {
+                    "choices": ["gradescope", "canvas", "moodle", "gradescope-csv", "feedback", "reteach"],
+                    "help": "gradescope: an autograder zip; canvas, moodle, gradescope-csv: the grades as the LMS "
+                    "imports them; feedback: every student's report as the LMS's bulk feedback zip; reteach: a "
+                    "notebook of what the class got wrong",
+                },
+            ),
             (
                 ("--out",),
                 {"type": Path, "required": True, "help": "the file to write (a zip, a CSV, or for reteach an .ipynb)"},
@@ -158,8 +212,17 @@ COMMANDS: dict[str, tuple[str, str, list[Argument]]] = {
                 },
             ),
         ],
+        "Build Gradescope's autograder for an assignment, or give a graded class (--from, a batch's --out folder) "
+        "back: its grades in the LMS's own import file (the roster gives the rows; overrides.csv applied as it is "
+        "now), its reports as the LMS's bulk feedback, or a notebook for the next lecture.",
+        (
+            "grader export gradescope --out autograder.zip",
+            "grader export canvas --from graded --roster gradebook.csv --out canvas-import.csv",
+            "grader export feedback --from graded --out feedback.zip",
+            "grader export reteach --from graded --out reteach.ipynb",
+        ),
     ),
-    "override": (
+    "override": Command(
         "grader.commands.override",
         "record an instructor's decision about a grade, kept through every regrade (overrides.csv)",
         [
@@ -174,16 +237,41 @@ COMMANDS: dict[str, tuple[str, str, list[Argument]]] = {
             (("--by",), {"metavar": "NAME", "help": "who decided (default: your login)"}),
             (("--remove",), {"action": "store_true", "help": "take the override of STUDENT's CHECK out"}),
         ],
+        "Set the points that count for a student's check, or their total, instead of the grader's, with the reason "
+        "their report shows. The decision is kept in DIR/overrides.csv through every regrade (until the student "
+        "hands in new work), and grades.csv, summary.json, the class page and the student's report show the "
+        "final score at once, without regrading anyone.",
+        (
+            'grader override --out graded doejohn pow --points 3 --reason "right rule, one sign wrong"',
+            'grader override --out graded doejohn --points 70 --reason "oral exam"',
+            "grader override --out graded doejohn pow --remove",
+        ),
     ),
-    "selftest": (
+    "selftest": Command(
         "grader.commands.selftest",
         "show that every check tells the reference from each sabotage",
         [
             ASSIGNMENT,
         ],
+        "Grade the reference engine, correct engines in other styles and every planted bug (mutant) with the "
+        "engine checks, and run each catch hint as a test: proves that no correct engine fails a check worth "
+        "points and that every mutant is caught by the check named for it. Takes a minute or two.",
+        ("grader selftest", "grader selftest --assignment path/to/assignment"),
     ),
 }
-"""Each command: the module holding its main(**options), its help, and its arguments (argparse's)."""
+"""Each command, by name."""
+
+
+class Help(argparse.HelpFormatter):
+    """A command's --help: its description wrapped to the terminal, its examples' lines (indented) kept whole."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        return "\n".join(
+            line
+            if line.startswith("  ")
+            else textwrap.fill(line, width, initial_indent=indent, subsequent_indent=indent)
+            for line in text.splitlines()
+        )
 
 
 class Parser(argparse.ArgumentParser):
@@ -197,16 +285,22 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="grader", description="Grade micrograd-style autograd engines rule by rule.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
-    for name, (_, help_text, arguments) in COMMANDS.items():
-        command = commands.add_parser(name, help=help_text)
-        for flags, settings in arguments:
+    for name, declared in COMMANDS.items():
+        command = commands.add_parser(
+            name,
+            help=declared.help,
+            description=declared.about,
+            epilog="examples:\n" + "\n".join(f"  {line}" for line in declared.examples),
+            formatter_class=Help,
+        )
+        for flags, settings in declared.arguments:
             command.add_argument(*flags, **settings)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     options = vars(build_parser().parse_args(argv))
-    module = COMMANDS[options.pop("command")][0]
+    module = COMMANDS[options.pop("command")].module
     try:
         return importlib.import_module(module).main(**options)
     except KeyboardInterrupt:

@@ -108,6 +108,21 @@ class GradingProcessDied(GraderError):
     result, and the next run of the batch grades them again."""
 
 
+class MiswiredChecks(GraderError):
+    """The checks' declarations of what they read from one another cannot hold: a bug of the grader's own
+    checks (their `@check(..., reads=...)`, grader/checks/registry.py: a read of a check no module registers, and
+    the two below), never of a submission or a spec. The message names the checks; fix their declarations."""
+
+
+class UndeclaredRead(MiswiredChecks):
+    """A check read the result of a check it does not declare it reads: declare it (reads=...), so that the runner
+    runs that check first and the result is there, or do not read it."""
+
+
+class ReadCycle(MiswiredChecks):
+    """The checks' declared reads form a cycle (each would run only after the other): no order runs them."""
+
+
 # -- a submission's problems: caught inside the grading and turned into data ---------------------
 
 

@@ -36,7 +36,7 @@ from pathlib import Path
 
 from grader.errors import host_prefixes
 from grader.files import MODULE_FILE, TESTS_FILE
-from grader.result import CheckResult, Counterexample, NotWritten, Result, SubmissionError
+from grader.result import CheckResult, Counterexample, NotWritten, Repair, Result, SubmissionError
 
 CARD_LINES = 40
 """The most lines one check's card takes anywhere: its heading, feedback, smallest case and numbers."""
@@ -342,7 +342,20 @@ def _check(check: CheckResult, paths) -> CheckResult:
         counterexample=example,
         artifacts=_data(check.artifacts, paths),
         not_written=written and NotWritten(_data(written.method, paths), _data(written.message, paths)),
+        repair=_repair(check.repair, paths),
     )
+
+
+def _repair(repair: Repair | None, paths) -> Repair | None:
+    """A verified repair with its every text cleaned like any other: the student's lines it quotes (as written and
+    as changed), and where they are."""
+    if repair is None:
+        return None
+    changes = tuple(
+        replace(c, **{k: _data(getattr(c, k), paths) for k in ("method", "where", "before", "after")})
+        for c in repair.changes
+    )
+    return replace(repair, changes=changes, fixes=tuple(_data(f, paths) for f in repair.fixes))
 
 
 def _notebook(notebook: dict, paths) -> dict:

@@ -3,13 +3,14 @@
 Four named steps, in order: read_submission (the file, its code and tests); open_lanes (the
 engine lane's sandbox, and the suite lane's with its plan of engines, written while its
 sandboxes warm up); load (grader/loading.py: the module imported, or the notebook run once,
-and the required names checked); run_checks (each check with its own time limit, the suite's
-last); then the Result is scored. The whole grading runs under the submission's time limit,
-one deadline that every request, check, run of the tests and notebook cell respects: what it
-cuts off is reported as such, and what could not start is skipped, naming the limit. A
-submission that cannot be graded gets a Result with status `error` and a reason, never an
-exception. Every byte that comes back from a sandbox is a claim about the student's code,
-read as untrusted input (grader/protocol.py); judging happens here.
+and the required names checked); run_checks (grader/checks/runner.py: each check with its own
+time limit, after the checks whose results it reads, the suite's last); then the Result is
+scored. The whole grading runs under the submission's time limit, one deadline that every
+request, check, run of the tests and notebook cell respects: what it cuts off is reported as
+such, and what could not start is skipped, naming the limit. A submission that cannot be
+graded gets a Result with status `error` and a reason, never an exception. Every byte that
+comes back from a sandbox is a claim about the student's code, read as untrusted input
+(grader/protocol.py); judging happens in the checks.
 """
 
 from __future__ import annotations
@@ -17,36 +18,29 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import time
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from grader import __version__, feedback, fileio, notebooks, secret
-from grader.causes import CAUSES, said_in
-from grader.checks import REGISTRY
 from grader.checks.context import Context, Judged
 from grader.checks.features import preflight
+from grader.checks.runner import OnCheck, run_checks
 from grader.checks.suite import SUITE_CHECKS, suite_job, suite_plan
-from grader.errors import CheckTimeout, NotebookError, Refused, Rejected, WorkerFailure, without_host_paths
+from grader.errors import NotebookError, Refused, Rejected
 from grader.files import MODULE_FILE, TESTS_FILE
 from grader.lanes import EngineLane, SuiteLane, SuiteSandboxes
 from grader.loading import load
 from grader.notebooks import Execution
 from grader.protocol import Code
-from grader.repair import verify
-from grader.repair.notebook import NotebookCode
-from grader.repair.verify import Ahead, offered
-from grader.result import CheckResult, Outcome, Result, SubmissionError
+from grader.repair.repairs import AHEAD, Repairs, readable
+from grader.result import CheckResult, Result, SubmissionError
 from grader.sabotage import normalised, own_block
 from grader.sandbox import isolation
 from grader.sandbox.isolation import Isolation
 from grader.sandbox.prestarted import Prestarted, Wanted, layout, sandbox_for
 from grader.sandbox.supervisor import Sandbox, SandboxLimits
 from grader.spec import Assignment, CheckSpec
-
-OnCheck = Callable[[CheckResult, int, int], None]
-"""Told of each check as it ends: its result, how many are done, how many there are (grader check's progress)."""
 
 OVERRUN_S = 5.0
 """How far past submission_s a grading may end, whatever the student's code does: what is in flight
@@ -90,6 +84,10 @@ class Options:
     statuses_only: bool = False
     """Only each check's status is wanted (a regrade verifying a repair): a failure is not shrunk to its smallest
     case nor its cause diagnosed."""
+    engine_warm: tuple[str, ...] | None = None
+    """The modules the engine lane's sandbox imports before the student's code runs (None: as the grading's lanes
+    have them): a regrade verifying a repair asks for those of the grading it verifies for, so that the student's
+    code cannot tell the copy graded from its own grading by what is imported."""
 
 
 @dataclass(frozen=True)
@@ -150,78 +148,67 @@ class Submitted:
 def grade(submission: Path, assignment: Assignment, options: Options = Options()) -> Result:
     """Grade a .py file or a notebook; never raises for anything wrong with the submission.
 
-    The steps, in order: read, open the lanes, load, run the checks, score."""
-    grading = Grading(submission, assignment, options)
-    read, execution, notes, ahead = None, None, (), None
+    The steps, in order: read, open the lanes, load, run the checks, score; the result (its repairs with it) is
+    then cleaned once, whatever became of the submission."""
+    return feedback.cleaned(_graded(Grading(submission, assignment, options)), options.host_paths)
+
+
+def _graded(grading: Grading) -> Result:
+    """grade()'s steps, up to the result with its repairs, not yet cleaned."""
+    submission, assignment, options = grading.submission, grading.assignment, grading.options
+    read, execution, notes = None, None, ()
     try:
         read = read_submission(grading)
-        ahead = _ahead(grading, read)
-        with open_lanes(grading, read) as (engine, suite):
-            symbols, execution, notes = load(
-                engine, read.code, assignment, submission.name, grading.ends, options.progress
-            )
-            if suite is not None:
-                suite.go(execution.left_out() if execution else frozenset(), assignment.limits.cell_s, grading.ends)
-            judged = Judged(read.tests_source, read.seed(grading), grading.ends, options.statuses_only)
-            ctx = Context(assignment, engine, symbols, suite, judged, preflight)
-            checks = run_checks(ctx, grading.specs, _told(options.on_check, ahead))
-        return _repaired(_result(grading, read.digest, tuple(checks), execution, notes), read, grading, ahead)
+        with _repairing(grading, read) as repairs:
+            with open_lanes(grading, read) as (engine, suite):
+                symbols, execution, notes = load(
+                    engine, read.code, assignment, submission.name, grading.ends, options.progress
+                )
+                if suite is not None:
+                    suite.go(execution.left_out() if execution else frozenset(), assignment.limits.cell_s, grading.ends)
+                judged = Judged(read.tests_source, read.seed(grading), grading.ends, options.statuses_only)
+                ctx = Context(assignment, engine, symbols, suite, judged, preflight)
+                checks = run_checks(ctx, grading.specs, repairs.told(options.on_check) if repairs else options.on_check)
+            return _repaired(_result(grading, read.digest, tuple(checks), execution, notes), grading, repairs)
     except Rejected as rejected:
         error = SubmissionError(rejected.kind, rejected.message)
         return _result(grading, read.digest if read else None, (), rejected.execution or execution, error=error)
-    finally:
-        if ahead is not None:
-            ahead.close()
 
 
-def _repaired(result: Result, read: Submitted, grading: Grading, ahead: Ahead | None) -> Result:
-    """The result with the repairs its failing checks' causes have, each verified by grading the edited file
-    again with these options, to this grading's deadline, in the sandboxes started ahead (grader/repair/verify.py):
-    a .py file's text, or a notebook's code cells, an edited cell graded in a copy of the notebook
-    (grader/repair/notebook.py)."""
+def _repairing(grading: Grading, read: Submitted) -> contextlib.AbstractContextManager[Repairs | None]:
+    """The grading's repairs (grader/repair/repairs.py), their sandboxes started ahead as its engine lane's (so that
+    the student's code finds the same modules imported in a regrade as in its grading), closed on the way out; None
+    where it may offer none."""
+    code = readable(read.code, read.source, grading.submission.name, grading.assignment)
+    if code is None:
+        return contextlib.nullcontext()
+    engine = _engine_sandbox(grading, read.code, _tested(grading, read))[0]
+    return Repairs(code, grading.assignment, engine, 1 if grading.options.one_sandbox else AHEAD)
+
+
+def _repaired(result: Result, grading: Grading, repairs: Repairs | None) -> Result:
+    """The result with the repairs its failing checks' causes have, each verified by grading the edited code again
+    with these options, to this grading's deadline, in the sandboxes started ahead, its engine lane's sandbox as
+    this grading's."""
+    if repairs is None:
+        return result
     quiet = replace(
         grading.options,
         on_check=None,
         progress=None,
-        prestarted=ahead.pool if ahead is not None else None,
+        prestarted=repairs.pool,
         tests=None,
         source=None,
         deadline=grading.ends,
         statuses_only=True,
+        engine_warm=repairs.sandbox.warm if repairs.sandbox is not None else None,
     )
-    code = ahead.code if ahead is not None else None  # none where no repair may be offered (_ahead)
-    return offered(result, code, grading.assignment, grading.ends, lambda path, again: grade(path, again, quiet))
+    return repairs.offered(result, grading.ends, lambda path, again: grade(path, again, quiet))
 
 
-def _repairable(read: Submitted, grading: Grading) -> str | NotebookCode | None:
-    """The code the inverse edits read: a .py file's text, or a notebook's code cells (None: none they can read)."""
-    code = read.code
-    if not verify.wanted(code.text, grading.assignment):  # repairs off, or a file too large to look in
-        return None
-    return code.text if code.kind == "py" else NotebookCode.of(code, read.source, grading.submission.name)
-
-
-def _ahead(grading: Grading, read: Submitted) -> Ahead | None:
-    """The regrades' sandboxes, to start as checks fail (verify.Ahead), and the code the repairs are found in,
-    read once: None where this grading may offer no repair."""
-    code = _repairable(read, grading)
-    if code is None:
-        return None
-    most = 1 if grading.options.one_sandbox else verify.AHEAD
-    return Ahead(code, _engine_sandbox(grading, read.code, False)[0], most)
-
-
-def _told(on_check: OnCheck | None, ahead: Ahead | None) -> OnCheck | None:
-    """on_check, and the Ahead told of each check as it ends."""
-    if ahead is None:
-        return on_check
-
-    def both(check: CheckResult, done: int, total: int) -> None:
-        ahead.heard(check)
-        if on_check is not None:
-            on_check(check, done, total)
-
-    return both
+def _tested(grading: Grading, read: Submitted) -> bool:
+    """Does the grading run the student's tests (so open a suite lane)?"""
+    return read.tests is not None and any(c.id in SUITE_CHECKS for c in grading.specs)
 
 
 def _engine_sandbox(grading: Grading, code: Code, tested: bool) -> tuple[Wanted, bool, list[tuple[str, ...]], bool]:
@@ -232,7 +219,8 @@ def _engine_sandbox(grading: Grading, code: Code, tested: bool) -> tuple[Wanted,
     limits = SandboxLimits.for_grading(given.request_s, given.memory_mb, given.submission_s)
     one = options.one_sandbox or (options.isolation or isolation.detect()).shares_tmp  # lanes that would share /tmp
     engine_warm, suites, join = layout(code.kind, tested, options.suite_sandboxes, one)
-    return Wanted(limits, engine_warm, options.isolation), one, suites, join
+    warm = engine_warm if options.engine_warm is None else options.engine_warm  # a regrade's: its grading's
+    return Wanted(limits, warm, options.isolation), one, suites, join
 
 
 def read_submission(grading: Grading) -> Submitted:
@@ -257,7 +245,7 @@ def open_lanes(grading: Grading, read: Submitted):
     it is loaded keep to the grading's deadline."""
     assignment, options = grading.assignment, grading.options
     code, suite = read.code, None
-    tested = read.tests is not None and any(c.id in SUITE_CHECKS for c in grading.specs)
+    tested = _tested(grading, read)
     wanted, one, suites, join = _engine_sandbox(grading, code, tested)
     limits, engine_warm = wanted.limits, wanted.warm
     shared = sandbox_for(options.prestarted, code.files, limits, engine_warm, options.isolation) if one else None
@@ -352,154 +340,6 @@ def _tests(submission: Path, options: Options, nb) -> str | None:
         ) from None
 
 
-def run_checks(ctx: Context, specs: list[CheckSpec], on_check: OnCheck | None = None) -> list[CheckResult]:
-    """Steps 3 and 4: each check with its own time limit, and none started once the grading's time (ctx.ends)
-    is up. The engine checks run first and the suite checks last, whatever their order in the assignment
-    (with one sandbox, the suite's runs end the engine's process: it is not loaded again); the results keep
-    the assignment's order, and the first check of that order to fail from a cause explains it. on_check
-    hears of each check as it ends (its result as run alone, the checks done, the checks to run)."""
-    limits = ctx.assignment.limits
-    out_of_time = f"Not run: the submission used up its time limit of {limits.submission_s:g} s"
-    ran: dict[str, tuple[Outcome, float]] = {}
-    hidden = {c.id for c in ctx.assignment.checks if c.visibility == "hidden"}
-    hung: list[str] = []  # the checks skipped because backward() never ends, the first explaining why
-    order = sorted(specs, key=lambda c: c.id in SUITE_CHECKS)
-    for spec in order:
-        check = REGISTRY[spec.id]
-        t0 = time.monotonic()
-        if t0 >= ctx.ends:
-            outcome, timed = Outcome("skipped", f"{out_of_time}."), True
-        elif _suite_cut(ctx, spec.id):
-            outcome, timed = (
-                Outcome("skipped", f"{out_of_time} before your tests had run on every engine they are judged on."),
-                True,
-            )
-        else:
-            ctx.start_check(limits.check_s)
-            hangs = _backward_hangs(ctx) if check.backward else ""
-            if hangs:
-                outcome, timed = _hang_skipped(hangs, hung, limits.request_s), True
-                hung.append(spec.id)
-            else:
-                outcome = _run_one(check.run, ctx)
-                timed = ctx.timed or _suite_timed(ctx, spec.id)
-        if timed:  # a typed mark, not words: a batch regrades alone a student whose grade a time limit touched
-            outcome = replace(outcome, timing=True)
-        ran[spec.id] = (outcome, time.monotonic() - t0)
-        if outcome.status in ("failed", "error") and spec.id not in SUITE_CHECKS:
-            ctx.failed.append(spec.id)  # training's card names the first to fix
-        if on_check is not None:
-            on_check(_check_result(spec, check.title, *ran[spec.id], {}, hidden), len(ran), len(order))
-    first: dict[tuple[str, bool], str] = {}
-    return [_check_result(spec, REGISTRY[spec.id].title, *ran[spec.id], first, hidden) for spec in specs]
-
-
-def _backward_hangs(ctx: Context) -> str:
-    """The code on which the student's backward() never ends (the preflight's finding), or empty; a
-    preflight that could not finish leaves it to the check, which meets the same problem and says so."""
-    try:
-        return ctx.features.backward_hangs
-    except Exception:
-        return ""
-
-
-def _hang_skipped(code: str, hung: list[str], request_s: float) -> Outcome:
-    """A check calling backward(), once backward() is known never to end: the first is an error saying why, the
-    others are skipped, pointing at it."""
-    if hung:
-        return Outcome("skipped", f"Not run: backward() does not finish (see {hung[0]}).")
-    shown = "\n".join(f"    {line}" for line in code.splitlines())
-    return Outcome(
-        "error",
-        f"backward() did not finish within {request_s:g} s, even on this smallest case:"
-        f"\n{shown}\nso every check that calls backward() is skipped instead of each "
-        "waiting for it. Make backward() end: build the topological order once, marking each node "
-        "visited so none is added twice, then call each node's _backward once, in reverse order.",
-    )
-
-
-def _suite_timed(ctx: Context, check_id: str) -> bool:
-    """Did a time limit stop one of the suite's runs this check reads?"""
-    if check_id not in SUITE_CHECKS or ctx.suite_lane is None:
-        return False
-    outcome = ctx.suite_lane.result()
-    runs = [outcome.own, *outcome.runs] if check_id != "student_tests" else [outcome.own]
-    return outcome.cut or any(r is not None and r.failure is not None and r.failure.kind == "timeout" for r in runs)
-
-
-def _suite_cut(ctx: Context, check_id: str) -> bool:
-    """Did the grading's time run out before the suite's runs this check needs were made?"""
-    if check_id not in SUITE_CHECKS or ctx.suite_lane is None:
-        return False
-    outcome = ctx.suite_lane.result()
-    return outcome.cut and (check_id != "student_tests" or outcome.own is None)
-
-
-def _run_one(run, ctx: Context) -> Outcome:
-    try:
-        return run(ctx)
-    except CheckTimeout as timeout:
-        ctx.timed = True
-        return Outcome("error", f"Stopped: {timeout}. Your engine may be very slow, or stuck in a loop.")
-    except WorkerFailure as failure:
-        return Outcome("error", f"Your code {failure.message}.")
-    except Exception:
-        trace = without_host_paths(traceback.format_exc())
-        return Outcome("error", f"Internal grader error (not your fault; tell your instructor):\n{trace}")
-
-
-def score(outcome: Outcome, points: float) -> float:
-    """Points earned: all for a pass, a fraction for partial credit, none otherwise."""
-    if outcome.fraction is not None:
-        return round(points * min(max(outcome.fraction, 0.0), 1.0), 4)
-    return points if outcome.status == "passed" else 0.0
-
-
-def _check_result(
-    spec: CheckSpec,
-    title: str,
-    outcome: Outcome,
-    duration: float,
-    first: dict[tuple[str, bool], str],
-    hidden: set[str] | frozenset[str] = frozenset(),
-) -> CheckResult:
-    """The check's result, its feedback saying the outcome's cause: when several checks fail from one
-    recognised cause, the first explains it and the others say 'same cause as <first>' (keeping what they
-    saw and their smallest case). first holds each cause's first check so far (and first visible one), and
-    learns this one's. A visible check never names a hidden one: its first is the first visible check."""
-    cause = outcome.cause if outcome.status in ("failed", "error") and outcome.cause in CAUSES else None
-    visible = spec.visibility != "hidden"
-    earlier = None
-    if cause:
-        earlier = first.setdefault((cause, False), spec.id)
-        if visible:
-            earlier = first.setdefault((cause, True), spec.id)
-    text = said_in(outcome.feedback, cause, earlier if earlier != spec.id else None, _also(outcome, cause))
-    return CheckResult(
-        id=spec.id,
-        title=title,
-        status=outcome.status,
-        score=score(outcome, spec.points),
-        max_score=spec.points,
-        visibility=spec.visibility,
-        feedback=feedback.without_hidden(text, hidden) if visible else text,
-        counterexample=outcome.counterexample,
-        artifacts=outcome.artifacts,
-        duration_s=round(duration, 3),
-        cause=cause,
-        not_written=outcome.not_written,
-        timing=outcome.timing,
-    )
-
-
-def _also(outcome: Outcome, cause: str | None) -> tuple[str, ...]:
-    """The same misconception's ids in other methods, which the check found with its cause (artifacts' causes)."""
-    found = outcome.artifacts.get("causes")
-    if not cause or not isinstance(found, list) or not found or found[0] != cause:
-        return ()
-    return tuple(str(c) for c in found[1:])
-
-
 def _result(
     grading: Grading,
     digest: str | None,
@@ -508,22 +348,19 @@ def _result(
     notes: tuple[str, ...] = (),
     error: SubmissionError | None = None,
 ) -> Result:
-    """The result (an error one when `error` says why the submission could not be graded), its every text fit to
-    leave the machine (grader/feedback.py: the one place that says how), cleaned once."""
-    return feedback.cleaned(
-        Result(
-            submission=grading.submission.name,
-            sha256=digest,
-            assignment=grading.assignment.id,
-            grader_version=__version__,
-            status="graded" if error is None else "error",
-            error=error,
-            score=round(sum(c.score for c in checks), 4),
-            max_score=sum(c.max_score for c in checks) if checks else grading.assignment.max_score,
-            duration_s=round(time.monotonic() - grading.started, 3),
-            checks=checks,
-            notebook=execution.to_dict() if execution else None,
-            notes=tuple(notes),
-        ),
-        grading.options.host_paths,
+    """The result (an error one when `error` says why the submission could not be graded), before grade() cleans it
+    (grader/feedback.py: the one place that says how every text is made fit to leave the machine)."""
+    return Result(
+        submission=grading.submission.name,
+        sha256=digest,
+        assignment=grading.assignment.id,
+        grader_version=__version__,
+        status="graded" if error is None else "error",
+        error=error,
+        score=round(sum(c.score for c in checks), 4),
+        max_score=sum(c.max_score for c in checks) if checks else grading.assignment.max_score,
+        duration_s=round(time.monotonic() - grading.started, 3),
+        checks=checks,
+        notebook=execution.to_dict() if execution else None,
+        notes=tuple(notes),
     )

@@ -9,7 +9,7 @@ run on the whole notebook beside them. They stand when the engine lane's run sho
 timed out or killed the kernel, and the two runs on the student's engine agree; otherwise the lane
 goes the usual way (every run on the whole notebook but the cells that stopped it).
 
-The suite lane (grader/lanes.py, SuiteLane._early and SuiteLane._only_needed) makes the runs; what is judged of
+The suite lane (grader/lanes/suite.py, SuiteLane._early and SuiteLane._only_needed) makes the runs; what is judged of
 them is here, from values alone: which cells are demo cells, and whether two runs on the student's engine agree.
 """
 
@@ -22,7 +22,7 @@ from grader.protocol import Code
 
 
 class Said(Protocol):
-    """What is compared of a run of the tests (grader/lanes.py's RunReply): its reply, a claim, and the engine's
+    """What is compared of a run of the tests (grader/lanes/run.py's RunReply): its reply, a claim, and the engine's
     numbers on the probes, as the run said them before its test file was written."""
 
     reply: dict[str, Any] | None

@@ -36,6 +36,20 @@ def inputs(ins: Instruction) -> list[int]:
     return [ins[1]]
 
 
+def padded(program: Program, count: int) -> Program:
+    """The same expression built after count leaves it never uses: every node of it is then made at another
+    address, so an engine whose order follows memory addresses (children kept in a set) may walk it otherwise."""
+    unused = tuple(("leaf", 1000.0 + i) for i in range(count))  # numbers no node of a search holds
+    return unused + tuple(_shifted(ins, count) for ins in program)
+
+
+def _shifted(ins: Instruction, count: int) -> Instruction:
+    """The instruction with the node indices it reads moved count places on."""
+    op = ins[0]
+    places = () if op == "leaf" else (1, 2) if op in BINARY_SYMBOL else (2,) if op in CONSTANT_FIRST_SYMBOL else (1,)
+    return tuple(x + count if i in places else x for i, x in enumerate(ins))
+
+
 def ancestors(program: Program) -> list[int]:
     """Indices of the nodes the output depends on (the output included), in program order."""
     seen = {len(program) - 1}

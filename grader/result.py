@@ -8,12 +8,14 @@ import json
 import types
 import typing
 from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass, replace
-from typing import Any
+from typing import Any, Literal
 
 from grader.errors import BadResult
 
 SCHEMA = 1
-CHECK_STATUSES = ("passed", "failed", "error", "skipped")
+Status = Literal["passed", "failed", "error", "skipped"]
+"""A check's status: a closed set, checked by mypy where a check says it and by from_dict where a result is read."""
+CHECK_STATUSES: tuple[Status, ...] = typing.get_args(Status)
 ERROR_KINDS = (
     "not_found",
     "unreadable",
@@ -49,10 +51,53 @@ class NotWritten:
 
 
 @dataclass(frozen=True)
+class Change:
+    """One run of lines of the student's own code a repair changes (grader/repair/)."""
+
+    line: int
+    """The first line changed (1-based), or, for an insertion, the line the new lines go before; of a notebook, the
+    line in its cell."""
+    method: str
+    """The method the change is in (`__mul__`, `Neuron.__call__`), or beside (an insertion)."""
+    where: str
+    """Where, in words: `__mul__'s _backward`, `backward`."""
+    before: str
+    """The lines as the student wrote them (empty for an insertion)."""
+    after: str
+    """The lines the edit writes instead (empty where the assignment shows only where: `where`)."""
+    cell: int | None = None
+    """Of a notebook, the cell the lines are in (counting every cell from 1, as the grader's notebook messages
+    do). None in a .py file."""
+
+
+@dataclass(frozen=True)
+class Repair:
+    """A verified repair: the edit that undoes the check's cause, found in the student's own code, made in a copy
+    and proven by grading the copy again (grader/repair/). Only a visible check carries one."""
+
+    changes: tuple[Change, ...]
+    """Its runs of lines, in the order of the file (one at least; all in one cell of a notebook)."""
+    fixes: tuple[str, ...]
+    """The visible checks that failed and pass on the edited copy."""
+    level: str
+    """What the assignment shows (`[feedback] repair`): `where` (each change's lines, no `after`) or `diff`."""
+
+    @property
+    def cell(self) -> int | None:
+        """Of a notebook, the cell the repair is in."""
+        return self.changes[0].cell
+
+    @property
+    def diff(self) -> bool:
+        """Does it show the change (`diff`), or only where it is?"""
+        return self.level == "diff"
+
+
+@dataclass(frozen=True)
 class Outcome:
     """What a check function returns; the check runner adds id, points and timing."""
 
-    status: str
+    status: Status
     """One of passed, failed, error, skipped."""
     feedback: str
     """One or more sentences for the student: expected, got, the smallest case, the likely cause."""
@@ -66,7 +111,8 @@ class Outcome:
     not_written: NotWritten | None = None
     """The student's code stopped at a method still to write (NotImplementedError)."""
     timing: bool = False
-    """A time limit stopped something in the check, or the wall clock decided its judgement (grading.py marks it)."""
+    """A time limit stopped something in the check, or the wall clock decided its judgement (the check runner marks
+    it)."""
 
     def __post_init__(self):
         if self.status not in CHECK_STATUSES:
@@ -77,7 +123,7 @@ class Outcome:
 class CheckResult:
     id: str
     title: str
-    status: str
+    status: Status
     score: float
     max_score: float
     visibility: str
@@ -93,6 +139,8 @@ class CheckResult:
     timing: bool = False
     """A time limit stopped something in the check, or the wall clock decided its judgement: a batch grades the
     student again, alone."""
+    repair: Repair | None = None
+    """The verified repair of the check's cause (a visible check's, the first naming the cause), or None."""
 
 
 @dataclass(frozen=True)
@@ -150,7 +198,10 @@ class Result:
         process): every field is checked, and anything else is a BadResult naming the field."""
         if isinstance(data, dict) and isinstance(data.get("checks"), list):
             data = {**data, "checks": [_typed_out_of_artifacts(c) for c in data["checks"]]}
-        return _from_dict(cls, data, "result")
+        result = _from_dict(cls, data, "result")
+        for i, check in enumerate(result.checks):
+            _repair_checked(check, f"result.checks[{i}]")
+        return result
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, allow_nan=False, default=str)
@@ -159,7 +210,16 @@ class Result:
         """The result as a student may see it: hidden checks keep their status and points only."""
         hidden = "Hidden check: it runs when your instructor grades, and its details are shown to them only."
         checks = tuple(
-            replace(c, feedback=hidden, counterexample=None, artifacts={}, cause=None, not_written=None, timing=False)
+            replace(
+                c,
+                feedback=hidden,
+                counterexample=None,
+                artifacts={},
+                cause=None,
+                not_written=None,
+                timing=False,
+                repair=None,
+            )
             if c.visibility == "hidden"
             else c
             for c in self.checks
@@ -172,16 +232,21 @@ class Result:
         return self.status == "graded" and all(c.status == "passed" for c in self.checks if c.max_score > 0)
 
 
-IN_ARTIFACTS = ("not_written", "not_written_in", "timing", "cause")
+IN_ARTIFACTS = ("repair", "not_written", "not_written_in", "timing", "cause")
 """The typed fields of a check that the result JSON holds under artifacts, in this order after the check's own data,
-where the contract's fixed set of check keys leaves room for them (docs/results.md): the method still to write's
-message and name, the time-limit mark (only when set), and the cause's id."""
+where the contract's fixed set of check keys leaves room for them (docs/results.md): the verified repair, the method
+still to write's message and name, the time-limit mark (only when set), and the cause's id."""
+CHANGE_KEYS = ("line", "cell", "method", "where", "before", "after")
+"""A repair's change as the result JSON holds it (`cell` only of a notebook): its first change's keys are the
+repair's own, the others are listed under `also`."""
 
 
 def _typed_in_artifacts(check: dict) -> dict:
     """A check (asdict's) as the result JSON holds it: its typed fields under artifacts (IN_ARTIFACTS)."""
-    written, timing, cause = check.pop("not_written"), check.pop("timing"), check.pop("cause")
+    written, timing, cause, repair = (check.pop(key) for key in ("not_written", "timing", "cause", "repair"))
     extra: dict[str, Any] = {}
+    if repair is not None:
+        extra["repair"] = _repair_written(repair)
     if written is not None:
         extra |= {"not_written": written["message"], "not_written_in": written["method"]}
     if timing:
@@ -193,12 +258,27 @@ def _typed_in_artifacts(check: dict) -> dict:
     return check
 
 
+def _repair_written(repair: dict) -> dict:
+    """A repair (asdict's) as the contract writes it: its first change's keys, `verified`, `fixes`, `level`, and
+    the other changes under `also`."""
+    first, *rest = repair["changes"]
+    written = {**_change_written(first), "verified": True, "fixes": list(repair["fixes"]), "level": repair["level"]}
+    if rest:
+        written["also"] = [_change_written(change) for change in rest]
+    return written
+
+
+def _change_written(change: dict) -> dict:
+    cell = {"cell": change["cell"]} if change["cell"] is not None else {}
+    return {"line": change["line"], **cell, **{k: change[k] for k in ("method", "where", "before", "after")}}
+
+
 def _typed_out_of_artifacts(check: Any) -> Any:
     """The inverse of _typed_in_artifacts, on untrusted data (anything else is left for from_dict to refuse; a
     not_written without its method, as a result written before the method was named, is grouped by its message)."""
     if not isinstance(check, dict) or not isinstance(check.get("artifacts"), dict):
         return check
-    if any(key in check for key in ("not_written", "timing", "cause")):
+    if any(key in check for key in ("not_written", "timing", "cause", "repair")):
         return check
     artifacts = dict(check["artifacts"])
     typed = {key: artifacts.pop(key) for key in IN_ARTIFACTS if key in artifacts}
@@ -213,7 +293,38 @@ def _typed_out_of_artifacts(check: Any) -> Any:
         "cause": typed.get("cause"),
         "not_written": written,
         "timing": typed.get("timing", False),
+        "repair": _repair_read(typed["repair"]) if "repair" in typed else None,
     }
+
+
+def _repair_read(data: Any) -> dict:
+    """A repair as the contract writes it, as the typed field's data (which from_dict then checks field by field);
+    anything that is not a verified repair as the grader writes one is a BadResult."""
+    where = "result.checks: artifacts.repair"
+    if not isinstance(data, dict) or data.get("verified") is not True:
+        raise BadResult(f"{where}: not a verified repair")
+    unknown = sorted(str(k) for k in data if k not in (*CHANGE_KEYS, "verified", "fixes", "level", "also"))
+    if unknown:
+        raise BadResult(f"{where}: unknown field {unknown[0]!r}")
+    also = data.get("also", [])
+    if not isinstance(also, list):
+        raise BadResult(f"{where}.also: expected a list")
+    first = {k: data[k] for k in CHANGE_KEYS if k in data}
+    return {"changes": [first, *also], "fixes": data.get("fixes"), "level": data.get("level")}
+
+
+def _repair_checked(check: CheckResult, where: str) -> None:
+    """What a repair's types do not say: it is on a visible check, its lines and cell count from 1, and a
+    notebook's is in one cell."""
+    repair = check.repair
+    if repair is None:
+        return
+    if check.visibility != "visible":
+        raise BadResult(f"{where}: a hidden check with a repair")
+    if any(c.line < 1 or (c.cell is not None and c.cell < 1) for c in repair.changes):
+        raise BadResult(f"{where}: a repair's line or cell below 1")
+    if len({c.cell for c in repair.changes}) != 1:
+        raise BadResult(f"{where}: a repair's changes in several cells")
 
 
 ALLOWED = {
@@ -222,6 +333,7 @@ ALLOWED = {
     (CheckResult, "status"): CHECK_STATUSES,
     (CheckResult, "visibility"): ("visible", "hidden"),
     (SubmissionError, "kind"): ERROR_KINDS,
+    (Repair, "level"): ("where", "diff"),
 }
 """The fields whose value is one of a few, as from_dict checks them."""
 
@@ -248,13 +360,26 @@ def _from_dict(cls: type, data: Any, where: str, allowed: dict[tuple[type, str],
             if spec.default is MISSING and spec.default_factory is MISSING:
                 raise BadResult(f"{where}: no {name!r}")
             continue
-        value = _value(hints[name], data[name], f"{where}.{name}", allowed)
-        if (cls, name) in allowed and value not in allowed[cls, name]:
-            raise BadResult(f"{where}.{name}: {value!r} is not one of {allowed[cls, name]}")
+        value = _value(_members_type(hints[name]), data[name], f"{where}.{name}", allowed)
+        among = allowed.get((cls, name), _members(hints[name]))
+        if among is not None and value not in among:
+            raise BadResult(f"{where}.{name}: {value!r} is not one of {among}")
         values[name] = value
     if cls is Result and (values.get("status") == "error") != (values.get("error") is not None):
         raise BadResult(f"{where}: an error result, and only one, has an error")
     return cls(**values)
+
+
+def _members(hint: Any) -> tuple | None:
+    """A closed set's (Status's) members, which a value read must be one of; None for any other hint."""
+    return typing.get_args(hint) if typing.get_origin(hint) is Literal else None
+
+
+def _members_type(hint: Any) -> Any:
+    """A closed set's members' type (a value read is checked to be of it, then to be one of them); any other hint
+    as it is."""
+    members = _members(hint)
+    return hint if members is None else type(members[0])
 
 
 def _value(hint: Any, value: Any, where: str, allowed: dict[tuple[type, str], tuple] = ALLOWED) -> Any:

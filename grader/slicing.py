@@ -7,7 +7,7 @@ own memory read again before the next fork) would let one run see what another w
 is therefore a fresh process from the sandbox's template, as before, that runs the cells the tests
 need and then appends its engine; the notebook's own engine is run in full once (the engine lane),
 and the tests once on the full notebook (the run on the student's own engine), which the lane
-compares with the same run on the needed cells only before it trusts them (grader/lanes.py).
+compares with the same run on the needed cells only before it trusts them (grader/lanes/suite.py).
 
 A cell is needed when it binds a needed name (assigns, defines, imports it, or calls a function that
 declares it `global`), or changes one at its top level (`Value.__mul__ = ...`, `N.append(...)`, an

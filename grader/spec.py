@@ -149,11 +149,14 @@ def available() -> list[str]:
     return sorted(p.parent.name for p in assignments_root().glob("*/assignment.toml"))
 
 
-def load(name_or_path: str | Path, *, checks: Collection[str], operators: Collection[str]) -> Assignment:
+def load(
+    name_or_path: str | Path, *, checks: Collection[str], operators: Collection[str], drawn: Collection[str] = ()
+) -> Assignment:
     """Load an assignment by id (a folder under assignments/) or by a path to its folder or TOML; checks and
-    operators are the ids it may name (grader/catalog.py gives the registries')."""
+    operators are the ids it may name (grader/catalog.py gives the registries'), drawn the sabotages it has when
+    it names none (default: every operator)."""
     raw, path = _read(name_or_path)
-    return parse(raw, path, checks=checks, operators=operators)
+    return parse(raw, path, checks=checks, operators=operators, drawn=drawn)
 
 
 def limits(name_or_path: str | Path) -> AssignmentLimits:
@@ -178,7 +181,9 @@ def _read(name_or_path: str | Path) -> tuple[dict[str, Any], Path]:
     return raw, path
 
 
-def parse(raw: dict[str, Any], path: Path, *, checks: Collection[str], operators: Collection[str]) -> Assignment:
+def parse(
+    raw: dict[str, Any], path: Path, *, checks: Collection[str], operators: Collection[str], drawn: Collection[str] = ()
+) -> Assignment:
     """Validate a spec's parsed TOML; every error names the field, the value and what was expected."""
     known_checks = checks
 
@@ -218,7 +223,7 @@ def parse(raw: dict[str, Any], path: Path, *, checks: Collection[str], operators
         limits=where.section(raw, "limits", AssignmentLimits),
         search=where.section(raw, "search", Search),
         training=_training(where, raw) if "training" in raw else None,
-        sabotages=_sabotages(where, raw, operators),
+        sabotages=_sabotages(where, raw, operators, drawn),
         packages=_packages(where, raw),
         folder=path.parent,
         late=_late(where, raw),
@@ -228,9 +233,11 @@ def parse(raw: dict[str, Any], path: Path, *, checks: Collection[str], operators
     return assignment
 
 
-def _sabotages(where: _Where, raw: dict[str, Any], operators: Collection[str]) -> tuple[str, ...]:
+def _sabotages(
+    where: _Where, raw: dict[str, Any], operators: Collection[str], drawn: Collection[str]
+) -> tuple[str, ...]:
     known = sorted(operators)
-    chosen = where.get(raw, "sabotages", list, default=known)
+    chosen = where.get(raw, "sabotages", list, default=sorted(drawn) or known)
     for sab in chosen:
         if sab not in known:
             raise SpecError(f"{where.path}: sabotages contains {sab!r}: expected ids from {', '.join(known)}")

@@ -45,3 +45,9 @@ def failure(exc: BaseException, most: int = FAILURE_CHARS) -> str:
     first = said.strip().splitlines()[0] if said.strip() else ""
     first = first if len(first) <= most else first[: most - 1] + "…"
     return printable(f"{type(exc).__name__}: {first}" if first else type(exc).__name__, keep="")
+
+
+def counted(n: int, noun: str, plural: str = "") -> str:
+    """A count and its noun, agreeing: `1 row`, `9 rows`, `1 student`, `0 students` (plural: the noun's plural, when
+    it is not the noun and an s)."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"

@@ -233,7 +233,7 @@ def run(request, private_install, tmp_path):
     def grader(*args: str, cwd: Path = tmp_path, timeout: float = 600):
         before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         done = subprocess.run(
-            [sys.executable, "-m", "grader.cli", *args],
+            [*(grader.command or [sys.executable, "-m", "grader.cli"]), *args],
             capture_output=True,
             text=True,
             cwd=cwd,
@@ -244,6 +244,9 @@ def run(request, private_install, tmp_path):
         return done, peak
 
     grader.mode = mode
+    grader.command = None
+    """How the grader's command line is started, if not `sys.executable -m grader.cli` as it is when called
+    (tests/as_in_docker.py's launcher, as in a container)."""
     grader.own_tmp = mode == "bwrap" or isolation.detect().root and isolation.can_unshare()
     """The sandboxes' /tmp and /dev/shm are size-capped tmpfs of their own (bubblewrap's, or without it a mount
     namespace of their own); else they write on the machine's, which the grader watches."""

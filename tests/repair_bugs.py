@@ -4,7 +4,10 @@ got it wrong. An engine's bug is its correct text with that line replaced; the i
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+from grader.result import Result
 
 ENGINES = Path(__file__).parent / "fixtures" / "repair"
 STYLES = ("lecture", "slots_gradfn", "list_iterative")
@@ -110,19 +113,51 @@ BUGS: dict[str, dict[str, tuple[str, str]]] = {
         "slots_gradfn": ("a.grad += (1.0 - t * t) * res.grad", "a.grad += (1.0 - t) * res.grad"),
         "list_iterative": ("self.grad += (1 - out.data**2) * out.grad", "self.grad += (1 - out.data) * out.grad"),
     },
-    "mul_missing_outgrad": {
+    "missing_outgrad_mul": {
         "lecture": (
             "            self.grad += other.data * out.grad\n            other.grad += self.data * out.grad\n",
             "            self.grad += other.data\n            other.grad += self.data\n",
         ),
         "slots_gradfn": (
-            "            a.grad += b.data * res.grad\n            b.grad += a.data * res.grad\n",
-            "            a.grad += b.data\n            b.grad += a.data\n",
-        ),
-        "list_iterative": (
+            "            b.grad += a.data * res.grad\n",
+            "            b.grad += a.data\n",
+        ),  # b's side only
+        "list_iterative": (  # one side only: self's
             "            self.grad += other.data * out.grad\n            other.grad += self.data * out.grad\n",
-            "            self.grad += other.data\n            other.grad += self.data\n",
+            "            self.grad += other.data\n            other.grad += self.data * out.grad\n",
         ),
+    },
+    "missing_outgrad_add": {
+        "lecture": (  # one side only: self's, the incoming gradient written as the 1.0 it is on leaves
+            "            self.grad += out.grad\n            other.grad += out.grad\n",
+            "            self.grad += 1.0\n            other.grad += out.grad\n",
+        ),
+        "slots_gradfn": ("            b.grad += res.grad\n", "            b.grad += 1.0\n"),  # b's side only
+        "list_iterative": (
+            "            self.grad += 1.0 * out.grad\n            other.grad += 1.0 * out.grad\n",
+            "            self.grad += 1.0\n            other.grad += 1.0\n",
+        ),
+    },
+    "missing_outgrad_pow": {
+        "lecture": (
+            "self.grad += other * self.data ** (other - 1) * out.grad",
+            "self.grad += other * self.data ** (other - 1)",
+        ),
+        "slots_gradfn": ("a.grad += n * a.data ** (n - 1) * res.grad", "a.grad += n * a.data ** (n - 1)"),
+        "list_iterative": (
+            "self.grad += (k * self.data ** (k - 1)) * out.grad",
+            "self.grad += k * self.data ** (k - 1)",
+        ),
+    },
+    "missing_outgrad_tanh": {
+        "lecture": ("self.grad += (1 - t**2) * out.grad", "self.grad += 1 - t**2"),
+        "slots_gradfn": ("a.grad += (1.0 - t * t) * res.grad", "a.grad += 1.0 - t * t"),
+        "list_iterative": ("self.grad += (1 - out.data**2) * out.grad", "self.grad += 1 - out.data**2"),
+    },
+    "missing_outgrad_relu": {
+        "lecture": ("self.grad += (out.data > 0) * out.grad", "self.grad += float(out.data > 0)"),
+        "slots_gradfn": ("a.grad += res.grad if a.data > 0 else 0.0", "a.grad += 1.0 if a.data > 0 else 0.0"),
+        "list_iterative": ("                self.grad += out.grad\n", "                self.grad += 1\n"),
     },
     "relu_flipped": {
         "lecture": ("self.grad += (out.data > 0) * out.grad", "self.grad += (self.data < 0) * out.grad"),
@@ -194,6 +229,7 @@ NOT_PLANTED = {
     "missing___rtruediv__": "no style's engine is graded on division: the assignment's ops have none, so no check "
     "names the cause (the lecture style's __truediv__ has no reflected twin, and needs none)",
     "assign_in_exp": "no style's engine has exp (the assignment's ops have none)",
+    "missing_outgrad_exp": "no style's engine has exp (the assignment's ops have none)",
 }
 """The causes with an inverse that no style's engine can carry, and why: every other is planted in every style."""
 
@@ -205,7 +241,7 @@ PRIORITY = (
     "assign_in_mul",
     "tanh_grad_from_input",
     "tanh_square_missing",
-    "mul_missing_outgrad",
+    "missing_outgrad_mul",
     "relu_flipped",
     "pow_off_by_one",
 )
@@ -226,3 +262,11 @@ def buggy(cause: str, style: str) -> tuple[str, int]:
     if cause in MISSING_FROM_PARAMETERS:
         text = text.replace("return self.w + [self.b]", "return self.w")
     return text, text[:at].count("\n") + 1
+
+
+def written(result: Result) -> dict[str, dict]:
+    """Each check's verified repair as the result JSON writes it (`artifacts.repair`), by check id; the JSON read back
+    (Result.from_dict, as a batch reads a result) gives each check the same typed repair."""
+    data = json.loads(result.to_json())
+    assert [c.repair for c in Result.from_dict(data).checks] == [c.repair for c in result.checks]
+    return {c["id"]: c["artifacts"]["repair"] for c in data["checks"] if "repair" in c["artifacts"]}

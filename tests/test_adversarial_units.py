@@ -20,11 +20,12 @@ from test_adversarial import HOSTILE, SUITES, check, statuses
 
 from grader.errors import WorkerFailure
 from grader.sandbox import cgroups, isolation, watch
+from grader.sandbox.inside import landlock
 from grader.sandbox.supervisor import Sandbox, SandboxLimits
 
 MODULE = "micrograd_mine.py"
 LOAD = {"op": "load", "code": {"kind": "py", "file": MODULE}}
-MODES = ["bwrap", "bwrap, no namespaces", "uid", "uid, no namespaces"]
+MODES = ["bwrap", "bwrap, no namespaces", "uid", "uid, no namespaces", "uid, no namespaces, no Landlock"]
 
 
 def _isolation(mode: str, monkeypatch) -> isolation.Isolation:
@@ -41,7 +42,11 @@ def _isolation(mode: str, monkeypatch) -> isolation.Isolation:
             found = isolation.Isolation("uid", None, True, isolation.runtime())
         finally:
             isolation.runtime.cache_clear()
-    return dataclasses.replace(found, namespaces=not mode.endswith("no namespaces"))
+    return dataclasses.replace(
+        found,
+        namespaces="no namespaces" not in mode,
+        landlock=0 if mode.endswith("no Landlock") or found.bwrap else landlock.abi(),
+    )
 
 
 @pytest.fixture(params=MODES)
@@ -49,7 +54,7 @@ def iso(request, monkeypatch) -> isolation.Isolation:
     return _isolation(request.param, monkeypatch)
 
 
-@pytest.fixture(params=["uid", "uid, no namespaces"])
+@pytest.fixture(params=["uid", "uid, no namespaces", "uid, no namespaces, no Landlock"])
 def uid_iso(request, monkeypatch) -> isolation.Isolation:
     return _isolation(request.param, monkeypatch)
 
@@ -123,15 +128,17 @@ def _neighbours(iso: isolation.Isolation) -> dict[str, dict[str, str]]:
 
 def test_two_sandboxes_cannot_reach_each_other(iso):
     """Can a sandbox reach another running beside it (another student's, or the other lane of one grading)
-    through an abstract unix socket (no file, no permission check), or notes every user may read in /tmp and
-    /dev/shm? Without namespaces, sandboxes see the machine's /tmp, and may open no socket at all."""
+    through an abstract unix socket (no file, no permission check), made by socket() or from a datagram socketpair,
+    or notes every user may read in /tmp and /dev/shm? Without namespaces, sandboxes see the machine's /tmp, where
+    Landlock keeps them from writing (issue 41), and may name no unix socket at all."""
     said = _neighbours(iso)
     host, guest = said["host"], said["guest"]
-    assert guest.get("connect") != "REACHED", guest
+    assert "REACHED" not in (guest.get("connect"), guest.get("send")), guest
     if iso.shares_tmp:
-        assert host["listen"] == "PermissionError", host
+        assert host["listen"] == host["dgram"] == "PermissionError", host
     else:
-        assert host["listen"] == "yes" and host["/tmp"] == "written", host
+        assert host["listen"] == host["dgram"] == "yes" and host["/tmp"] == "written", host
+    if not iso.shares_tmp or iso.landlock:
         assert not [v for v in guest.values() if v.startswith("REACHED")], guest
 
 

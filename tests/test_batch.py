@@ -226,7 +226,8 @@ def test_rerun_skips_unchanged_and_force_regrades_one(graded_class):
         str(root / "quick"),
     )
     assert run.returncode == 0
-    assert f"graded {len(expected)} submissions ({len(expected) - 1} unchanged since the last run" in run.stdout
+    assert f"{len(expected)} submissions: " in run.stdout
+    assert f"({len(expected) - 1} unchanged since the last run)" in run.stdout
 
 
 def test_interrupted_batch_resumes_without_loss_or_duplicates(tmp_path):
@@ -335,7 +336,7 @@ def test_a_grading_process_that_dies_costs_one_student_and_a_new_secret_regrades
     assert "grading process" in said and "again" in said
     assert not (out / "students" / errors[0] / "key.txt").exists()
     rerun = batch(*args, env=env)
-    assert rerun.returncode == 0 and "(2 unchanged since the last run, 0 could not be graded)" in rerun.stdout
+    assert rerun.returncode == 0 and "0 could not be graded (2 unchanged since the last run)" in rerun.stdout
     new_secret = batch(*args, env={**os.environ, "GRADER_SECRET": "second"})
     assert new_secret.returncode == 0 and "(0 unchanged since the last run" in new_secret.stdout
 
@@ -358,3 +359,28 @@ def test_a_batch_refuses_to_run_student_code_unisolated_unless_trusted(tmp_path)
     assert trusted.returncode == 0, trusted.stderr[-2000:]
     row = csv_rows(tmp_path / "out" / "grades.csv")[0]
     assert row["student"] == "alice" and float(row["score"]) > 60
+
+
+def test_a_progress_line_writes_points_as_the_gradebook_does():
+    """Issue 40, item 10: a partial score is `72.67/100` in the batch's progress line, as in grades.csv, never
+    `72.6666/100`; the starter kit unchanged says so; the progress bar's words count each kind once."""
+    from grader.batch.execute import progress_line, standing
+    from grader.batch.outputs import KIT_FLAG, Row, flags_for
+    from grader.files import template_files
+    from grader.result import Result, SubmissionError
+
+    def row(student: str, score: float, flags: list[str], error: bool = False) -> Row:
+        failure = SubmissionError("syntax_error", "x") if error else None
+        result = Result(
+            f"{student}.py", None, "micrograd", "0", "error" if error else "graded", failure, score, 100.0, 4.12, ()
+        )
+        return Row(student, False, result, False, f"{student}.py", f"students/{student}", flags)
+
+    partial = row("doejohn", 72 + 2 / 3, [])
+    assert progress_line(partial, 12, 18) == "[12/18] doejohn 72.67/100 (4.1 s)"
+    kit = row("kimkit", 0.0, flags_for(template_files()["micrograd_mine.py"]))
+    assert (
+        kit.flags == [KIT_FLAG] and progress_line(kit, 2, 18) == "[ 2/18] kimkit 0/100, starter kit unchanged (4.1 s)"
+    )
+    rows = [partial, kit, row("ada", 100.0, []), row("bob", 0.0, [], error=True)]
+    assert standing(rows) == "1 at full marks, 2 below, 1 could not be graded"

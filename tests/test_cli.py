@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -132,3 +134,54 @@ def test_usage_errors_exit_2(args, words, tmp_path):
     run = grader(*args, cwd=tmp_path)
     assert run.returncode == 2
     assert words in run.stderr
+
+
+def test_the_gradescope_autograder_installs_what_the_grader_ran_its_tests_with(tmp_path):
+    """Issue 40, item 11: the same autograder zip grades the same way next term. It carries constraints.txt, every
+    package the grader needs pinned (`name==version`) to the version installed where it was exported (where its
+    tests ran: pytest, hypothesis, IPython, nbclient, jinja2 and what they need), and every `pip install` of its
+    setup.sh, the grader's and the student code's Python alike, installs under those pins."""
+    from importlib import metadata
+
+    from packaging.utils import canonicalize_name
+
+    from grader.cli import main
+
+    assert main(["export", "gradescope", "--out", str(tmp_path / "autograder.zip")]) == 0
+    with zipfile.ZipFile(tmp_path / "autograder.zip") as zf:
+        setup = zf.read("setup.sh").decode()
+        pins = zf.read("source/constraints.txt").decode().splitlines()
+    pinned = dict(line.split("==") for line in pins if line and not line.startswith("#"))
+    for name in ("pytest", "hypothesis", "ipython", "ipykernel", "nbclient", "nbformat", "jinja2", "pluggy", "jedi"):
+        assert pinned[name] == metadata.version(name), name
+    assert all(canonicalize_name(name) == name and pinned[name] == metadata.version(name) for name in pinned)
+    assert "micrograd-grader" not in pinned and "torch" not in pinned  # the grader itself, and a test-only package
+    installs = [line for line in setup.splitlines() if "pip install" in line]
+    assert len(installs) == 2 and all("-c /autograder/source/constraints.txt" in line for line in installs), installs
+    assert ">=" not in setup
+
+
+def test_each_command_s_help_says_what_it_does_with_examples():
+    """Issue 40, item 10: `grader COMMAND --help`, as a terminal of 80 columns shows it, says what the command does
+    (a paragraph wrapped to the width), names every argument with a description, and ends with examples of it,
+    each a whole line."""
+    from grader.cli import COMMANDS
+
+    for name in COMMANDS:
+        shown = subprocess.run(
+            [sys.executable, "-m", "grader.cli", name, "--help"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "COLUMNS": "80"},
+            timeout=60,
+        )
+        assert shown.returncode == 0, shown.stderr
+        usage, about, *rest = shown.stdout.split("\n\n")
+        assert usage.startswith(f"usage: grader {name}") and len(about) > 60 and "positional" not in about, about
+        assert all(len(line) <= 80 for line in about.splitlines()), about
+        examples = shown.stdout.split("\nexamples:\n", 1)[1].splitlines()
+        assert examples and all(line.startswith(f"  grader {name}") for line in examples), examples
+        lines = "\n\n".join(rest).split("\nexamples:")[0].splitlines()
+        for at, line in enumerate(lines):  # an argument's line: its name, then its words there or on the next line
+            if line.startswith("  ") and not line.startswith("   ") and len(line.split()) == 1:
+                assert at + 1 < len(lines) and lines[at + 1].startswith("    "), (name, line)

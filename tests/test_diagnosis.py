@@ -205,18 +205,33 @@ def test_a_test_that_catches_the_students_own_bug_costs_nothing(grade_source, mi
 
 
 def test_forward_reports_every_wrong_operation_once(grade_source):
-    """A missing relu and a reversed __rsub__ (1 - a gives a - 1): forward reports both, each once, on its
-    own smallest case, not only the first."""
+    """relu computing a wrong value and a reversed __rsub__ (1 - a gives a - 1): forward reports both, each once,
+    on its own smallest case, not only the first."""
     source = variant(
         ("        return (-self) + other\n", "        return self - other\n"),
-        ("    def relu(self):", "    def _relu(self):"),
+        ("self.data if self.data > 0 else 0.0, (self,), 'relu'", "abs(self.data), (self,), 'relu'"),
     )
     forward = checks(grade_source, source)["forward"]
     assert forward.status == "failed"
     lines = forward.feedback.splitlines()
     assert lines[0].startswith("2 operations compute a wrong value or raise"), forward.feedback
-    assert sum("a.relu()" in line for line in lines) == 1 and "no attribute 'relu'" in forward.feedback
+    assert sum("a.relu()" in line for line in lines) == 1, forward.feedback
     assert sum(" - a with a = " in line for line in lines) == 1, forward.feedback
+
+
+def test_forward_leaves_a_missing_method_to_its_own_check(grade_source):
+    """A missing relu beside a reversed __rsub__: forward reports the reversed __rsub__, and leaves relu, which the
+    engine does not define, to the relu check, which charges it once (issue 39.2)."""
+    source = variant(
+        ("        return (-self) + other\n", "        return self - other\n"),
+        ("    def relu(self):", "    def _relu(self):"),
+    )
+    found = checks(grade_source, source)
+    forward = found["forward"]
+    assert forward.status == "failed" and "relu" not in forward.counterexample.code
+    assert " - a" in forward.counterexample.code, forward.counterexample.code  # 1 - a, computed as a - 1
+    assert "relu cannot be built yet" in forward.feedback and "counted once, by relu" in forward.feedback
+    assert found["relu"].status == "error" and "no method for relu" in found["relu"].feedback
 
 
 TANH_SELF = ("        out = Value(t, (self,), 'tanh')", "        out = Value(t, (self), 'tanh')")

@@ -5,15 +5,15 @@ engine whose gradient raises where the pow check found it does."""
 from __future__ import annotations
 
 import functools
-import types
 
 import pytest
 from conftest import BASE_ENGINE, WHEATS
 
 from grader import catalog
-from grader.checks.gradcheck import gradcheck_judged
-from grader.checks.rules import boundary_sweep, found_cases
+from grader.checks.gradcheck import boundary_sweep, found_cases, gradcheck_judged
+from grader.checks.reads import Found, Ran, Reads
 from grader.checks.suite import SUITE_CHECKS
+from grader.result import Outcome
 
 # pow's backward written as k * x**k / x: right wherever x is not 0, a ZeroDivisionError at a base of 0
 POW_BY_BASE = {
@@ -62,11 +62,17 @@ def test_the_boundary_sweep_reaches_each_operations_edges_and_only_judges_what_a
     assert not gradcheck_judged((("leaf", 0.0), ("relu", 0)))
 
 
-def test_gradcheck_judges_the_cases_the_rule_checks_found_failing_that_it_can_build():
-    """The cases found failing before it, of the operations gradcheck probes (those that work), are its too."""
+def test_gradcheck_judges_the_cases_the_checks_it_reads_found_failing_that_it_can_build():
+    """The cases found failing by the checks gradcheck reads, of the operations it probes (those that work), are
+    its too, in the order it declares those checks."""
     zero_pow = (("leaf", 0.5), ("leaf", 0.5), ("add", 0, 1), ("leaf", -1.0), ("add", 2, 3), ("pow", 4, 2))
     with_tanh = (("leaf", 0.5), ("tanh", 0))
-    ctx = types.SimpleNamespace(failing_cases=[zero_pow, with_tanh])
-    assert found_cases(ctx, ("add", "mul", "pow")) == [zero_pow]
-    assert found_cases(ctx, ("add", "pow", "tanh")) == [zero_pow, with_tanh]
-    assert found_cases(types.SimpleNamespace(failing_cases=[]), ("add",)) == []
+    failed = Outcome("failed", "wrong")
+    found = {
+        "tanh": Ran("tanh", failed, Found(cases=(with_tanh,))),
+        "pow": Ran("pow", failed, Found(cases=(zero_pow,))),
+    }
+    reads = Reads("gradcheck", ("pow", "tanh"), found)
+    assert found_cases(reads, ("add", "mul", "pow")) == [zero_pow]
+    assert found_cases(reads, ("add", "pow", "tanh")) == [zero_pow, with_tanh]
+    assert found_cases(Reads("gradcheck", ("pow",), {}), ("add",)) == []

@@ -148,6 +148,35 @@ def test_reteach_notebook_runs_and_names_no_student(graded, tmp_path):
     assert compared >= 5, compared  # every section's case prints its numbers
 
 
+def test_the_reteach_notebook_opens_on_its_words_not_200_lines_of_engine(tmp_path):
+    """Issue 40, item 10: the reteach notebook opens on what the class got wrong. Its first cell is a few lines of
+    words (counts in agreement: `1 submission`), and the lesson's engine, 200 lines, is the first code cell,
+    folded (Jupyter's `source_hidden`), which the words say; the notebook still runs top to bottom."""
+    from grader.classfiles import ClassSummary, SummaryStudent
+
+    out = tmp_path / "batch"
+    out.mkdir()
+    ada = SummaryStudent("ada", 100.0, "graded")
+    summary = ClassSummary("micrograd", "micrograd", 100.0, (ada,), misconceptions=())
+    (out / "summary.json").write_text(summary.to_json())
+    path = tmp_path / "reteach.ipynb"
+    run = subprocess.run(
+        [sys.executable, "-m", "grader.cli", "export", "reteach", "--from", str(out), "--out", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    nb = nbformat.read(str(path), as_version=4)
+    first, engine = nb.cells[0], nb.cells[1]
+    assert first.cell_type == "markdown" and len(first.source.splitlines()) <= 5, first.source
+    assert "1 submission graded; 0 misconceptions recognised" in first.source
+    assert engine.cell_type == "code" and len(engine.source.splitlines()) > 100
+    assert engine.metadata["jupyter"]["source_hidden"] is True
+    assert f"({len(engine.source.splitlines()) - 1} lines, folded" in first.source
+    nbclient.NotebookClient(nb, timeout=60, kernel_name="python3").execute()
+
+
 def test_export_reteach_needs_a_graded_folder(tmp_path):
     run = subprocess.run(
         [

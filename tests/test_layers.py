@@ -13,9 +13,12 @@ The layers, top to bottom:
   commands/ holds command modules only: each has a main() the command line (or `grader export`) runs.
 - grading: one submission graded: grading, loading (the student's code loaded), notebooks
   (a notebook turned into code), catalog (an assignment checked against the registries).
-- checks: checks/ and sabotage/ (the engines a suite runs against), repair/ (the inverse edits, and their
-  verification by a regrade the grading passes in), and lanes (the
-  sandboxes a grading's checks talk to: checks/suite starts one) with notebook_suite (how the
+- checks: checks/ (the checks, one module per family, and their runner: checks/runner.py runs them in the order
+  their declared reads allow), sabotage/ (the engines a suite runs against), repair/ (one object per grading
+  finding the inverse edits in the student's code, verifying them by a regrade the grading passes in, and attaching
+  them to the result), and lanes/ (the sandboxes a grading's checks talk to: lanes/engine, the engine lane;
+  lanes/suite, the suite lane's stages, scheduling and outcome, with lanes/run, one run of the tests, and
+  lanes/shares, what its threads share; checks/suite starts one) with notebook_suite (how the
   suite lane runs a notebook's tests with its demo cells run once).
 - lms (beside): lms/, who each student is in an LMS (its names, ids, roster, groups, late policy, and the cells
   it takes grades back in); it sits above the model only, and only entry uses it (a batch, an export).
@@ -26,9 +29,9 @@ The layers, top to bottom:
 - model: what the layers above share: spec, result, programs, files, causes (the misconceptions),
   errors, text, feedback (a result made fit to leave the machine), history (a student's last check, for what
   changed), fileio, csvfile (the one writer of every CSV: cells that are data), classfiles (a graded class's
-  gradebook and summary as typed values), folders (trees walked and
-  removed within bounds, without recursion), secret, slicing (the cells a notebook's tests need), and the
-  grader package itself (its version).
+  gradebook and summary as typed values), final (a student's final score, as every page shows it), folders
+  (trees walked and removed within bounds, without recursion), secret, slicing (the cells a notebook's tests
+  need), and the grader package itself (its version).
 - sandbox (beside): sandbox/ on the host; it knows errors and nothing else of the model.
 - inside: sandbox/inside/, the code copied into the sandbox: stdlib only, and the one home
   of what both sides must agree on (the op table, the student's file names, the frames).
@@ -73,6 +76,7 @@ LAYERS = {
         "grader.slicing",
         "grader.csvfile",
         "grader.classfiles",
+        "grader.final",  # a student's final score with its history: the grader's, the late penalty, an override
         "grader.notebooks",  # a notebook's format: read, its code cells, what a run of it did (no grading in it)
         "grader",
     ),

@@ -535,7 +535,7 @@ def test_the_gradebook_is_always_the_whole_class(tmp_path):
     assert first.returncode == 0, first.stderr[-3000:]
     second = _batch(*command)
     assert second.returncode == 0, second.stderr[-3000:]
-    assert "graded 3 submissions (3 unchanged since the last run" in second.stdout
+    assert "3 submissions: 3 graded, 0 could not be graded (3 unchanged since the last run)" in second.stdout
     assert "the batch's own --out folder" in second.stderr
     late_dir = tmp_path / "late"
     late_dir.mkdir()

@@ -28,6 +28,7 @@ from grader.cli import main as cli
 from grader.commands import override
 from grader.errors import UsageError
 from grader.files import REPORT_FILE, RESULT_FILE
+from grader.final import Final
 from grader.lms.identity import Identity
 from grader.render import html
 from grader.result import CheckResult, Result, SubmissionError
@@ -164,6 +165,7 @@ def test_what_an_override_does_to_a_grade():
     assert (pinned.grader_points, pinned.sha256, adjust(zoe, [pinned]).score) == (0.0, "", 50.0)
 
 
+LATE_TEXT = "Late: marked late by Canvas, which gives no submission time: counted as 1 day late."
 GRADEBOOK = (
     "Student,ID,SIS User ID,SIS Login ID,Section,Micrograd (7701)\n    Points Possible,,,,,10.00\n"
     '"García Márquez, José",40001,,jgarcia,A,\n"王, 小明",40002,,xwang,A,\n"Müller, Zoë",40003,,zmuller,A,\n'
@@ -198,9 +200,10 @@ def _graded_class(tmp_path: Path) -> Path:
         folder.mkdir(parents=True)
         (folder / RESULT_FILE).write_text(json.dumps(result.to_dict()))
         (folder / "gradescope.json").write_text("{}")
-        (folder / REPORT_FILE).write_text(html.student_report(result, None, "Micrograd", student=student))
-        keys.seal(folder, f"key of {student}")
         late = student == "garciamarquezjose"
+        shown = Final.of(result, round(result.score / 10, 2), LATE_TEXT) if late else Final.of(result)
+        (folder / REPORT_FILE).write_text(html.student_report(result, None, MICROGRAD.title, shown, student=student))
+        keys.seal(folder, f"key of {student}")
         rows.append(
             Row(
                 student,
@@ -408,3 +411,56 @@ def test_an_override_survives_a_regrade_and_waits_for_a_look_after_a_resubmissio
         (40003, 7701): "10.00",
         (40004, 7701): "8.00",
     }
+
+
+def test_after_an_override_every_page_shows_the_final_score_and_what_was_adjusted(tmp_path, open_page):
+    """Issue 40, item 1: José (97 points from the grader, 87.3 after the late policy's 10%) has mul set to 5, then
+    his total set to 70. grades.csv, the Canvas import, his report in the feedback zip (opened in Chromium: its
+    title, its headline, mul's card and row), his Gradescope results and the class page all say 70, say the grader
+    gave 97, and mark mul as adjusted; the late penalty is not taken from a score the instructor set. Taking the
+    total back gives 89.1 everywhere (5 for mul, less 10%), and taking mul back the grader's own 87.3."""
+    out = _graded_class(tmp_path)
+    jose = out / "students" / "garciamarquezjose"
+    assert override.main(out=out, student="garciamarquezjose", check="mul", points=5.0, reason="a b, by hand") == 0
+    assert override.main(out=out, student="garciamarquezjose", check=None, points=70.0, reason="oral exam") == 0
+
+    def pages(expected: str, grader_gave: str | None) -> None:
+        assert _grades(out)["garciamarquezjose"]["score"] == expected
+        assert _canvas(tmp_path, out)[(40001, 7701)] == f"{float(expected) / 10:.2f}"
+        feedback = tmp_path / "feedback.zip"
+        export.main(target="feedback", out=feedback, assignment="micrograd", graded=out)
+        with zipfile.ZipFile(feedback) as zf:
+            (name,) = [n for n in zf.namelist() if "_40001_" in n]
+            report = zf.read(name).decode()
+        page = open_page(report, f"override-{expected}")
+        shown = f"{float(expected):g}"
+        assert page.title() == f"garciamarquezjose: {shown} / 100 ({MICROGRAD.title})"
+        assert page.locator("#score").inner_text() == f"{shown} / 100 points"
+        if grader_gave is None:
+            assert page.locator("#score-from").inner_text() == "The grader gave 97; the late policy took 9.7."
+            assert page.locator("#adjusted").count() == 0 and "adjusted" not in page.locator("#row-mul").inner_text()
+        else:
+            said = page.locator("#score-from").inner_text()
+            assert said.startswith("The grader gave 97; your instructor adjusted mul (5 / 6 points instead of 3)")
+            assert page.locator("#adjusted").is_visible()
+            assert "5 / 6, adjusted by your instructor (the grader gave 3)" in page.locator("#row-mul").inner_text()
+            assert "5 / 6, adjusted by your instructor" in page.locator("#check-mul h2").inner_text()
+        scores = json.loads((jose / "gradescope.json").read_text())
+        assert scores["score"] == float(expected)
+        mul = next(t for t in scores["tests"] if t["name"].startswith("mul:"))
+        assert mul["score"] == (5.0 if grader_gave else 3.0)
+        assert ("Adjusted by your instructor to 5 / 6 points (the grader gave 3)" in mul["output"]) == bool(grader_gave)
+        row = open_page((out / "index.html").read_text(), f"override-class-{expected}").locator(
+            "#student-table tr", has_text="garciamarquezjose"
+        )
+        assert f"{shown} / 100" in row.inner_text()
+        assert ("adjusted by an override (the grader gave 97)" in row.inner_text()) == bool(grader_gave)
+
+    pages("70.0", "97")
+    assert "Your instructor set your score, and no late penalty is taken" in (jose / REPORT_FILE).read_text()
+    assert override.main(out=out, student="garciamarquezjose", check=None, remove=True) == 0
+    pages("89.1", "97")
+    assert "Your score: 99 − 9.9 = <strong>89.1 / 100</strong> points." in (jose / REPORT_FILE).read_text()
+    assert override.main(out=out, student="garciamarquezjose", check="mul", remove=True) == 0
+    pages("87.3", None)
+    assert keys.unchanged(jose, "key of garciamarquezjose")

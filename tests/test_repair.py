@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import json
+import os
 import re
 import subprocess
 import sys
@@ -20,7 +21,7 @@ import nbclient
 import nbformat
 import pytest
 from conftest import CORRECT_ENGINES, REFERENCE_SOURCE, quick_assignment
-from repair_bugs import BUGS, NOT_PLANTED, PRIORITY, STYLES, buggy, correct
+from repair_bugs import BUGS, NOT_PLANTED, PRIORITY, STYLES, buggy, correct, written
 
 from grader import spec
 from grader.checks.diagnose import SIMULATED
@@ -31,11 +32,11 @@ from grader.grading import grade
 from grader.insight.misconceptions import tally
 from grader.render.html import student_report
 from grader.render.terminal import render
-from grader.repair.inverse import DELEGATIONS, INVERSES, edit_for, last_class, method_of
+from grader.repair.inverse import DELEGATIONS, INVERSES, edit_for
 from grader.repair.lesson import on_lesson
-from grader.repair.verify import candidates
+from grader.repair.repairs import candidates
 from grader.sabotage import all_operators, wheats
-from grader.sabotage.trees import unparse
+from grader.sabotage.trees import last_class, last_method, unparse
 
 QUICK = (
     "forward",
@@ -57,13 +58,14 @@ CHECKS = {
     # the most common causes (PRIORITY): the checks they fail, and some they must not break
     "assign_in_add": ("add", "mul", "accumulate", "gradcheck"),
     "assign_in_mul": ("add", "mul", "accumulate", "gradcheck"),
-    "mul_missing_outgrad": ("mul", "neg_sub", "gradcheck"),
+    "missing_outgrad_mul": ("mul", "neg_sub", "gradcheck"),
     "tanh_": ("tanh", "hand_examples", "gradcheck"),
     "relu_flipped": ("relu", "gradcheck"),
     "pow_": ("pow", "gradcheck"),
     # every other cause, in three styles: the one check that names it (measured, the smallest that does)
     "assign_in_": ("accumulate",),
     "add_half": ("add",),
+    "missing_outgrad_": ("add", "mul", "pow", "tanh", "relu"),
     "mul_own_data": ("mul",),
     "relu_negative_grad": ("relu",),
     "topo_not_reversed": ("hand_examples",),
@@ -120,7 +122,7 @@ def expected_line(cause: str, text: str, line: int) -> int:
     """Where the repair goes: the planted line, or for a missing reflected operator the line after the method
     it is written beside."""
     if cause.startswith("missing___r"):
-        beside = method_of(last_class(ast.parse(text)), DELEGATIONS[cause.removeprefix("missing_")][0])
+        beside = last_method(last_class(ast.parse(text)), DELEGATIONS[cause.removeprefix("missing_")][0])
         return beside.end_lineno + 1
     return line
 
@@ -166,7 +168,7 @@ def test_equals_in_every_backward_gets_one_repair_of_every_method(tmp_path, micr
     text = (Path(__file__).parent.parent / "examples" / "forgot_plus_equals.py").read_text()
     task = assignment(micrograd, checks=("add", "mul", "accumulate", "gradcheck"))
     result = graded(tmp_path, text, task)
-    repairs = {c.id: c.artifacts["repair"] for c in result.checks if "repair" in c.artifacts}
+    repairs = written(result)
     assert list(repairs) == ["accumulate"], [(c.id, c.status, c.cause) for c in result.checks]
     repair = repairs["accumulate"]
     methods = {repair["method"], *(p["method"] for p in repair.get("also", []))}
@@ -226,7 +228,7 @@ def _end_to_end(tmp_path, micrograd, cause, style):
     text, line = buggy(cause, style)
     task = assignment(micrograd, checks=checks_for(cause))
     result = graded(tmp_path, text, task)
-    repairs = {c.id: c.artifacts["repair"] for c in result.checks if "repair" in c.artifacts}
+    repairs = written(result)
     assert len(repairs) == 1, [(c.id, c.status, c.cause) for c in result.checks]
     ((check, repair),) = repairs.items()
     assert next(c for c in result.checks if c.id == check).cause == cause
@@ -262,7 +264,7 @@ def test_a_bias_parameters_leaves_out_is_named_and_repaired(tmp_path, micrograd)
     assert "parameters() leaves it out, so training never updates it" in by_id["neuron"].feedback
     assert "with its bias b left out of parameters(), never trained" in by_id["training"].feedback
     assert "Same cause as neuron" in by_id["training"].feedback
-    repair = by_id["neuron"].artifacts["repair"]
+    repair = written(result)["neuron"]
     assert (repair["method"], repair["after"].strip(), "also" in repair) == (
         "Neuron.parameters",
         "return self.w + [self.b]",
@@ -277,7 +279,8 @@ def test_two_different_bugs_each_get_their_repair(tmp_path, micrograd):
     text = text.replace("a.grad += (1.0 - t * t) * res.grad", "a.grad += (1.0 - a.data * a.data) * res.grad")
     task = assignment(micrograd, checks=("pow", "tanh", "hand_examples", "gradcheck"))
     result = graded(tmp_path, text, task)
-    repairs = {c.cause: c.artifacts["repair"] for c in result.checks if "repair" in c.artifacts}
+    causes = {c.id: c.cause for c in result.checks}
+    repairs = {causes[check]: repair for check, repair in written(result).items()}
     assert set(repairs) == {"pow_off_by_one", "tanh_grad_from_input"}
     assert repairs["pow_off_by_one"]["line"] == pow_line
     assert repairs["tanh_grad_from_input"]["after"] == "            a.grad += (1.0 - t * t) * res.grad"
@@ -295,7 +298,7 @@ def test_a_correct_engine_never_gets_a_repair_nor_a_regrade(tmp_path, micrograd,
     checks = ("add", "mul", "tanh", "relu", "hand_examples", "neuron")  # neuron: its bias is never said missing
     result = graded(tmp_path, text, assignment(micrograd, checks=checks))
     assert result.score == result.max_score
-    assert not any("repair" in c.artifacts for c in result.checks)
+    assert not any(c.repair for c in result.checks) and not written(result)
     assert candidates(result, text) == []  # nothing to verify: nothing regraded
 
 
@@ -303,8 +306,8 @@ def test_where_names_the_line_and_a_hidden_check_gets_none(tmp_path, micrograd):
     text, line = buggy("tanh_grad_from_input", "lecture")
     result = graded(tmp_path, text, assignment(micrograd, "where", ("tanh",), ("tanh", "hand_examples")))
     by_id = {c.id: c for c in result.checks}
-    assert "repair" not in by_id["tanh"].artifacts  # hidden, though it names the cause first
-    repair = by_id["hand_examples"].artifacts["repair"]
+    assert by_id["tanh"].repair is None  # hidden, though it names the cause first
+    repair = written(result)["hand_examples"]
     assert repair["line"] == line and repair["after"] == "" and repair["verified"] is True
     assert "tanh" not in repair["fixes"]  # a visible check never names a hidden one
     assert "tanh" not in result.redacted().checks[[c.id for c in result.checks].index("tanh")].artifacts
@@ -320,7 +323,7 @@ def test_off_offers_nothing(tmp_path, micrograd):
     text, _ = buggy("tanh_grad_from_input", "lecture")
     result = graded(tmp_path, text, assignment(micrograd, "off", checks=("tanh",)))
     assert any(c.cause == "tanh_grad_from_input" for c in result.checks)
-    assert not any("repair" in c.artifacts for c in result.checks)
+    assert not any(c.repair for c in result.checks) and not written(result)
 
 
 def test_the_assignment_says_what_a_student_sees(tmp_path):
@@ -399,7 +402,7 @@ def test_the_reteach_notebook_shows_the_edit_on_the_lessons_engine(tmp_path, mic
     student's file, and still run top to bottom?"""
     text, _ = buggy("tanh_grad_from_input", "slots_gradfn")
     result = graded(tmp_path, text, assignment(micrograd, checks=("tanh", "hand_examples")))
-    assert any("repair" in c.artifacts for c in result.checks)
+    assert any(c.repair for c in result.checks)
     insight = tally([("ada", result)])
     out = tmp_path / "batch"
     out.mkdir()
@@ -460,6 +463,24 @@ def test_pow_written_through_a_local_gets_its_repair(tmp_path, micrograd):
     task = assignment(micrograd, checks=("pow",))
     result = graded(tmp_path, text, task)
     (pow_,) = result.checks
-    assert pow_.cause == "pow_off_by_one" and pow_.artifacts["repair"]["line"] == line
-    assert pow_.artifacts["repair"]["after"].endswith("k * self.data ** (k - 1)  # x**0 is constant, also at x = 0")
-    assert graded(tmp_path, apply(text, pow_.artifacts["repair"]), task, "fixed").score == task.max_score
+    repair = written(result)["pow"]
+    assert pow_.cause == "pow_off_by_one" and repair["line"] == line
+    assert repair["after"].endswith("k * self.data ** (k - 1)  # x**0 is constant, also at x = 0")
+    assert graded(tmp_path, apply(text, repair), task, "fixed").score == task.max_score
+
+
+def test_a_repairs_text_passes_the_one_cleaning_pass(tmp_path, micrograd):
+    """The repair quotes the student's own lines: is a path of the grading machine in them (here the grader's
+    Python, in a comment on the line to change) taken out, as in every other text of the result, in the result,
+    its JSON and the terminal (before: the repair was attached after the result was cleaned)?"""
+    host = os.path.realpath(sys.prefix)
+    text, line = buggy("tanh_grad_from_input", "lecture")
+    planted = "self.grad += (1 - self.data**2) * out.grad"
+    text = text.replace(planted, f"{planted}  # notes in {host}/lesson.txt")
+    task = assignment(micrograd, checks=("tanh",))
+    result = graded(tmp_path, text, task)
+    repair = written(result)["tanh"]
+    assert repair["line"] == line and "t**2" in repair["after"]
+    assert host not in repair["before"] + repair["after"] and "<python>/lesson.txt" in repair["before"]
+    assert "<python>/lesson.txt" in repair["after"]
+    assert host not in result.to_json() and host not in render(result, task)

@@ -3,22 +3,24 @@
 A regrade verifying a repair asks only whether each check passes (grading.Options.statuses_only): a failure is
 neither shrunk nor diagnosed. That is sound only if it gives every check the status a full grading gives, which
 the first test shows on buggy engines of several styles, one bug or two. The regrades' sandboxes start as soon as
-a check fails from a cause whose edit the file holds (verify.Ahead), and each regrade takes one of them: none
-is started for a correct engine. (What it saves is measured by bench/bench_repair.py, not timed here.)
+a check fails from a cause whose edit the file holds (grader/repair/repairs.py), and each regrade takes one of them:
+none is started for a correct engine. (What it saves is measured by bench/bench_repair.py, not timed here.)
 """
 
 from __future__ import annotations
 
 import dataclasses
+import time
 from pathlib import Path
 
 import pytest
 from conftest import ZOO
-from repair_bugs import buggy, correct
+from repair_bugs import BUGS, buggy, correct
 
 from grader import spec
 from grader.checks.suite import SUITE_CHECKS
-from grader.grading import Options, grade
+from grader.grading import OVERRUN_S, Options, grade
+from grader.repair.inverse import edit_for
 from grader.sandbox.prestarted import Prestarted
 
 
@@ -86,7 +88,7 @@ def test_each_regrade_takes_a_sandbox_started_while_the_grading_ran(tmp_path, mi
     checks = tuple(c for c in micrograd.checks if c.id in ("pow", "tanh", "hand_examples", "gradcheck"))
     task = dataclasses.replace(engine_checks(micrograd, "where"), checks=checks)
     result = graded(tmp_path, two_bugs(), task)
-    assert {c.cause for c in result.checks if "repair" in c.artifacts} == {"pow_off_by_one", "tanh_grad_from_input"}
+    assert {c.cause for c in result.checks if c.repair is not None} == {"pow_off_by_one", "tanh_grad_from_input"}
     assert pool == {"add": [True] * 3, "take": [True] * 3}
 
 
@@ -102,5 +104,65 @@ def test_a_batchs_grading_starts_one_sandbox_ahead_and_the_rest_when_needed(tmp_
     checks = tuple(c for c in micrograd.checks if c.id in ("pow", "tanh", "hand_examples", "gradcheck"))
     task = dataclasses.replace(engine_checks(micrograd, "where"), checks=checks)
     result = graded(tmp_path, two_bugs(), task, Options(one_sandbox=True))
-    assert {c.cause for c in result.checks if "repair" in c.artifacts} == {"pow_off_by_one", "tanh_grad_from_input"}
+    assert {c.cause for c in result.checks if c.repair is not None} == {"pow_off_by_one", "tanh_grad_from_input"}
     assert pool == {"add": [True], "take": [True, False, False]}
+
+
+# -- a student's file cannot make the search for the line cost the grader its budget (issue 41, item 6) ----------
+
+
+def dead_code(cause: str, lines: list[str]) -> str:
+    """The lecture engine with the cause planted, and after its line(s), in the same _backward, a `return` and the
+    lines given: dead code, which the grading never runs and the search for the line to change reads."""
+    text, line = buggy(cause, "lecture")
+    rows = text.split("\n")
+    indent = rows[line - 1][: len(rows[line - 1]) - len(rows[line - 1].lstrip())]
+    at = line - 1 + BUGS[cause]["lecture"][1].rstrip("\n").count("\n") + 1
+    rows[at:at] = [indent + "return"] + [indent + row for row in lines]
+    return "\n".join(rows)
+
+
+DEAD = {
+    # 2,500 lines of `=` for `+=` after the planted ones: the edit would change each (38 s of CPU once, twice a
+    # grading, before the search was bounded)
+    "lines": ("assign_in_add", ["self.grad = out.grad"] * 2_500, ("add", "mul", "accumulate", "gradcheck")),
+    # 30 statements updating a gradient by a chain of 900 terms: each was walked, and compared, per update
+    "chains": (
+        "mul_missing_outgrad",
+        [f"self.grad += {' + '.join(['q'] * 900)}"] * 30,
+        ("mul", "neg_sub", "gradcheck"),
+    ),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(DEAD))
+def test_dead_code_in_a_backward_is_graded_within_the_budget(tmp_path, micrograd, shape):
+    """Does a file whose _backward holds thousands of dead statements, or chains 900 deep, get every check judged
+    within its 15 s budget, the grader's own process spending seconds, not minutes, on the search for the line to
+    change (which such a file is past the bounds of: no repair is offered)? Before the search was bounded, the first
+    took 374 s (90 s of the grader's CPU) and the second 46 s, their last checks skipped for want of time."""
+    cause, lines, checks = DEAD[shape]
+    task = dataclasses.replace(
+        engine_checks(micrograd, "where"),
+        checks=tuple(c for c in micrograd.checks if c.id in checks),
+        search=dataclasses.replace(micrograd.search, max_examples=15),
+        limits=dataclasses.replace(micrograd.limits, submission_s=15.0),
+    )
+    wall, cpu = time.monotonic(), time.process_time()
+    result = graded(tmp_path, dead_code(cause, lines), task)
+    wall, cpu = time.monotonic() - wall, time.process_time() - cpu
+    assert wall <= task.limits.submission_s + OVERRUN_S and result.duration_s <= task.limits.submission_s, wall
+    assert cpu < 5.0, cpu
+    assert "skipped" not in {c.status for c in result.checks}, [(c.id, c.status) for c in result.checks]
+    assert any(c.cause == cause for c in result.checks) and not any(c.repair for c in result.checks)
+
+
+def test_the_bounds_leave_room_for_a_long_method():
+    """Is a method of 150 statements, far longer than a lesson's, still read (its edit found), and one of thousands
+    refused at once?"""
+    edit = edit_for(dead_code("assign_in_add", ["q = out.grad * 2"] * 150), "assign_in_add")
+    line = buggy("assign_in_add", "lecture")[1]
+    assert edit is not None and [c.line for c in edit.changes] == [line, line + 1]
+    started = time.process_time()
+    assert edit_for(dead_code("assign_in_add", ["self.grad = out.grad"] * 2_500), "assign_in_add") is None
+    assert time.process_time() - started < 1.0

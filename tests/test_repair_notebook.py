@@ -19,18 +19,20 @@ import nbformat
 import pytest
 from conftest import quick_assignment
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
-from repair_bugs import buggy, correct
+from repair_bugs import buggy, correct, written
 
 from grader import jupyter, spec
-from grader.grading import grade
+from grader.grading import Grading, grade, read_submission
 from grader.protocol import Code
 from grader.render.html import student_report
 from grader.render.terminal import render
-from grader.repair.edits import Change, Edit
+from grader.repair.edits import Edit
 from grader.repair.edits import applied as applied_text
-from grader.repair.inverse import last_class, method_of
 from grader.repair.notebook import NotebookCode
-from grader.repair.verify import candidates
+from grader.repair.repairs import candidates
+from grader.result import Change
+from grader.sabotage import all_operators, planning
+from grader.sabotage.trees import last_class, last_method
 
 DRAFT = "class Value:\n    def __init__(self, data):\n        self.data = data\n"
 """A first draft of the class, in an earlier cell: the class graded is the last one."""
@@ -109,7 +111,7 @@ def test_a_notebook_gets_the_repair_in_its_cell_and_applying_it_fixes_the_checks
     nb, first = notebook(text)
     result, _ = graded(tmp_path / "buggy", nb, assignment(micrograd, checks))
     assert result.status == "graded", result.error
-    repairs = {c.id: c.artifacts["repair"] for c in result.checks if "repair" in c.artifacts}
+    repairs = written(result)
     assert len(repairs) == 1, [(c.id, c.status, c.cause) for c in result.checks]
     ((check, repair),) = repairs.items()
     assert next(c for c in result.checks if c.id == check).cause == cause
@@ -117,7 +119,7 @@ def test_a_notebook_gets_the_repair_in_its_cell_and_applying_it_fixes_the_checks
     assert repair["cell"] == ENGINE_CELL  # the last Value's cell, not the draft's (cell 4)
     cell = nb.cells[ENGINE_CELL - 1].source
     if cause.startswith("missing___r"):  # the method goes after the one it is written beside
-        beside = method_of(last_class(ast.parse(cell)), "__add__")
+        beside = last_method(last_class(ast.parse(cell)), "__add__")
         assert repair["line"] == beside.end_lineno + 1 and repair["method"] == "__radd__"
     else:
         assert line - first + 1 in [repair["line"]] + [p["line"] for p in repair.get("also", [])]
@@ -133,7 +135,7 @@ def test_one_mistake_in_every_method_is_one_repair_of_every_line_in_the_cell(tmp
     text = (Path(__file__).parent.parent / "examples" / "forgot_plus_equals.py").read_text()
     nb, _ = notebook(text)
     result, _ = graded(tmp_path / "buggy", nb, assignment(micrograd, ("add", "mul", "accumulate", "gradcheck")))
-    repairs = [c.artifacts["repair"] for c in result.checks if "repair" in c.artifacts]
+    repairs = list(written(result).values())
     assert len(repairs) == 1 and len(repairs[0].get("also", [])) >= 4, repairs
     repair = repairs[0]
     assert {p["cell"] for p in [repair, *repair["also"]]} == {ENGINE_CELL}
@@ -147,7 +149,7 @@ def test_a_correct_notebook_gets_no_repair_nor_a_regrade(tmp_path, micrograd, st
     nb, _ = notebook(correct(style))
     result, _ = graded(tmp_path, nb, assignment(micrograd, ("add", "mul", "tanh", "relu", "hand_examples")))
     assert result.score == result.max_score, [(c.id, c.status, c.feedback) for c in result.checks]
-    assert not any("repair" in c.artifacts for c in result.checks)
+    assert not any(c.repair for c in result.checks) and not written(result)
     code = Code("notebook", {}, tuple((i, c.source) for i, c in enumerate(nb.cells) if c.cell_type == "code"))
     found = NotebookCode.of(code, b"", "homework.ipynb")
     assert found is not None and candidates(result, found.text) == []  # nothing to verify: nothing regraded
@@ -162,7 +164,7 @@ def test_the_report_the_terminal_and_grade_name_the_cell_and_its_line(tmp_path, 
     checks = ("tanh", "hand_examples")
     task = assignment(micrograd, checks, "where")
     result, path = graded(tmp_path / "work", nb, task)
-    repair = next(c.artifacts["repair"] for c in result.checks if "repair" in c.artifacts)
+    repair = next(iter(written(result).values()))
     at = line - first + 1
     assert (repair["cell"], repair["line"], repair["after"]) == (ENGINE_CELL, at, "")
     said = f"line {at} of cell {ENGINE_CELL}, in tanh's _backward, is the line to change"
@@ -206,3 +208,81 @@ def test_an_edit_must_land_in_one_cell_and_a_magic_cell_defining_value_stops_rep
     assert both == {3: "class Value:\n    pass\n\n    y = 2", 5: "v = Value()\nprint(v)"}
     magic = ((1, "%%time\nclass Value:\n    pass"), (2, "class Value:\n    pass"))
     assert NotebookCode.of(Code("notebook", {}, magic), b"", "n.ipynb") is None
+
+
+# -- which Value: the one Python keeps (issue 42, item 3) ---------------------------------------------------------
+
+
+def _value_of(text: str) -> str:
+    """A style's Value class, as its own cell."""
+    return text[text.index("class Value") : text.index("class Neuron")].rstrip()
+
+
+THRICE_TESTS = """def test_add_and_mul_gradients():
+    a, b = Value(2.0), Value(-3.0)
+    c = a * b + a
+    c.backward()
+    assert a.grad == -2.0 and b.grad == 2.0
+"""
+
+
+def thrice() -> tuple[nbformat.NotebookNode, int, int]:
+    """A notebook defining Value three times, each in a cell of its own (two correct drafts in other styles, then the
+    lesson's with tanh's derivative on its input), the last defining __mul__ twice too (a draft left above the one
+    Python keeps); the cell of the last Value, and the line of the planted bug in it."""
+    text, _ = buggy("tanh_grad_from_input", "lecture")
+    last = _value_of(text)
+    mul = last[last.index("    def __mul__") : last.index("    def __pow__")]
+    last = last.replace(mul, mul + mul.replace("out = Value(", "out = Value(  # the draft Python drops\n            "))
+    cells = [
+        new_markdown_cell("# micrograd, three tries"),
+        new_code_cell("import math\nimport random"),
+        new_code_cell(_value_of(correct("list_iterative"))),
+        new_code_cell(_value_of(correct("slots_gradfn"))),
+        new_code_cell(last),
+        new_code_cell(text[text.index("class Neuron") :].strip()),
+        new_code_cell(THRICE_TESTS),
+    ]
+    bug = last[: last.index("self.grad += (1 - self.data**2) * out.grad")].count("\n") + 1
+    return new_notebook(cells=cells), 5, bug
+
+
+def test_the_mutants_and_the_repair_are_made_of_the_value_python_keeps(tmp_path, micrograd, monkeypatch):
+    """A notebook defines Value three times, the bug only in the last, whose __mul__ is defined twice: is the repair
+    found in the last Value's cell and line, and is every mutant of the student's engine the grading makes cut from
+    the last Value's live methods (the second __mul__), never a draft Python dropped; and does a mutation of the
+    notebook's whole code change its last Value and leave the first two alone?"""
+    made: list[tuple[str, str, ast.Module]] = []  # each mutant of the student's engine the grading made
+    own_mutated = planning.own_mutated
+
+    def watched(op, own):
+        tree = own_mutated(op, own)
+        if tree is not None:
+            made.append((op.id, own, tree))
+        return tree
+
+    monkeypatch.setattr(planning, "own_mutated", watched)
+    nb, cell, bug = thrice()
+    result, path = graded(tmp_path, nb, assignment(micrograd, ("tanh", "hand_examples", "student_tests", "sabotage")))
+    assert result.status == "graded", result.error
+    repair = written(result)["tanh"]
+    assert (repair["cell"], repair["line"]) == (cell, bug), repair
+
+    muls = [op for op in all_operators().values() if op.check == "mul"]
+    assert {op_id for op_id, _, _ in made} >= {op.id for op in muls}, [op_id for op_id, _, _ in made]
+    for op_id, own, tree in made:
+        before = last_class(ast.parse(own))
+        drafts = [ast.dump(n) for n in before.body if isinstance(n, ast.FunctionDef) and n.name == "__mul__"]
+        after = [ast.dump(n) for n in last_class(tree).body if isinstance(n, ast.FunctionDef) and n.name == "__mul__"]
+        assert len(drafts) == 2 and after[0] == drafts[0], f"{op_id} changed the draft Python drops"
+        if op_id in {op.id for op in muls}:
+            assert after[1] != drafts[1], f"{op_id} left the __mul__ Python keeps alone"
+
+    code = read_submission(Grading(path, micrograd)).code.text
+    whole = ast.parse(code)
+    for op in muls:
+        mutant = op.mutated(code)
+        values = [n for n in mutant.body if isinstance(n, ast.ClassDef) and n.name == "Value"]
+        firsts = [n for n in whole.body if isinstance(n, ast.ClassDef) and n.name == "Value"]
+        assert [ast.dump(v) for v in values[:2]] == [ast.dump(v) for v in firsts[:2]], op.id
+        assert ast.dump(values[2]) != ast.dump(firsts[2]), op.id

@@ -66,10 +66,11 @@ def test_where_nothing_can_be_called_the_rules_fall_back_and_are_skipped(tmp_pat
 
 def test_a_rule_forgetting_out_grad_fails_even_with_the_order_broken():
     """* and tanh forget out.grad, backward() walks from the leaves up: mul and tanh fail on the output's own
-    _grad_fn called with out.grad = 2.5 (skipped before), as pasteable code; the right rules pass."""
+    _grad_fn called with out.grad = 2.5 (skipped before), as pasteable code, one misconception named once with
+    both methods; the right rules pass."""
     found = graded(EVIDENCE / "outgrad_ignored_leaves_first.py")
     mul = found["mul"]
-    assert mul.status == "failed" and mul.cause == "mul_missing_outgrad"
+    assert mul.status == "failed" and mul.cause == "missing_outgrad_mul"
     assert mul.counterexample.code == "a = Value(2.0)\nb = Value(-3.0)\nc = a * b\nc.grad = 2.5\nc._grad_fn()"
     assert mul.counterexample.expected == {"a.grad": -7.5, "b.grad": 5.0}
     assert mul.counterexample.got == {"a.grad": -3.0, "b.grad": 2.0}
@@ -77,7 +78,9 @@ def test_a_rule_forgetting_out_grad_fails_even_with_the_order_broken():
     assert "does not multiply by out.grad" in mul.feedback
     tanh = found["tanh"]
     assert tanh.status == "failed" and "b.grad = 2.5" in tanh.counterexample.code
-    assert "tanh's local derivative" in tanh.feedback
+    # one misconception in two methods, named once: tanh's card repeats mul's, naming both methods
+    assert tanh.cause == mul.cause and tanh.artifacts["causes"] == ["missing_outgrad_mul", "missing_outgrad_tanh"]
+    assert "Same cause as mul: in the backward of __mul__ and tanh" in " ".join(tanh.feedback.split())
     for rule in ("add", "pow", "relu"):
         assert found[rule].status == "passed", found[rule].feedback
     assert found["topo_order"].status == "failed"

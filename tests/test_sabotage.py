@@ -175,3 +175,82 @@ def test_a_mutant_that_behaves_like_the_engine_is_left_out():
     counted, dropped = counted_mutants(found)
     assert counted == ["mul_own_data", "pow_off_by_one"]
     assert "equivalent" in dropped["add_half"]
+
+
+def test_a_mutant_of_the_engine_that_does_not_count_gives_way_to_its_spare():
+    """Whatever the claims that leave a mutant of the student's engine out (its numbers are the engine's, the decoy's
+    differ, the engine's are wrong or missing), does its spare, a wheat's mutant by the same operator, count in its
+    place, judged as a wheat's mutant is, so that as many engines count as the plan drew (issue 41)?"""
+    from grader.checks.suite_runs import Run, Suite, catches, counted_mutants
+
+    ok = {"test_x": {"outcome": "passed", "kind": None, "message": "", "duration": 0.0}}
+    failed = {"test_x": {**ok["test_x"], "outcome": "failed", "kind": "assertion"}}
+    same, other = ((1.0, 2.0),), ((1.0, 3.0),)
+
+    def suite(student=same, decoy=same, right=True) -> Suite:
+        return Suite(
+            Run(True, ok, [], "", False, 0.1, student),
+            {"w": Run(True, ok, [], "", False, 0.1)},
+            {
+                "add_half": Run(True, ok, [], "", False, 0.1, same),
+                "pow_off_by_one": Run(True, failed, [], "", False, 0.1),
+            },
+            {},
+            own=frozenset({"add_half"}),
+            decoy=Run(True, ok, [], "", False, 0.1, decoy),
+            right=right,
+            spares={"add_half": Run(True, failed, [], "", False, 0.1, other)},
+        )
+
+    for found in (suite(), suite(decoy=other), suite(right=False), suite(student=())):
+        counted, dropped = counted_mutants(found)
+        assert counted == ["add_half", "pow_off_by_one"] and list(dropped) == ["add_half"], (counted, dropped)
+        judged = catches(found, set(), set(), 30.0)
+        assert judged.in_place == ["add_half"] and judged.caught == {"add_half": "test_x", "pow_off_by_one": "test_x"}
+    alone = Suite(**{**suite().__dict__, "spares": {}})  # no spare (an operator no wheat takes): left out
+    assert counted_mutants(alone)[0] == ["pow_off_by_one"]
+
+
+def _reference_probes() -> tuple:
+    """The reference engine's numbers on the equivalence probes, as a run on a correct engine says them."""
+    from grader.checks.reference_engine import reference_run
+    from grader.checks.suite_runs import equivalence_probes
+
+    found = []
+    for program in equivalence_probes():
+        expected = reference_run(tuple(tuple(ins) for ins in program))
+        found.append(tuple(expected.data or ()) + tuple(expected.grad or ()) if expected else ("raised",))
+    return tuple(found)
+
+
+def test_a_spare_runs_only_where_its_mutant_does_not_count():
+    """Does the plan put each spare after the mutant of the student's engine it stands for and after the decoy, and
+    does the suite lane pass it over when its turn comes if that mutant counts (a correct engine's grading costs no
+    spare's run), and run it where it does not, or where that is not known yet?"""
+    from grader import catalog
+    from grader.checks.suite_runs import spares_wanted
+    from grader.lanes import RunReply
+    from grader.sabotage import own_block, plan
+
+    assignment = catalog.load("micrograd")
+    runs = plan(assignment.sabotages, "s", "p", own_block(BASE_ENGINE.read_text()), shape="spares")
+    order = [r.id for r in runs]
+    spares = [r for r in runs if r.kind == "spare"]
+    assert spares and len(spares) == sum(r.kind == "own" for r in runs)
+    for spare in spares:
+        assert order.index(spare.id) > max(order.index(f"{spare.operator}@own"), order.index("own:decoy")), order
+    by_id = {r.id: r for r in runs}
+    right = _reference_probes()
+    wanted = spares_wanted(assignment.ops, assignment.tolerances)
+    own = RunReply(None, probes=right)
+    spare = spares[0]
+    mutant, decoy = by_id[f"{spare.operator}@own"], by_id["own:decoy"]
+    differs = tuple(reversed(right))
+    assert wanted(by_id["wheat:op_table"], own, [])  # any other engine runs
+    assert wanted(spare, own, [RunReply(decoy, probes=right)])  # its mutant's numbers not known yet
+    assert not wanted(spare, own, [RunReply(decoy, probes=right), RunReply(mutant, probes=differs)])
+    assert wanted(spare, own, [RunReply(decoy, probes=right), RunReply(mutant, probes=right)])  # equivalent
+    assert wanted(spare, own, [RunReply(decoy, probes=differs), RunReply(mutant, probes=differs)])  # decoy unlike
+    assert wanted(
+        spare, RunReply(None, probes=differs), [RunReply(decoy, probes=differs), RunReply(mutant, probes=right)]
+    )

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from conftest import ZOO
+
 from grader import catalog
 from grader.checks.suite import SUITE_CHECKS
-from grader.commands.selftest import Engine, engines, grade_engine, problems
+from grader.commands.selftest import Engine, engines, grade_engine, problems, render
 from grader.sabotage import all_operators, wheats
+from grader.sabotage.operators import NOT_DRAWN
 
 
 def test_selftest_passes_and_prints_the_matrices(grader_once):
@@ -23,7 +26,9 @@ def test_selftest_passes_and_prints_the_matrices(grader_once):
     for engine in mutants:
         assert "[X]" in rows[engine.id] or "[E]" in rows[engine.id], rows[engine.id]
     assert {w.id for w in wheats()} <= set(rows) and "reference" in rows
-    assert "OK: every correct engine passes" in stdout
+    assert "OK: every correct engine passes every check worth points" in stdout
+    for engine in bases:  # the OK line is never under a correct engine's X (issue 40, item 10)
+        assert "X" not in rows[engine.id] and "E" not in rows[engine.id], rows[engine.id]
     assert "OK: every catch hint's test passes on every correct engine and catches every mutant" in stdout
     # issue 31: every mutant's own bug undone by the repair the grader verified, and full marks after it
     assert f"OK: each of the {len(mutants)} mutants is restored to full marks by the repair" in stdout, stdout
@@ -33,7 +38,7 @@ def test_selftest_says_what_it_proves_and_shows_its_progress(grader_once):
     """Does selftest say first, in plain words, what it proves, end saying it proved it, and show each engine
     graded on stderr as it goes (it takes a minute or two)?"""
     returncode, stdout, stderr = grader_once("selftest")
-    bases, mutants = engines(tuple(catalog.load("micrograd").sabotages))
+    bases, mutants = engines(tuple(catalog.load("micrograd").sabotages) + NOT_DRAWN)  # those too: proven here
     assert stdout.startswith("grader selftest: does this grader tell right from wrong on assignment micrograd?")
     assert f"{len(bases) - 1} correct engines written in other styles, and {len(mutants)} engines" in stdout
     assert stdout.rstrip().endswith("and each hint it gives students catches the bug it names."), stdout[-500:]
@@ -91,3 +96,19 @@ def test_every_catch_hint_is_run_and_an_unproven_one_is_flagged(monkeypatch):
     )
     unproven = hints.problems(bases, ours, hints.prove(bases, ours, ("neuron_no_bias",)), ("neuron_no_bias",))
     assert len(unproven) == len(ours) and all("does not catch neuron_no_bias@" in p for p in unproven), unproven
+
+
+def test_an_advisory_check_a_correct_engine_does_not_pass_is_no_x_under_an_ok(tmp_path: Path):
+    """Issue 40, item 10: a correct engine with the lesson's recursive build_topo does not pass deep_graph, which is
+    advisory (no points). Its row in selftest's table shows `~` there, which the legend explains, never the X of a
+    failure, and the OK line below it says what it proves: every check worth points passes."""
+    task = catalog.load("micrograd").without(SUITE_CHECKS)
+    recursive = Engine("recursive", (ZOO / "correct" / "labels_float_order.py").read_text())
+    result = grade_engine(recursive, tmp_path, task)
+    assert next(c for c in result.checks if c.id == "deep_graph").status != "passed"
+    table = render([recursive], [result], [c.id for c in task.checks])
+    row = next(line for line in table.splitlines() if line.startswith("recursive"))
+    column = [c.id for c in task.checks].index("deep_graph")
+    assert row.split()[1:][column] == "~" and "X" not in row, row
+    assert "~ an advisory check, worth no points, not passed" in table
+    assert "OK: every correct engine passes every check worth points" in table

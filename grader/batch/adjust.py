@@ -23,6 +23,7 @@ from typing import Any
 
 from grader.batch.overrides import TOTAL, Override, number
 from grader.classfiles import NO_SUBMISSION
+from grader.final import Adjusted, Final
 from grader.result import Result
 
 
@@ -164,18 +165,18 @@ class Adjustment:
             ],
         }
 
-    def report(self, graded: Graded) -> dict[str, Any] | None:
-        """What the student's report says of the overrides applied (those waiting are not said), or None."""
-        if not self.applied:
-            return None
-        items = []
-        for o in self.applied:
-            found = graded.check(o.check)
-            most = graded.max_score if o.check == TOTAL else (found[1] if found else 0.0)
-            items.append(
-                {"check": o.check, "points": o.points, "max": most, "grader": o.grader_points, "reason": o.reason}
-            )
-        return {"items": items, "score": self.score, "max_score": graded.max_score}
+
+def final(graded: Graded, adjusted: Adjustment | None) -> Final:
+    """A student's final score as every page shows it: the grader's own less the late penalty, with what their
+    instructor set (the overrides applied; those waiting for a second look are not shown to the student)."""
+    if adjusted is None or not adjusted.applied:
+        return Final(graded.final, graded.max_score, graded.raw, graded.penalty(graded.raw))
+    items = []
+    for o in adjusted.applied:
+        found = graded.check(o.check)
+        most = graded.max_score if o.check == TOTAL else (found[1] if found else 0.0)
+        items.append(Adjusted(o.check, o.points, most, o.grader_points, o.reason))
+    return Final(adjusted.score, graded.max_score, graded.raw, adjusted.penalty, tuple(items))
 
 
 def adjust(graded: Graded, overrides: list[Override]) -> Adjustment | None:

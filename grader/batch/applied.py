@@ -15,26 +15,29 @@ import json
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from grader.batch import keys
 from grader.batch import overrides as book
-from grader.batch.adjust import NO_SUBMISSION, Adjustment, Graded, adjust, by_student, pin_all
+from grader.batch.adjust import NO_SUBMISSION, Adjustment, Graded, adjust, by_student, final, pin_all
 from grader.batch.earlier import MOST_SUMMARY_BYTES, late_percent, saved_result
-from grader.batch.outputs import Row, atomic_write, histogram
+from grader.batch.outputs import Row, atomic_write, histogram_of
 from grader.classfiles import ClassSummary, Gradebook, GradebookRow, SummaryStudent
 from grader.errors import BadResult, UsageError
 from grader.files import (
     CLASS_PAGE_FILE,
     GRADEBOOK_FILE,
+    GRADESCOPE_FILE,
     OVERRIDES_FILE,
     REPORT_FILE,
     STUDENTS_FOLDER,
     SUMMARY_FILE,
     WORK_FILE,
 )
+from grader.final import Final
+from grader.gradescope.results import results
 from grader.render import html
-from grader.render.adjusted import with_adjustment
+from grader.render.adjusted import restamped
+from grader.result import Result
 from grader.spec import Assignment
 
 STUDENTS = STUDENTS_FOLDER
@@ -162,26 +165,35 @@ def review_lines(rows: list[Row]) -> list[str]:
     return lines
 
 
-def stamp_reports(out: Path, rows: list[Row], before: set[str], max_score: float) -> None:
-    """Each student's own report says what was adjusted for them, or, once nothing is (`before`: those whose
-    report may have said so), no longer says it; a report shared by a group says nothing of one member's."""
+def stamp_reports(out: Path, rows: list[Row], before: set[str], max_score: float, title: str) -> None:
+    """Each student's own report (and Gradescope results) shows their final score and what was adjusted for them,
+    or, once nothing is (`before`: those whose report may have said so), no longer says it; a report shared by a
+    group says nothing of one member's. `title` is the assignment's, which heads each report."""
     for row in rows:
         if row.adjustment is None and row.student not in before:
             continue
         if row.folder != f"{STUDENTS}/{row.student}" or row.shown_status == NO_SUBMISSION:
             continue
         graded = graded_of(row, max_score)
-        _stamp(out / row.folder, row.adjustment.report(graded) if row.adjustment else None)
+        stamp(out / row.folder, row.result, final(graded, row.adjustment), row.student, title)
 
 
-def _stamp(folder: Path, view: dict[str, Any] | None) -> None:
+def stamp(folder: Path, result: Result, shown: Final, student: str, title: str) -> None:
+    """A graded student's report.html and gradescope.json made to show `shown`, their key resealed."""
     try:
         report = (folder / REPORT_FILE).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return
-    stamped = with_adjustment(report, view)
+    stamped = restamped(report, result, shown, student, title)
     if stamped != report:
         keys.rewrite(folder, REPORT_FILE, stamped)
+    scores = json.dumps(results(result, shown), indent=2)
+    try:
+        same = (folder / GRADESCOPE_FILE).read_text(encoding="utf-8") == scores
+    except (OSError, UnicodeDecodeError):
+        same = False
+    if not same:
+        keys.rewrite(folder, GRADESCOPE_FILE, scores)
 
 
 # -- an export, and `grader override` ------------------------------------------------------------------------------
@@ -217,11 +229,10 @@ def on_gradebook(graded: Path, rows: dict[str, GradebookRow]) -> dict[str, Grade
     return changed
 
 
-def report_view(graded: Path, student: str, saved: Saved, overrides: list[book.Override]) -> dict[str, Any] | None:
-    """What a student's report says of their overrides now (for the feedback export)."""
+def final_of(student: str, saved: Saved, overrides: list[book.Override]) -> Final | None:
+    """A student's final score as their pages show it now, with `overrides` (None: not one of the class)."""
     g = saved.graded(student)
-    adjusted = adjust(g, [o for o in overrides if o.student == student]) if g is not None else None
-    return adjusted.report(g) if adjusted is not None and g is not None else None
+    return final(g, adjust(g, [o for o in overrides if o.student == student])) if g is not None else None
 
 
 def refresh(out: Path, overrides: list[book.Override], saved: Saved) -> None:
@@ -248,7 +259,7 @@ def refresh(out: Path, overrides: list[book.Override], saved: Saved) -> None:
     summary = replace(
         saved.summary,
         students=tuple(entries),
-        histogram=tuple(histogram([e.score for e in entries], saved.max_score)),
+        histogram=tuple(histogram_of(entries, saved.max_score)),
         overrides={
             "applied": sum(len(a.applied) for a in adjusted.values() if a),
             "waiting": sum(len(a.waiting) for a in adjusted.values() if a),
@@ -257,9 +268,9 @@ def refresh(out: Path, overrides: list[book.Override], saved: Saved) -> None:
     atomic_write(out / SUMMARY_FILE, summary.to_json())
     atomic_write(out / CLASS_PAGE_FILE, html.class_report(summary.to_dict(), _sources(out)))
     for student, a in adjusted.items():
-        folder = saved.entries[student].folder
-        if _own_folder(folder) and folder == f"{STUDENTS}/{student}":
-            _stamp(out / folder, a.report(graded[student]) if a else None)
+        folder, g = saved.entries[student].folder, graded[student]
+        if _own_folder(folder) and folder == f"{STUDENTS}/{student}" and g.result is not None:
+            stamp(out / folder, g.result, final(g, a), student, saved.summary.title)
 
 
 def _gradebook(path: Path, adjusted: dict[str, Adjustment | None], graded: dict[str, Graded]) -> Gradebook:

@@ -10,6 +10,12 @@ absolute names, `..`, names nested deeper than discovery reads (grader/folders.p
 names the file system cannot hold are never written, so every tree extracted is shallow. Each
 member left out gets a note naming it and why. `copy_file` copies one loose file the same way: no
 link followed, bounded size.
+
+A member's name is read as `unzip` reads it (`member_name`), so that one student keeps one id whatever
+made the zip: the name flagged UTF-8, else the name in Info-ZIP's Unicode Path extra field when that
+field is of this very name, else the name's bytes as UTF-8 (Info-ZIP `zip` on Linux and macOS's
+Archive Utility write UTF-8 without the flag), and only bytes that are not UTF-8 as IBM code page 437,
+the zip format's own.
 """
 
 from __future__ import annotations
@@ -29,6 +35,10 @@ from grader.folders import MAX_DEPTH, MAX_ENTRIES
 CHUNK = 64 * 1024
 NAME_BYTES = 255
 """The longest name of one file or folder most file systems hold (a member's longer part is skipped)."""
+UTF8_FLAG = 0x800
+"""The general-purpose bit saying a member's name is UTF-8 (APPNOTE.TXT 4.4.4, bit 11)."""
+UNICODE_PATH = 0x7075
+"""Info-ZIP's Unicode Path extra field: version 1, the CRC-32 of the header's name, the name in UTF-8 (4.6.9)."""
 PATH_BYTES = 1_024
 """The longest member name written, in bytes (a member's name can be 64 KB; the staging folder's path and
 this stay under the 4,096 bytes a path may take)."""
@@ -84,7 +94,7 @@ def extract(
         size = archive.stat().st_size
         written = 0
         for info in infos:
-            where = f"{label}/{info.filename}"
+            where = f"{label}/{member_name(info)}"
             if info.is_dir():
                 continue
             parts, why = _left_out(info, skip, limits, written, budget)
@@ -131,7 +141,7 @@ def _left_out(
     budget: Budget,
 ) -> tuple[tuple[str, ...], str | None]:
     """A member's path parts, and why it is left out before a byte of it is read (None: extract it)."""
-    parts, why = _parts(info.filename)
+    parts, why = _parts(member_name(info))
     if why is None and stat.S_ISLNK(info.external_attr >> 16):
         why = "a symbolic link; not followed"
     if why is None:
@@ -143,6 +153,45 @@ def _left_out(
     if why is None and budget.left <= 0:
         why = f"skipped: the batch's archives already gave {size_text(limits.batch_bytes)}, its limit"
     return parts, why
+
+
+def member_name(info: zipfile.ZipInfo) -> str:
+    """A member's name as `unzip` reads it (see the module's docstring); zipfile's own reading (code page 437 for
+    a name not flagged UTF-8) where no other applies."""
+    if info.flag_bits & UTF8_FLAG:
+        return info.filename
+    try:
+        raw = info.orig_filename.encode("cp437")  # the header's bytes again: zipfile decoded them as cp437
+    except UnicodeEncodeError:
+        return info.filename
+    name = _unicode_path(info.extra, raw)
+    if name is None:
+        try:
+            name = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return info.filename
+    return name.split("\x00", 1)[0]  # as zipfile cuts a name at a NUL
+
+
+def _unicode_path(extra: bytes, raw: bytes) -> str | None:
+    """The UTF-8 name an Info-ZIP Unicode Path field of `extra` gives, if the field is of version 1 and of the name
+    `raw` (its CRC-32 the name's: a field of a name renamed since is stale), else None. The fields are walked by
+    their lengths, each read once (at most 64 KB of them)."""
+    at = 0
+    while at + 4 <= len(extra):
+        kind = int.from_bytes(extra[at : at + 2], "little")
+        size = int.from_bytes(extra[at + 2 : at + 4], "little")
+        data = extra[at + 4 : at + 4 + size]
+        at += 4 + size
+        if kind != UNICODE_PATH or len(data) < 5 or data[0] != 1:
+            continue
+        if int.from_bytes(data[1:5], "little") != zlib.crc32(raw):
+            return None
+        try:
+            return data[5:].decode("utf-8") or None
+        except UnicodeDecodeError:
+            return None
+    return None
 
 
 def _check_directory(archive: Path, label: str, limits: ArchiveLimits) -> None:

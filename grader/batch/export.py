@@ -48,9 +48,10 @@ from grader.lms import roster as rosters
 from grader.lms.identity import Identity
 from grader.lms.names import safe_id
 from grader.render import html
-from grader.render.adjusted import with_adjustment
+from grader.render.adjusted import restamped
 from grader.result import Result, SubmissionError
 from grader.sandbox.trial import require_closed
+from grader.text import counted
 
 TARGETS = ("gradescope", "canvas", "moodle", "gradescope-csv", "feedback")
 POINTS_POSSIBLE = "    Points Possible"
@@ -88,7 +89,7 @@ def main(**options) -> int:
     rows = applied.on_gradebook(graded, gradebook(graded))  # overrides.csv as it is now
     if target == "feedback":
         count = feedback(graded, out)
-        print(f"feedback for {count} students written to {out}: upload it as the LMS's bulk feedback zip")
+        print(f"feedback for {counted(count, 'student')} written to {out}: upload it as the LMS's bulk feedback zip")
         return 0
     class_list = rosters.read(roster) if roster else None
     if target in ("canvas", "moodle") and (class_list is None or class_list.lms != target):
@@ -306,10 +307,10 @@ def plain_csv(
 
 
 def feedback(graded: Path, out: Path) -> int:
-    """A zip of every student's report, each named as their LMS takes bulk feedback back."""
+    """A zip of every student's report, each named as their LMS takes bulk feedback back, each showing the
+    student's final score as the gradebook has it (overrides.csv as it is now)."""
     saved = applied.Saved.read(graded)
     overrides = book.resolve(book.read(graded), saved.known(), str(graded / OVERRIDES_FILE))
-    decided = {o.student for o in overrides}
     buffer = io.BytesIO()
     count = 0
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
@@ -319,10 +320,11 @@ def feedback(graded: Path, out: Path) -> int:
                 continue  # no submission: nothing to give back
             info = zipfile.ZipInfo(feedback_name(student.student, Identity.from_dict(student.lms)), ZIP_TIME)
             info.external_attr = 0o644 << 16
-            view = (
-                applied.report_view(graded, student.student, saved, overrides) if student.student in decided else None
-            )
-            zf.writestr(info, with_adjustment(student_safe(graded / student.folder, report), view))
+            page, result = student_safe(graded / student.folder, report)
+            shown = applied.final_of(student.student, saved, overrides) if result is not None else None
+            if result is not None and shown is not None:
+                page = restamped(page, result, shown, student.student, saved.summary.title)
+            zf.writestr(info, page)
             count += 1
     atomic_write(out, buffer.getvalue())
     return count
@@ -354,14 +356,14 @@ def _ascii(text: str) -> str:
     return "".join(c for c in folded if c.isascii() and c.isalnum())[:60]
 
 
-def student_safe(folder: Path, report: Path) -> str:
+def student_safe(folder: Path, report: Path) -> tuple[str, Result | None]:
     """The student's report as written, without the link to the class page, unless the grader itself failed on
     it: then no trace of the grader's own error (that is the instructor's, in result.json), only that it could
-    not finish."""
+    not finish; and the result it was written from (None: result.json cannot be read)."""
     try:
         result = Result.from_dict(json.loads((folder / RESULT_FILE).read_text(encoding="utf-8")))
     except (OSError, ValueError, BadResult):
-        return html.without_class_link(report.read_text(encoding="utf-8"))
+        return html.without_class_link(report.read_text(encoding="utf-8")), None
     if result.error is None or result.error.kind != "crash":
-        return html.without_class_link(report.read_text(encoding="utf-8"))
-    return html.student_report(replace(result, error=SubmissionError("crash", CRASH_TEXT)))
+        return html.without_class_link(report.read_text(encoding="utf-8")), result
+    return html.student_report(replace(result, error=SubmissionError("crash", CRASH_TEXT))), result

@@ -14,10 +14,12 @@ so a pass that fails costs its own section of summary.json and of the class page
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
 
+from grader.checks.suite import SUITE_CHECKS
 from grader.errors import UsageError
 from grader.files import MODULE_FILE, NOTEBOOK_FILE, WORK_FILE, template_files
 from grader.insight.fingerprints import MAX_CHARS
@@ -82,6 +84,21 @@ def starter_code() -> tuple[str, ...]:
     return kit[MODULE_FILE], code_of(NOTEBOOK_FILE, kit[NOTEBOOK_FILE].encode())
 
 
+@functools.cache
+def _kit() -> frozenset[str]:
+    return frozenset(_plain(code) for code in starter_code())
+
+
+def _plain(code: str) -> str:
+    """Code with its line ends and the blanks at each line's end set aside (what an editor's saving can change)."""
+    return "\n".join(line.rstrip() for line in code.replace("\r\n", "\n").split("\n")).strip()
+
+
+def unchanged_kit(code: str) -> bool:
+    """Is this code (code_of's: a module, or a notebook's code cells) the starter kit's, as handed out?"""
+    return bool(code.strip()) and len(code) < KEPT_CHARS and _plain(code) in _kit()
+
+
 def previous_works(folder: Path) -> list[Work]:
     """An earlier term's students, from its WORK_FILE (UsageError when there is none or it is not one)."""
     try:
@@ -107,11 +124,16 @@ def previous_works(folder: Path) -> list[Work]:
 
 
 def class_insight(
-    students: list[tuple[str, Any, str]], previous: Path | None = None, base: str | None = None
+    students: list[tuple[str, Any, str]],
+    previous: Path | None = None,
+    base: str | None = None,
+    uncounted: frozenset[str] = frozenset(),
 ) -> tuple[dict[str, Any], dict[str, str], str]:
     """(summary.json's insight, every compared student's code by key for the side-by-side view, WORK_FILE's
-    text) from (student, result, code) of each student. A previous term's student's key is 'previous:<id>'.
-    Each pass runs in a guard: one that fails leaves its section empty and says why in `failed_passes`."""
+    text) from (student, result, code) of each student who handed something in. A previous term's student's key
+    is 'previous:<id>'. The students `uncounted` (the starter kit handed in unchanged) are compared, but their
+    failures are no misconception; nor is a failure of the checks on the students' own tests. Each pass runs in
+    a guard: one that fails leaves its section empty and says why in `failed_passes`."""
     works = []
     for student, result, code in students:
         try:
@@ -121,7 +143,7 @@ def class_insight(
         works.append(Work(student, code, wrong, right))
     failed: dict[str, str] = {}
     try:
-        data = tally([(s, r) for s, r, _ in students])
+        data = tally([(s, r) for s, r, _ in students if s not in uncounted], apart=SUITE_CHECKS)
     except Exception as exc:
         data = {"misconceptions": [], "unexplained": [], "advisory": []}
         failed["misconceptions"] = _failed("counting the misconceptions", exc)

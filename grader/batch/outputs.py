@@ -13,11 +13,12 @@ from __future__ import annotations
 import ast
 import sys
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from grader.batch.adjust import Adjustment
-from grader.batch.insight import class_insight
+from grader.batch.insight import class_insight, unchanged_kit
 from grader.batch.notes import Grouped, as_data
 from grader.classfiles import NO_SUBMISSION, ClassSummary, Gradebook, GradebookRow, SummaryStudent
 from grader.fileio import atomic_write  # every batch output: whole, 0600, never through a link
@@ -28,6 +29,8 @@ from grader.result import Result
 from grader.spec import Assignment
 from grader.text import failure
 
+KIT_FLAG = html.KIT
+"""The flag of a submission that is the starter kit as handed out: shown once, not counted as graded work."""
 FLAGGED_IMPORTS = ("reference", "micrograd", "torch")
 """Modules whose import is worth an instructor's look: the reference engine, micrograd itself, torch."""
 PARSED_CHARS = 50_000
@@ -107,14 +110,28 @@ class Incomplete:
 
 
 def flags_for(source: str) -> list[str]:
-    """Imports worth an instructor's look (FLAGGED_IMPORTS), anywhere in the code (`import os, torch` and `from
-    micrograd.engine import Value` too). Read from the syntax tree; code that does not parse (a notebook's
-    magics, a syntax error) or is too long to parse is read line by line with str methods, never with a
-    regular expression, so that no student's text can make it take more than linear time. Never raises."""
+    """What is worth an instructor's look in a student's code: KIT_FLAG for the starter kit as handed out, and
+    imports (FLAGGED_IMPORTS), anywhere in the code (`import os, torch` and `from micrograd.engine import Value`
+    too). Read from the syntax tree; code that does not parse (a notebook's magics, a syntax error) or is too long
+    to parse is read line by line with str methods, never with a regular expression, so that no student's text
+    can make it take more than linear time. Never raises."""
     try:
+        if unchanged_kit(source):
+            return [KIT_FLAG]
         return sorted(f"imports {m}" for m in sorted(_imported(source) & set(FLAGGED_IMPORTS)))
     except Exception:
         return []
+
+
+def graded_work(row: Row) -> bool:
+    """Is the row graded work, counted in the class's histogram, pass rates and misconceptions (not the starter kit
+    unchanged, not work that could not be graded, not a roster's student who handed in nothing)?"""
+    return row.shown_status == "graded" and KIT_FLAG not in row.flags
+
+
+def histogram_of(students: Iterable[SummaryStudent], max_score: float) -> list[int]:
+    """summary.json's histogram: the final scores of the graded work only (see graded_work), by tenth of the points."""
+    return histogram([s.score for s in students if s.status == "graded" and KIT_FLAG not in s.flags], max_score)
 
 
 def _imported(source: str) -> set[str]:
@@ -213,7 +230,7 @@ def class_data(rows: list[Row], assignment: Assignment, notes: tuple[Grouped, ..
     kind, the important kinds first: `notes` holds their lines, `note_details` the same with their kind,
     whether it is important, the student, the count and a few example names."""
     check_ids = [c.id for c in assignment.checks]
-    graded = [r for r in rows if r.result.status == "graded"]
+    graded = [r for r in rows if graded_work(r)]
     checks = []
     for cid in check_ids:
         statuses = [next((c.status for c in r.result.checks if c.id == cid), None) for r in graded]
@@ -234,12 +251,13 @@ def class_data(rows: list[Row], assignment: Assignment, notes: tuple[Grouped, ..
     identical = [students for students in by_hash.values() if len(students) > 1]
     max_score = assignment.max_score
     adjusted = [r.adjustment for r in rows if r.adjustment is not None]
+    students = tuple(summary_student(r) for r in rows)
     return ClassSummary(
         assignment=assignment.id,
         title=assignment.title,
         max_score=max_score,
-        students=tuple(summary_student(r) for r in rows),
-        histogram=tuple(histogram([r.score for r in rows], max_score)),
+        students=students,
+        histogram=tuple(histogram_of(students, max_score)),
         overrides={
             "applied": sum(len(a.applied) for a in adjusted),
             "waiting": sum(len(a.waiting) for a in adjusted),
@@ -287,7 +305,12 @@ def write_class_outputs(
     name, stale = (INCOMPLETE_FILE, GRADEBOOK_FILE) if incomplete else (GRADEBOOK_FILE, INCOMPLETE_FILE)
     atomic_write(out / name, gradebook(rows, [c.id for c in assignment.checks]).text())
     (out / stale).unlink(missing_ok=True)
-    found, sources, work = class_insight([(r.student, r.result, r.code) for r in rows], insight.previous, insight.base)
+    found, sources, work = class_insight(
+        [(r.student, r.result, r.code) for r in rows if r.shown_status != NO_SUBMISSION],  # what was handed in
+        insight.previous,
+        insight.base,
+        frozenset(r.student for r in rows if KIT_FLAG in r.flags),
+    )
     summary = replace(
         class_data(rows, assignment, notes),
         misconceptions=tuple(found["misconceptions"]),

@@ -28,11 +28,10 @@ from grader import csvfile
 from grader.errors import Refused, UsageError
 from grader.fileio import atomic_write, read_regular
 from grader.files import OVERRIDES_FILE
+from grader.final import TOTAL
 from grader.lms import numbers
 
 FILE = OVERRIDES_FILE
-TOTAL = "total"
-"""The `check` of an override of the final score."""
 REQUIRED = ("student", "check", "points", "reason")
 OPTIONAL = ("by", "date", "grader_points", "sha256")
 COLUMNS = REQUIRED + OPTIONAL

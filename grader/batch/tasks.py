@@ -34,6 +34,7 @@ from pathlib import Path
 from grader import __version__, feedback
 from grader.errors import BadResult, IsolationError, SandboxError
 from grader.files import CLASS_PAGE_FILE, GRADESCOPE_FILE, REPORT_FILE, RESULT_FILE, STUDENT_OUTPUTS
+from grader.final import Final
 from grader.folders import temporary_folder
 from grader.gradescope.results import results
 from grader.grading import Options, grade
@@ -214,26 +215,19 @@ def time_limit(task: Task) -> float:
 def render(task: Task, result: Result) -> dict[str, str]:
     """The files the instructor's process writes for this student."""
     source = task.source.decode("utf-8", "replace") if task.name.endswith((".py", ".ipynb")) else None
+    shown = Final.of(result, task.late.penalty(result.score), task.late.text)  # the final score, late penalty taken
     return {
         RESULT_FILE: json.dumps(result.to_dict(), indent=2),
-        GRADESCOPE_FILE: json.dumps(results(result), indent=2),
+        GRADESCOPE_FILE: json.dumps(results(result, shown), indent=2),
         REPORT_FILE: html.student_report(
             result,
             source,  # a notebook's: the report shows the cell a repair is in
             task.assignment.title,
-            late_view(task.late, result),
+            shown,
             student=task.student,
             class_page=CLASS_PAGE,
         ),
     }
-
-
-def late_view(lateness: Lateness, result: Result) -> dict | None:
-    """What the report says of lateness: the sentence, the points taken and the score that is left."""
-    if not lateness.late:
-        return None
-    penalty = lateness.penalty(result.score)
-    return {"text": lateness.text, "penalty": penalty, "final": round(max(result.score - penalty, 0.0), 2)}
 
 
 def failed(task: Task, why: str, log: str | None = None) -> TaskOutcome:

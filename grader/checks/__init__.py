@@ -7,10 +7,10 @@ added to the import below, in the order its checks should be registered.
 
 from __future__ import annotations
 
-from grader.checks import fixed, rules, suite, training
+from grader.checks import accumulate, fixed, forward, gradcheck, rules, suite, topo_order, training
 from grader.checks.registry import REGISTRY, Check, check
 
-MODULES = (fixed, rules, suite, training)
+MODULES = (fixed, forward, rules, accumulate, topo_order, gradcheck, suite, training)
 """Every module that declares checks; importing this package imports them, so REGISTRY is whole."""
 
 __all__ = ["MODULES", "REGISTRY", "Check", "check"]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from grader import protocol
+from grader.checks.reads import Finding, Reads
 from grader.checks.reference_engine import reference_run
 from grader.checks.suite_runs import Catches, Suite
 from grader.errors import CheckTimeout, OutOfTime, WorkerFailure
@@ -215,40 +216,40 @@ class Context:
         self.seed = judged.seed
         """The submission's hash: what makes this grading's choices, the same at every regrade."""
         self.ends = judged.ends
-        self.statuses_only = judged.statuses_only
         """The grading's deadline (time.monotonic()): the end of the submission's time limit."""
+        self.statuses_only = judged.statuses_only
+        """Only each check's status is wanted (a regrade verifying a repair)."""
         self.deadline = math.inf
         """The check's deadline: its own limit, or the grading's if that comes first."""
         self.stopped_by = ""
         """Which of the two it is, in words, for a check stopped by it."""
         self.timed = False
         """A time limit stopped a request of the check running now (a batch regrades such a student alone)."""
-        # Work several checks share, each kind in a field of its own:
-        self.named: list[str] = []
-        """The causes this grading's checks named so far (checks/diagnose.py), for a check that can test only a
-        named one (training replays the lesson's loop on each)."""
+        self.reads = Reads()
+        """The results of the checks the running check declares it reads (checks/reads.py; the runner sets it for
+        each check): the only way a check sees another's work. Reading any other check's raises."""
+        self.finding = Finding()
+        """What the running check found so far, which the checks reading it may use (the runner keeps it)."""
+        # Work the checks share that is the same whichever check asks first (asked of the engine, or computed, once
+        # per grading), each kind in a field of its own:
         self.discriminating: dict[bool, dict[Program, Observation | None]] = {}
         """The student's engine on the discriminating programs, by whether the output's grad was seeded (asked once
         per grading, in one request)."""
-        self.rules: dict[str, Outcome] = {}
-        """Each rule check's outcome by its id, judged once (accumulate asks which rules are right)."""
         self.groups: dict[str, tuple] = {}
         """Each misconception found in several rules, by its family's prefix: the rules it is in, each in its best
-        form (checks/diagnose.py), found once and named with every method it is in."""
-        self.failing_cases: list[Program] = []
-        """The cases the rule checks found failing, in order: gradcheck judges them too (one search for all)."""
-        self.unstable: str | None = None
-        """The first rule check whose numbers changed from try to try (the engine's order follows memory
-        addresses): the check training's card names to fix first."""
-        self.failed: list[str] = []
-        """The engine checks that failed so far, in order (training's card names the first to fix)."""
+        form (checks/diagnose.py), found once and named with every method it is in. Grown from the first of its
+        causes a check names, in the order the checks run."""
+        self.alone: dict[Program, Observation | Any] | None = None
+        """The student's engine on each operation's smallest cases, its output's own backward called alone under
+        several incoming gradients (checks/direct.py): asked once per grading, by the preflight."""
         self.builds: dict[str, bool] = {}
         """Whether each operation builds and computes the right value on its own (asked once, for why a property
         could not be probed)."""
         self.suite_runs: Suite | Outcome | None = None
         """The suite's runs on every engine, collected once for the three suite checks (or why there are none)."""
         self.catches: Catches | None = None
-        """What the suite catches, judged once (sabotage pays for it; it caps student_tests and wheat)."""
+        """What the suite catches, judged once from its runs (sabotage pays for it; it caps student_tests and
+        wheat)."""
 
     def start_check(self, seconds: float) -> None:
         self.timed = False

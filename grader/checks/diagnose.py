@@ -20,7 +20,7 @@ import ast
 import functools
 import math
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from grader.causes import CAUSES, Cause, family, several
 from grader.checks.cases import DISCRIMINATING
@@ -29,7 +29,7 @@ from grader.errors import CheckTimeout
 from grader.programs import Program, ancestors
 from grader.protocol import StudentError
 from grader.sabotage import all_operators, wheats
-from grader.sabotage.mutate import NotApplicable, method, replace, rule_updates, value_class
+from grader.sabotage.mutate import NotApplicable, incoming_dropped, method, replace, rule_updates, value_class
 from grader.sandbox.inside import probes
 from grader.sandbox.inside.ops import NEEDS, REFLECTED, RULES, UPDATED
 
@@ -70,8 +70,19 @@ def _on_input(rule: str) -> Callable[[ast.Module], None]:
     return mutate
 
 
+def _outgrad_dropped(rule: str, which: int | None = None) -> Callable[[ast.Module], None]:
+    """The rule's backward forgets the incoming gradient: in every update, or (which) only in one input's."""
+
+    def mutate(tree: ast.Module) -> None:
+        if not incoming_dropped(tree, rule, which):
+            raise NotApplicable(f"no `* out.grad` in the backward of {rule}")
+
+    return mutate
+
+
 VARIANTS: dict[str, Callable[[str], list[Callable[[ast.Module], None]]]] = {
     "assign_in_": lambda rule: [_assign_in(rule), _assign_in(rule, 0), _assign_in(rule, 1)],
+    "missing_outgrad_": lambda rule: [_outgrad_dropped(rule), _outgrad_dropped(rule, 0), _outgrad_dropped(rule, 1)],
     "backward_on_input_": lambda rule: [_on_input(rule)],
 }
 """The misconceptions a student may have in several methods (causes.FAMILIES): each rule's mutations, the
@@ -157,12 +168,12 @@ UNARY_RULES = tuple(rule for rule in UPDATED if rule not in ("add", "mul"))
 # (cause id, mutation): the misconceptions that reproduce by mutating a correct engine, in the order tried.
 SIMULATED = [
     *[(f"assign_in_{rule}", mutation) for rule in UPDATED for mutation in VARIANTS["assign_in_"](rule)],
+    *[(f"missing_outgrad_{rule}", mutation) for rule in UPDATED for mutation in VARIANTS["missing_outgrad_"](rule)],
     *[
         (op_id, _operator(op_id))
         for op_id in (
             "add_half",
             "mul_own_data",
-            "mul_missing_outgrad",
             "pow_off_by_one",
             "tanh_grad_from_input",
             "relu_negative_grad",
@@ -244,8 +255,8 @@ def diagnosed(ctx: Context, program: Program, grads: list, seed: bool = False) -
     several that remain, one whose replay gives the student's wrong numbers on every program another's
     does, and on more, is the one (addition halving the gradient and `=` for `+=` in __add__ both give
     a + a's; only the first gives a + b's). A cause is named only when exactly one remains; two that
-    still fit are not told apart, so neither is named. Each cause named is remembered
-    (ctx.named) for checks that can only test a named one."""
+    still fit are not told apart, so neither is named. Each cause named is among what the check found
+    (ctx.finding), for the checks that read it and can test only a named one (training)."""
     found = fitting(program, grads, seed)
     if found:
         seeded = ctx.features.seed_missing or seed
@@ -259,8 +270,7 @@ def diagnosed(ctx: Context, program: Program, grads: list, seed: bool = False) -
     if len(found) != 1:
         return None
     cause = _everywhere(ctx, found[0], seeded) if family(found[0]) in VARIANTS else CAUSES[found[0]]
-    if cause.id not in ctx.named:
-        ctx.named.append(cause.id)
+    ctx.finding.name(cause.id)
     return cause
 
 
@@ -405,12 +415,12 @@ def _refuted(mutants: tuple[type, ...], answers: dict, seed: bool, close) -> boo
 
 
 def in_training(
-    ctx: Context, train: Callable[[types.SimpleNamespace], list], losses: list, rtol: float
+    ctx: Context, named: Iterable[str], train: Callable[[types.SimpleNamespace], list], losses: list, rtol: float
 ) -> Cause | None:
-    """The cause, among those earlier checks of this grading named, whose replay of the lesson's training
-    loop gives the student's losses at every step (the hypothesis tested on the whole run), if exactly one."""
+    """The cause, among those named (by the checks training reads), whose replay of the lesson's training loop
+    gives the student's losses at every step (the hypothesis tested on the whole run), if exactly one."""
     found = []
-    for cause_id in ctx.named:
+    for cause_id in named:
         for module in _named_modules(ctx, cause_id):
             try:
                 replayed = train(module)

@@ -81,6 +81,11 @@ def word(op: str) -> str:
     return WORDS.get(op, op)
 
 
+def listed_ops(ops: Iterable[str]) -> str:
+    """Operations named in one phrase: '-x and a - b'."""
+    return " and ".join(word(op) for op in ops)
+
+
 INCOMING = " under an incoming gradient other than 1"
 
 
@@ -121,3 +126,9 @@ def ops_probed(programs: Iterable[Program], ops: Iterable[str]) -> tuple[str, ..
 def shares(program: Program) -> bool:
     """Does an operation node of the program feed the output along two paths (a diamond, fan-out)?"""
     return any(count > 1 and program[j][0] != "leaf" for j, count in consumers(program).items())
+
+
+def not_judged(why: str, *blockers: str) -> Outcome:
+    """A skip, naming in its artifacts (blocked_by) the checks whose bugs stand in the way (those its reason
+    points the student at: '(see forward)')."""
+    return Outcome("skipped", f"Not judged: {why}.", artifacts={"probed": [], "blocked_by": list(blockers)})

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from grader.causes import CAUSES
+from grader.checks import direct
 from grader.checks.cases import EQUAL_DATA, LEAVES, SINGLE, chain, diamond
 from grader.checks.context import Context, reference_run
 from grader.checks.judging import compare_many
@@ -62,11 +63,34 @@ class Features:
     """backward() never ended on the smallest expressions: the code that shows it, else empty."""
     reused_by: tuple[str, ...] = ()
     """The operations of + and * through which a leaf used twice (a + a, a * a) gets both contributions."""
+    add_inner: bool = True
+    """+ is not seen to forget the incoming gradient when it is not 1 ((a + b) * c, where * can be trusted)."""
+    alone: dict[str, bool] = field(default_factory=dict)
+    """Each operation whose rule could be judged on its own (its output's own backward called alone, under
+    incoming gradients other than 1: checks/direct.py): whether it is right."""
+    absent: tuple[str, ...] = ()
+    """Operations the engine does not have yet: not defined at all (Python itself finds no method for them, as `-a`
+    with no __neg__) or not written (the kit's NotImplementedError), or that raise only because one of those is
+    missing (a - b written a + (-b)). Each is its own rule check's charge, once."""
 
     def trusted(self, *ops: str) -> tuple[str, ...]:
-        """Those of ops that work wherever they appear in an expression."""
-        usable = {"add": self.add, "mul": self.mul_inner}
+        """Those of ops that work wherever they appear in an expression: right on two leaves, and right under an
+        incoming gradient other than 1, judged on its own where it can be, else inside (a + b) * c, (a * b) * c."""
+        usable = {
+            "add": self.add and self.alone.get("add", self.add_inner),
+            "mul": self.mul_inner and self.alone.get("mul", True),
+        }
         return tuple(op for op in ops if usable.get(op, False))
+
+    def wrong(self, op: str) -> bool:
+        """Is there evidence that + or * (op) has a wrong rule: on two leaves, on its own under an incoming gradient
+        other than 1, or inside (a + b) * c, (a * b) * c where nesting works? (Not trusted is not wrong: where
+        nested expressions do not backpropagate in order, nothing is trusted inside them, and nothing is known.)"""
+        if op == "add":
+            return not self.add or self.alone.get("add") is False or not self.add_inner
+        if op == "mul":
+            return not self.mul or self.alone.get("mul") is False or (self.depth and not self.mul_inner)
+        return False
 
     def nested(self) -> int:
         return 5 if self.depth else 1
@@ -87,7 +111,8 @@ def preflight(ctx: Context) -> Features:
     singles = [SINGLE[op] for op in ops]
     add2, mul2 = SINGLE["add"], SINGLE["mul"]
     mul_in = LEAVES[:3] + (("mul", 0, 1), ("mul", 3, 2))
-    structural = [mul_in, EQUAL_DATA] + [
+    add_in = LEAVES[:3] + (("add", 0, 1), ("mul", 3, 2))
+    structural = [mul_in, add_in, EQUAL_DATA] + [
         p for op in ("add", "mul") for p in (chain(op), LEAVES[:1] + ((op, 0, 0),), diamond(op))
     ]
     unseeded = ctx.student.run_many([add2, mul2], every=True)
@@ -128,6 +153,8 @@ def preflight(ctx: Context) -> Features:
         backward_inert=inert,
         equal_data_merged=equal_merged,
         reused_by=tuple(op for op in ("add", "mul") if ok(LEAVES[:1] + ((op, 0, 0),))),
+        alone=_alone(ctx, working),
+        absent=_absent(ops, singles, answers),
     )
     if chain_op is None:
         return Features(add, mul, None, False, False, False, False, **common)
@@ -135,7 +162,34 @@ def preflight(ctx: Context) -> Features:
     reuse = ok(LEAVES[:1] + ((chain_op, 0, 0),))
     mul_inner = mul and depth and ok(mul_in)
     share = depth and reuse and ok(diamond(chain_op))
-    return Features(add, mul, chain_op, depth, mul_inner, reuse, share, **common)
+    add_inner = not mul_inner or ok(add_in)  # where * cannot be trusted, (a + b) * c shows nothing of +
+    return Features(add, mul, chain_op, depth, mul_inner, reuse, share, add_inner=add_inner, **common)
+
+
+def _alone(ctx: Context, working: list[str]) -> dict[str, bool]:
+    """Each working operation's rule judged on its own, where its output's own backward can be called alone."""
+    found = {op: direct.right_alone(ctx, op) for op in working if op in direct.CASES}
+    return {op: right for op, right in found.items() if right is not None}
+
+
+ABSENT = {"AttributeError": "has no attribute", "TypeError": "operand type"}
+"""What Python itself raises when a class defines no method for an operation: no attribute `tanh`, no
+`__neg__` ("bad operand type for unary -"), no `__add__` ("unsupported operand type(s) for +")."""
+
+
+def _absent(ops: list[str], singles: list, answers: dict) -> tuple[str, ...]:
+    """The operations the engine does not have yet: on its smallest case, Python raised that it finds no method,
+    from none of the student's own lines, or the student's method said it is not written (the starter kit's
+    NotImplementedError); and those that raise the very same error from the student's code (a - b written
+    a + (-b), with no __neg__)."""
+    errors = {op: got.error for op, p in zip(ops, singles) if (got := answers.get(p)) is not None and got.error}
+    none = {
+        (e.type, e.message)
+        for e in errors.values()
+        if e.type == "NotImplementedError"
+        or (e.type in ABSENT and ABSENT[e.type] in e.message and 'File "' not in e.traceback and not e.raised_in)
+    }
+    return tuple(op for op, e in errors.items() if (e.type, e.message) in none)
 
 
 ROUNDS = 3

@@ -9,7 +9,7 @@ from dataclasses import replace
 from grader import protocol
 from grader.checks.cases import HAND_EXAMPLES
 from grader.checks.context import Context, reference_run
-from grader.checks.evidence import Evidence, Missing, blocked
+from grader.checks.evidence import Evidence
 from grader.checks.features import basic_cause
 from grader.checks.judging import Verdict, error_message, error_verdict, graph_of, not_written, shown
 from grader.checks.registry import check
@@ -17,7 +17,7 @@ from grader.feedback import numbers
 from grader.protocol import Observation, a_number
 from grader.result import Counterexample, Outcome
 from grader.sandbox.inside import probes
-from grader.sandbox.inside.ops import NEEDS, WORDS
+from grader.sandbox.inside.ops import NEEDS, RULE_CHECK, WORDS
 
 HAND_TOLERANCE = 1e-6
 
@@ -28,75 +28,94 @@ def needed_ops(program) -> set[str]:
 
 @check("hand_examples", "The lesson's hand-derived gradients come out", backward=True)
 def hand_examples(ctx: Context) -> Outcome:
-    """Each example whose operations the engine has is judged; the others wait for those operations."""
+    """Example by example, the points shared among them: each example whose operations the engine has is judged,
+    and earns its share when it gives the lesson's numbers; one that needs an operation the engine does not have,
+    or that does not work on its own yet, costs only its own share, naming that operation's check."""
     working = set(ctx.features.working)
     judged = [e for e in HAND_EXAMPLES if needed_ops(e[2]) <= working]
-    waiting = [
-        (title, sorted(needed_ops(program) - working))
-        for title, _, program, _ in HAND_EXAMPLES
-        if not needed_ops(program) <= working
-    ]
-    later = (
-        ""
-        if not waiting
-        else " Not judged yet: "
-        + "; ".join(
-            f"{title} (it needs {', '.join(WORDS.get(op, op) for op in ops)}, see forward)" for title, ops in waiting
-        )
-        + "."
-    )
+    waiting = [(title, sorted(needed_ops(program) - working)) for title, _, program, _ in HAND_EXAMPLES]
+    waiting = [(title, ops) for title, ops in waiting if ops]
     if not judged:
         return Outcome(
             "skipped",
-            f"Not judged: every hand-derived example needs an operation your engine does not have yet.{later}",
-            artifacts={"probed": [], "blocked_by": ["forward"]},
+            "Not judged: every hand-derived example needs an operation your engine does not have yet."
+            + _later(ctx, waiting),
+            artifacts={"probed": [], "blocked_by": _blockers(ctx, waiting)},
         )
     answers = ctx.student.run_many([program for _, _, program, _ in judged])
-    for (title, names, program, expected), got in zip(judged, answers, strict=False):
-        got = got or ctx.student.run(program)
-        if not got.ok:
-            verdict = error_verdict(program, got, names, f"in {title}, building it and calling backward()")
-            cause = basic_cause(ctx.features)
-            return (replace(verdict, cause=cause) if cause else verdict.explained(ctx)).outcome("")
-        assert got.grad is not None, "a run that went well, after backward(), has its grads"
-        index = {name: i for i, name in enumerate(names)}
-        wrong = [n for n, x in expected.items() if not _near(got.grad[index[n]], x)]
-        if wrong:
-            first = wrong[0]
-            expected_run = reference_run(program)
-            verdict = Verdict(
-                program,
-                "failed",
-                "in {}, {}.grad should be {} (derived by hand in the lesson) but your engine gives {}".format(
-                    title, first, *numbers(expected[first], shown(got.grad[index[first]]))
-                ),
-                {f"{n}.grad": x for n, x in expected.items()},
-                {f"{n}.grad": shown(got.grad[index[n]]) for n in expected},
-                names=tuple(names),
-                graph=graph_of(program, names, expected_run, got) if expected_run else None,
-                got_grad=tuple(got.grad),
-            )
-            verdict = (
-                replace(verdict, cause=basic_cause(ctx.features))
-                if basic_cause(ctx.features)
-                else verdict.explained(ctx)
-            )
-            return verdict.outcome(
-                "Work the example backwards by hand, one node at a time, and compare "
-                "each node's grad with yours to find the first rule that differs."
-            )
-    probed = tuple(title for title, _, _, _ in judged)
-    missing = tuple(
-        Missing(
-            title,
-            blocked(f"it needs {', '.join(WORDS.get(op, op) for op in ops)}, which does not work yet", "forward"),
-            "forward",
+    wrong = [v for example, got in zip(judged, answers, strict=False) if (v := _judged(ctx, example, got)) is not None]
+    right, total = len(judged) - len(wrong), len(HAND_EXAMPLES)
+    share = right / total if right else None
+    if wrong:
+        outcome = wrong[0]
+        said = f"\n{right} of {total} examples give the lesson's numbers." if right else ""
+        return replace(outcome, feedback=outcome.feedback + said, fraction=share)
+    probed = [title for title, _, _, _ in judged]
+    if waiting:
+        return Outcome(
+            "skipped",
+            f"{right} of {total} hand-derived examples give the lesson's numbers.{_later(ctx, waiting)}",
+            artifacts={"probed": probed, "blocked_by": _blockers(ctx, waiting)},
+            fraction=share,
         )
-        for title, ops in waiting
-    )
-    return Evidence(probed, missing).settle(
+    return Evidence(tuple(probed)).settle(
         Outcome("passed", "All three hand-derived examples give the lesson's numbers.")
     )
+
+
+def _judged(ctx: Context, example: tuple, got: Observation | None) -> Outcome | None:
+    """One example's failed outcome, or None when it gives the lesson's numbers."""
+    title, names, program, expected = example
+    got = got or ctx.student.run(program)
+    cause = basic_cause(ctx.features)
+    if not got.ok:
+        verdict = error_verdict(program, got, names, f"in {title}, building it and calling backward()")
+        return (replace(verdict, cause=cause) if cause else verdict.explained(ctx)).outcome("")
+    assert got.grad is not None, "a run that went well, after backward(), has its grads"
+    index = {name: i for i, name in enumerate(names)}
+    wrong = [n for n, x in expected.items() if not _near(got.grad[index[n]], x)]
+    if not wrong:
+        return None
+    first = wrong[0]
+    expected_run = reference_run(program)
+    verdict = Verdict(
+        program,
+        "failed",
+        "in {}, {}.grad should be {} (derived by hand in the lesson) but your engine gives {}".format(
+            title, first, *numbers(expected[first], shown(got.grad[index[first]]))
+        ),
+        {f"{n}.grad": x for n, x in expected.items()},
+        {f"{n}.grad": shown(got.grad[index[n]]) for n in expected},
+        names=tuple(names),
+        graph=graph_of(program, names, expected_run, got) if expected_run else None,
+        got_grad=tuple(got.grad),
+    )
+    verdict = replace(verdict, cause=cause) if cause else verdict.explained(ctx)
+    return verdict.outcome(
+        "Work the example backwards by hand, one node at a time, and compare "
+        "each node's grad with yours to find the first rule that differs."
+    )
+
+
+def _later(ctx: Context, waiting: list[tuple[str, list[str]]]) -> str:
+    """The examples not judged yet, then the operations they need, each once with the check that charges it."""
+    if not waiting:
+        return ""
+    titles = [title for title, _ in waiting]
+    listed = titles[0] if len(titles) == 1 else f"{', '.join(titles[:-1])} and {titles[-1]}"
+    needed = dict.fromkeys(op for _, ops in waiting for op in ops)
+    ops = ", ".join(f"{WORDS.get(op, op)} (see {_blocker(ctx, op)})" for op in needed)
+    return f"\nNot judged yet: {listed}, which need {ops}."
+
+
+def _blocker(ctx: Context, op: str) -> str:
+    """The check that charges an operation the engine lacks: its own rule check when the engine does not have it
+    yet (not defined, or not written), forward when it is there but does not work on its own."""
+    return RULE_CHECK.get(op, "forward") if op in ctx.features.absent else "forward"
+
+
+def _blockers(ctx: Context, waiting: list[tuple[str, list[str]]]) -> list[str]:
+    return list(dict.fromkeys(_blocker(ctx, op) for _, ops in waiting for op in ops))
 
 
 def _near(got, expected: float) -> bool:

@@ -17,7 +17,7 @@ from grader.checks import diagnose, plans, strategies
 from grader.checks.context import CheckTimeout, Context, reference_run
 from grader.errors import WorkerFailure
 from grader.feedback import numbers
-from grader.programs import Program, ancestors, default_names, inputs, op_label, to_code
+from grader.programs import Program, ancestors, default_names, inputs, op_label, padded, to_code
 from grader.protocol import Observation, StudentError
 from grader.result import Counterexample, NotWritten, Outcome
 from grader.sandbox.inside import probes
@@ -394,9 +394,16 @@ def _smallest(
         return next((p for p in plan if disagrees.verdicts.get(p) is not None), None)
 
 
+def again(program: Program) -> list[Program]:
+    """The program as it is re-run to tell an unstable engine from a plainly wrong one: as it is, then built after
+    leaves it never uses, so that its nodes are made at other addresses (an order that follows memory addresses
+    may be the same on every try at the same addresses, whatever the machine's layout)."""
+    return [program] + [padded(program, count) for count in range(1, RETRIES + 1)]
+
+
 def _confirmed(program: Program, verdict: Verdict | None, judge: Callable[[Program], Verdict | None]) -> Verdict:
     """The verdict on the program found, marked unstable if a re-run of a wrong answer comes out right."""
     assert verdict is not None, "the program found is one the judge rejected"
-    if verdict.status == "failed" and any(judge(program) is None for _ in range(RETRIES)):
+    if verdict.status == "failed" and any(judge(retry) is None for retry in again(program)):
         verdict = replace(verdict, unstable=True)
     return verdict

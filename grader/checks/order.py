@@ -6,7 +6,7 @@ backward(): the grader sees the sequence of calls, and judges it alone: each ope
 backward once, after the backward of every node that uses it. No gradient is read, so a rule
 written with `=` neither hides a backward() that merely recurses nor blames one whose order is
 right. Where nothing can be watched (a backward() that dispatches on the op name), topo_order
-falls back to gradients (rules.py).
+falls back to gradients (topo_order.py).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from grader.causes import CAUSES
 from grader.checks import plans
 from grader.checks.cases import diamond
 from grader.checks.context import Context
-from grader.checks.judging import RETRIES, Verdict, error_verdict, search
+from grader.checks.judging import Verdict, again, error_verdict, search
 from grader.checks.strategies import Shape
 from grader.programs import Program, ancestors, default_names, inputs
 from grader.protocol import Observation, Order
@@ -55,8 +55,9 @@ def watch(ctx: Context, ops: tuple[str, ...], shape: Shape) -> tuple[str, Verdic
 def _confirmed(ctx: Context, program: Program, found: Verdict) -> Verdict:
     """The sweep's verdict, marked unstable when the same graph, built again, is walked in a right order (an
     order that follows memory addresses, as children kept in a set do), as the search marks its own."""
-    again = ctx.student.order_many([program] * RETRIES, ctx.features.seed_missing)
-    if any(isinstance(reply, Order) and reply.hook and judge(program, reply) is None for reply in again):
+    tries = again(program)
+    replies = ctx.student.order_many(tries, ctx.features.seed_missing)
+    if any(isinstance(r, Order) and r.hook and judge(p, r) is None for p, r in zip(tries, replies, strict=False)):
         return replace(found, unstable=True)
     return found
 

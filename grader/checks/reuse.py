@@ -103,3 +103,32 @@ def _verdict(ctx: Context, program: Program, apart: Program, new: int, together,
         {f"{a}.grad": shown(got)},
         names=tuple(names),
     )
+
+
+# A value used twice through each operation: x op x for the binary ones, f(x) combined with x
+# for the others. Built only from operations that work on their own.
+def reuse_sweep(ctx: Context, ops: tuple[str, ...]) -> list[Program]:
+    f = ctx.features
+    working = set(ops)
+    found: list[Program] = []
+    for op in BINARY if f.depth else ("add", "mul"):  # - and / are nested inside
+        if op in working:
+            found.append((("leaf", 1.5), (op, 0, 0)))
+    if not f.depth:
+        return found
+    combine = next((op for op in ("add", "mul") if op in working), None)
+    if combine is None:
+        return found
+    for op, ins in (
+        ("pow", ("pow", 0, 2)),
+        ("tanh", ("tanh", 0)),
+        ("relu", ("relu", 0)),
+        ("exp", ("exp", 0)),
+        ("neg", ("neg", 0)),
+    ):
+        if op in working and op in ctx.assignment.ops:
+            found.append((("leaf", 1.5), ins, (combine, 1, 0)))
+            found.append(
+                (("leaf", 0.7), ins, ("leaf", -2.0), (combine, 1, 2), ("mul" if "mul" in working else combine, 3, 0))
+            )
+    return found

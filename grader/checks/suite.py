@@ -1,6 +1,6 @@
 """The student's own tests, graded as the best test-grading systems do (wheats and chaffs).
 
-Their suite runs with real pytest in the suite lane (grader/lanes.py): on their own engine
+Their suite runs with real pytest in the suite lane (grader/lanes/): on their own engine
 (`student_tests`), on correct engines written differently (`wheat`: a test that rejects
 one is invalid), and on mutants of those engines, one per sabotage operator (`sabotage`:
 good tests catch each one). Every run is a fresh process that sees only its engine,
@@ -32,6 +32,7 @@ from grader.checks.suite_runs import (
     engine_right,
     equivalence_probes,
     read_run,
+    spares_wanted,
 )
 from grader.checks.suite_text import (
     collection_message,
@@ -72,9 +73,8 @@ def suite_job(assignment, code: Code, tests: str) -> SuiteJob:
         if code.kind == "notebook"
         else None
     )
-    return SuiteJob(
-        code, tests, None, limit, per_run, FIXTURES, tuple(equivalence_probes()), (), needed, assignment.limits.cell_s
-    )
+    ran = (tests, None, limit, per_run, FIXTURES, tuple(equivalence_probes()), (), needed, assignment.limits.cell_s)
+    return SuiteJob(code, *ran, spares_wanted(assignment.ops, assignment.tolerances))
 
 
 def suite_plan(
@@ -123,7 +123,7 @@ def _collect(ctx: Context) -> Suite | Outcome:
     tolerances = ctx.assignment.tolerances
     right = engine_right(probes, ctx.assignment.ops, tolerances.rtol, tolerances.atol)
     allowed = set(student.tests)
-    wheats, sabotages, blocks, own, decoy = {}, {}, {}, set(), None
+    wheats, sabotages, spares, blocks, own, decoy = {}, {}, {}, {}, set(), None
     for reply in outcome.runs:
         engine = reply.engine
         run = read_run(reply, allowed)
@@ -132,12 +132,14 @@ def _collect(ctx: Context) -> Suite | Outcome:
             blocks[engine.wheat] = engine.block
         elif engine.kind == "decoy":
             decoy = run
+        elif engine.kind == "spare":
+            spares[engine.operator] = run
         else:
             sabotages[engine.operator] = run
             blocks[engine.operator] = engine.block
             if engine.kind == "own":
                 own.add(engine.operator)
-    return Suite(student, wheats, sabotages, blocks, own=frozenset(own), decoy=decoy, right=right)
+    return Suite(student, wheats, sabotages, blocks, own=frozenset(own), decoy=decoy, right=right, spares=spares)
 
 
 def _suite_beyond_student(ctx: Context, engines: str) -> Suite | Outcome:
@@ -430,6 +432,7 @@ def sabotage(ctx: Context) -> Outcome:
     operators = all_operators()
     caught = judged(ctx, found)
     valid, counted = caught.valid, caught.counted
+    own = {op for op in counted if op in found.own and op not in caught.in_place}
     missed = [operators[op_id] for op_id in counted if op_id not in caught.caught]
     total = len(counted)
     artifacts = {
@@ -438,8 +441,9 @@ def sabotage(ctx: Context) -> Outcome:
         "valid_tests": valid[:LISTED_ARTIFACT],
         "valid_count": len(valid),
         "bugs": {op_id: operators[op_id].misconception for op_id in counted},
-        "of_your_engine": sorted(op for op in counted if op in found.own),
+        "of_your_engine": sorted(own),
         "left_out": caught.dropped,
+        "in_place": caught.in_place,
     }
     if notes := ctx.suite_lane.job.notes:  # e.g. an engine too large to mutate
         artifacts["plan_notes"] = list(notes)
@@ -459,8 +463,9 @@ def sabotage(ctx: Context) -> Outcome:
             artifacts=artifacts,
             timing=caught.timing,
         )
-    mine = sum(op in found.own for op in counted)
-    made = f" ({mine} made from your own engine)" if mine else ""
+    made = f" ({len(own)} made from your own engine)" if own else ""
+    if caught.in_place:  # their numbers are a claim: how many count is not (suite_runs.py)
+        made += f"; {len(caught.in_place)} mutants of it that could not count replaced by correct engines' ones"
     if not missed:
         return Outcome(
             "passed",
@@ -470,12 +475,12 @@ def sabotage(ctx: Context) -> Outcome:
             fraction=1.0,
         )
     lines = [
-        f"  {op.id}{' (your own engine, mutated)' if op.id in found.own else ''}: {op.misconception}.\n"
+        f"  {op.id}{' (your own engine, mutated)' if op.id in own else ''}: {op.misconception}.\n"
         f"    A test that would catch it: {op.catch}."
         for op in missed
     ]
     blind = len(valid) - len(caught.own_valid)
-    if blind and any(op.id in found.own for op in missed):
+    if blind and any(op.id in own for op in missed):
         lines.append(
             f"{_tests(blind)} of yours that pass on every correct engine do not pass on your own engine, or on it "
             "rewritten (the same code, its names and layout changed), so they cannot catch a mutant of it: a test "

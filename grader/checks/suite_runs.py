@@ -10,12 +10,18 @@ Which engines count is never the tests' to say: it follows the plan, the referen
 on the equivalence probes before its run wrote the test file (no test of the student's had run). How the tests fared
 decides only which of them catch what: a test that fails on the student's own engine, or on it rewritten (the
 decoy), cannot catch a mutant of it, since it does not tell the mutant from the engine it was made from.
+
+How many count is the plan's alone: those numbers were computed by processes the student's module ran in, so they
+are a claim (a module can make every engine report the same numbers), and a mutant of the student's engine that does
+not count gives way to its spare, a wheat's mutant by the same operator (issue 41). Claims decide only which of the
+two fills the operator's place.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +30,9 @@ from grader.checks.cases import EQUAL_DATA, HAND_EXAMPLES, LEAVES, SINGLE, chain
 from grader.checks.reference_engine import reference_run
 from grader.checks.suite_text import exception_name
 from grader.lanes import RunReply
+from grader.sabotage import EngineRun
 from grader.sandbox.inside.ops import BINARY, NEEDS
+from grader.spec import Tolerances
 
 TIMEOUT_MARGIN = 3  # a crash or a hang counts as a catch only if the wheats ran 3x faster than the limit
 UNREADABLE_RUN = "the run answered the grader with something it cannot read (did your code replace the grader's code?)"
@@ -112,6 +120,9 @@ class Suite:
     right: bool = True
     """Whether the student's engine computes the reference's numbers on every equivalence probe made of the
     assignment's operations (engine_right): mutants of an engine with a bug there do not count."""
+    spares: dict[str, Run] = field(default_factory=dict)
+    """By operator: the run on a wheat's mutant by the operator of a mutant of the student's engine, which counts in
+    its place when that one does not (so how many count is the plan's: issue 41)."""
 
 
 def equivalence_probes() -> list:
@@ -186,6 +197,9 @@ class Catches:
     own_valid: list[str] = field(default_factory=list)
     """Of valid, the tests that also pass on the student's own engine and on its decoy: the only ones that can
     catch a mutant of the student's engine."""
+    in_place: list[str] = field(default_factory=list)
+    """Of counted, the operators whose mutant of the student's engine did not count (dropped says why), and whose
+    spare, a wheat's mutant by the same operator, counts in its place."""
 
     @property
     def share(self) -> float:
@@ -207,10 +221,14 @@ def catches(found: Suite, invalid: set[str], given: set[str], limit: float) -> C
     own_valid = [n for n in valid if _passed(found.student, n) and decoy is not None and _passed(decoy, n)]
     wheat_time = max((r.duration for r in wheat_runs), default=0.0)
     counted, dropped = counted_mutants(found)
+    in_place = [op_id for op_id in counted if op_id in dropped]
 
     def caught_by(op_id: str, wheat_s: float) -> str | None:
         """For a mutant of the student's engine, its decoy stands beside the correct engines: a test that fails on
-        it catches nothing, and a crash or a hang counts only when the suite ran, and ran fast, on it too."""
+        it catches nothing, and a crash or a hang counts only when the suite ran, and ran fast, on it too. A spare
+        in its place is a wheat's mutant like any other."""
+        if op_id in dropped:
+            return catching_test(found.spares[op_id], valid, wheat_s, limit)
         if op_id not in found.own:
             return catching_test(found.sabotages[op_id], valid, wheat_s, limit)
         ran = decoy is not None and decoy.ok
@@ -222,7 +240,7 @@ def catches(found: Suite, invalid: set[str], given: set[str], limit: float) -> C
     timing = wheat_time * TIMEOUT_MARGIN * STRETCH >= limit and any(
         caught_by(op_id, 0.0) != caught_by(op_id, limit) for op_id in counted
     )
-    return Catches(valid, counted, caught, dropped, judged, timing, own_valid)
+    return Catches(valid, counted, caught, dropped, judged, timing, own_valid, in_place)
 
 
 def _passed(run: Run, name: str) -> bool:
@@ -247,28 +265,63 @@ def catching_test(run: Run, valid: list[str], wheat_time: float, limit: float, h
 
 
 def counted_mutants(found: Suite) -> tuple[list[str], dict[str, str]]:
-    """The operators whose mutant counts, and why the others are left out. A mutant of a correct engine always
-    counts. A mutant of the student's engine counts when that engine computes the reference's numbers (found.right),
-    its decoy (the same engine, rewritten) the engine's own, and the mutant other numbers: all on the equivalence
-    probes, as each run said before its test file was written. How the student's tests fared on any engine
-    decides nothing here (catches() says which of them may catch such a mutant)."""
+    """The operators whose place counts, and why a mutant of the student's engine does not count. A mutant of a
+    correct engine always counts. A mutant of the student's engine counts when that engine computes the reference's
+    numbers (found.right), its decoy (the same engine, rewritten) the engine's own, and the mutant other numbers:
+    all on the equivalence probes, as each run said before its test file was written; where it does not, its spare
+    counts in its place (the operator is then both counted and dropped), and only an operator without a spare is
+    left out. How the student's tests fared on any engine decides nothing here (catches() says which of them may
+    catch such a mutant)."""
     counted, dropped = [], {}
-    mine = found.student.probes
-    decoy = found.decoy.probes if found.decoy is not None else ()
     for op_id in sorted(found.sabotages):
-        if op_id not in found.own:
-            counted.append(op_id)
-        elif not mine:
-            dropped[op_id] = "your engine's numbers on the grader's probes could not be read"
-        elif not found.right:
-            dropped[op_id] = (
-                "your engine does not yet compute the right numbers on every probe of the assignment's "
-                "operations (see the engine checks), so a mutant of it would judge your tests by a bug of yours"
-            )
-        elif decoy != mine:
-            dropped[op_id] = "your engine could not be rewritten faithfully (rewritten, it computes other numbers)"
-        elif found.sabotages[op_id].probes == mine:
-            dropped[op_id] = "the mutant behaves like your engine on every probe (an equivalent mutant)"
-        else:
+        why = _not_counted(found, op_id) if op_id in found.own else None
+        if why is not None:
+            dropped[op_id] = why
+        if why is None or op_id in found.spares:
             counted.append(op_id)
     return counted, dropped
+
+
+def _not_counted(found: Suite, op_id: str) -> str | None:
+    """Why the mutant of the student's engine by this operator does not count, or None when it does."""
+    decoy = found.decoy.probes if found.decoy is not None else ()
+    return _why_not(found.student.probes, found.right, decoy, found.sabotages[op_id].probes)
+
+
+def _why_not(mine: tuple, right: bool, decoy: tuple, mutant: tuple) -> str | None:
+    if not mine:
+        return "your engine's numbers on the grader's probes could not be read"
+    if not right:
+        return (
+            "your engine does not yet compute the right numbers on every probe of the assignment's "
+            "operations (see the engine checks), so a mutant of it would judge your tests by a bug of yours"
+        )
+    if decoy != mine:
+        return "your engine could not be rewritten faithfully (rewritten, it computes other numbers)"
+    if mutant == mine:
+        return "the mutant behaves like your engine on every probe (an equivalent mutant)"
+    return None
+
+
+Wanted = Callable[[EngineRun, RunReply, list[RunReply]], bool]
+"""SuiteJob.wanted: whether an engine is to run, from the run on the student's engine and the runs done."""
+
+
+def spares_wanted(ops: tuple[str, ...], tolerances: Tolerances) -> Wanted:
+    """Whether an engine of the plan is to run when its turn comes (SuiteJob.wanted): a spare only where the mutant
+    of the student's engine it stands for does not count, as counted_mutants() will judge from the same runs (the
+    plan puts a spare after that mutant and the decoy); where one of them has not ended yet (another sandbox runs
+    it), the spare runs, to be sure."""
+
+    def wanted(engine: EngineRun, own: RunReply, done: list[RunReply]) -> bool:
+        if engine.kind != "spare":
+            return True
+        mutant = next((r for r in done if r.engine is not None and r.engine.id == f"{engine.operator}@own"), None)
+        decoy = next((r for r in done if r.engine is not None and r.engine.kind == "decoy"), None)
+        if mutant is None or decoy is None:
+            return True
+        mine = own.probes or ()
+        right = engine_right(mine, ops, tolerances.rtol, tolerances.atol)
+        return _why_not(mine, right, decoy.probes or (), mutant.probes or ()) is not None
+
+    return wanted

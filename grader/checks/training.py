@@ -22,6 +22,7 @@ from grader.checks.evidence import Evidence
 from grader.checks.features import basic_cause
 from grader.checks.judging import causes_found, error_message, not_written, shown
 from grader.checks.registry import check
+from grader.checks.rules import RULE_CHECKS
 from grader.feedback import numbers
 from grader.protocol import UNREADABLE, Observation, a_bool, a_name, a_number, an_int, list_of
 from grader.result import Counterexample, Outcome
@@ -147,7 +148,28 @@ def _diagnose(output, act: float) -> str:
     return ""
 
 
-@check("training", "The lesson's training loop converges, and matches the reference step for step", backward=True)
+BEFORE_TRAINING = (
+    "forward",
+    *RULE_CHECKS,
+    "accumulate",
+    "topo_order",
+    "deep_graph",
+    "hand_examples",
+    "gradcheck",
+    "numerical_grad",
+    "neuron",
+)
+"""The checks training reads, in the lesson's order: when its losses leave the reference's, its card names the first
+of them that failed (or whose numbers changed from try to try) as the one to fix first, and it tests the causes
+they named on the whole loop (diagnose.in_training)."""
+
+
+@check(
+    "training",
+    "The lesson's training loop converges, and matches the reference step for step",
+    backward=True,
+    reads=BEFORE_TRAINING,
+)
 def training(ctx: Context) -> Outcome:
     spec = ctx.assignment.training
     if spec is None:
@@ -333,6 +355,7 @@ def _diverged(
         or basic_cause(ctx.features)
         or diagnose.in_training(
             ctx,
+            ctx.reads.named(),
             lambda module: probes.train(module, probes.Loop(**args, initial=start))["losses"],
             losses,
             spec.rtol,
@@ -398,7 +421,7 @@ def _unstable(ctx: Context, request: dict, losses: list, rtol: float, artifacts:
     if step is None:
         return ""
     artifacts["unstable"] = True
-    first = ctx.unstable or next(iter(ctx.failed), None)
+    first = ctx.reads.unstable() or next(iter(ctx.reads.failed()), None)
     fix = f"fix what {first} finds first" if first else "fix the first check above that fails first"
     return (
         f"\nRun again, the same loop gave another loss at step {step} ({numbers(shown(other[step]))[0]} instead of "

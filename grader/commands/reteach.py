@@ -15,6 +15,7 @@ from grader.fileio import atomic_write
 from grader.files import SUMMARY_FILE
 from grader.insight.reteach import notebook
 from grader.repair.lesson import on_lesson
+from grader.text import counted
 
 
 def lesson_engine() -> str:
@@ -54,5 +55,5 @@ def main(*, out: Path, graded: Path | None) -> int:
     engine = lesson_engine()
     nb = notebook(summary, engine, lambda cause: on_lesson(cause, engine))
     atomic_write(out, nbformat.writes(nb) + "\n")
-    print(f"Reteach notebook ({len(summary.misconceptions)} misconceptions) written to {out}")
+    print(f"Reteach notebook ({counted(len(summary.misconceptions), 'misconception')}) written to {out}")
     return ExitCode.OK

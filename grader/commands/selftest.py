@@ -15,7 +15,7 @@ import os
 import sys
 import tempfile
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import reference
@@ -26,8 +26,11 @@ from grader.files import MODULE_FILE
 from grader.grading import grade
 from grader.result import Result
 from grader.sabotage import all_operators, mutant, wheats
+from grader.sabotage.operators import NOT_DRAWN
 
 MARK = {"passed": ".", "failed": "X", "error": "E", "skipped": "-"}
+ADVISORY = "~"
+"""The mark of an advisory check (no points, e.g. deep_graph) not passed: no failure, and never under an OK."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,7 @@ def _try(op, source: str) -> str | None:
 
 def main(*, assignment: str) -> int:
     task = catalog.load(assignment).without(SUITE_CHECKS)
+    task = replace(task, sabotages=task.sabotages + tuple(op for op in NOT_DRAWN if op not in task.sabotages))
     bases, mutants = engines(task.sabotages)
     print(purpose(task.id, bases, mutants), flush=True)
     tell = Tell(sys.stderr)
@@ -189,12 +193,12 @@ def restored(engine: Engine, result: Result) -> str:
     why not."""
     op = all_operators()[engine.id.split("@")[0]]
     failing = {c.id for c in result.checks if c.status in ("failed", "error") and c.max_score > 0}
-    mine = [c for c in result.checks if c.cause == op.cause.id and isinstance(c.artifacts.get("repair"), dict)]
+    mine = [c.repair for c in result.checks if c.cause == op.cause.id and c.repair is not None]
     if not mine:
         named = any(c.cause == op.cause.id for c in result.checks)
         return "no repair: " + ("none verified" if named else "no check names the cause")
-    fixes = {f for c in result.checks for f in (c.artifacts.get("repair") or {}).get("fixes", [])}
-    line = mine[0].artifacts["repair"].get("line")
+    fixes = {f for c in result.checks if c.repair is not None for f in c.repair.fixes}
+    line = mine[0].changes[0].line
     return f"line {line}" if failing <= fixes else f"line {line}, but {', '.join(sorted(failing - fixes))} still fail"
 
 
@@ -218,22 +222,32 @@ def render(engines_: list[Engine], results: list[Result], check_ids: list[str]) 
     header = " " * width + " ".join(f"{i:>3}" for i in range(1, len(check_ids) + 1))
     lines = [
         "Engine checks on the correct engines and each mutant",
-        "(. passed, X failed, E error, - skipped; [ ] marks the check named for the mutant's operator)",
+        f"(. passed, X failed, E error, - skipped, {ADVISORY} an advisory check, worth no points, not passed; "
+        "[ ] marks the check named for the mutant's operator)",
         "",
         header,
     ]
     for engine, result in zip(engines_, results, strict=False):
-        statuses = {c.id: c.status for c in result.checks}
+        by_id = {c.id: c for c in result.checks}
         cells = []
         for check_id in check_ids:
-            mark = MARK.get(statuses.get(check_id, "skipped"), "?")
+            mark = _mark(by_id.get(check_id))
             cells.append(f"[{mark}]" if check_id == engine.check else f" {mark} ")
         lines.append(f"{engine.id:<{width}}" + " ".join(cells))
     lines += ["", "Checks: " + ", ".join(f"{i} {c}" for i, c in enumerate(check_ids, 1)), ""]
     found = problems(engines_, results)
     mutants = sum(e.check is not None for e in engines_)
     lines += [f"PROBLEM: {p}" for p in found] or [
-        f"OK: every correct engine passes; each of the {mutants} mutants is caught by the check named for its "
-        "operator, and none is equivalent to a correct engine."
+        f"OK: every correct engine passes every check worth points; each of the {mutants} mutants is caught by the "
+        "check named for its operator, and none is equivalent to a correct engine."
     ]
     return "\n".join(lines)
+
+
+def _mark(check) -> str:
+    """A check's mark in the table: its status's, or ADVISORY for a check worth no points that did not pass."""
+    if check is None:
+        return MARK["skipped"]
+    if check.max_score == 0 and check.status != "passed":
+        return ADVISORY
+    return MARK.get(check.status, "?")

@@ -12,6 +12,7 @@ failed with no recognised cause at all are counted by check.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import asdict, dataclass
 from typing import Any, TypedDict
 
@@ -21,6 +22,8 @@ from grader.result import Result
 FAMILIES = {
     "assign_in_": "`=` for `+=` in a backward: a value used twice keeps only one path's gradient",
     "detached_": "an operation built without its inputs as children: nothing flows back through it",
+    "missing_outgrad_": "a backward that does not multiply by out.grad: right on the output only, wrong inside any "
+    "larger expression",
     "backward_on_input_": "a rule's _backward set on the operation's input instead of on its output: the input's "
     "own rule is lost",
 }
@@ -79,11 +82,7 @@ def _every_method(check) -> list[str]:
 
 def _repaired(result: Result) -> set[str]:
     """The causes a verified repair of the result undoes."""
-    return {
-        c.cause
-        for c in result.checks
-        if c.cause and isinstance(c.artifacts.get("repair"), dict) and c.artifacts["repair"].get("verified") is True
-    }
+    return {c.cause for c in result.checks if c.cause and c.repair is not None}
 
 
 SLOPES = frozenset({"gradcheck"})
@@ -150,9 +149,10 @@ def _entry(key: str, seen: list[Seen]) -> dict[str, Any]:
     }
 
 
-def tally(students: list[tuple[str, Result]]) -> dict[str, Any]:
+def tally(students: list[tuple[str, Result]], apart: Collection[str] = ()) -> dict[str, Any]:
     """summary.json's class insight: `misconceptions` (most students first, each counted once per student),
-    `unexplained` (students with a pointed check failed and no recognised cause, by check) and `advisory`
+    `unexplained` (students with a pointed check failed and no recognised cause, by check; never a check of
+    `apart`, those on the students' own tests, whose failure is no misconception of the engine) and `advisory`
     (checks worth no points, by check)."""
     seen = _seen(students)
     by_family: dict[str, list[Seen]] = {}
@@ -174,7 +174,7 @@ def tally(students: list[tuple[str, Result]]) -> dict[str, Any]:
             if check.max_score == 0:
                 entry = advisory.setdefault(check.id, {"check": check.id, "title": check.title, "students": set()})
                 entry["students"].add(student)
-            elif student not in explained:
+            elif student not in explained and check.id not in apart:
                 unexplained.setdefault(check.id, set()).add(student)
     return {
         "misconceptions": misconceptions,

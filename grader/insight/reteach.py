@@ -20,6 +20,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from grader.classfiles import ClassSummary
 from grader.insight.misconceptions import SLOPES, expression
+from grader.text import counted
 
 KERNEL = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 
@@ -39,11 +40,15 @@ def notebook(summary: ClassSummary, engine: str, on_lesson: LessonEdit | None = 
     cells = [
         new_markdown_cell(
             f"# Reteach: what the class got wrong in *{markdown(title)}*\n\n"
-            f"{graded} submissions graded; {len(misconceptions)} misconceptions recognised, the most common first. "
-            "Each section shows the smallest case the class's own engines failed on, run on the lesson's engine. "
-            "Run the first cell, then any section."
+            f"{counted(graded, 'submission')} graded; {counted(len(misconceptions), 'misconception')} recognised, "
+            "the most common first. Each section shows the smallest case the class's own engines failed on, run on "
+            f"the lesson's engine. The first code cell holds that engine ({engine.strip().count(chr(10)) + 1} lines, "
+            "folded: click it to show them): run it, then any section."
         ),
-        new_code_cell("# The lesson's engine: Value, and the Neuron built on it.\n" + engine.strip()),
+        new_code_cell(
+            "# The lesson's engine: Value, and the Neuron built on it.\n" + engine.strip(),
+            metadata={"jupyter": {"source_hidden": True}},  # folded in JupyterLab, Notebook 7 and VS Code
+        ),
     ]
     for number, entry in enumerate(misconceptions, 1):
         cells += _section(number, entry, graded, on_lesson)

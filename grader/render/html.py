@@ -21,8 +21,9 @@ from pygments.lexers import PythonLexer
 
 from grader.causes import CAUSES
 from grader.feedback import CARD_LINES, SAME, first_sentence, held, not_written, numbers, summary, to_fix
+from grader.final import Final, points
 from grader.history import Change
-from grader.render.repairs import diff_lines, repair_of, sentence
+from grader.render.repairs import diff_lines, sentence
 from grader.result import Result
 
 ENV = jinja2.Environment(
@@ -31,7 +32,7 @@ ENV = jinja2.Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
-ENV.filters["points"] = lambda x: f"{round(x, 2):g}"
+ENV.filters["points"] = points
 ENV.filters["number"] = lambda x, other=None: numbers(x, other, close=SAME)[0] if isinstance(x, float) else x
 
 
@@ -70,6 +71,8 @@ SUSPECTS = {
     "neuron": ["Neuron"],
     "training": ["Neuron"],
 }
+KIT = "starter kit unchanged"
+"""The flag a batch gives the starter kit handed in unchanged (grader/batch/outputs.py's KIT_FLAG)."""
 STATUS_TEXT = {"passed": "✓ PASS", "failed": "✗ FAIL", "error": "⚠ ERROR", "skipped": "– SKIP"}
 
 
@@ -77,19 +80,21 @@ def student_report(
     result: Result,
     source: str | None = None,
     title: str = "",
-    late: dict | None = None,
+    final: Final | None = None,
     student: str | None = None,
     class_page: str | None = None,
 ) -> str:
-    """The report a student reads: score, rubric, and for each failed check what went wrong; `late` (text,
-    penalty, final) says how late it was and what the late policy took. In a batch, it is headed by the
+    """The report a student reads: score, rubric, and for each failed check what went wrong. Its headline is the
+    final score (`final`: by default the result's own), which says how late the work was and what the late policy
+    took, and each check an instructor adjusted shows the points they set. In a batch, it is headed by the
     student's id (not the file name the LMS gave), with a late badge, and links back to the class page."""
+    final = final or Final.of(result)
     checks: list[dict[str, Any]] = []
     shown: dict[str | None, str] = {}  # each code shown, and the check whose card shows it
     carded = {c.id for c in to_fix(result)}
     boxed = set(held(result)) | {c.id for c in result.checks if c.visibility != "hidden" and c.not_written}
     notebook = result.submission.endswith(".ipynb")  # source: the notebook's JSON, whose cells a repair names
-    repaired = any(repair_of(c) is not None for c in result.checks)
+    repaired = any(c.repair is not None for c in result.checks)
     cells = _cell_sources(source) if source and notebook and repaired else {}
     for check in result.checks:
         hidden = check.visibility == "hidden"
@@ -126,7 +131,8 @@ def student_report(
         checks=checks,
         cards=[by_id[c.id] for c in to_fix(result)],
         title=title or result.assignment,
-        late=late,
+        heading=page_title(student or result.submission, final, title or result.assignment),
+        final=final,
         student=student,
         class_page=class_page,
         waiting=waiting,
@@ -134,6 +140,11 @@ def student_report(
         first=first,
         nothing=nothing,
     )
+
+
+def page_title(name: str, final: Final, title: str) -> str:
+    """A student's report's <title>: who, their final score, and the assignment's title."""
+    return f"{name}: {points(final.score)} / {points(final.max_score)} ({title})"
 
 
 def without_class_link(page: str) -> str:
@@ -181,7 +192,12 @@ def class_report(data: dict[str, Any], sources: dict[str, str] | None = None) ->
         for i, n in enumerate(histogram)
     ]
     views = [_side_by_side(pair, sources or {}) for pair in (data.get("similarity") or {}).get("pairs", [])[:VIEWS]]
-    return ENV.get_template("class.html.j2").render(data=data, bars=bars, views=views)
+    counts = {
+        "graded_work": sum(histogram),  # the histogram counts the graded work only (grader/batch/outputs.py)
+        "kits": sum(KIT in (s.get("flags") or ()) for s in data["students"]),
+        "absent": sum(s.get("status") == "no_submission" for s in data["students"]),
+    }
+    return ENV.get_template("class.html.j2").render(data=data, bars=bars, views=views, **counts)
 
 
 VIEWS = 50
@@ -297,7 +313,7 @@ REPAIR_CONTEXT = 3
 def _inline_repair(check) -> dict[str, Any]:
     """A verified repair as a notebook's output shows it (`%grade`, which has the result and not the file): its
     sentence, and the lines it names as the student wrote them, or at `diff` the change."""
-    repair = repair_of(check)
+    repair = check.repair
     if repair is None:
         return {}
     shown = (
@@ -323,7 +339,7 @@ def _repair_view(check, source: str | None, cells: dict[int, str] | None = None)
     """A verified repair on a card: its sentence, the student's code around its lines with those lines marked
     (of a notebook, the lines of the repair's cell, from cells), and at `diff` the change. Nothing when the source
     is not the one the repair was found in."""
-    repair = repair_of(check)
+    repair = check.repair
     if repair is None:
         return {}
     view: dict[str, Any] = {"repair_text": sentence(repair), "repair_diff": diff_lines(repair) if repair.diff else []}
@@ -331,10 +347,10 @@ def _repair_view(check, source: str | None, cells: dict[int, str] | None = None)
         source = (cells or {}).get(repair.cell)
         view["repair_cell"] = repair.cell
     lines = source.splitlines() if source else []
-    marked = [p.line + k for p in repair.places for k in range(max(p.before.count("\n") + 1, 1))]
+    marked = [p.line + k for p in repair.changes for k in range(max(p.before.count("\n") + 1, 1))]
     matches = all(
         lines[p.line - 1 : p.line - 1 + p.before.count("\n") + 1] == p.before.split("\n")
-        for p in repair.places
+        for p in repair.changes
         if p.before
     )
     if lines and matches and max(marked) <= len(lines) + 1:

@@ -1,85 +1,25 @@
-"""A verified repair (a check's `artifacts.repair`, grader/repair/) in words, for the terminal and the HTML report.
+"""A verified repair (a check's `repair`, grader/result.py's Repair, found by grader/repair/) in words, for the
+terminal, the HTML report and Gradescope.
 
-The repair comes from a result that may have been read back from a file: each field is checked before use, and
-one that is not what the grader writes is no repair. Every line shown is the student's own code (`before`),
-or the student's line as the edit leaves it (`after`, only when the assignment shows the change: `diff`). A
-notebook's repair is in one cell (`cell`, counting every cell from 1), its lines the lines of that cell.
+Every line shown is the student's own code (`before`), or the student's line as the edit leaves it (`after`, only
+when the assignment shows the change: `diff`). A notebook's repair is in one cell (`cell`, counting every cell from
+1), its lines the lines of that cell. A repair read back from a file was checked by Result.from_dict.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from grader.result import CheckResult
-
-
-@dataclass(frozen=True)
-class Place:
-    line: int
-    where: str
-    before: str
-    after: str
-    cell: int | None = None
-    """Of a notebook, the cell (from 1) whose line `line` is."""
-
-
-@dataclass(frozen=True)
-class Repair:
-    places: tuple[Place, ...]
-    method: str
-    fixes: tuple[str, ...]
-
-    @property
-    def diff(self) -> bool:
-        """Does it show the change (the assignment's `diff`), or only where it is?"""
-        return any(p.after for p in self.places)
-
-    @property
-    def cell(self) -> int | None:
-        """Of a notebook, the cell the repair is in."""
-        return self.places[0].cell
-
-
-def repair_of(check: CheckResult) -> Repair | None:
-    data = check.artifacts.get("repair") if check.visibility == "visible" else None
-    if not isinstance(data, dict) or data.get("verified") is not True:
-        return None
-    more = data.get("also", [])
-    places = [_place(p) for p in [data, *more]] if isinstance(more, list) else []
-    kept = [p for p in places if p is not None]
-    fixes = data.get("fixes")
-    if (
-        not kept
-        or len(kept) != len(places)
-        or len({p.cell for p in kept}) != 1
-        or not isinstance(fixes, list)
-        or not all(isinstance(f, str) for f in fixes)
-    ):
-        return None
-    method = data.get("method")
-    return Repair(tuple(kept), method if isinstance(method, str) else "", tuple(fixes))
-
-
-def _place(data) -> Place | None:
-    if not isinstance(data, dict):
-        return None
-    line, where, before, after, cell = (data.get(k) for k in ("line", "where", "before", "after", "cell"))
-    if cell is not None and not (type(cell) is int and cell > 0):
-        return None
-    if type(line) is int and line > 0 and isinstance(where, str) and isinstance(before, str):
-        return Place(line, where, before, after, cell) if isinstance(after, str) else None
-    return None
+from grader.result import Repair
 
 
 def sentence(repair: Repair) -> str:
     """Where to change, in one sentence, and what the grader saw when it made the change."""
-    first = repair.places[0]
-    changed = [p for p in repair.places if p.before]
+    first = repair.changes[0]
+    changed = [p for p in repair.changes if p.before]
     of = f" of cell {repair.cell}" if repair.cell is not None else ""
     if not changed:
         what = f"In {first.where}, before line {first.line}{of}, something is missing"
-        if repair.method and repair.method.startswith("__"):
-            what += f": {repair.method}"
+        if first.method.startswith("__"):
+            what += f": {first.method}"
     else:
         lines = sorted({p.line + k for p in changed for k in range(p.before.count("\n") + 1)})
         wheres = list(dict.fromkeys(p.where for p in changed))
@@ -109,7 +49,7 @@ def _wheres_said(wheres: list[str]) -> str:
 def diff_lines(repair: Repair) -> list[tuple[str, int, str]]:
     """The change, line by line: ('-', line, text) for each line as written, ('+', line, text) as changed."""
     shown = []
-    for place in repair.places:
+    for place in repair.changes:
         before = place.before.split("\n") if place.before else []
         shown += [("-", place.line + k, text) for k, text in enumerate(before)]
         shown += [("+", place.line + k, text) for k, text in enumerate(place.after.split("\n"))]

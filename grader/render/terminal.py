@@ -18,7 +18,7 @@ import textwrap
 
 from grader.feedback import SAME, first_sentence, held, not_written, numbers, summary, to_fix
 from grader.history import Change
-from grader.render.repairs import diff_lines, repair_of, sentence
+from grader.render.repairs import diff_lines, sentence
 from grader.result import CheckResult, Result
 from grader.spec import Assignment
 from grader.text import printable
@@ -92,7 +92,7 @@ def card(c: CheckResult) -> list[str]:
 
 def _repair(c: CheckResult) -> list[str]:
     """A verified repair's sentence, and at `diff` the change (the student's lines, as written and as changed)."""
-    repair = repair_of(c)
+    repair = c.repair
     if repair is None:
         return []
     lines = [_block(textwrap.fill(sentence(repair), 100, subsequent_indent="  "), "  ")]

@@ -1,13 +1,13 @@
-"""Inverse edits: for each misconception one local edit explains, how to find it in the student's own file and
-the edit that undoes it.
+"""Inverse edits, the registry: for each misconception one local edit explains, the function finding it in the
+student's own file and writing the edit that undoes it.
 
 Each sabotage operator (grader/sabotage/operators/) and each mutation diagnose.py replays plants a cause in a
-correct engine; the inverse here finds what that cause left in the student's code, through its syntax tree,
-by the rule the cause names (its method of Value, `def _backward` closure or any nested function, or a branch
-of a backward() that dispatches on the operation's name: mutate.rule_sites), whatever the student's names and
-style, and writes the edit that undoes it in the student's own spelling. A cause that needs a rewrite (an
-operation whose output has no children, a topological sort without a visited set) has no inverse. An edit
-found here is only a candidate: verify.py regrades the edited file before anyone sees it.
+correct engine; the inverse here finds what that cause left in the student's code, through its syntax tree read
+once (reading.py: the class Python keeps, a rule's updates in its method of Value, `def _backward` closure or any
+nested function, or a branch of a backward() that dispatches on the operation's name), whatever the student's names
+and style, and writes the edit that undoes it in the student's own spelling. A cause that needs a rewrite (an
+operation whose output has no children, a topological sort without a visited set) has no inverse. An edit found
+here is only a candidate: verify.py regrades the edited file before anyone sees it.
 """
 
 from __future__ import annotations
@@ -17,14 +17,29 @@ from collections.abc import Callable
 
 from grader.causes import CAUSES
 from grader.errors import NotApplicable
-from grader.repair.edits import Edit, Located, Source, Span
-from grader.sabotage.mutate import rule_sites
-from grader.sabotage.trees import statements
-from grader.sandbox.inside.ops import RULES, UPDATED
+from grader.repair.edits import Edit, Span
+from grader.repair.reading import (
+    Source,
+    Update,
+    accumulations,
+    backward_parts,
+    grad_target,
+    is_input,
+    locals_read,
+    mentions,
+    method_of,
+    output,
+    paren,
+    same,
+    topo_loops,
+    updates,
+    value_class,
+    wrapped,
+)
+from grader.sabotage.trees import last_method
+from grader.sandbox.inside.ops import UPDATED
 
 Finder = Callable[[Source], list[Span]]
-Update = ast.AugAssign | ast.Assign
-"""A statement setting an input's gradient (`x.grad += ...`, `x.grad = ...`)."""
 INVERSES: dict[str, Finder] = {}
 """Each cause id with an inverse, and the function finding its spans in a student's source."""
 
@@ -40,151 +55,19 @@ def inverse(*cause_ids: str):
     return register
 
 
-def edit_for(text: str, cause_id: str) -> Edit | None:
-    """The edit undoing the cause in the student's text, or None where the cause has no inverse or the text
-    holds nothing it recognises."""
+def edit_for(source: Source | str, cause_id: str) -> Edit | None:
+    """The edit undoing the cause in the student's code (a Source read once, or a text read here), or None where
+    the cause has no inverse or the code holds nothing it recognises (or is past reading's bounds)."""
     finder = INVERSES.get(cause_id)
     if finder is None:
         return None
     try:
-        source = Source(text)
-        spans = finder(source)
+        read = source if isinstance(source, Source) else Source(source)
+        spans = finder(read)
     except (SyntaxError, ValueError, RecursionError, MemoryError, NotApplicable):
         return None
-    changes = source.changes(spans) if spans else None
+    changes = read.changes(spans) if spans else None
     return Edit(cause_id, changes) if changes else None
-
-
-# -- finding the student's code ----------------------------------------------------------------------
-
-
-def last_class(tree: ast.Module, name: str = "Value") -> ast.ClassDef | None:
-    """The class the module ends up with under that name (the last one defined)."""
-    found = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name]
-    return found[-1] if found else None
-
-
-def method_of(cls: ast.ClassDef | None, name: str) -> ast.FunctionDef | None:
-    found = [n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == name] if cls else []
-    return found[-1] if found else None
-
-
-def _graded(source: Source) -> ast.Module:
-    """The module with only its last Value class, as rule_sites reads a module (its first Value)."""
-    cls = last_class(source.tree)
-    if cls is None:
-        raise NotApplicable("no class Value")
-    return ast.Module(body=[cls], type_ignores=[])
-
-
-def sites(source: Source, rule: str) -> list[list[ast.stmt]]:
-    return rule_sites(_graded(source), rule)
-
-
-def grad_target(node: ast.AST) -> ast.Attribute | None:
-    """The `x.grad` a statement sets (`x.grad += ...` or `x.grad = ...`), or None."""
-    target: ast.expr
-    if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add):
-        target = node.target
-    elif isinstance(node, ast.Assign) and len(node.targets) == 1:
-        target = node.targets[0]
-    else:
-        return None
-    return target if isinstance(target, ast.Attribute) and target.attr == "grad" else None
-
-
-def updates(source: Source, rule: str) -> list[Update]:
-    """Every statement setting an input's gradient in the rule's backward (with += or with =)."""
-    return [
-        n
-        for site in sites(source, rule)
-        for statement in site
-        for n in statements(statement)
-        if isinstance(n, (ast.AugAssign, ast.Assign)) and grad_target(n) is not None and not _is_constant(n.value)
-    ]
-
-
-def _is_constant(node: ast.expr) -> bool:
-    return isinstance(node, ast.Constant)
-
-
-def same(a: ast.AST, b: ast.AST) -> bool:
-    return ast.dump(a) == ast.dump(b)
-
-
-def mentions(node: ast.AST, part: ast.AST) -> bool:
-    return any(same(n, part) for n in ast.walk(node))
-
-
-def _returned(fn: ast.FunctionDef) -> str | None:
-    """The name a method returns (`return out`), its output."""
-    for node in fn.body:
-        if isinstance(node, ast.Return) and isinstance(node.value, ast.Name):
-            return node.value.id
-    return None
-
-
-def _site_function(source: Source, node: ast.AST) -> ast.FunctionDef | None:
-    """The method of Value a statement is in (the outermost function around it)."""
-    scopes = [s for s in source.functions(node) if isinstance(s, ast.FunctionDef)]
-    return scopes[0] if scopes else None
-
-
-def output(source: Source, update: Update) -> tuple[str, str] | None:
-    """The code of an operation's output, as its backward names it: (its value, its gradient). In a method,
-    the name it returns (`out`): ("t", "out.grad") when its data is a local name t, else ("out.data",
-    "out.grad"); in a dispatching backward(), the node whose gradient is passed on (`g = node.grad`): ("node.data",
-    "g")."""
-    fn = _site_function(source, update)
-    name = _returned(fn) if fn is not None else None
-    if name is not None and fn is not None and fn.name != "backward":
-        return _data_of(fn, name) or f"{name}.data", f"{name}.grad"
-    if fn is None:
-        return None
-    for node in ast.walk(fn):  # `g = node.grad`
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Attribute) and node.value.attr == "grad":
-            target = node.targets[0]
-            if isinstance(target, ast.Name):
-                return f"{source.code(node.value.value)}.data", target.id
-    incoming = _incoming_attribute(update)
-    return (f"{source.code(incoming.value)}.data", source.code(incoming)) if incoming is not None else None
-
-
-def _incoming_attribute(update: Update) -> ast.Attribute | None:
-    target = grad_target(update)
-    for node in ast.walk(update.value):
-        if isinstance(node, ast.Attribute) and node.attr == "grad" and target and not same(node.value, target.value):
-            return node
-    return None
-
-
-def _data_of(fn: ast.FunctionDef, name: str) -> str | None:
-    """The local name an output is built from (`out = Value(t, ...)`: t)."""
-    for node in ast.walk(fn):
-        if (
-            isinstance(node, ast.Assign)
-            and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
-            and isinstance(node.value, ast.Call)
-            and node.value.args
-            and isinstance(node.value.args[0], ast.Name)
-        ):
-            return node.value.args[0].id
-    return None
-
-
-def paren(source: Source, node: ast.expr) -> str:
-    """The node's code, in parentheses where a product would bind it otherwise."""
-    code = source.code(node)
-    loose = isinstance(node, (ast.BoolOp, ast.Compare, ast.IfExp, ast.Lambda, ast.UnaryOp)) or (
-        isinstance(node, ast.BinOp) and not isinstance(node.op, (ast.Mult, ast.Div, ast.Pow))
-    )
-    return f"({code})" if loose and not _wrapped(source, node) else code
-
-
-def _wrapped(source: Source, node: Located) -> bool:
-    before = source.data[: source.start(node)].rstrip()
-    after = source.data[source.end(node) :].lstrip()
-    return before.endswith(b"(") and after.startswith(b")")
 
 
 # -- the inverses --------------------------------------------------------------------------------------
@@ -242,23 +125,9 @@ def tanh_grad_from_input(source: Source) -> list[Span]:
         for node in ast.walk(update.value):
             minus = _one_minus(node)
             factors = _squared(minus.right) if minus else []
-            if found and target and factors and _is_input(source, update, factors[0], target):
+            if found and target and factors and is_input(source, update, factors[0], target):
                 spans += [source.replace(f, found[0]) for f in factors]
     return spans
-
-
-def _is_input(source: Source, update: Update, node: ast.expr, target: ast.Attribute) -> bool:
-    """`self.data` of the input being updated, or a local name bound to it (`x = self.data`)."""
-    data = ast.Attribute(target.value, "data", ast.Load())
-    if same(node, data):
-        return True
-    fn = _site_function(source, update)
-    return isinstance(node, ast.Name) and any(
-        isinstance(n, ast.Assign)
-        and any(isinstance(t, ast.Name) and t.id == node.id for t in n.targets)
-        and same(n.value, data)
-        for n in ast.walk(fn or update)
-    )
 
 
 @inverse("tanh_square_missing")
@@ -284,16 +153,25 @@ def _times_one_plus(update: Update, t: ast.expr) -> bool:
     )
 
 
-@inverse("mul_missing_outgrad")
-def mul_missing_outgrad(source: Source) -> list[Span]:
-    """x.grad += other.data: times the output's gradient."""
-    spans = []
-    for update in updates(source, "mul"):
-        found = output(source, update)
-        if found is None or any(_is_gradient(n, found[1]) for n in ast.walk(update.value)):
-            continue
-        spans.append(source.replace(update.value, f"{paren(source, update.value)} * {found[1]}"))
-    return spans
+def _outgrad_missing(rule: str) -> Finder:
+    def find(source: Source) -> list[Span]:
+        """x.grad += other.data (or 1.0): times the output's gradient, on each side that lacks it."""
+        spans = []
+        for update in accumulations(source, rule):
+            found = output(source, update)
+            if found is None or any(_is_gradient(n, found[1]) for n in ast.walk(update.value)):
+                continue
+            one = isinstance(update.value, ast.Constant) and update.value.value == 1  # `+= 1.0`: `+= out.grad`
+            spans.append(
+                source.replace(update.value, found[1] if one else f"{paren(source, update.value)} * {found[1]}")
+            )
+        return spans
+
+    return find
+
+
+for _rule in UPDATED:
+    inverse(f"missing_outgrad_{_rule}")(_outgrad_missing(_rule))
 
 
 def _is_gradient(node: ast.AST, incoming: str) -> bool:
@@ -305,24 +183,6 @@ def _is_gradient(node: ast.AST, incoming: str) -> bool:
 FLIPPED = {ast.Lt: ">", ast.LtE: ">=", ast.Gt: "<", ast.GtE: "<="}
 
 
-def _backward_parts(source: Source, rule: str) -> list[ast.AST]:
-    """What a rule's backward computes with: its updates, and the conditions around them inside the backward
-    (an `if` in the closure or the dispatch branch), never the forward pass's."""
-    found: list[ast.AST] = []
-    for update in updates(source, rule):
-        found.append(update.value)
-        parent = source.parents.get(id(update))
-        while isinstance(parent, ast.If) and not _tests_rule(parent, rule):
-            found.append(parent.test)
-            parent = source.parents.get(id(parent))
-    return found
-
-
-def _tests_rule(node: ast.If, rule: str) -> bool:
-    """A dispatch branch's own test (`if op == 'relu'`), not a condition of the rule."""
-    return any(isinstance(n, ast.Constant) and n.value in RULES[rule][1] for n in ast.walk(node.test))
-
-
 def _zero(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and node.value == 0 and not isinstance(node.value, bool)
 
@@ -331,7 +191,7 @@ def _zero(node: ast.AST) -> bool:
 def relu_flipped(source: Source) -> list[Span]:
     """x < 0 (or 0 > x) where the gradient passes: the other way round."""
     spans = []
-    for part in _backward_parts(source, "relu"):
+    for part in backward_parts(source, "relu"):
         for node in ast.walk(part):
             if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
                 continue
@@ -350,7 +210,7 @@ def relu_flipped(source: Source) -> list[Span]:
 @inverse("relu_negative_grad")
 def relu_negative_grad(source: Source) -> list[Span]:
     """The gradient passed whatever the input's sign: only where it is positive."""
-    parts = _backward_parts(source, "relu")
+    parts = backward_parts(source, "relu")
     found = [n for part in parts for n in ast.walk(part)]
     if any(isinstance(n, ast.Compare) for n in found):
         return _at_zero(source)
@@ -369,7 +229,7 @@ def relu_negative_grad(source: Source) -> list[Span]:
 def _at_zero(source: Source) -> list[Span]:
     """`out.data >= 0` (true for every negative input, whose output is 0): `> 0`."""
     spans = []
-    for part in _backward_parts(source, "relu"):
+    for part in backward_parts(source, "relu"):
         for node in ast.walk(part):
             if isinstance(node, ast.Compare) and isinstance(node.ops[0], ast.GtE) and _zero(node.comparators[-1]):
                 start, end = source.end(node.left), source.start(node.comparators[0])
@@ -382,7 +242,7 @@ def pow_off_by_one(source: Source) -> list[Span]:
     """k * x**k: k * x**(k - 1), in the update or in a local name it reads (`local = k * x**k`)."""
     spans = []
     for update in updates(source, "pow"):
-        for node in [n for part in (update.value, *_locals_read(source, update)) for n in ast.walk(part)]:
+        for node in [n for part in (update.value, *locals_read(source, update)) for n in ast.walk(part)]:
             if (
                 isinstance(node, ast.BinOp)
                 and isinstance(node.op, ast.Pow)
@@ -392,23 +252,6 @@ def pow_off_by_one(source: Source) -> list[Span]:
             ):
                 spans.append(source.replace(node.right, f"({source.code(node.right)} - 1)"))
     return spans
-
-
-def _locals_read(source: Source, update: Update) -> list[ast.expr]:
-    """The values given, in the function the update is in (its _backward, never the forward pass around it), to
-    the plain names the update reads: `local = k * self.data ** (k - 1)` for `self.grad += local * out.grad`."""
-    scopes = source.functions(update)
-    if not scopes:
-        return []
-    names = {n.id for n in ast.walk(update.value) if isinstance(n, ast.Name)}
-    return [
-        n.value
-        for n in ast.walk(scopes[-1])
-        if isinstance(n, ast.Assign)
-        and len(n.targets) == 1
-        and isinstance(n.targets[0], ast.Name)
-        and n.targets[0].id in names
-    ]
 
 
 @inverse("add_half")
@@ -445,31 +288,12 @@ def mul_own_data(source: Source) -> list[Span]:
     return spans
 
 
-def _topo_loops(fn: ast.FunctionDef) -> list[ast.For]:
-    """The loops of backward() that call each node's backward (`for v in topo: v._backward()`)."""
-    loops = []
-    for node in ast.walk(fn):
-        if isinstance(node, ast.For) and isinstance(node.target, ast.Name):
-            name = node.target.id
-            calls = any(
-                isinstance(n, ast.Call)
-                and isinstance(n.func, ast.Attribute)
-                and isinstance(n.func.value, ast.Name)
-                and n.func.value.id == name
-                for statement in node.body
-                for n in ast.walk(statement)
-            )
-            if calls or any(grad_target(n) is not None for s in node.body for n in ast.walk(s)):
-                loops.append(node)
-    return loops
-
-
 @inverse("topo_not_reversed")
 def topo_not_reversed(source: Source) -> list[Span]:
     """for v in topo: for v in reversed(topo)."""
-    backward = method_of(last_class(source.tree), "backward")
+    backward = method_of(source, "backward")
     spans = []
-    for loop in _topo_loops(backward) if backward else []:
+    for loop in topo_loops(backward) if backward else []:
         walked = loop.iter
         is_reversed = (
             isinstance(walked, ast.Call) and isinstance(walked.func, ast.Name) and walked.func.id == "reversed"
@@ -482,10 +306,10 @@ def topo_not_reversed(source: Source) -> list[Span]:
 @inverse("missing_seed")
 def missing_seed(source: Source) -> list[Span]:
     """No `self.grad = 1` before the walk: the line, before the loop."""
-    backward = method_of(last_class(source.tree), "backward")
+    backward = method_of(source, "backward")
     if backward is None or not backward.args.args:
         return []
-    loops = _topo_loops(backward)
+    loops = topo_loops(backward)
     if not loops:
         return []
     me = backward.args.args[0].arg
@@ -503,7 +327,7 @@ def missing_seed(source: Source) -> list[Span]:
 @inverse("children_not_tuple")
 def children_not_tuple(source: Source) -> list[Span]:
     """Value(t, (self), ...): (self,)."""
-    cls = last_class(source.tree)
+    cls = value_class(source)
     spans = []
     for fn in cls.body if cls else []:
         if not isinstance(fn, ast.FunctionDef) or not fn.args.args:
@@ -511,7 +335,7 @@ def children_not_tuple(source: Source) -> list[Span]:
         me = fn.args.args[0].arg
         for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
             for arg in [*call.args[1:], *(k.value for k in call.keywords)]:
-                if isinstance(arg, ast.Name) and arg.id == me and _wrapped(source, arg):
+                if isinstance(arg, ast.Name) and arg.id == me and wrapped(source, arg):
                     spans.append(Span(source.end(arg), source.end(arg), ","))
     return spans
 
@@ -528,14 +352,14 @@ operation the other way round, through what Value already has)."""
 
 def _reflected(name: str) -> Finder:
     def find(source: Source) -> list[Span]:
-        cls = last_class(source.tree)
+        cls = value_class(source)
         beside_name, body = DELEGATIONS[name]
-        beside = method_of(cls, beside_name)
-        if cls is None or method_of(cls, name) is not None or beside is None or len(beside.args.args) < 2:
+        beside = last_method(cls, beside_name)
+        if cls is None or last_method(cls, name) is not None or beside is None or len(beside.args.args) < 2:
             return []
         if beside.end_lineno is None:  # never from ast.parse, which gives every statement its end
             return []
-        if name == "__rsub__" and method_of(cls, "__neg__") is None:
+        if name == "__rsub__" and last_method(cls, "__neg__") is None:
             return []
         me, other = beside.args.args[0].arg, beside.args.args[1].arg
         indent = " " * beside.col_offset
@@ -554,7 +378,7 @@ for _name in DELEGATIONS:
 @inverse("sub_as_add")
 def sub_as_add(source: Source) -> list[Span]:
     """return self + other in __sub__: self + (-other)."""
-    sub = method_of(last_class(source.tree), "__sub__")
+    sub = method_of(source, "__sub__")
     if sub is None or len(sub.args.args) < 2 or any(isinstance(n, (ast.USub, ast.Sub)) for n in ast.walk(sub)):
         return []
     other = ast.Name(sub.args.args[1].arg, ast.Load())
@@ -567,8 +391,7 @@ def sub_as_add(source: Source) -> list[Span]:
 @inverse("neuron_no_bias")
 def neuron_no_bias(source: Source) -> list[Span]:
     """A bias made in __init__ but left out of __call__ and parameters(): added to both."""
-    neuron = last_class(source.tree, "Neuron")
-    init, call, params = (method_of(neuron, n) for n in ("__init__", "__call__", "parameters"))
+    init, call, params = (method_of(source, n, "Neuron") for n in ("__init__", "__call__", "parameters"))
     bias = _bias(init)
     if bias is None or call is None or params is None:
         return []
@@ -582,7 +405,7 @@ def neuron_no_bias(source: Source) -> list[Span]:
             return []
         receiver = tanh.value
         added = f"{source.code(receiver)} + {me}.{bias}"
-        spans.append(source.replace(receiver, added if _wrapped(source, receiver) else f"({added})"))
+        spans.append(source.replace(receiver, added if wrapped(source, receiver) else f"({added})"))
     returned = next((n.value for n in params.body if isinstance(n, ast.Return) and n.value is not None), None)
     if not _uses(params, bias) and returned is not None:
         spans.append(source.replace(returned, f"{source.code(returned)} + [{me}.{bias}]"))

@@ -19,9 +19,9 @@ import types
 from collections.abc import Callable
 
 from grader.errors import NotApplicable
-from grader.repair.edits import Change
-from grader.repair.inverse import DELEGATIONS, edit_for, last_class, method_of
-from grader.sabotage.trees import unparse
+from grader.repair.inverse import DELEGATIONS, edit_for
+from grader.result import Change
+from grader.sabotage.trees import last_class, last_method, unparse
 
 Mutation = Callable[[ast.Module], None]
 
@@ -31,7 +31,7 @@ def _removed(name: str) -> Mutation:
 
     def mutate(tree: ast.Module) -> None:
         cls = last_class(tree)
-        found = method_of(cls, name)
+        found = last_method(cls, name)
         if cls is None or found is None:
             raise NotApplicable(f"no {name}")
         cls.body.remove(found)
@@ -42,7 +42,7 @@ def _removed(name: str) -> Mutation:
 def _exponent_kept(tree: ast.Module) -> None:
     """k * x**k for k * x**(k - 1) in __pow__'s backward (the lesson's writes it through a local, which the
     grader's pow_off_by_one operator leaves alone)."""
-    pow_ = method_of(last_class(tree), "__pow__")
+    pow_ = last_method(last_class(tree), "__pow__")
     inner = [n for n in ast.walk(pow_) if isinstance(n, ast.FunctionDef) and n is not pow_] if pow_ else []
     count = 0
     for node in (n for fn in inner for n in ast.walk(fn)):

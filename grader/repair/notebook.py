@@ -22,7 +22,8 @@ from pathlib import Path
 
 from grader import notebooks, slicing
 from grader.protocol import Code
-from grader.repair.edits import Change, Edit
+from grader.repair.edits import Edit
+from grader.result import Change
 
 LESSON_CLASSES = frozenset({"Value", "Neuron"})
 """The classes whose code the inverses read: a cell left out of the text must define neither."""

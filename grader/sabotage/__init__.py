@@ -7,7 +7,10 @@
   student's engine counts only where the grader sees it behave differently from the
   unmutated engine, on probes each run computes before its tests (checks/suite_runs.py); a
   decoy (the student's engine rewritten, unmutated) tells a test that checks behaviour from
-  one that recognises its own code, which then cannot catch a mutant of it.
+  one that recognises its own code, which then cannot catch a mutant of it. Those probes are
+  computed by the student's code, so they are only a claim: each mutant of the student's engine
+  has a spare, a wheat's mutant by the same operator, that counts in its place when it does not,
+  and how many sabotages count is the plan's, never the student's to shrink.
 
 Every engine is disguised (disguise.py: each trace an operator leaves is in every correct
 engine too) and rewritten for the grading (rewrite.py), and runs after the student's own

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from grader.causes import CAUSES, Cause
 from grader.errors import NotApplicable
-from grader.sabotage.trees import nodes, unparse
+from grader.sabotage.trees import last_class, last_method, nodes, unparse
 from grader.sabotage.trees import statements as statements_of
 from grader.sandbox.inside.ops import RULES  # each rule: its method on Value, the names a dispatch uses
 
@@ -81,24 +81,31 @@ def operator(id: str, *, cause: str, check: str, catch: str, proof: str, replace
 
 
 def value_class(tree: ast.Module, name: str = "Value") -> ast.ClassDef:
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef) and node.name == name:
-            return node
-    raise NotApplicable(f"no class {name}")
+    """The class the module ends up with under that name (the last defined: trees.last_class); raises
+    NotApplicable where there is none."""
+    found = last_class(tree, name)
+    if found is None:
+        raise NotApplicable(f"no class {name}")
+    return found
 
 
 def method(cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:
-    return next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+    """The method the class ends up with under that name (the last defined: trees.last_method)."""
+    return last_method(cls, name)
 
 
 def rule_sites(tree: ast.Module, rule: str) -> list[list[ast.stmt]]:
-    """The statement lists where a rule's backward may live: its method, and dispatch branches."""
+    """The statement lists where a rule's backward may live: its method, and dispatch branches (none in a class
+    a later one of its name replaces)."""
     name, labels = RULES[rule]
+    cls = value_class(tree)
     sites = []
-    found = method(value_class(tree), name)
+    found = method(cls, name)
     if found is not None:
         sites.append(found.body)
-    for node in statements_of(tree):  # an If is a statement: ast.walk's order, less expressions
+    replaced = {id(n) for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls.name and n is not cls}
+    live = ast.Module(body=[n for n in tree.body if id(n) not in replaced], type_ignores=[]) if replaced else tree
+    for node in statements_of(live):  # an If is a statement: ast.walk's order, less expressions
         if isinstance(node, ast.If) and _tests_label(node.test, labels):
             sites.append(node.body)
     return sites
@@ -176,6 +183,57 @@ def _holds(place: tuple | None, node: ast.AST) -> bool:
     if position is None:
         return value is node
     return isinstance(value, list) and position < len(value) and value[position] is node
+
+
+def incoming_dropped(tree: ast.Module, rule: str, which: int | None = None) -> int:
+    """The rule's backward made to forget the incoming gradient: `* out.grad` dropped from each update (an update
+    that is out.grad alone becomes 1.0), or (which) only from one input's, self's (0) or other's (1), of a rule
+    with two. How many updates changed."""
+    updates = rule_updates(tree, rule)
+    if which is not None:
+        if len(updates) != 2:
+            raise NotApplicable(f"no two updates in the backward of {rule}")
+        updates = [updates[which]]
+    incoming = {"grad"} | _names_bound_to_grad(tree)
+    count = 0
+    for update in updates:
+        value = _without_incoming(update.value, incoming)
+        if value is not None:
+            update.value = value
+            count += 1
+    return count
+
+
+def _without_incoming(value: ast.expr, incoming: set[str]) -> ast.expr | None:
+    """value with its factor of the incoming gradient dropped, or None when it has no such factor."""
+    if _is_incoming(value, incoming):
+        return ast.Constant(1.0)
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult):
+        for keep, drop in ((value.left, value.right), (value.right, value.left)):
+            if _is_incoming(drop, incoming):
+                return keep
+    if isinstance(value, ast.IfExp):
+        body, orelse = _without_incoming(value.body, incoming), _without_incoming(value.orelse, incoming)
+        if body is not None or orelse is not None:
+            return ast.IfExp(value.test, body or value.body, orelse or value.orelse)
+    return None
+
+
+def _is_incoming(node: ast.expr, incoming: set[str]) -> bool:
+    return (isinstance(node, ast.Attribute) and node.attr == "grad") or (
+        isinstance(node, ast.Name) and node.id in incoming
+    )
+
+
+def _names_bound_to_grad(tree: ast.Module) -> set[str]:
+    """Names a dispatching backward() binds to the incoming gradient (`g = node.grad`)."""
+    return {
+        target.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Attribute) and node.value.attr == "grad"
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
 
 
 def changed(count: int, what: str) -> None:

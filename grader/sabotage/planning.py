@@ -15,7 +15,7 @@ from grader.sabotage import operators  # noqa: F401 - registers every operator
 from grader.sabotage.disguise import disguise
 from grader.sabotage.mutate import REGISTRY, NotApplicable, Operator
 from grader.sabotage.rewrite import rewrite
-from grader.sabotage.trees import unparse
+from grader.sabotage.trees import last_class, unparse
 
 HERE = Path(__file__).parent
 WHEATS = {
@@ -47,7 +47,8 @@ class EngineRun:
     id: str
     """wheat:<wheat id>, <operator id>@<wheat id>, own:decoy, or <operator id>@own."""
     kind: str
-    """wheat, sabotage (a wheat's mutant), decoy (the student's engine, rewritten) or own (its mutant)."""
+    """wheat, sabotage (a wheat's mutant), decoy (the student's engine, rewritten), own (its mutant) or spare (a
+    wheat's mutant by the same operator as an own one, which counts in its place should the own one not)."""
     wheat: str
     operator: str | None
     block: str
@@ -132,8 +133,8 @@ def own_block(source: str) -> str | None:
     functions (tests aside) and their Value class (the last one defined). None if there is none, or if it
     cannot be written back as code (an int literal of over 4,300 digits, which unparse cannot write)."""
     body = _statements(source)  # a notebook's cells joined: its magics left out, as the .py file has none
-    classes = [n for n in body if isinstance(n, ast.ClassDef) and n.name == "Value"]
-    if not classes:
+    value = last_class(ast.Module(body=body, type_ignores=[]))
+    if value is None:
         return None
     kept: list[ast.stmt] = [
         n
@@ -142,7 +143,7 @@ def own_block(source: str) -> str | None:
         and not _is_future(n)
         or isinstance(n, ast.FunctionDef)
         and not n.name.startswith("test")
-        or n is classes[-1]
+        or n is value
     ]
     try:
         return ast.unparse(ast.Module(body=kept, type_ignores=[])) + "\n"
@@ -201,7 +202,10 @@ def plan(operator_ids: tuple[str, ...], seed: str, pool: str, own: str | None = 
     so which ones there are changes how many count). An engine of the student's larger than OWN_BUDGET is
     not mutated (every mutant is then a wheat's), and a note says so. A mutant of the student's engine is
     unparsed, disguised and rewritten only once drawn; one their code keeps from being made gives way to a
-    wheat's, drawn as if it had not been."""
+    wheat's, drawn as if it had not been. Each mutant of the student's engine comes with a spare: a wheat's mutant
+    by the same operator (its wheat drawn apart, so the other draws stay as they were), which counts in its place
+    should it not count (whether it does rests on numbers the student's code computed: only a claim), so how many
+    sabotaged engines count is the plan's alone (issue 41)."""
     notes: tuple[str, ...] = ()
     if own is not None and len(own) > OWN_BUDGET:
         notes = (
@@ -219,7 +223,7 @@ def plan(operator_ids: tuple[str, ...], seed: str, pool: str, own: str | None = 
     runs = [
         EngineRun(f"wheat:{w.id}", "wheat", w.id, None, variant(f"wheat:{w.id}", w.source, SWAPPED)) for w in wheats()
     ]
-    own_mutants = []
+    own_mutants: list[EngineRun] = []
     decoy = own_variant(own, f"{seed}:decoy") if own is not None else None
     for op_id in operator_ids:
         op = all_operators()[op_id]
@@ -233,6 +237,7 @@ def plan(operator_ids: tuple[str, ...], seed: str, pool: str, own: str | None = 
                 rewritten = own_variant(code, f"{seed}:{op_id}:own") if code is not None else None
                 if rewritten is not None:
                     own_mutants.append(EngineRun(f"{op_id}@own", "own", "own", op_id, rewritten))
+                    own_mutants += _spare(op_id, usable, shape or seed, variant)
                     continue
                 rng.setstate(drawn)  # as when there is no mutant: a wheat's, drawn as if nothing was
         if not usable:
@@ -246,9 +251,36 @@ def plan(operator_ids: tuple[str, ...], seed: str, pool: str, own: str | None = 
         assert decoy is not None, "the student's engine is mutated only when its decoy was made"
         runs += own_mutants + [EngineRun("own:decoy", "decoy", "own", None, decoy)]
     rng.shuffle(runs)
-    found = Plan(runs)
+    found = Plan(_spares_after(runs))
     found.notes = notes
     return found
+
+
+def _spares_after(runs: list[EngineRun]) -> list[EngineRun]:
+    """The runs in their order, each spare moved after the mutant it stands for and the decoy, if it came before them:
+    whether it runs is decided when its turn comes, from their numbers (checks/suite_runs.py's spares_wanted)."""
+    ordered: list[EngineRun] = []
+    placed: set[str] = set()
+    waiting: list[EngineRun] = []
+    for run in runs:
+        (waiting if run.kind == "spare" else ordered).append(run)
+        placed.add(run.id) if run.kind != "spare" else None
+        ready = [w for w in waiting if {f"{w.operator}@own", "own:decoy"} <= placed]
+        ordered += ready
+        waiting = [w for w in waiting if w not in ready]
+    return ordered + waiting
+
+
+def _spare(op_id: str, usable: list[str], shape: str, variant) -> list[EngineRun]:
+    """The spare of a mutant of the student's engine: a wheat's mutant by the same operator (none where the operator
+    applies to no wheat), its wheat drawn by a generator of its own."""
+    if not usable:
+        return []
+    wheat_id = random.Random(hashlib.sha256(f"spare:{shape}:{op_id}".encode()).hexdigest()).choice(usable)
+    source = mutant(op_id, wheat_id)
+    assert source is not None, "a wheat is usable only where the operator applies to it"
+    engine_id = f"{op_id}@{wheat_id}"
+    return [EngineRun(engine_id, "spare", wheat_id, op_id, variant(engine_id, source, SWAPPED))]
 
 
 def own_mutant(op: Operator, own: str) -> str | None:

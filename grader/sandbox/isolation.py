@@ -11,8 +11,10 @@ Three levels, best first:
   write any file of the grader's or of another student's, cannot signal the grader;
   network sockets are refused by a seccomp filter. Where root can make namespaces (not in
   Docker), each sandbox also has a mount and network namespace of its own (its own /tmp and
-  /dev/shm, its own abstract unix sockets); elsewhere its disk use is watched, it may open
-  no socket at all, and a grading's two lanes take turns in one sandbox, as a batch's do.
+  /dev/shm, its own abstract unix sockets); elsewhere it writes in its own folder alone where
+  the kernel offers Landlock (else its disk use in the shared folders is watched and removed
+  between units), it may name no unix socket (seccomp), and a grading's two lanes take turns in
+  one sandbox, as a batch's do (processes running at once see each other in /proc).
 - `limits` (neither): resource limits only, the student's code runs as whoever runs the
   grader. Fine for a student's own `grader check`; refused for batch and Gradescope
   grading unless the instructor says the code is trusted.
@@ -35,6 +37,7 @@ from pathlib import Path
 
 from grader.errors import IsolationError
 from grader.sandbox import cgroups, uids
+from grader.sandbox.inside import landlock
 
 CODE_DIR = "/opt/grader"
 WORK_DIR = "/sandbox"
@@ -70,6 +73,9 @@ class Isolation:
     """Sandboxes and units may have namespaces of their own: bubblewrap's, or without it, as root, a mount and
     network namespace per sandbox; and a writable space of its own per unit where the kernel allows (False: the
     grader cleans a sandbox's space between units; without bubblewrap, where root cannot make namespaces)."""
+    landlock: int = 0
+    """The Landlock ABI the kernel offers (0: none). A uid of its own without namespaces is then confined to writing in
+    its own folder, its abstract unix sockets scoped to it too from ABI 6 (inside/landlock.py)."""
 
     @property
     def mode(self) -> str:
@@ -146,7 +152,14 @@ def detect() -> Isolation:
     rt = runtime()
     bwrap = None if bwrap_failure() else "/usr/bin/bwrap"
     level = "namespaces" if bwrap else "uid" if root else "limits"
-    return Isolation(level, bwrap, root, rt, namespaces=level == "namespaces" or level == "uid" and can_unshare())
+    return Isolation(
+        level,
+        bwrap,
+        root,
+        rt,
+        namespaces=level == "namespaces" or level == "uid" and can_unshare(),
+        landlock=landlock.abi() if level == "uid" else 0,
+    )
 
 
 @functools.cache
@@ -287,9 +300,7 @@ said_elsewhere = False
 trial sandbox, grader/sandbox/trial.py, is the same machine's), so they are not said once per process."""
 
 
-READABLE = "student code could read files it must not"
-"""How uid_problems begins the problem of files a sandbox's uid could read (each path named after it)."""
-
+READABLE = "student code could read files it must not"  # uid_problems' words for them (trial.py looks for them)
 DOCS = "docs/platforms.md"
 """Where each platform's isolation, and how to get more, is written down (a warning points there)."""
 
@@ -321,11 +332,10 @@ confine = {"__name__": "confine"}
 exec(args["confine"], confine)
 for path in args["private"]:
     try:
-        if os.path.isdir(path):
-            if not os.access(path, os.X_OK):  # a folder one may enter opens every file in it that others may read
-                os.listdir(path)
-        else:
+        if not os.path.isdir(path):
             open(path, "rb").close()
+        elif not os.access(path, os.X_OK):  # a folder one may enter opens each file in it that others may read
+            os.listdir(path)
         report["readable"].append(path)
     except OSError:
         pass
@@ -361,8 +371,7 @@ def _require(purpose: str, *, trusted: bool = False, private: tuple[Path, ...] =
     if iso.level == "uid":
         problems = uid_problems(iso, tuple(private) + grader_files())
         if not problems:
-            apart = "" if iso.namespaces else ", without namespaces (its student code may open no socket)"
-            warn_once(f"{_short(why)}: each sandbox runs as a uid of its own{apart}; see {DOCS}")
+            warn_once(f"{_short(why)}: each sandbox runs as a uid of its own, {confinement(iso)}; see {DOCS}")
             return iso
         if lenient:
             warn_once(f"{_short(why)}: student code runs as root, limits only; see {DOCS}")
@@ -383,6 +392,19 @@ def _require(purpose: str, *, trusted: bool = False, private: tuple[Path, ...] =
         "as root (each student then runs as a uid of its own); only if you trust every "
         "submission, pass --trusted-code."
     )
+
+
+def confinement(iso: Isolation) -> str:
+    """In words, what keeps a uid-mode sandbox's files and abstract unix sockets from every other sandbox's (the line
+    a job says once: docs/platforms.md)."""
+    if iso.namespaces:
+        return "in a mount and network namespace of its own"
+    writes = (
+        "it writes in its own folder alone (Landlock)"
+        if iso.landlock
+        else "what it writes in the machine's shared folders is removed between units (no Landlock here)"
+    )
+    return f"without namespaces: {writes}, and may name no unix socket (seccomp)"
 
 
 def grader_files() -> tuple[Path, ...]:
@@ -452,7 +474,9 @@ def uid_problems(iso: Isolation, private: tuple[Path, ...]) -> list[str]:
 
 def unconfined(missing: list[str]) -> str | None:
     """In words, the confinement steps a sandbox could not apply that running it as a uid of its own relies on."""
-    steps = [m for m in missing if isinstance(m, str) and m.startswith(("no_new_privs", "seccomp", "namespaces"))]
+    steps = [
+        m for m in missing if isinstance(m, str) and m.startswith(("no_new_privs", "seccomp", "namespaces", "landlock"))
+    ]
     return (
         (
             f"the sandbox cannot apply {', '.join(steps)} here, without which a sandbox's uid could open network "

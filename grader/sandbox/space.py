@@ -7,8 +7,8 @@ Two kinds:
   and /dev/shm. Each unit covers both with new ones of its own (inside/spaces.py), so no unit sees what an earlier
   one left; where a unit cannot, the grader empties the template's through its root (/proc/<pid>/root).
 - no namespaces (a uid of its own in Docker, and so on Gradescope; a plain process): the sandbox's folder on the
-  host, and (a uid) what it has in the machine's shared writable folders, which the grader empties between units
-  and after them.
+  host, and (a uid without Landlock: inside/landlock.py, else it writes in its folder alone) what it has in the
+  machine's shared writable folders, which the grader empties between units and after them.
 
 Emptying is wipe.py's: with the grader's authority, without recursion, and it says what it could not remove.
 """

@@ -117,7 +117,15 @@ class Sandbox:
             # AF_UNIX only where the sandbox has a network namespace of its own (where its uid is the only boundary,
             # an abstract unix socket, which has no file and no permission check, would reach other sandboxes)
             "unix_sockets": self.iso.mode != "uid" or bool(self.space.private),
+            # without namespaces, a uid of its own writes in its own folder alone, where the kernel offers Landlock
+            "landlock": self.confined_writes,
         }
+
+    @property
+    def confined_writes(self) -> bool:
+        """The sandbox writes in its own folder alone (Landlock): a uid of its own without namespaces, where the kernel
+        offers it (else it writes in the machine's shared writable folders too, which the grader empties)."""
+        return self.iso.mode == "uid" and not self.space.own and self.iso.landlock > 0
 
     def start(self) -> None:
         """Start the template without waiting for it (wait_ready() does)."""

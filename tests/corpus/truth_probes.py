@@ -46,6 +46,31 @@ def forward_probes():
     return out
 
 
+FORWARD_NEEDS = {
+    "a + b": {"add"},
+    "a * b": {"mul"},
+    "a - b": {"sub"},
+    "-a": {"neg"},
+    "a.tanh()": {"tanh"},
+    "a.relu()": {"relu"},
+    "a + 2": {"add"},
+    "2 + a": {"add"},
+    "a * 3": {"mul"},
+    "3 * a": {"mul"},
+    "a - 1": {"sub"},
+    "1 - a": {"sub"},
+    "((a*b + c)**2).tanh() - a": {"add", "mul", "pow", "tanh", "sub"},
+    "(a - b).relu() * -(c + 1)": {"sub", "relu", "mul", "neg", "add"},
+    "2 * a**3 - 1 + b * a": {"mul", "pow", "sub", "add"},
+}
+"""The operations each forward probe needs (a ** k: pow); a probe needing one the engine does not have is its
+own check's charge, not forward's."""
+
+
+def forward_needs(what: str) -> set[str]:
+    return {"pow"} if what.startswith("a ** ") else FORWARD_NEEDS[what]
+
+
 def _scaled(f):
     """f(...) times an extra leaf: the operation's incoming gradient is that leaf's value."""
     return lambda *xs: f(*xs[:-1]) * xs[-1]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from grader.sabotage.operators import (  # noqa: F401 - importing registers the operator
     add_half,
+    add_missing_outgrad,
     assign_not_accumulate,
     missing_seed,
     mul_missing_outgrad,
@@ -23,3 +24,8 @@ from grader.sabotage.operators import (  # noqa: F401 - importing registers the 
     tanh_grad_from_input,
     topo_not_reversed,
 )
+
+NOT_DRAWN = ("add_missing_outgrad",)
+"""Operators an assignment has only when its spec names them: `grader selftest` still proves each (its check
+catches it, its verified repair restores it), but plans keep their size (one more run of the tests per operator
+drawn)."""

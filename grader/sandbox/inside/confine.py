@@ -4,9 +4,10 @@
 2. turn address randomisation off (re-executing once), so an engine whose order follows
    memory addresses (children in a set) behaves the same on every run;
 3. hard resource limits (memory, CPU, file size, open files, processes, no core dumps);
-4. no new privileges, and a seccomp filter: no network sockets (only AF_UNIX, and none at all
-   where the sandbox has no network namespace of its own, so that no abstract unix socket, which
-   has no file and no permission check, reaches another sandbox), no ptrace or reading another
+4. no new privileges, and a seccomp filter: no network sockets (only AF_UNIX; where the sandbox has
+   no network namespace of its own, no unix socket it could name either: no socket(), bind() or
+   connect(), and socketpair() for stream and seqpacket pairs only, so that no abstract unix socket,
+   which has no file and no permission check, reaches another sandbox), no ptrace or reading another
    process's memory, no io_uring; no memfd (memory no process's limit counts); no new session
    (setsid does nothing: the sandbox's processes stay in the one session the grader started it in,
    one scheduling group, so a hundred busy processes get no more CPU than one); 32-bit and x32
@@ -81,7 +82,8 @@ def apply_limits(limits: dict, processes_in_use: int = 0) -> None:
 # message queues, the per-user keyring); and memfd (memory outside every process's address
 # space and every folder). Then the calls it answers "done" without running them: setsid
 # (a session of its own would be a scheduling group of its own; a program that asks for one
-# goes on in the sandbox's).
+# goes on in the sandbox's). Then the calls that name a unix socket, refused where the sandbox shares the
+# machine's network namespace (_UNNAMED), and socketpair, whose type is checked there.
 _ARCHES = {
     "x86_64": (
         0xC000003E,
@@ -101,6 +103,8 @@ _ARCHES = {
             "memfd_create": 319,
         },
         {"setsid": 112},
+        {"bind": 49, "connect": 42},
+        53,
     ),
     "aarch64": (
         0xC00000B7,
@@ -120,55 +124,82 @@ _ARCHES = {
             "memfd_create": 279,
         },
         {"setsid": 157},
+        {"bind": 200, "connect": 203},
+        199,
     ),
 }
-_LD_W_ABS, _JEQ_K, _JGE_K, _RET_K = 0x20, 0x15, 0x35, 0x06
+_LD_W_ABS, _JEQ_K, _JGE_K, _RET_K, _AND_K = 0x20, 0x15, 0x35, 0x06, 0x54
 _ALLOW, _ERRNO, _KILL = 0x7FFF0000, 0x00050000, 0x80000000
 _EPERM, _EACCES = 1, 13
 _X32_BIT = 0x40000000
 _AF_UNIX = 1
+_SOCK_TYPE_MASK, _SOCK_STREAM, _SOCK_SEQPACKET = 0xF, 1, 5
+_ARG0, _ARG1 = 16, 24
+"""Where the low half of a call's first and second arguments are in seccomp's data (little-endian machines)."""
 
 
-def _seccomp_program(
-    arch: int, socket_nr: int, refused: dict[str, int], pretended: dict[str, int], unix: bool = True
-) -> list[bytes]:
-    """A classic BPF program: another ABI is killed, refused calls get EPERM, pretended ones return 0 without
-    running, socket() only AF_UNIX (with unix), else not at all (socketpair() still makes a connected pair)."""
-
-    def stmt(code, k):
-        return struct.pack("HBBI", code, 0, 0, k)
-
-    def jump(code, k, jt, jf):
-        return struct.pack("HBBI", code, jt, jf, k)
-
-    # Layout: 0 ld arch, 1 jeq, 2 kill, 3 ld nr, 4 jge x32, 5 jeq socket, 6.. jeq pretended, then jeq refused,
-    # allow, deny, pretend, ld domain, jeq AF_UNIX, allow, refuse (EACCES).
-    checks = [(number, "pretend") for number in sorted(pretended.values())] + [
-        (number, "deny") for number in sorted(refused.values())
-    ]
-    allow = 6 + len(checks)
-    target = {"deny": allow + 1, "pretend": allow + 2}
-    socket_check = allow + 3
-    program = [
-        stmt(_LD_W_ABS, 4),
-        jump(_JEQ_K, arch, 1, 0),
-        stmt(_RET_K, _KILL),
-        stmt(_LD_W_ABS, 0),
-        jump(_JGE_K, _X32_BIT, target["deny"] - 5, 0),
-        jump(_JEQ_K, socket_nr, (socket_check if unix else target["deny"]) - 6, 0),
-    ]
-    for i, (number, outcome) in enumerate(checks):
-        program.append(jump(_JEQ_K, number, target[outcome] - (6 + i) - 1, 0))
-    program += [
-        stmt(_RET_K, _ALLOW),
-        stmt(_RET_K, _ERRNO | _EPERM),
-        stmt(_RET_K, _ERRNO | 0),
-        stmt(_LD_W_ABS, 16),
-        jump(_JEQ_K, _AF_UNIX, 0, 1),
-        stmt(_RET_K, _ALLOW),
-        stmt(_RET_K, _ERRNO | _EACCES),
-    ]
+def _assembled(code: list) -> list[bytes]:
+    """Classic BPF from a list of labels (str) and instructions (code, k, jump if true, jump if false), whose jumps
+    name a label (or 0: the next instruction)."""
+    at, count = {}, 0
+    for item in code:
+        if isinstance(item, str):
+            at[item] = count
+        else:
+            count += 1
+    program, index = [], 0
+    for item in code:
+        if isinstance(item, str):
+            continue
+        op, k, jt, jf = item
+        offsets = [at[j] - index - 1 if isinstance(j, str) else j for j in (jt, jf)]
+        if not all(0 <= offset < 256 for offset in offsets):
+            raise ValueError(f"a jump of instruction {index} goes back or too far: {offsets}")
+        program.append(struct.pack("HBBI", op, offsets[0], offsets[1], k))
+        index += 1
     return program
+
+
+def _seccomp_program(machine: tuple, unix: bool = True) -> list[bytes]:
+    """A classic BPF program: another ABI is killed, refused calls get EPERM, pretended ones return 0 without
+    running, socket() only AF_UNIX (with unix). Without unix (a sandbox in the machine's network namespace, where an
+    abstract unix socket, which has no file and no permission check, could reach any other sandbox) no call may
+    name a unix socket: socket(), bind() and connect() are refused, and socketpair() makes only stream and seqpacket
+    pairs (a datagram end, its pair dissolved, could be bound to a name and send to any other)."""
+    arch, socket_nr, refused, pretended, naming, socketpair_nr = machine
+    refused = {**refused, **({} if unix else naming)}
+    code: list = [
+        (_LD_W_ABS, 4, 0, 0),
+        (_JEQ_K, arch, 1, 0),
+        (_RET_K, _KILL, 0, 0),
+        (_LD_W_ABS, 0, 0, 0),
+        (_JGE_K, _X32_BIT, "deny", 0),
+        (_JEQ_K, socket_nr, "socket" if unix else "deny", 0),
+        (_JEQ_K, socketpair_nr, "allow" if unix else "socketpair", 0),
+    ]
+    code += [(_JEQ_K, number, "pretend", 0) for number in sorted(pretended.values())]
+    code += [(_JEQ_K, number, "deny", 0) for number in sorted(refused.values())]
+    code += [
+        "allow",
+        (_RET_K, _ALLOW, 0, 0),
+        "deny",
+        (_RET_K, _ERRNO | _EPERM, 0, 0),
+        "pretend",
+        (_RET_K, _ERRNO | 0, 0, 0),
+        "socket",
+        (_LD_W_ABS, _ARG0, 0, 0),
+        (_JEQ_K, _AF_UNIX, 0, 1),
+        (_RET_K, _ALLOW, 0, 0),
+        (_RET_K, _ERRNO | _EACCES, 0, 0),
+        "socketpair",
+        (_LD_W_ABS, _ARG1, 0, 0),
+        (_AND_K, _SOCK_TYPE_MASK, 0, 0),
+        (_JEQ_K, _SOCK_STREAM, 2, 0),
+        (_JEQ_K, _SOCK_SEQPACKET, 1, 0),
+        (_RET_K, _ERRNO | _EPERM, 0, 0),
+        (_RET_K, _ALLOW, 0, 0),
+    ]
+    return _assembled(code)
 
 
 class _SockFprog(ctypes.Structure):
@@ -176,8 +207,8 @@ class _SockFprog(ctypes.Structure):
 
 
 def lock_down(unix_sockets: bool = True) -> list[str]:
-    """No new privileges, the seccomp filter (socket() for AF_UNIX only with unix_sockets, else refused), not
-    dumpable. Returns what could not be applied."""
+    """No new privileges, the seccomp filter (socket() for AF_UNIX only with unix_sockets, else no unix socket that
+    could be named: _seccomp_program), not dumpable. Returns what could not be applied."""
     missing = []
     if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         missing.append("no_new_privs")
@@ -185,7 +216,7 @@ def lock_down(unix_sockets: bool = True) -> list[str]:
     if machine is None:
         missing.append(f"seccomp (no filter for {platform.machine()})")
     else:
-        program = _seccomp_program(*machine, unix=unix_sockets)
+        program = _seccomp_program(machine, unix=unix_sockets)
         fprog = _SockFprog(len(program), b"".join(program))
         if _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
             missing.append(f"seccomp (errno {ctypes.get_errno()})")

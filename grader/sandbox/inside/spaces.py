@@ -8,8 +8,9 @@ thousand folders deep) is under those mounts, out of its reach, and the unit's o
 
 `private` runs in the template of a sandbox without bubblewrap, as root, before it drops to the sandbox's uid:
 the sandbox gets a mount and network namespace of its own, so its /tmp and /dev/shm are tmpfs no other sandbox
-sees, every other folder any user may write in is covered by an empty read-only one, and its abstract unix
-sockets (which have no file, and no permission check) reach no other sandbox's.
+sees, every other folder any user may write in is covered by an empty read-only one, its abstract unix
+sockets (which have no file, and no permission check) reach no other sandbox's, and its /proc shows only its own
+processes.
 
 A path to keep (the runtime, where it lives under /tmp) is held open before the mounts and bound back in place.
 """
@@ -22,7 +23,8 @@ import os
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 32, 4096, 16384, 1 << 18
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
+MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
 PR_SET_DUMPABLE = 4
 CAPABILITY_VERSION_3 = 0x20080522
 INODES = 16384
@@ -64,11 +66,26 @@ def _cover(spaces: list, keep: list[str]) -> None:
             _mount("none", path, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
 
 
-def private(spaces: list, keep: list[str]) -> None:
-    """As root, before dropping to the sandbox's uid: a mount and network namespace of the sandbox's own."""
+def private(spaces: list, keep: list[str]) -> str:
+    """As root, before dropping to the sandbox's uid: a mount and network namespace of the sandbox's own (raises
+    OSError where they cannot be made), and in it a /proc of its own that shows no other sandbox's processes. Returns
+    what could not be applied of the latter (empty: all of it)."""
     _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWNET), "unshare")
     _mount("none", "/", None, MS_REC | MS_PRIVATE)
     _cover(spaces, keep)
+    try:
+        _own_processes_only()
+    except OSError as exc:
+        return f"processes hidden ({exc.strerror or exc})"[:80]
+    return ""
+
+
+def _own_processes_only() -> None:
+    """A new /proc over the machine's, showing only the processes this uid may inspect: a sandbox's uid sees no other
+    sandbox's (their command lines, names and states, which every user may read in the machine's /proc), nor the
+    grader's. hidepid=invisible is Linux 5.8's, where each mount of /proc has options of its own; an older kernel
+    refuses the word (a numeric hidepid there would change every /proc on the machine, so none is tried)."""
+    _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=invisible")
 
 
 def fresh(spaces: list, keep: list[str]) -> None:

@@ -31,6 +31,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import confine  # noqa: E402
+import landlock  # noqa: E402
 import processes  # noqa: E402
 import spaces  # noqa: E402
 
@@ -43,21 +44,26 @@ def main() -> None:
     cfg = json.loads(os.environ["GRADER_SANDBOX"])
     if cfg.get("private") and os.getuid() == 0:  # not again after fix_addresses' exec: the namespaces stay
         try:
-            spaces.private(cfg["private"], cfg["keep"])
+            os.environ["GRADER_SHOWN"] = spaces.private(cfg["private"], cfg["keep"])
             os.environ["GRADER_PRIVATE"] = ""
         except OSError as exc:
             os.environ["GRADER_PRIVATE"] = f"namespaces ({exc.strerror or exc})"[:80]
     confine.drop_privileges(cfg["uid"])
     confine.fix_addresses()  # after dropping: an exec as root with capabilities would clear the flag
     unprivate = os.environ.pop("GRADER_PRIVATE", "") if cfg.get("private") else None
+    shown = os.environ.pop("GRADER_SHOWN", "")  # the processes of other sandboxes, where they could not be hidden
     os.environ.pop("GRADER_SANDBOX", None)
     os.environ.pop("GRADER_REEXEC", None)
     confine.apply_limits(cfg["limits"], _own_processes() if cfg["mode"] == "plain" else 0)
     # AF_UNIX sockets only where the sandbox has a network namespace of its own: an abstract one reaches no other
     missing = confine.lock_down(unix_sockets=cfg["unix_sockets"] and not unprivate)
+    if cfg.get("landlock"):  # after no_new_privs, which it needs; before any unit: they all inherit it
+        missing += landlock.writes_only(cfg["scratch"])
     confine.adopt_orphans()  # every process of the sandbox stays below the template (watch.py counts them there)
     if unprivate:
         missing.append(unprivate)
+    if shown:
+        missing.append(shown)
     sys.path[1:1] = cfg["site"]
     os.chdir(cfg["scratch"])
     control = socket.socket(fileno=cfg["control_fd"])
@@ -190,6 +196,8 @@ class Template:
                         os.write(ready_w, str(exc).encode()[:200] or b"?")
                         os._exit(71)
                 confine.no_namespaces()
+                if self.cfg.get("landlock") and landlock.processes_hidden():
+                    os._exit(72)  # a unit that cannot hide the other sandboxes' processes runs nothing
                 os.chdir(self.cfg["scratch"])  # the new /tmp, not the one it covers
                 os.close(ready_w)
                 os.closerange(3, fd)
