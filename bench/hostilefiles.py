@@ -277,7 +277,7 @@ class Beside:
         _grade_lines(self)
         for student in students:
             causes = ["tanh_grad_from_input", *rng.sample(sorted(INVERSES), 3)]
-            _repairs(student.submission.path.name, student.source, student.submission.path, causes)
+            _repairs(student.submission.path.name, student.source, student.submission.path, causes, assignment)
 
 
 def _groups(beside: Beside, found) -> None:
@@ -356,18 +356,19 @@ def _grade_lines(beside: Beside) -> None:
         jupyter._options(request)
 
 
-def _repairs(name: str, source: bytes, path: Path, causes: list[str]) -> None:
-    """The repairs' reading of one student's code, as a grading with repairs on reads it: each cause's inverse
-    looked for in a .py file's text, or a notebook's plain-Python cells as one text."""
+def _repairs(name: str, source: bytes, path: Path, causes: list[str], assignment) -> None:
+    """The repairs' reading of one student's code, as a grading with repairs on reads it (grader/repair/repairs.py:
+    a .py file's text, or a notebook's plain-Python cells as one text, read once), for checks failing from
+    `causes`."""
     from grader import notebooks
     from grader.errors import NotebookError
+    from grader.files import MODULE_FILE
     from grader.protocol import Code
-    from grader.repair.inverse import edit_for
-    from grader.repair.notebook import NotebookCode
-    from grader.repair.verify import REPAIR_CHARS
+    from grader.repair.repairs import Candidates, readable
+    from grader.result import CheckResult
 
     try:
-        text = source.decode("utf-8")
+        source.decode("utf-8")
     except UnicodeDecodeError:
         return  # graded as `unreadable`: never read for repairs
     if name.endswith(".ipynb"):
@@ -378,11 +379,13 @@ def _repairs(name: str, source: bytes, path: Path, causes: list[str]) -> None:
         if notebooks.too_long_to_read(cells):
             return  # graded as a `syntax_error` naming the cell
         code = Code("notebook", {}, cells)
-        joined = NotebookCode.of(code, source, name) if len(code.text) <= REPAIR_CHARS else None
-        if joined is None:
-            return
-        text = joined.text
-    if len(text) > REPAIR_CHARS:
-        return  # too large to look in (grader/repair/verify.py's wanted)
-    for cause in causes:
-        edit_for(text, cause)
+    else:
+        code = Code("py", {MODULE_FILE: source})
+    found = readable(code, source, name, assignment)
+    if found is None:
+        return
+    failing = [
+        CheckResult(f"c{i}", "", "failed", 0.0, 1.0, "visible", "", None, {}, 0.1, cause=cause)
+        for i, cause in enumerate(causes)
+    ]
+    Candidates(found).of(failing)

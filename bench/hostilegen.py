@@ -422,7 +422,7 @@ def hostile_result(student: str, name: str, source: bytes, assignment, rng: rand
 def drive(cls: HostileClass, out: Path, assignment, exports: Path) -> float:
     """Every pass `grader batch` makes in its own process over the class, and the exports; the seconds taken."""
     from grader import feedback
-    from grader.batch import export, run, tasks
+    from grader.batch import export, resume, run, tasks
     from grader.batch.discover import discover
     from grader.batch.everyone import everyone
     from grader.batch.notes import grouped
@@ -447,10 +447,10 @@ def drive(cls: HostileClass, out: Path, assignment, exports: Path) -> float:
         task = student.task(assignment, b"k" * 32, False, ())
         result = feedback.cleaned(result)  # as a grading process cleans every result
         outcome = tasks.TaskOutcome(task.student, result, tasks.render(task, result))
-        run._save(student, outcome)
-        rows.append(run._row(student, result, skipped=False))
+        resume.save(student, outcome)
+        rows.append(resume.row_of(student, result, skipped=False))
     roster = rosters.read(cls.roster) if cls.roster else None
-    rows = everyone(rows, found.missing, roster, out / run.STUDENTS, assignment)
+    rows = everyone(rows, found.missing, roster, out / resume.STUDENTS, assignment)
     write_class_outputs(out, assignment, sorted(rows, key=lambda r: r.student), noted)
     exports.mkdir(parents=True, exist_ok=True)
     export.main(target="gradescope-csv", out=exports / "grades-plain.csv", assignment=assignment.id, graded=out)
