@@ -16,7 +16,7 @@ from enum import IntEnum
 
 
 class ExitCode(IntEnum):
-    """The exit codes of every command (README, "For students"; docs/results.md)."""
+    """The exit codes of every command (docs/students.md; docs/results.md)."""
 
     OK = 0
     """Every check that carries points passed; or the command did what it was asked."""

@@ -36,6 +36,7 @@ from pathlib import Path
 
 from grader.errors import host_prefixes
 from grader.files import MODULE_FILE, TESTS_FILE
+from grader.kit import Start, start
 from grader.result import CheckResult, Counterexample, NotWritten, Repair, Result, SubmissionError
 
 CARD_LINES = 40
@@ -279,23 +280,35 @@ def first_sentence(text: str) -> str:
     return text
 
 
+def advisory(check: CheckResult) -> bool:
+    """A check that carries no points (deep_graph): its verdict is advice, never a failure, and it is shown after
+    every check that costs points, in a colour of its own."""
+    return check.max_score == 0
+
+
+def ordered(result: Result) -> list[CheckResult]:
+    """The checks in the rubric's order, the advisory ones last (a table's rows)."""
+    return [c for c in result.checks if not advisory(c)] + [c for c in result.checks if advisory(c)]
+
+
 def to_fix(result: Result) -> list[CheckResult]:
     """The checks that get a card, in the order a student should read them: those that failed or raised first,
-    then every other check below full points (partial credit, not judged), each in the rubric's order. A check
-    stopped at a method still to write, or waiting for them (held), is in the starter kit's box instead, and a
-    hidden one shows its row only."""
+    then every other check below full points (partial credit, not judged), each in the rubric's order, then an
+    advisory check that did not pass (no points: after everything that costs points). A check stopped at a method
+    still to write, or waiting for them (held), is in the starter kit's box instead, and a hidden one shows its
+    row only."""
     boxed = set(held(result))
     shown = [
         c
-        for c in result.checks
+        for c in ordered(result)
         if c.visibility != "hidden"
         and not c.not_written
         and c.id not in boxed
         and (c.status in ("failed", "error") or c.score < c.max_score)
     ]
-    return [c for c in shown if c.status in ("failed", "error")] + [
-        c for c in shown if c.status not in ("failed", "error")
-    ]
+    failing = [c for c in shown if c.status in ("failed", "error") and not advisory(c)]
+    rest = [c for c in shown if c.status not in ("failed", "error")]
+    return failing + rest + [c for c in shown if advisory(c)]
 
 
 def not_written(result: Result) -> tuple[dict[str, list[str]], str | None, bool]:
@@ -303,11 +316,23 @@ def not_written(result: Result) -> tuple[dict[str, list[str]], str | None, bool]
     grouped by the method (`Value.__add__`, where the student's process said it came from); the first method to
     write; and whether nothing works yet (no check with points passed). Every report shows them as one section."""
     waiting: dict[str, list[str]] = {}
-    for c in result.checks:
+    for c in ordered(result):
         if c.status in ("failed", "error") and c.not_written:
             waiting.setdefault(c.not_written.method, []).append(c.id)
     nothing = not any(c.status == "passed" and c.max_score > 0 for c in result.checks)
     return waiting, next(iter(waiting), None), nothing
+
+
+def kit_start(result: Result, unwritten: tuple[str, ...] = ()) -> Start | None:
+    """Where the student stands with the starter kit (grader/kit.py): every method still to write (`unwritten`: those
+    the student's code leaves raising NotImplementedError, read from it; the checks' own are added), the checks
+    waiting for them and what to write next; None when no check waits for one."""
+    stopped = {
+        c.id: c.not_written.method
+        for c in ordered(result)
+        if c.status in ("failed", "error") and c.not_written and c.visibility != "hidden"
+    }
+    return start(stopped, unwritten)
 
 
 def held(result: Result) -> list[str]:
@@ -315,7 +340,7 @@ def held(result: Result) -> list[str]:
     for the methods the start-here box names, which is their card (four cards saying 'not judged: no operation
     works yet' would push where to start off the screen)."""
     waiting, _, nothing = not_written(result)
-    return [c.id for c in result.checks if waiting and nothing and c.status == "skipped" and c.visibility != "hidden"]
+    return [c.id for c in ordered(result) if waiting and nothing and c.status == "skipped" and c.visibility != "hidden"]
 
 
 def _data(value, paths):

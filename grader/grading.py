@@ -61,9 +61,9 @@ class Options:
     one_sandbox: bool = False
     """Grade in one sandbox, the engine checks and then the tests in turn (a batch's way: every core is
     already busy with a submission, so one sandbox's start is saved rather than a core spent)."""
-    progress: Callable[[int, int, int], None] | None = None
-    """Told each notebook cell as it starts: its number, its place among the code cells, how many there are
-    (a student's `grader check` shows it when the notebook is slow)."""
+    progress: Callable[[int, int], None] | None = None
+    """Told each notebook cell as it starts: its place among the code cells (notebooks.cell_name), how many there
+    are (a student's `grader check` shows it when the notebook is slow)."""
     engine_key: bytes | None = None
     """The secret the grading's engines are keyed with (default: this machine's, grader/secret.py); a batch
     passes the instructor's, so a submission gets the same engines on whichever machine grades it."""
@@ -166,7 +166,13 @@ def _graded(grading: Grading) -> Result:
                 )
                 if suite is not None:
                     suite.go(execution.left_out() if execution else frozenset(), assignment.limits.cell_s, grading.ends)
-                judged = Judged(read.tests_source, read.seed(grading), grading.ends, options.statuses_only)
+                judged = Judged(
+                    read.tests_source,
+                    read.seed(grading),
+                    grading.ends,
+                    options.statuses_only,
+                    options.tests.name if options.tests is not None else TESTS_FILE,
+                )
                 ctx = Context(assignment, engine, symbols, suite, judged, preflight)
                 checks = run_checks(ctx, grading.specs, repairs.told(options.on_check) if repairs else options.on_check)
             return _repaired(_result(grading, read.digest, tuple(checks), execution, notes), grading, repairs)

@@ -226,12 +226,26 @@ def _grade(path: Path, request, shown) -> Outcome:
             result = Result.from_dict(json.loads(out.read_text(encoding="utf-8")))
         except (ValueError, BadResult) as exc:
             return Outcome(f"{text}\n(the result could not be read back: {exc})")
+    from grader import kit
     from grader.render.html import inline_report
 
     change = None
     if before is not None and before.assignment == result.assignment:
         change = history.compare(before, history.Record.of(result, path))
-    return Outcome(text, inline_report(result, change, f"reports/{path.stem}.html"))
+    unwritten = kit.unwritten(_saved(path), notebook=True)  # the box names every kit method still to write
+    return Outcome(text, inline_report(result, change, f"reports/{path.stem}.html", unwritten))
+
+
+def _saved(path: Path) -> str | None:
+    """The notebook as saved (what was graded, unless it was saved again meanwhile), within kit.PARSED_CHARS."""
+    from grader import kit
+
+    try:
+        with open(path, "rb") as f:
+            data = f.read(kit.PARSED_CHARS + 1)
+    except OSError:
+        return None
+    return data.decode("utf-8", errors="replace") if len(data) <= kit.PARSED_CHARS else None
 
 
 def _options(request) -> list[str]:

@@ -73,8 +73,9 @@ def _load_notebook(engine: EngineLane, code: Code, assignment: Assignment, filen
         except OutOfTime:
             raise _out_of_time(code, filename, limit, progress, execution) from None
         except WorkerFailure as again:
+            without = notebooks.cell_name(notebooks.places(code.cells).get(killer, 0))
             raise Rejected(
-                "crash", f"running {filename} again without cell {killer + 1}: your notebook {again.message}"
+                "crash", f"running {filename} again without {without}: your notebook {again.message}"
             ) from None
     return (
         _symbols(claim, assignment, filename, execution),
@@ -89,12 +90,12 @@ TIMEIT = re.compile(r"^[ \t]*%%?timeit\b", re.MULTILINE)
 def _timed_once(code: Code, execution: notebooks.Execution | None) -> tuple[str, ...]:
     """A note naming the cells whose %timeit ran its statement once (grader/sandbox/inside/notebook.py says why)."""
     unrun = {c.number for c in execution.cells if c.status == "not_run"} if execution else set()
-    cells = [index + 1 for index, source in code.cells if TIMEIT.search(source) and index + 1 not in unrun]
+    cells = [place for place, (_, source) in enumerate(code.cells, 1) if TIMEIT.search(source) and place not in unrun]
     if not cells:
         return ()
     named = ", ".join(str(n) for n in cells)
     return (
-        f"%timeit in cell{'s' if len(cells) > 1 else ''} {named} ran its statement once: timings are not graded, "
+        f"%timeit in code cell{'s' if len(cells) > 1 else ''} {named} ran its statement once: timings are not graded, "
         "and how many times IPython repeats a statement depends on the machine it runs on.",
     )
 
@@ -103,9 +104,10 @@ def _again(code: Code, assignment: Assignment, execution: notebooks.Execution) -
     """A note for each of the lesson's names a later cell defines again: the one graded is the last."""
     names = tuple(dict.fromkeys(assignment.required_symbols + LESSON_NAMES))
     again = slicing.defined_again(code.cells, names, execution.left_out() if execution else frozenset())
+    place = notebooks.places(code.cells)
     return tuple(
-        f"cell {index + 1} defines `{name}` again; the {'engine' if name == 'Value' else f'`{name}`'} "
-        "graded is that one."
+        f"{notebooks.cell_name(place[index])} defines `{name}` again; "
+        f"the {'engine' if name == 'Value' else f'`{name}`'} graded is that one."
         for name, index in sorted(again.items(), key=lambda item: (item[1], item[0]))
     )
 
@@ -126,7 +128,8 @@ def _out_of_time(code: Code, filename: str, limit: str, progress: notebooks.Prog
     left = sum(1 for c in execution.cells if c.status == "not_run")
     return Rejected(
         "timeout",
-        f"running {filename}: {limit} ran out during cell {cut + 1}, so it was cut off and "
+        f"running {filename}: {limit} ran out during {notebooks.cell_name(notebooks.places(code.cells).get(cut, 0))}, "
+        "so it was cut off and "
         f"{left} cell{'s' if left != 1 else ''} after it did not run; nothing could be graded. Every cell "
         "ran within its own limit, but together they took too long: make the slow cells faster (fewer "
         "training steps, smaller data) or move them out of the notebook you hand in.",
@@ -139,11 +142,13 @@ def notes_of(claim: Loaded, code: Code) -> tuple[str, ...]:
     did nothing (a line each); an autograd library the assignment does not offer is not available, any other was
     not installed where the code ran."""
     notes = []
-    cells = {index for index, _ in code.cells}
-    magics = [m for m in claim.magics if m[1] in cells]  # a claim: only the notebook's own cells are named
+    place = notebooks.places(code.cells)
+    magics = [m for m in claim.magics if m[1] in place]  # a claim: only the notebook's own cells are named
     for name in dict.fromkeys(claim.stand_ins + tuple(m[0] for m in magics)):
         absent = "is not available" if name in UNAVAILABLE and name not in code.stand_ins else "is not installed"
-        did = "".join(f"\n  cell {index + 1}: {text}" for package, index, text in magics if package == name)
+        did = "".join(
+            f"\n  {notebooks.cell_name(place[index])}: {text}" for package, index, text in magics if package == name
+        )
         if name not in claim.stand_ins:
             notes.append(
                 f"Your notebook's magics for {name} did nothing, so the rest of their cells ran: {name} {absent} "
@@ -187,7 +192,7 @@ def _not_compiled(execution: notebooks.Execution | None) -> str:
     """Of a notebook whose code lacks a required name, the first cell that did not compile, and why, in the message's
     first line (the one a gradebook and a class page show)."""
     cell = next((c for c in execution.cells if c.error.startswith(COMPILE_ERRORS)), None) if execution else None
-    return f": cell {cell.number} did not compile, {cell.error}" if cell else ""
+    return f": a syntax error in {notebooks.cell_name(cell.number)} stopped it, {cell.error}" if cell else ""
 
 
 NEWER_SYNTAX = (

@@ -47,14 +47,29 @@ _ASSIGNED_CALL = re.compile(r"=[ \t]*[%!]")
 """`x = %time ...`, `files = !ls`: linear (a run of blanks is tried once, from the `=` before it)."""
 
 
+def cell_name(place: int) -> str:
+    """A code cell as every message names it: by its place among the notebook's code cells (`code cell 3`), which is
+    the number Jupyter shows beside it (`In [3]`) after Restart & Run All; markdown cells, which Jupyter numbers not,
+    are not counted, nor empty code cells, which it runs not."""
+    return f"code cell {place}"
+
+
+def places(cells: tuple[tuple[int, str], ...]) -> dict[int, int]:
+    """Each code cell's place (from 1, as cell_name names it), by its index among all the notebook's cells: `cells`
+    as code_cells gives them."""
+    return {index: place for place, (index, _) in enumerate(cells, 1)}
+
+
 @dataclass(frozen=True)
 class CellReport:
     number: int
-    """The cell's position among all cells, from 1 as Jupyter shows it."""
+    """The code cell's place among the notebook's code cells, from 1 (cell_name), as Jupyter numbers it."""
     status: str
     """ok, error (it raised), timeout (interrupted, or cut off when the notebook's time ran out), killed (the
     kernel died in it), or not_run (after that)."""
     error: str = ""
+    index: int = 0
+    """The cell's index among all the notebook's cells, from 0 (not in the result: the grader's own)."""
 
 
 @dataclass(frozen=True)
@@ -69,15 +84,15 @@ class Execution:
         """One line per cell that did not run cleanly, for the student."""
         after = "the notebook's time had run out" if self.out_of_time else "the kernel had died"
         lines = [
-            f"cell {c.number}: {c.error}"
+            f"{cell_name(c.number)}: {c.error}"
             if c.status == "error"
-            else f"cell {c.number}: cut off: {c.error}"
+            else f"{cell_name(c.number)}: cut off: {c.error}"
             if c.status == "timeout" and c.error
-            else f"cell {c.number}: interrupted after running past its time limit"
+            else f"{cell_name(c.number)}: interrupted after running past its time limit"
             if c.status == "timeout"
-            else f"cell {c.number}: the kernel died while running it"
+            else f"{cell_name(c.number)}: the kernel died while running it"
             if c.status == "killed"
-            else f"cell {c.number}: not run, {after}"
+            else f"{cell_name(c.number)}: not run, {after}"
             for c in self.cells
             if c.status != "ok"
         ]
@@ -87,7 +102,9 @@ class Execution:
 
     def to_dict(self) -> dict:
         return {
-            "cells": [c.__dict__ for c in self.cells if c.status != "ok"],
+            "cells": [
+                {"number": c.number, "status": c.status, "error": c.error} for c in self.cells if c.status != "ok"
+            ],
             "died": self.died,
             "problems": self.problems(),
         }
@@ -96,7 +113,7 @@ class Execution:
         """Indices (from 0) of the cells the runs of the tests leave out: those that timed out, killed the kernel
         or never ran (each would cost its time limit again in every run; the engine lane's own run again after a
         kill keeps the cells that timed out, as a kernel keeps what they did)."""
-        return frozenset(c.number - 1 for c in self.cells if c.status in ("timeout", "killed", "not_run"))
+        return frozenset(c.index for c in self.cells if c.status in ("timeout", "killed", "not_run"))
 
 
 def read(path: Path, source: bytes | None = None) -> nbformat.NotebookNode:
@@ -147,25 +164,26 @@ def too_long_to_read(cells: tuple[tuple[int, str], ...]) -> str | None:
     """Why a notebook's code cells (index, source) cannot be read as IPython reads them within bounds, naming the
     first cell past them; None when every one can."""
     total = 0
-    for index, source in cells:
+    for place, (_, source) in enumerate(cells, 1):
+        name = cell_name(place)
         magics = magic_lines(source) if len(source) <= READING_BUDGET else 0
         cost = (magics + 1) * len(source)
         total += cost
         if magics > MOST_MAGIC_LINES:
             return (
-                f"cell {index + 1} has {magics} lines IPython reads as magics or shell commands (`%`, `!`, `?`), "
+                f"{name} has {magics} lines IPython reads as magics or shell commands (`%`, `!`, `?`), "
                 f"more than the {MOST_MAGIC_LINES} it reads in one cell here: spread them over several cells"
             )
         if cost > READING_BUDGET:
             lines = f" with {magics} magic or shell lines (`%`, `!`, `?`) in it" if magics else ""
             return (
-                f"cell {index + 1} is {len(source):,} characters long{lines}: IPython reads a cell again, whole, "
+                f"{name} is {len(source):,} characters long{lines}: IPython reads a cell again, whole, "
                 "for each such line, which would take too long here. Split the cell, and put its magics in a "
                 "small cell of their own"
             )
         if total > NOTEBOOK_READING_BUDGET:
             return (
-                f"the notebook's code, up to cell {index + 1}, is more than IPython's reading of a notebook is "
+                f"the notebook's code, up to {name}, is more than IPython's reading of a notebook is "
                 f"given here ({NOTEBOOK_READING_BUDGET:,} characters, a cell counted once more for each magic "
                 "line in it): keep your engine and its tests in the notebook, and move data or long pasted "
                 "output out of it"
@@ -197,7 +215,7 @@ class Progress:
         self.ended: dict[int, dict] = {}
         self.order = {index: k for k, (index, _) in enumerate(cells)}
         self.tell = tell
-        """Told (cell number, code cell's place from 1, code cells) as each of the notebook's cells starts."""
+        """Told (the code cell's place from 1, code cells) as each of the notebook's cells starts."""
 
     def __call__(self, event: dict) -> None:
         cell = event.get("cell")
@@ -206,7 +224,7 @@ class Progress:
         if event.get("phase") == "start":
             self.started = cell
             if self.tell is not None and cell in self.order:  # a claim: only cells the notebook has
-                self.tell(cell + 1, self.order[cell] + 1, len(self.order))
+                self.tell(self.order[cell] + 1, len(self.order))
         elif isinstance(event.get("status"), str):
             self.ended[cell] = event
             self.started = None
@@ -228,26 +246,26 @@ def execution(
     """
     reports = []
     exited = next((i for i, entry in said.items() if entry.get("exit") is True), None)
-    for index, _ in cells:
-        number = index + 1
+    for number, (index, _) in enumerate(cells, 1):
         if killed_at is not None and index == killed_at:
-            reports.append(CellReport(number, "timeout" if interrupted or out_of_time else "killed", out_of_time))
+            status = "timeout" if interrupted or out_of_time else "killed"
+            reports.append(CellReport(number, status, out_of_time, index))
             continue
         if killed_at is not None and index > killed_at:
-            reports.append(CellReport(number, "not_run"))
+            reports.append(CellReport(number, "not_run", index=index))
             continue
         entry = said.get(index, {"status": "ok"})
         if exited is not None and index > exited:
-            reports.append(CellReport(number, "not_run"))
+            reports.append(CellReport(number, "not_run", index=index))
             continue
         given = entry.get("status")
         status = given if isinstance(given, str) and given in ("ok", "error", "timeout") else "ok"
         error = f"{entry.get('ename', '')}: {entry.get('evalue', '')}".strip(": ")[:500] if status == "error" else ""
         error = error if isinstance(error, str) else ""
-        reports.append(CellReport(number, status, error))
+        reports.append(CellReport(number, status, error, index))
     died = None if killed_at is None or interrupted or out_of_time else why
     if exited is not None and killed_at is None:
-        died = f"cell {exited + 1} called exit(), which shuts the kernel down"
+        died = f"{cell_name(places(cells).get(exited, 0))} called exit(), which shuts the kernel down"
     return Execution(tuple(reports), died, out_of_time)
 
 

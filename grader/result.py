@@ -66,8 +66,8 @@ class Change:
     after: str
     """The lines the edit writes instead (empty where the assignment shows only where: `where`)."""
     cell: int | None = None
-    """Of a notebook, the cell the lines are in (counting every cell from 1, as the grader's notebook messages
-    do). None in a .py file."""
+    """Of a notebook, the cell the lines are in (its place among the code cells, from 1, as the grader's notebook
+    messages name it: notebooks.cell_name). None in a .py file."""
 
 
 @dataclass(frozen=True)

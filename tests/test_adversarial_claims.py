@@ -28,7 +28,7 @@ def test_a_notebook_cannot_hand_the_other_runs_code_it_does_not_hold(run, tmp_pa
     checks = {c["id"]: c for c in result["checks"]}
     assert statuses(result)["student_tests"] == "passed", checks["student_tests"]["feedback"]
     assert checks["wheat"]["status"] == "passed", checks["wheat"]["feedback"]
-    assert checks["student_tests"]["artifacts"]["run_once"] == [4], checks["student_tests"]["artifacts"]
+    assert checks["student_tests"]["artifacts"]["run_once"] == [3], checks["student_tests"]["artifacts"]  # code cell 3
 
 
 DERIVE = r"""
@@ -152,5 +152,5 @@ def test_the_stand_ins_and_magics_a_load_claims_are_read_as_claims():
     assert "torch, which is not installed" in notes[1]  # offered by the assignment: missing, not withheld
     assert notes[-1] == (
         "Your notebook's magics for matplotlib did nothing, so the rest of their cells ran: matplotlib is not "
-        "installed where it is graded.\n  cell 3: %matplotlib inline =1"
+        "installed where it is graded.\n  code cell 2: %matplotlib inline =1"
     ), notes

@@ -182,9 +182,9 @@ def test_notebook_problems_are_reported(graded_class):
     assert any("StdinNotImplementedError" in p for p in asker["notebook"]["problems"]), asker["notebook"]
     killer = json.loads((out / "students" / "killer" / "result.json").read_text())
     assert killer["notebook"]["died"] and killer["status"] == "graded", killer["notebook"]
-    assert "cell 3: the kernel died while running it" in killer["notebook"]["problems"]
+    assert "code cell 2: the kernel died while running it" in killer["notebook"]["problems"]  # markdown first
     shuffled = json.loads((out / "students" / "shuffled" / "result.json").read_text())
-    assert any("cell 2: NameError" in p for p in shuffled["notebook"]["problems"]), shuffled["notebook"]
+    assert any(p.startswith("code cell 1: NameError") for p in shuffled["notebook"]["problems"]), shuffled["notebook"]
     truncated = json.loads((out / "students" / "truncated" / "result.json").read_text())
     assert truncated["error"]["kind"] == "unreadable" and "not valid JSON" in truncated["error"]["message"]
 

@@ -117,7 +117,7 @@ def test_failed_check_exits_1_and_shows_the_counterexample(tmp_path):
 def test_submission_error_exits_1_with_reason(tmp_path):
     """Is a submission that cannot be graded reported with its reason, exit code 1 and an error result?"""
     run = grader("check", str(BAD / "syntax_error.py"), "--json", str(tmp_path / "r.json"))
-    assert run.returncode == 1 and "syntax_error" in run.stdout and "line 6" in run.stdout
+    assert run.returncode == 1 and "SyntaxError" in run.stdout and "line 6" in run.stdout  # in words, not a kind
     assert json.loads((tmp_path / "r.json").read_text())["error"]["kind"] == "syntax_error"
 
 

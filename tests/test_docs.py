@@ -90,3 +90,24 @@ def test_the_docs_name_only_the_projects_own_files():
         for name in re.findall(r"`((?:docs|bench|grader|assignments)/[\w./-]+\.(?:md|py|toml))`", path.read_text()):
             assert (ROOT / name).exists(), f"{path.name} names {name}, which does not exist"
         assert "../" not in path.read_text(), f"{path.name} names a file outside the project"
+
+
+def test_the_readme_is_a_front_page():
+    """README.md is a front page, not a manual: it starts with the two commands that work on a fresh machine (set up
+    and grade the examples; set up and run the tests, the command .ci/run runs), then says what the grader is, the
+    student's three steps and the instructor's three steps, all within 40 lines, and links every page of docs/,
+    which holds the rest."""
+    text = (ROOT / "README.md").read_text()
+    lines = text.splitlines()
+    first = re.search(r"```bash\n(.*?)```", text, re.S)
+    assert first is not None and text[: first.start()].strip() == "# micrograd-grader", text[: first.start()]
+    assert "grader batch examples" in first[1] and first[1].rstrip().endswith("python -m pytest"), first[1]
+    ci = (ROOT / ".ci" / "run").read_text().strip().splitlines()[-1]
+    assert ci == "python -m pytest" and ci in first[1]
+    for who in ("## Students, in three steps", "## Instructors, in three steps"):
+        at = lines.index(who)
+        steps = [line for line in lines[at:] if re.match(r"\d\. ", line)][:3]
+        assert at < 40 and [s[:3] for s in steps] == ["1. ", "2. ", "3. "], (who, at, steps)
+    assert len(lines) <= 80, len(lines)
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        assert f"`docs/{page.name}`" in text, f"README.md does not link docs/{page.name}"

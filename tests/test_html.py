@@ -328,17 +328,24 @@ def test_a_notebooks_cell_errors_are_in_its_report(open_page, micrograd, tmp_pat
 
 
 def test_the_unfilled_kit_has_one_card_for_what_is_not_written(open_page, micrograd, tmp_path):
-    """The starter kit, unfilled: does the report show one card naming each method still to write with the
-    checks waiting for it, and where to start, instead of a card per check?"""
+    """The starter kit, unfilled: does the report show one card naming every method still to write (read from the
+    code: backward and __rsub__ too, which no check reached), the checks waiting for them and the next step,
+    instead of a card per check, and show each waiting check as `not written yet` in a neutral colour, never an
+    error's?"""
     from grader.checks.suite import SUITE_CHECKS
     from grader.files import MODULE_FILE, template_files
 
-    (tmp_path / MODULE_FILE).write_text(template_files()[MODULE_FILE])
+    source = template_files()[MODULE_FILE]
+    (tmp_path / MODULE_FILE).write_text(source)
     result = grade(tmp_path / MODULE_FILE, micrograd.without(SUITE_CHECKS))
-    page = open_page(html.student_report(result, None, "micrograd"), "student-kit")
+    page = open_page(html.student_report(result, source, "micrograd"), "student-kit")
     card = page.locator("#not-written").inner_text()
-    assert "Value.__add__: needed by forward, add, deep_graph" in card, card
-    assert "Nothing is implemented yet: start with Value.__add__" in card, card
+    assert "15 methods of the starter kit are not written yet" in card, card
+    assert "Value: __add__, __mul__" in card and "backward" in card and "__rsub__" in card, card
+    assert "Neuron: __init__, __call__, parameters" in card, card
+    assert "Next: write Value.__add__ and Value.backward, which add needs" in card, card
     assert page.locator("#check-add").count() == 0 and page.locator("section.card").count() == 1
+    assert page.locator("#row-mul .status").inner_text() == "✎ not written yet"
+    assert page.locator("#rubric .status.error").count() == 0
     page.locator("#row-mul a").click()
     assert page.evaluate("location.hash") == "#not-written"

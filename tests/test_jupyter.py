@@ -103,6 +103,52 @@ def test_a_graded_notebook_runs_no_grading():
     assert [text for _, text in cells] == ["pass\npass", "x = 1\nif x:\n    pass\n%gradeless = 2\n%timeit x"]
 
 
+ADD = (
+    "        other = other if isinstance(other, Value) else Value(other)\n"
+    "        out = Value(self.data + other.data, (self, other), '+')\n\n"
+    "        def _backward():\n            self.grad += out.grad\n            other.grad += out.grad\n\n"
+    "        out._backward = _backward\n        return out"
+)
+
+
+def test_grade_in_a_kernel_names_every_method_to_write_and_the_line_to_change(tmp_path, monkeypatch):
+    """The kit's notebook with only __add__ written, saved, then %grade in a real kernel: the start-here box names
+    every method still to write (backward and __rsub__, which no check reached, Neuron's __call__ and parameters),
+    the next step is the one the checks need (Value.backward, which add needs, not __mul__), and no check waiting
+    for a method shows as an ERROR. Then the engine cell holds an engine whose tanh takes its derivative from its
+    input, after two markdown cells: the verified repair names the cell as Jupyter numbers it (code cell 1, not
+    cell 3) and quotes the line to change in code style."""
+    kit = nbformat.reads(template_files()[NOTEBOOK_FILE], as_version=4)
+    stub = '        raise NotImplementedError("Value.__add__ is not written yet")'
+    assert [c.cell_type for c in kit.cells[:3]] == ["markdown", "markdown", "code"] and stub in kit.cells[2].source
+    kit.cells[2].source = kit.cells[2].source.replace(stub, ADD)
+    path = tmp_path / "work" / NOTEBOOK_FILE
+    path.parent.mkdir()
+    nbformat.write(kit, path)
+    monkeypatch.setenv("JPY_SESSION_NAME", path.name)
+    client = NotebookClient(kit, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}})
+    with client.setup_kernel():
+        client.execute_cell(kit.cells[-1], len(kit.cells) - 1)  # the kit's own last cell: %grade --public-only
+        page = " ".join(outputs(kit.cells[-1])["text/html"].split())
+        assert "14 methods of the starter kit are not written yet" in page, page
+        for method in ("backward", "__rsub__", "__radd__", "__call__", "parameters"):
+            assert f"<code>{method}</code>" in page, (method, page)
+        assert "<strong>Next:</strong> write <code>Value.backward</code>, which add needs" in page, page
+        assert "⚠ ERROR" not in page and "✎ not written yet" in page, page
+
+        kit.cells[2].source = BUGGY
+        task = quick_assignment(tmp_path / "quick", ("tanh", "hand_examples"), repair="where")
+        kit.cells[-1].source = f"%grade --assignment {task}"
+        nbformat.write(kit, path)
+        client.execute_cell(kit.cells[-1], len(kit.cells) - 1)
+        page = " ".join(html.unescape(outputs(kit.cells[-1])["text/html"]).split())
+        said = r"Verified fix: line (\d+) of code cell 1 \(<code>([^<]+)</code>\), in tanh's _backward"
+        found = re.search(said, page)
+        assert found, page
+        line, quoted = int(found[1]), found[2]
+        assert BUGGY.splitlines()[line - 1].strip() == quoted and "self.data" in quoted, (line, quoted)
+
+
 class _Kernel:
     """What %grade reads of the IPython running it, before any grading: its namespace and history (none here)."""
 

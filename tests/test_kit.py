@@ -76,19 +76,38 @@ def test_a_method_still_to_write_is_named_by_where_it_raised_not_by_its_words(tm
 
 
 def test_the_first_check_of_the_kit_is_short(tmp_path):
-    """Does a student's first `grader check` of the unfilled kit fit on one screen (under 60 lines), saying
-    where to start? Each method still to write is named once with the checks waiting for it, not a card per
-    check (it printed 135 lines); deep_graph's smallest case is its three-line loop, never the 10,000-node
-    chain unrolled (it printed 10,130 lines)."""
+    """Is a student's first `grader check` of the unfilled kit short (into a pipe; on a terminal it fits 80x24:
+    test_one_truth.py), saying where to start? Every method still to write is named once, not a card per check
+    (it printed 135 lines); deep_graph's smallest case is its three-line loop, never the 10,000-node chain
+    unrolled (it printed 10,130 lines)."""
     kit = tmp_path / "mine"
     assert grader("template", str(kit)).returncode == 0
     run = grader("check", "--public-only", "--json", "first.json", cwd=kit)
     assert run.returncode == 1, run.stderr
-    assert len(run.stdout.splitlines()) < 60, run.stdout
-    assert "Nothing is implemented yet: start with Value.__add__" in run.stdout, run.stdout
-    assert "  Value.__add__: needed by forward, add, deep_graph" in run.stdout, run.stdout
+    assert len(run.stdout.splitlines()) < 24, run.stdout
+    assert "Next: write Value.__add__ and Value.backward, which add needs" in run.stdout, run.stdout
+    assert "  Value: __add__, __mul__, __pow__, tanh, relu, __neg__, __sub__" in run.stdout, run.stdout
     deep = next(c for c in json.loads((kit / "first.json").read_text())["checks"] if c["id"] == "deep_graph")
     assert deep["status"] == "error" and len(deep["counterexample"]["code"].splitlines()) <= 4, deep["counterexample"]
+
+
+def test_the_kits_methods_still_to_write_are_read_from_the_code():
+    """Every stub of the kit (a body that only raises NotImplementedError) is found, in the file's order, and the
+    notebook's the same; a method written, or redefined later, is not; code too long to read gives nothing."""
+    from grader import kit
+    from grader.files import MODULE_FILE, NOTEBOOK_FILE, template_files
+
+    files = template_files()
+    found = kit.unwritten(files[MODULE_FILE])
+    assert found[:2] == ("Value.__add__", "Value.__mul__") and len(found) == 15, found
+    assert {"Value.backward", "Value.__rsub__", "Neuron.__call__", "Neuron.parameters", "numerical_grad"} <= set(found)
+    assert kit.unwritten(files[NOTEBOOK_FILE], notebook=True) == found
+    assert set(found) == {m for needs in kit.NEEDS.values() for m in needs}, found  # every stub is some check's need
+    later = files[MODULE_FILE] + "\n\ndef numerical_grad(f, x, h=1e-6):\n    return 0.0\n"
+    assert "numerical_grad" not in kit.unwritten(later)
+    assert kit.unwritten("x = 1\n" * kit.PARSED_CHARS) == ()
+    begin = kit.start({"forward": "Value.__mul__", "add": "Value.backward", "mul": "Value.__mul__"}, found[1:])
+    assert begin is not None and (begin.next_methods, begin.next_check) == (("Value.backward",), "add"), begin
 
 
 def test_public_only_leaves_hidden_checks_out_and_says_so(tmp_path, micrograd):

@@ -31,7 +31,8 @@ The layers, top to bottom:
   changed), fileio, csvfile (the one writer of every CSV: cells that are data), classfiles (a graded class's
   gradebook and summary as typed values), final (a student's final score, as every page shows it), folders
   (trees walked and removed within bounds, without recursion), secret, slicing (the cells a notebook's tests
-  need), and the grader package itself (its version).
+  need), kit (the starter kit's methods a student's code leaves unwritten, and which checks need each), and the
+  grader package itself (its version).
 - sandbox (beside): sandbox/ on the host; it knows errors and nothing else of the model.
 - inside: sandbox/inside/, the code copied into the sandbox: stdlib only, and the one home
   of what both sides must agree on (the op table, the student's file names, the frames).
@@ -78,6 +79,7 @@ LAYERS = {
         "grader.classfiles",
         "grader.final",  # a student's final score with its history: the grader's, the late penalty, an override
         "grader.notebooks",  # a notebook's format: read, its code cells, what a run of it did (no grading in it)
+        "grader.kit",  # the starter kit's methods: which a student's code leaves unwritten, which checks need each
         "grader",
     ),
     "sandbox": ("grader.sandbox",),

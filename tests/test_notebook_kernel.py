@@ -269,9 +269,9 @@ def test_every_cell_that_runs_for_its_author_runs_when_graded(name, micrograd, a
     assert [m.group(1) or m.group(2) for m in said if m] == STOOD_IN[name], notes
     if name == "stand_ins":
         assert notes[1].splitlines()[1:] == [
-            "  cell 1: %matplotlib inline",
-            "  cell 2: %matplotlib notebook",
-            "  cell 3: %config InlineBackend.figure_format = 'retina'",
+            "  code cell 1: %matplotlib inline",
+            "  code cell 2: %matplotlib notebook",
+            "  code cell 3: %config InlineBackend.figure_format = 'retina'",
         ], notes
-        assert notes[0].splitlines()[1:] == ["  cell 4: %load_ext rich"], notes
+        assert notes[0].splitlines()[1:] == ["  code cell 4: %load_ext rich"], notes
         assert graded[-1] == "error:SyntaxError|SyntaxError: invalid syntax (line 1 of the cell: def f(:)", graded

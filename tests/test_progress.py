@@ -83,7 +83,9 @@ def test_each_check_is_printed_as_it_ends_and_a_hanging_backward_is_waited_for_o
     ):
         assert any(line.startswith(f"[{i}/5] {check_id}  {mark} ") for line in lines), run.stderr
     assert checks["add"]["status"] == "error" and "a.backward()" in checks["add"]["feedback"]
-    assert "did not finish within 1 s" in checks["add"]["feedback"]
+    assert "did not finish within 1 s on either of these (2 s in all)" in checks["add"]["feedback"]
+    assert checks["add"]["feedback"].count(".backward()") == 2  # each case waited for is shown
+    assert 2.0 <= checks["add"]["duration_s"] < 4.0, checks["add"]  # the time said is the time waited
     for check_id in ("accumulate", "training"):
         assert checks[check_id]["status"] == "skipped"
         assert checks[check_id]["feedback"] == "Not run: backward() does not finish (see add)."

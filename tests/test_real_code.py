@@ -268,7 +268,7 @@ def test_lecture_notebooks_grade_as_with_their_authors_packages(tmp_path, author
         "Your code imports numpy",
         "Your code imports matplotlib",
         "Your code imports graphviz",
-        "cell 18 defines `Value` again; the engine graded is that one.",
+        "code cell 13 defines `Value` again; the engine graded is that one.",  # its markdown cells not counted
     ]
     assert not any("not installed" in n for r in real.values() for n in r.get("notes") or []), real
     problems = {
@@ -278,7 +278,7 @@ def test_lecture_notebooks_grade_as_with_their_authors_packages(tmp_path, author
         if s in notebooks and r["notebook"]["problems"]
     }
     assert list(problems) == ["rich_numpy_plots"] and len(problems["rich_numpy_plots"]) == 1, problems
-    assert problems["rich_numpy_plots"][0].startswith("cell 9: StandInError: numpy is not installed"), problems
+    assert problems["rich_numpy_plots"][0].startswith("code cell 8: StandInError: numpy is not installed"), problems
     # the engine computing in numpy: in full where numpy is, and saying numpy is needed where it is not
     real_zero_d = {c["id"]: c["status"] for c in real["zero_d_arrays"]["checks"]}
     assert {k: real_zero_d[k] for k in ENGINE_CHECKS} == dict.fromkeys(ENGINE_CHECKS, "passed"), real_zero_d
@@ -313,6 +313,6 @@ def test_a_value_cell_that_does_not_compile_is_named_in_the_first_line(tmp_path,
     result = grade(write_notebook(tmp_path / "lesson.ipynb", "import math", broken, "a = Value(2.0)"), micrograd)
     assert result.status == "error" and result.error.kind == "missing_symbol", result.error
     assert result.error.message.splitlines()[0] == (
-        "lesson.ipynb defines no Value: cell 3 did not compile, SyntaxError: expected ':' "
+        "lesson.ipynb defines no Value: a syntax error in code cell 2 stopped it, SyntaxError: expected ':' "
         "(line 34 of the cell: def __mul__(self, other))."
     ), result.error.message

@@ -312,7 +312,9 @@ def test_where_names_the_line_and_a_hidden_check_gets_none(tmp_path, micrograd):
     assert "tanh" not in repair["fixes"]  # a visible check never names a hidden one
     assert "tanh" not in result.redacted().checks[[c.id for c in result.checks].index("tanh")].artifacts
     shown = render(result, assignment(micrograd, "where"))
-    assert f"line {line}, in tanh's _backward" in shown and "1 - t**2) * out.grad" not in shown
+    quoted = repair["before"].strip()  # the line to change, quoted as code
+    assert f"line {line} (`{quoted}`), in tanh's _backward" in " ".join(shown.split()), shown
+    assert "1 - t**2) * out.grad" not in shown
     page = student_report(result, text)
     assert "Where to fix it (verified)" in page and "1 - t**2) * out.grad" not in page
     code = page.split('class="code repair-code"')[1].split("</pre>")[0]  # the student's code around the line

@@ -41,7 +41,9 @@ MATH = "%time import math"
 """The engines' `import math`, in a line magic: a cell IPython rewrites, which the text the inverses read leaves out
 and the engine needs (a copy graded as a .py file of that text, not as the notebook, would fail with a NameError)."""
 ENGINE_CELL = 6
-"""The number of the cell holding the engine graded (every cell counted from 1)."""
+"""The number of the cell holding the engine graded (every cell counted from 1, markdown too)."""
+ENGINE_CODE_CELL = 3
+"""The same cell as a repair names it: its place among the code cells (`code cell 3`, Jupyter's `In [3]`)."""
 
 
 def notebook(text: str) -> tuple[nbformat.NotebookNode, int]:
@@ -116,7 +118,7 @@ def test_a_notebook_gets_the_repair_in_its_cell_and_applying_it_fixes_the_checks
     ((check, repair),) = repairs.items()
     assert next(c for c in result.checks if c.id == check).cause == cause
     assert repair["verified"] is True and check in repair["fixes"]
-    assert repair["cell"] == ENGINE_CELL  # the last Value's cell, not the draft's (cell 4)
+    assert repair["cell"] == ENGINE_CODE_CELL  # the last Value's cell, not the draft's (code cell 2)
     cell = nb.cells[ENGINE_CELL - 1].source
     if cause.startswith("missing___r"):  # the method goes after the one it is written beside
         beside = last_method(last_class(ast.parse(cell)), "__add__")
@@ -138,7 +140,7 @@ def test_one_mistake_in_every_method_is_one_repair_of_every_line_in_the_cell(tmp
     repairs = list(written(result).values())
     assert len(repairs) == 1 and len(repairs[0].get("also", [])) >= 4, repairs
     repair = repairs[0]
-    assert {p["cell"] for p in [repair, *repair["also"]]} == {ENGINE_CELL}
+    assert {p["cell"] for p in [repair, *repair["also"]]} == {ENGINE_CODE_CELL}
     nb.cells[ENGINE_CELL - 1].source = applied(nb.cells[ENGINE_CELL - 1].source, repair)
     fixed, _ = graded(tmp_path / "fixed", nb, assignment(micrograd, tuple(repair["fixes"])))
     assert {c.id: c.status for c in fixed.checks} == dict.fromkeys(repair["fixes"], "passed")
@@ -166,13 +168,15 @@ def test_the_report_the_terminal_and_grade_name_the_cell_and_its_line(tmp_path, 
     result, path = graded(tmp_path / "work", nb, task)
     repair = next(iter(written(result).values()))
     at = line - first + 1
-    assert (repair["cell"], repair["line"], repair["after"]) == (ENGINE_CELL, at, "")
-    said = f"line {at} of cell {ENGINE_CELL}, in tanh's _backward, is the line to change"
+    assert (repair["cell"], repair["line"], repair["after"]) == (ENGINE_CODE_CELL, at, "")
+    quoted = repair["before"].strip()  # the line to change, quoted in code style
+    said = f"line {at} of code cell {ENGINE_CODE_CELL} (`{quoted}`), in tanh's _backward, is the line to change"
     shown = " ".join(render(result, task).split())
     assert said in shown and "copy of your notebook" in shown and "(1 - t**2) * out.grad" not in shown
 
     page = student_report(result, path.read_text())
-    assert f"Cell {ENGINE_CELL} of your notebook" in page
+    assert f"Code cell {ENGINE_CODE_CELL} of your notebook" in page
+    assert f"<code>{quoted}</code>" in html.unescape(page.split('class="repair"')[1].split("</p>")[0])
     code = page.split('class="code repair-code"')[1].split("</pre>")[0]  # the cell's code around the line
     marked = code.split('<mark class="repair-line">')[1].split("</mark>")[0]
     assert f"{at:>4} " in marked and "data" in marked and code.count('<mark class="repair-line">') == 1
@@ -180,7 +184,8 @@ def test_the_report_the_terminal_and_grade_name_the_cell_and_its_line(tmp_path, 
 
     folder = quick_assignment(tmp_path / "quick", checks, repair="where")
     outcome = jupyter._grade(path, jupyter._request(f"{path} --assignment {folder}"), None)
-    assert said in " ".join(html.unescape(outcome.html or "").split()), outcome.text
+    inline = " ".join(html.unescape(outcome.html or "").split())
+    assert said.replace(f"`{quoted}`", f"<code>{quoted}</code>") in inline, outcome.text
     assert said in " ".join(outcome.text.split())
 
 
@@ -195,7 +200,7 @@ def test_an_edit_must_land_in_one_cell_and_a_magic_cell_defining_value_stops_rep
     assert lines[code.cells[1].first - 1 : code.cells[1].first + 1] == ["class Value:", "    pass"]
     inside = Change(code.cells[1].first + 1, "Value", "Value", "    pass", "    x = 1")
     local = code.local(Edit("c", (inside,)))
-    assert local is not None and (local.changes[0].cell, local.changes[0].line) == (4, 2)
+    assert local is not None and (local.changes[0].cell, local.changes[0].line) == (3, 2)  # the third code cell
     at_end = Change(code.cells[1].first + 3, "__radd__", "Value", "", "    y = 2")  # after the cell's last line
     assert code.local(Edit("c", (at_end,))).changes[0].line == 4
     across = Change(code.cells[0].first, "x", "x", "import math\n" + lines[code.cells[0].first], "")

@@ -4,7 +4,7 @@ student's HTML report, result.json's feedback, Gradescope's output, the class pa
 reteach notebook.
 
 - every check below full points has a card, failures first (a partial student_tests says why, with the
-  number of sabotaged engines drawn for that engine);
+  number of sabotaged engines it was judged on); an advisory check (no points) comes last;
 - no cause sentence is cut ('...'), and no line of a card ends cut;
 - no number a person reads has more than six significant digits (code to paste keeps its exact numbers, and
   so does the student's own code);
@@ -112,8 +112,9 @@ def test_every_report_and_card_leads_with_what_to_fix(one_bug):
         cards = to_fix(result)
         below = {c.id for c in result.checks if c.score < c.max_score or c.status in ("failed", "error")}
         assert {c.id for c in cards} == below, student  # every check below full points, none else
-        failing = [c.status in ("failed", "error") for c in cards]
+        failing = [c.status in ("failed", "error") and c.max_score > 0 for c in cards]  # an advisory one: last
         assert failing == sorted(failing, reverse=True), (student, [c.id for c in cards])
+        assert [c.max_score == 0 for c in cards] == sorted(c.max_score == 0 for c in cards), student
 
         terminal = render(result, task)
         headings = [line.split(":")[0][4:] for line in terminal.splitlines() if line.startswith("--- ")]
@@ -157,7 +158,7 @@ def test_every_report_and_card_leads_with_what_to_fix(one_bug):
             seen_partial = True
             drawn = next(c for c in result.checks if c.id == "sabotage").artifacts
             total = len(drawn["missed"]) + len(drawn["caught"])
-            assert f"of the {total} sabotaged engines drawn for your engine, so they earn" in tests.feedback, tests
+            assert f"of the {total} sabotaged engines, so they earn" in tests.feedback, tests
             assert 'id="check-student_tests"' in page and "--- student_tests" in terminal
     assert seen_partial, "the weak suite's student_tests should be below full points"
 

@@ -169,8 +169,9 @@ SET_ORDERED = (WHEATS / "wheat_recursive_set.py").read_text()
 )
 def test_a_loss_that_follows_the_order_of_a_set_says_so_and_what_to_fix_first(change, micrograd, grade_source):
     """Children in a set, and a bug the order changes (`=` for `+=`, where which path is kept follows the order):
-    the loop gives other losses each run, so the card says the numbers change from run to run, that the loop
-    will not print these, and which check to fix first; artifacts say unstable."""
+    the loop gives other losses each run, so the card says the numbers change from run to run and no loop
+    reproduces them, and, accumulate having named the cause, says it once ('Same cause as accumulate'), as
+    gradcheck's and hand_examples' cards do; artifacts say unstable (the reports fold the loop away)."""
     old, new = change
     assert old in SET_ORDERED
     checks = micrograd.without(tuple(c.id for c in micrograd.checks if c.id not in ("accumulate", "training")))
@@ -178,8 +179,9 @@ def test_a_loss_that_follows_the_order_of_a_set_says_so_and_what_to_fix_first(ch
     training = found["training"]
     assert training.status == "failed"
     assert training.artifacts.get("unstable") is True, training.feedback
-    assert "different losses on each run" in training.feedback
-    assert "fix what accumulate finds first" in training.feedback, training.feedback
+    assert "change from run to run" in training.feedback and "no loop reproduces them" in training.feedback
+    assert "Same cause as accumulate: " in training.feedback, training.feedback
+    assert training.cause == found["accumulate"].cause and "different losses" not in training.feedback
 
 
 def test_a_stable_wrong_loss_says_nothing_of_runs(micrograd, grade_source):

@@ -288,7 +288,9 @@ def _gradebook(path: Path, adjusted: dict[str, Adjustment | None], graded: dict[
     for row in read.rows:
         if row.student in adjusted:
             a, g = adjusted[row.student], graded[row.student]
-            points: dict[str, float | None] = {c.id: c.score for c in g.result.checks} if g.result else {}
+            points: dict[str, float | None] = (
+                {c.id: None if c.max_score == 0 else c.score for c in g.result.checks} if g.result else {}
+            )
             points |= a.checks if a else {}
             row = replace(
                 row,

@@ -177,7 +177,7 @@ def gradebook_row(row: Row) -> GradebookRow:
     """A student's row of the gradebook: their final score, the grader's own, and each check's points (those an
     override gives, where one is applied)."""
     result, adjusted = row.result, row.adjustment
-    scores: dict[str, float | None] = {c.id: c.score for c in result.checks}
+    scores: dict[str, float | None] = {c.id: None if c.max_score == 0 else c.score for c in result.checks}  # advice
     if adjusted is not None:
         scores |= adjusted.checks
     who = row.identity or Identity("plain", row.student)
@@ -229,7 +229,7 @@ def class_data(rows: list[Row], assignment: Assignment, notes: tuple[Grouped, ..
     """Everything the class summary shows (summary.json), but its insight. `notes` come one per student and
     kind, the important kinds first: `notes` holds their lines, `note_details` the same with their kind,
     whether it is important, the student, the count and a few example names."""
-    check_ids = [c.id for c in assignment.checks]
+    check_ids = [c.id for c in assignment.checks if c.points > 0]  # an advisory check is no bug: `advisory` has it
     graded = [r for r in rows if graded_work(r)]
     checks = []
     for cid in check_ids:

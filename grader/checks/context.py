@@ -19,6 +19,7 @@ from grader.checks.reads import Finding, Reads
 from grader.checks.reference_engine import reference_run
 from grader.checks.suite_runs import Catches, Suite
 from grader.errors import CheckTimeout, OutOfTime, WorkerFailure
+from grader.files import TESTS_FILE
 from grader.programs import Program
 from grader.protocol import Observation
 from grader.result import Outcome
@@ -189,6 +190,9 @@ class Judged:
     seed: str = ""
     ends: float = math.inf
     statuses_only: bool = False
+    tests_name: str = TESTS_FILE
+    """The name the student gave their tests' file (`--tests test_bad.py`): what a message about it says, though the
+    sandbox runs it as TESTS_FILE."""
 
 
 class Context:
@@ -213,6 +217,8 @@ class Context:
         self.tests_source = judged.tests_source or ""
         """The text of the student's tests (for a notebook, the shim importing its test_* functions)."""
         self.has_tests = judged.tests_source is not None
+        self.tests_name = judged.tests_name
+        """The student's name for their tests' file."""
         self.seed = judged.seed
         """The submission's hash: what makes this grading's choices, the same at every regrade."""
         self.ends = judged.ends

@@ -432,7 +432,7 @@ def in_training(
             ):
                 found.append(cause_id)
                 break
-    return _as_named(ctx, found[0]) if len(found) == 1 else None
+    return as_named(ctx, found[0]) if len(found) == 1 else None
 
 
 def _named_modules(ctx: Context, cause_id: str) -> tuple[types.SimpleNamespace, ...]:
@@ -443,7 +443,8 @@ def _named_modules(ctx: Context, cause_id: str) -> tuple[types.SimpleNamespace, 
     return _mutant_modules(cause_id)
 
 
-def _as_named(ctx: Context, cause_id: str) -> Cause:
+def as_named(ctx: Context, cause_id: str) -> Cause:
+    """A cause this grading named, as it was named (with every method of its family it was found in)."""
     spec = ctx.groups.get(family(cause_id) or "", ())
     ids = tuple(f"{prefix}{rule}" for rule in UPDATED for prefix, r, _ in spec if r == rule)
     return several(ids) if len(ids) > 1 and cause_id == ids[0] else CAUSES[cause_id]

@@ -82,8 +82,13 @@ def word(op: str) -> str:
 
 
 def listed_ops(ops: Iterable[str]) -> str:
-    """Operations named in one phrase: '-x and a - b'."""
-    return " and ".join(word(op) for op in ops)
+    """Operations named in one phrase: '-x and a - b', '*, ** and tanh'."""
+    return listed([word(op) for op in ops])
+
+
+def listed(names: list[str]) -> str:
+    """Names in one phrase: 'a', 'a and b', 'a, b and c'."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 INCOMING = " under an incoming gradient other than 1"

@@ -211,18 +211,20 @@ def _answered(ctx: Context, probes: list, seed: bool) -> dict:
 
 def _hangs(ctx: Context, unseeded) -> str:
     """The code on which backward() never ends, when it ends on neither a lone Value (no rule to run) nor
-    both of a + b and a * b; else empty. A hang in one rule alone is that rule check's to report."""
+    both of a + b and a * b; else empty. A hang in one rule alone is that rule check's to report. The code holds
+    every case waited for, each its request_s, in the order they were tried (a student waited for each)."""
 
     def timed_out(observation) -> bool:
         return observation is not None and observation.failure is not None and observation.failure.kind == "timeout"
 
     if not timed_out(unseeded[0]):
         return ""
+    a, b = LEAVES[0][1], LEAVES[1][1]
+    add = f"c = Value({a}) + Value({b})\nc.backward()"
     if timed_out(ctx.student.run(LEAVES[:1])):
-        return f"a = Value({LEAVES[0][1]})\na.backward()"
+        return f"{add}\na = Value({a})\na.backward()"
     if timed_out(unseeded[1] if unseeded[1] is not None else ctx.student.run(SINGLE["mul"])):
-        a, b = LEAVES[0][1], LEAVES[1][1]
-        return f"c = Value({a}) + Value({b})\nc.backward()\nd = Value({a}) * Value({b})\nd.backward()"
+        return f"{add}\nd = Value({a}) * Value({b})\nd.backward()"
     return ""
 
 

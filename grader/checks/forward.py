@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from grader.checks.context import Context
-from grader.checks.evidence import Evidence, listed_ops, word
+from grader.checks.evidence import Evidence, listed, listed_ops, word
 from grader.checks.judging import Probe, Verdict, compare_many, judged
 from grader.checks.registry import check
 from grader.checks.searching import HINTS, run_search
@@ -58,7 +58,7 @@ def _counted_elsewhere(outcome: Outcome, absent: tuple[str, ...]) -> Outcome:
     if not absent:
         return outcome
     one = len(absent) == 1
-    checks = " and ".join(dict.fromkeys(RULE_CHECK[op] for op in absent))
+    checks = listed(list(dict.fromkeys(RULE_CHECK[op] for op in absent)))
     said = (
         f"\n{listed_ops(absent)} cannot be built yet (no method for {'it' if one else 'them'}, or for what "
         f"{'it is' if one else 'they are'} built from, is written yet): counted once, by {checks}."

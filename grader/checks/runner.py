@@ -161,14 +161,17 @@ def _backward_hangs(ctx: Context) -> str:
 
 
 def _hang_skipped(code: str, hung: list[str], request_s: float) -> Outcome:
-    """A check calling backward(), once backward() is known never to end: the first is an error saying why, the
-    others are skipped, pointing at it."""
+    """A check calling backward(), once backward() is known never to end: the first is an error saying why (each
+    case the preflight waited for, and how long in all: the time the student waited), the others are skipped,
+    pointing at it."""
     if hung:
         return Outcome("skipped", f"Not run: backward() does not finish (see {hung[0]}).")
     shown = "\n".join(f"    {line}" for line in code.splitlines())
+    waited = code.count(".backward()")
     return Outcome(
         "error",
-        f"backward() did not finish within {request_s:g} s, even on this smallest case:"
+        f"backward() did not finish within {request_s:g} s on {'either' if waited == 2 else 'any'} of these "
+        f"({waited * request_s:g} s in all):"
         f"\n{shown}\nso every check that calls backward() is skipped instead of each "
         "waiting for it. Make backward() end: build the topological order once, marking each node "
         "visited so none is added twice, then call each node's _backward once, in reverse order.",

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from grader import slicing
+from grader import notebooks, slicing
 from grader.checks.context import Context
 from grader.checks.registry import check
 from grader.checks.suite_runs import (
@@ -96,9 +96,12 @@ def suite(ctx: Context) -> Suite | Outcome:
 
 def _collect(ctx: Context) -> Suite | Outcome:
     if not ctx.has_tests or ctx.suite_lane is None:
-        return Outcome(
-            "failed", f"No tests found: write your tests in {TESTS_FILE} beside {MODULE_FILE} (or pass --tests FILE)."
+        where = (
+            "in a cell of your notebook, as functions named test_*"
+            if ctx.student.lane.code.kind == "notebook"
+            else f"in {TESTS_FILE} beside {MODULE_FILE}"
         )
+        return Outcome("failed", f"No tests found: write your tests {where} (or pass --tests FILE).")
     outcome = ctx.suite_lane.result()
     if outcome.error or outcome.own is None:
         return Outcome("error", f"Running your tests: {outcome.error or 'the run did not start'}.")
@@ -150,15 +153,18 @@ def _suite_beyond_student(ctx: Context, engines: str) -> Suite | Outcome:
     return found
 
 
-def _broken_run(run: Run, on: str, own: bool = True, packages: tuple[str, ...] = ()) -> Outcome | None:
+def _broken_run(
+    run: Run, on: str, own: bool = True, packages: tuple[str, ...] = (), name: str = TESTS_FILE
+) -> Outcome | None:
     """An outcome for a run that never got to report its tests (timeout, crash, collection error).
-    Of a run on another engine (own False) nothing the run wrote is quoted."""
+    Of a run on another engine (own False) nothing the run wrote is quoted. name: the student's name for their
+    tests' file, which the sandbox runs as TESTS_FILE (what pytest's message names)."""
     if run.collection_errors:
         if own:
-            return Outcome(
-                "error",
-                f"Your test file could not be loaded {on}:\n{collection_message(run.collection_errors[0], packages)}",
-            )
+            said = collection_message(run.collection_errors[0], packages)
+            if name != TESTS_FILE:
+                said = said.replace(f"{TESTS_FILE}, line ", f"{name}, line ")
+            return Outcome("error", f"Your test file ({name}) could not be loaded {on}:\n{said}")
         return Outcome(
             "error",
             f"Your test file could not be collected {on}, though it is on your own engine: its "
@@ -218,8 +224,7 @@ def _capped(ctx: Context, found: Suite, check_id: str, outcome: Outcome) -> Outc
         why = f"could not be judged on sabotaged engines ({cause}), so they earn nothing here"
     else:
         why = (
-            f"catch {len(caught.caught)} of the {len(caught.counted)} sabotaged engines drawn for your engine, "
-            "so they earn "
+            f"catch {len(caught.caught)} of the {len(caught.counted)} sabotaged engines, so they earn "
             f"{points * caught.share:.3g} of {points:.3g} points here"
         )
     said = (
@@ -241,7 +246,7 @@ def student_tests(ctx: Context) -> Outcome:
     if isinstance(found, Outcome):
         return found
     run = found.student
-    if broken := _broken_run(run, "on your engine", packages=ctx.assignment.packages):
+    if broken := _broken_run(run, "on your engine", packages=ctx.assignment.packages, name=ctx.tests_name):
         return broken
     failing = {n: t for n, t in run.tests.items() if t["outcome"] == "failed"}
     skipped = [n for n, t in run.tests.items() if t["outcome"] == "skipped"]
@@ -268,8 +273,9 @@ def student_tests(ctx: Context) -> Outcome:
         else ""
     )
     once = ctx.suite_lane.result().run_once
-    if once:
-        artifacts["run_once"] = list(once)
+    if once:  # for the instructor (result.json): how the runs went, which the student has nothing to do about
+        place = notebooks.places(ctx.student.lane.code.cells)  # each cell as every message names it: cell_name
+        artifacts["run_once"] = [place[n - 1] for n in once if n - 1 in place]
     if not failing and not skipped:
         said = (
             (
@@ -289,7 +295,9 @@ def student_tests(ctx: Context) -> Outcome:
             f"{passed} of your {_tests(len(run.tests))} pass, or fail only by catching a bug in your "
             "engine; these do not:"
             if catching
-            else f"{passed} of your {_tests(len(run.tests))} pass on your own engine:"
+            else f"{passed} of your {_tests(len(run.tests))} pass on your own engine. These do not:"
+            if passed
+            else f"None of your {_tests(len(run.tests))} pass on your own engine:"
         )
         advice = library_advice([t["message"] for t in failing.values()])
         outcome = Outcome(
@@ -298,23 +306,7 @@ def student_tests(ctx: Context) -> Outcome:
             artifacts=artifacts,
             fraction=passed / len(run.tests),
         )
-    if once:
-        outcome = Outcome(
-            outcome.status,
-            f"{outcome.feedback}\n{_once(once)}",
-            outcome.counterexample,
-            outcome.artifacts,
-            outcome.fraction,
-        )
     return outcome if found.stopped else _capped(ctx, found, "student_tests", outcome)
-
-
-def _once(cells: tuple[int, ...]) -> str:
-    named = ", ".join(str(n) for n in cells[:20]) + (f" and {len(cells) - 20} more" if len(cells) > 20 else "")
-    return (
-        f"Cell{'s' if len(cells) != 1 else ''} {named} of your notebook, which your tests do not need, ran once; "
-        "on every other engine your tests ran after the cells they need."
-    )
 
 
 def catching_own_bug(found: Suite, failing: dict[str, dict]) -> dict[str, dict]:
@@ -448,14 +440,13 @@ def sabotage(ctx: Context) -> Outcome:
     if notes := ctx.suite_lane.job.notes:  # e.g. an engine too large to mutate
         artifacts["plan_notes"] = list(notes)
     if not valid:
-        why = (
-            "each one fails or is skipped on some correct engine (see wheat), or comes unchanged from the starter kit."
-            if found.student.tests
-            else "there are none."
+        given = given_tests(ctx.tests_source)
+        said = (
+            "None of your tests can count: each one fails or is skipped on some correct engine (see wheat)."
+            if any(name not in given for name in found.student.tests)
+            else "No tests of your own yet: tests you write count here once they catch a sabotaged engine."
         )
-        return Outcome(
-            "failed", f"None of your tests can count: {why}", artifacts=artifacts, timing=caught.timing, fraction=0.0
-        )
+        return Outcome("failed", said, artifacts=artifacts, timing=caught.timing, fraction=0.0)
     if not total:
         return Outcome(
             "skipped",

@@ -14,7 +14,7 @@ from typing import Any
 
 import reference
 from grader import protocol
-from grader.causes import CAUSES
+from grader.causes import CAUSES, Cause
 from grader.checks import diagnose
 from grader.checks.cases import NeuronCase
 from grader.checks.context import Context
@@ -353,6 +353,7 @@ def _diverged(
         ),
         (CAUSES["neuron_no_bias"] if unbiased else None)
         or basic_cause(ctx.features)
+        or _named_alone(ctx, artifacts)
         or diagnose.in_training(
             ctx,
             ctx.reads.named(),
@@ -422,14 +423,25 @@ def _unstable(ctx: Context, request: dict, losses: list, rtol: float, artifacts:
         return ""
     artifacts["unstable"] = True
     first = ctx.reads.unstable() or next(iter(ctx.reads.failed()), None)
-    fix = f"fix what {first} finds first" if first else "fix the first check above that fails first"
-    return (
+    said = (
         f"\nRun again, the same loop gave another loss at step {step} ({numbers(shown(other[step]))[0]} instead of "
-        f"{numbers(shown(losses[step]))[0]}): your engine's numbers change from run to run, most often because "
-        "the order backward() visits nodes in follows memory addresses (children kept in a set).\nSo the loop below "
-        "prints different losses on each run, not these.\nWith right rules the order would not change the numbers: "
-        f"{fix}, and compare then."
+        f"{numbers(shown(losses[step]))[0]}): your engine's numbers change from run to run (the order backward() "
+        "visits nodes in follows memory addresses, as children kept in a set do), so no loop reproduces them."
     )
+    if len(ctx.reads.named()) == 1:  # the cause an earlier check named, said once ('Same cause as accumulate')
+        return said
+    fix = f"fix what {first} finds first" if first else "fix the first check above that fails first"
+    return f"{said}\nWith right rules the order would not change the numbers: {fix}, and compare then."
+
+
+def _named_alone(ctx: Context, artifacts: dict[str, Any]) -> Cause | None:
+    """Of losses that change from run to run (artifacts' unstable), which no replay of a cause can match: the one
+    cause an earlier check of this grading named, if only one was (the card then says 'Same cause as <that
+    check>', as gradcheck's and hand_examples' do)."""
+    named = ctx.reads.named()
+    if not artifacts.get("unstable") or len(named) != 1:
+        return None
+    return diagnose.as_named(ctx, named[0])
 
 
 def starting_parameters(spec: Training) -> list[float]:

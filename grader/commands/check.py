@@ -16,6 +16,7 @@ changed. `--watch` grades again whenever the submission or its tests change (gra
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import sys
@@ -25,9 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from grader import fileio, history, spec
+from grader import fileio, history, kit, spec
 from grader.errors import ExitCode, GraderError, SandboxError, UsageError
 from grader.files import MODULE_FILE, TESTS_FILE
+from grader.notebooks import cell_name
 from grader.sandbox import isolation
 from grader.sandbox.limits import SandboxLimits
 from grader.sandbox.prestarted import Prestarted, layout
@@ -40,6 +42,8 @@ if TYPE_CHECKING:
 
 GRADED = (".py", ".ipynb")
 """The kinds of file grader check grades."""
+LOOKED = 1000
+"""The most entries of a folder looked at for a file to grade in place of one that is not there."""
 
 
 @dataclass(frozen=True)
@@ -132,9 +136,7 @@ def _checked(request: Request) -> Request:
     """The request with a folder turned into the file it stands for, or UsageError: before anything is graded."""
     submission = request.submission
     if not os.path.lexists(submission):
-        raise UsageError(
-            f"{submission} does not exist (run grader check from the folder holding {MODULE_FILE}, or give its path)"
-        )
+        raise UsageError(f"{submission} does not exist{_instead(submission)}")
     if submission.is_dir() and not submission.is_symlink():
         submission = _in_folder(submission)
     if submission.suffix not in GRADED:
@@ -217,19 +219,34 @@ def show(graded: Graded, request: Request, before: history.Record | None, headli
     result, task = graded.result, graded.task
     change = history.compare(before, history.Record.of(result, request.submission)) if before else None
     table = sys.stderr if request.to_stdout else sys.stdout  # --json -: stdout holds the JSON alone
-    _say(brief(result, change, headline) if headline else render(result, task, change), table)
+    width = columns(table)
+    source = graded.source.decode("utf-8", errors="replace") if graded.source is not None else None
+    said = (
+        brief(result, change, headline, width)
+        if headline
+        else render(result, task, change, width, kit.unwritten(source, request.submission.suffix == ".ipynb"))
+    )
+    _say(said, table)
     if request.to_stdout:
         _say(result.to_json(), sys.stdout)
     elif request.json_path:
         fileio.atomic_write(request.json_path, result.to_json() + "\n", mode=0o666)
     (html_path, base), (record, record_base) = request.outputs[1:]
-    source = graded.source.decode("utf-8", errors="replace") if graded.source is not None else None
     report = html.student_report(result, source, task.title or task.id)
     fileio.atomic_write(html_path, report, mode=0o666, base=base)
     if not headline:
         _say(printable(f"Report: {html_path}"), table)
     history.remember(result, request.submission, record_base)
     return change
+
+
+def columns(stream: TextIO) -> int | None:
+    """The width of the terminal the stream writes to, or None when it is no terminal (a pipe, a file: then no
+    line is wrapped, and whatever shows it wraps them to its own width)."""
+    try:
+        return os.get_terminal_size(stream.fileno()).columns if stream.isatty() else None
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def _prestart(request: Request, source: bytes | None, iso: isolation.Isolation, lanes: int) -> Prestarted:
@@ -252,6 +269,27 @@ def _prestart(request: Request, source: bytes | None, iso: isolation.Isolation, 
         return Prestarted([(limits, warm) for warm in (engine, *suites)], iso)
     except (GraderError, OSError, ValueError):
         return Prestarted([], iso)
+
+
+def _instead(missing: Path) -> str:
+    """What to grade instead of a file that is not there: the files beside it grader check grades (not tests), by
+    name, or where to run it from."""
+    folder = missing.parent
+    try:
+        with os.scandir(folder) as entries:  # a look at the first LOOKED entries only: a folder may hold any number
+            found = sorted(
+                entry.name
+                for entry in itertools.islice(entries, LOOKED)
+                if Path(entry.name).suffix in GRADED
+                and not entry.name.startswith((".", "test_"))
+                and entry.is_file(follow_symlinks=False)
+            )
+    except OSError:
+        found = []
+    if not found:
+        return f" (run grader check from the folder holding {MODULE_FILE}, or give its path)"
+    shown = ", ".join(printable(name, keep="") for name in found[:4]) + (" ..." if len(found) > 4 else "")
+    return f"; its folder has {shown}: grade it with grader check {printable(str(folder / found[0]), keep='')}"
 
 
 def _in_folder(folder: Path) -> Path:
@@ -293,13 +331,10 @@ class Progress(_Line):
     table. Status and points only: feedback waits for the table."""
 
     def done(self, check: CheckResult, count: int, total: int) -> None:
-        from grader.render.terminal import MARK
+        from grader.render.terminal import mark, points
 
         width = len(str(total))
-        line = (
-            f"[{count:>{width}}/{total}] {check.id}  {MARK[check.status]} {check.score:g}/{check.max_score:g} "
-            f"({check.duration_s:.1f} s)"
-        )
+        line = f"[{count:>{width}}/{total}] {check.id}  {mark(check)} {points(check)} ({check.duration_s:.1f} s)"
         self._write(f"\r\x1b[K{line}" if self.live else f"{line}\n")
 
     def clear(self) -> None:
@@ -317,7 +352,7 @@ def _say(text: str, stream: TextIO) -> None:
 
 
 class CellProgress(_Line):
-    """`cell N (code cell K of M)` on stderr while a notebook's cells run, once it has run for a few seconds (a
+    """`code cell K of M` on stderr while a notebook's cells run, once it has run for a few seconds (a
     quick notebook shows nothing); on a terminal, one line rewritten in place each second, cleared when the
     notebook has run (the checks' progress then takes the line)."""
 
@@ -326,13 +361,13 @@ class CellProgress(_Line):
     def __init__(self, stream: TextIO):
         super().__init__(stream)
         self.started: float | None = None
-        self.current: tuple[int, int, int] | None = None
+        self.current: tuple[int, int] | None = None
         self.shown = ""
         self.stop = threading.Event()
         self.ticker: threading.Thread | None = None
 
-    def __call__(self, number: int, place: int, count: int) -> None:
-        self.current = (number, place, count)
+    def __call__(self, place: int, count: int) -> None:
+        self.current = (place, count)
         if self.ticker is None:
             self.started = time.monotonic()
             self.ticker = threading.Thread(target=self._tick, daemon=True)
@@ -345,11 +380,8 @@ class CellProgress(_Line):
         assert started is not None, "the ticker starts once the first cell is announced, its start time set"
         while not self.stop.wait(self.AFTER_S if not self.shown else 1.0):
             assert self.current is not None, "set before the ticker starts, and never unset"
-            number, place, count = self.current
-            line = (
-                f"running your notebook: cell {number} (code cell {place} of {count}), "
-                f"{time.monotonic() - started:.0f} s so far"
-            )
+            place, count = self.current
+            line = f"running your notebook: {cell_name(place)} of {count}, {time.monotonic() - started:.0f} s so far"
             if self.live:
                 self._write(f"\r\x1b[K{line}")
             elif line.split(",")[0] != self.shown.split(",")[0]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from grader.feedback import advisory, ordered
 from grader.final import Final, points
 from grader.render.repairs import plain
 from grader.result import CheckResult, Result
@@ -18,39 +19,50 @@ from grader.text import printable_data
 def results(result: Result, final: Final | None = None) -> dict[str, Any]:
     """A result in Gradescope's results.json format, scored as `final` says (by default, the result's own)."""
     final = final or Final.of(result)
-    tests = []
-    for c in result.checks:
-        adjusted = final.check(c.id)
-        tests.append(
-            {
-                "name": f"{c.id}: {c.title}",
-                "score": adjusted.points if adjusted else c.score,
-                "max_score": c.max_score,
-                "status": "passed" if c.status == "passed" else "failed",
-                "output": (
-                    f"Adjusted by your instructor to {points(adjusted.points)} / {points(c.max_score)} points "
-                    f"(the grader gave {points(c.score)}): {adjusted.reason}\n\n"
-                    if adjusted
-                    else ""
-                )
-                + ("Not judged (skipped): " if c.status == "skipped" else "")
-                + c.feedback
-                + _repair(c)
-                + (f"\n\nSmallest case:\n{c.counterexample.code}" if c.counterexample else ""),
-                "visibility": "hidden" if c.visibility == "hidden" else "visible",
-            }
-        )
+    tests = [_test(c, final) for c in ordered(result)]
     data = {"score": final.score, "execution_time": result.duration_s, "tests": tests}
     said = [final.sentence()] if final.changed else []
     said += [f"Adjusted by your instructor: {final.total.reason}"] if final.total else []
     if result.status == "error":
         assert result.error is not None, "an error result, and only one, has an error"
-        said.append(f"Could not grade this submission ({result.error.kind}): {result.error.message}")
+        said.append(f"Could not grade this submission: {result.error.message}")
     else:
         said += list(result.notes)
     if said:
         data["output"] = "\n".join(said)
     return printable_data(data)
+
+
+def _test(c: CheckResult, final: Final) -> dict[str, Any]:
+    """One check as a Gradescope test, with the points an instructor set. An advisory check (no points) that did not
+    pass is advice, not a failure: it has no status (Gradescope then shows it neither passed nor failed), says so in
+    its name and output, and comes after every check that costs points."""
+    advice = advisory(c) and c.status != "passed"
+    adjusted = final.check(c.id)
+    test = {
+        "name": f"{c.id}: {c.title}" + (" (advisory, no points)" if advice else ""),
+        "score": adjusted.points if adjusted else c.score,
+        "max_score": c.max_score,
+        "status": "passed" if c.status == "passed" else "failed",
+        "output": (
+            f"Adjusted by your instructor to {points(adjusted.points)} / {points(c.max_score)} points "
+            f"(the grader gave {points(c.score)}): {adjusted.reason}\n\n"
+            if adjusted
+            else ""
+        )
+        + ("Advisory, no points: " if advice else "Not judged (skipped): " if c.status == "skipped" else "")
+        + c.feedback
+        + _repair(c)
+        + (
+            f"\n\nSmallest case:\n{c.counterexample.code}"
+            if c.counterexample and not c.artifacts.get("unstable")
+            else ""
+        ),
+        "visibility": "hidden" if c.visibility == "hidden" else "visible",
+    }
+    if advice:
+        del test["status"]
+    return test
 
 
 def _repair(check: CheckResult) -> str:

@@ -8,49 +8,35 @@ colour alone.
 from __future__ import annotations
 
 import ast
-import math
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-import jinja2
-from markupsafe import Markup, escape
+from markupsafe import Markup
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
+from grader import kit
 from grader.causes import CAUSES
-from grader.feedback import CARD_LINES, SAME, first_sentence, held, not_written, numbers, summary, to_fix
+from grader.feedback import (
+    CARD_LINES,
+    advisory,
+    first_sentence,
+    held,
+    kit_start,
+    ordered,
+    summary,
+    to_fix,
+)
 from grader.final import Final, points
 from grader.history import Change
+from grader.kit import grouped
+from grader.notebooks import cell_name
+from grader.render.pictures import curve_svg, graph_svg
 from grader.render.repairs import diff_lines, sentence
-from grader.result import Result
-
-ENV = jinja2.Environment(
-    loader=jinja2.PackageLoader("grader.render", "templates"),
-    autoescape=jinja2.select_autoescape(default=True, default_for_string=True),
-    trim_blocks=True,
-    lstrip_blocks=True,
-)
-ENV.filters["points"] = points
-ENV.filters["number"] = lambda x, other=None: numbers(x, other, close=SAME)[0] if isinstance(x, float) else x
-
-
-def prose(text: Any) -> Markup:
-    """Text written for the terminal, as HTML: escaped, and each `code` span (a pair of backticks on one line)
-    a <code> element, so no page shows a raw backtick the grader wrote. A lone backtick (a student's) stays."""
-    lines = []
-    for line in str(text).split("\n"):
-        parts = line.split("`")
-        if len(parts) % 2 == 0:  # an odd number of backticks: the last one has no pair
-            parts[-2:] = [parts[-2] + "`" + parts[-1]]
-        lines.append(
-            Markup("").join(escape(p) if i % 2 == 0 else Markup("<code>%s</code>") % p for i, p in enumerate(parts))
-        )
-    return Markup("\n").join(lines)
-
-
-ENV.filters["prose"] = prose
+from grader.render.templating import ENV
+from grader.result import CheckResult, Result
 
 # The part of a student's file most likely at fault when a check fails and no recognised cause
 # names a method (grader/causes.py): names of Value methods, or of top-level functions and classes.
@@ -74,6 +60,44 @@ SUSPECTS = {
 KIT = "starter kit unchanged"
 """The flag a batch gives the starter kit handed in unchanged (grader/batch/outputs.py's KIT_FLAG)."""
 STATUS_TEXT = {"passed": "✓ PASS", "failed": "✗ FAIL", "error": "⚠ ERROR", "skipped": "– SKIP"}
+ADVISORY_TEXT = "ℹ advisory, no points"
+TODO_TEXT = "✎ not written yet"
+
+
+def status_of(check: CheckResult) -> dict[str, str]:
+    """How a check's status is shown: its words, the class its colour comes from, its points, and the first sentence
+    of its feedback. A method still to write is `not written yet` (a neutral colour, not an error's), and an
+    advisory check that did not pass is advice (no points, a neutral colour), never a failure."""
+    if check.not_written and check.status in ("failed", "error"):
+        text, kind = TODO_TEXT, "todo"
+    elif advisory(check) and check.status != "passed":
+        text, kind = ADVISORY_TEXT, "advisory"
+    else:
+        text, kind = STATUS_TEXT[check.status], check.status
+    summary_said = f"{check.not_written.message}." if check.not_written else first_sentence(summary(check.feedback))
+    return {
+        "status_text": text,
+        "status_class": kind,
+        "points_text": "no points" if advisory(check) else f"{round(check.score, 2):g} / {check.max_score:g}",
+        "summary": summary_said,
+    }
+
+
+def start_view(result: Result, unwritten: tuple[str, ...]) -> dict[str, Any] | None:
+    """The start-here box's content (grader/kit.py): the methods still to write by class, the checks waiting for
+    them, those not judged until an operation works, and what to write next; None when no check waits."""
+    begin = kit_start(result, unwritten)
+    if begin is None:
+        return None
+    return {
+        "count": len(begin.methods),
+        "groups": grouped(begin.methods),
+        "waiting": list(begin.waiting),
+        "total": len(result.checks),
+        "held": held(result),
+        "next": begin.next_methods,
+        "next_check": begin.next_check,
+    }
 
 
 def student_report(
@@ -94,15 +118,15 @@ def student_report(
     carded = {c.id for c in to_fix(result)}
     boxed = set(held(result)) | {c.id for c in result.checks if c.visibility != "hidden" and c.not_written}
     notebook = result.submission.endswith(".ipynb")  # source: the notebook's JSON, whose cells a repair names
+    begin = start_view(result, kit.unwritten(source, notebook))
     repaired = any(c.repair is not None for c in result.checks)
     cells = _cell_sources(source) if source and notebook and repaired else {}
-    for check in result.checks:
+    for check in ordered(result):
         hidden = check.visibility == "hidden"
         view = dict(
             asdict(check),
+            **status_of(check),
             hidden=hidden,
-            status_text=STATUS_TEXT[check.status],
-            summary=first_sentence(summary(check.feedback)),
             carded=check.id in carded or check.id in boxed,
             boxed=check.id in boxed,
         )
@@ -125,7 +149,6 @@ def student_report(
             view["curve_svg"] = curve_svg(check.artifacts)
         checks.append(view)
     by_id = {view["id"]: view for view in checks}
-    waiting, first, nothing = not_written(result)
     return ENV.get_template("student.html.j2").render(
         result=result,
         checks=checks,
@@ -135,10 +158,7 @@ def student_report(
         final=final,
         student=student,
         class_page=class_page,
-        waiting=waiting,
-        held=held(result),
-        first=first,
-        nothing=nothing,
+        start=begin,
     )
 
 
@@ -154,20 +174,12 @@ def without_class_link(page: str) -> str:
     return "\n".join(line for line in page.split("\n") if 'id="class-link"' not in line)
 
 
-def inline_report(result: Result, change: Change | None, report: str) -> str:
-    """The result as a notebook's output shows it (`%grade`): what changed, the start-here box, a card for each
-    check to fix with its case as a code block to copy, then the table. A fragment of plain HTML: a notebook
-    runs no script and keeps no style sheet of an output's."""
-    waiting, first, nothing = not_written(result)
-    checks = [
-        dict(
-            asdict(c),
-            status_text=STATUS_TEXT[c.status],
-            summary=first_sentence(summary(c.feedback)),
-            **_inline_repair(c),
-        )
-        for c in result.checks
-    ]
+def inline_report(result: Result, change: Change | None, report: str, unwritten: tuple[str, ...] = ()) -> str:
+    """The result as a notebook's output shows it (`%grade`): what changed, the start-here box (`unwritten`: the kit's
+    methods the notebook leaves unwritten, grader/kit.py), a card for each check to fix with its case as a code
+    block to copy, then the table. A fragment of plain HTML: a notebook runs no script and keeps no style sheet of
+    an output's."""
+    checks = [dict(asdict(c), **status_of(c), **_inline_repair(c)) for c in ordered(result)]
     by_id = {view["id"]: view for view in checks}
     return ENV.get_template("inline.html.j2").render(
         result=result,
@@ -175,10 +187,7 @@ def inline_report(result: Result, change: Change | None, report: str) -> str:
         report=report,
         checks=checks,
         cards=[by_id[c.id] for c in to_fix(result)],
-        waiting=waiting,
-        held=held(result),
-        first=first,
-        nothing=nothing,
+        start=start_view(result, unwritten),
     )
 
 
@@ -324,7 +333,8 @@ def _inline_repair(check) -> dict[str, Any]:
 
 
 def _cell_sources(source: str) -> dict[int, str]:
-    """A notebook's cells by number (from 1, every cell counted), or none when source is no notebook."""
+    """A notebook's code cells by their place among the code cells (from 1, as notebooks.cell_name names them), or
+    none when source is no notebook."""
     from grader import notebooks
     from grader.errors import NotebookError
 
@@ -332,7 +342,7 @@ def _cell_sources(source: str) -> dict[int, str]:
         nb = notebooks.read(Path("notebook.ipynb"), source.encode("utf-8"))
     except (NotebookError, UnicodeError):
         return {}
-    return {n: cell.source for n, cell in enumerate(nb.cells, 1) if isinstance(cell.source, str)}
+    return {place: nb.cells[index].source for place, (index, _) in enumerate(notebooks.code_cells(nb), 1)}
 
 
 def _repair_view(check, source: str | None, cells: dict[int, str] | None = None) -> dict[str, Any]:
@@ -345,7 +355,10 @@ def _repair_view(check, source: str | None, cells: dict[int, str] | None = None)
     view: dict[str, Any] = {"repair_text": sentence(repair), "repair_diff": diff_lines(repair) if repair.diff else []}
     if repair.cell is not None:
         source = (cells or {}).get(repair.cell)
-        view["repair_cell"] = repair.cell
+        view["repair_cell"] = cell_name(repair.cell)
+        view["repair_cell_starts"] = next((line for line in (source or "").splitlines() if line.strip()), "")[
+            :VIEW_CHARS
+        ]
     lines = source.splitlines() if source else []
     marked = [p.line + k for p in repair.changes for k in range(max(p.before.count("\n") + 1, 1))]
     matches = all(
@@ -370,111 +383,3 @@ def _marked_code(lines: list[str], start: int, end: int, marked: set[int]) -> Ma
         row = Markup('<span class="lineno">{:>4} </span>').format(number) + Markup(code)
         shown.append(Markup('<mark class="repair-line">{}</mark>').format(row) if number in marked else row)
     return Markup('<pre class="code repair-code">') + Markup("\n").join(shown) + Markup("</pre>")
-
-
-def _fmt(x: Any, other: Any = None) -> str:
-    return numbers(x, other, close=SAME)[0]
-
-
-def graph_svg(graph: dict[str, Any]) -> Markup:
-    """A picture of the counterexample's computation graph: each node with its data and
-    gradient; a wrong number is marked and the expected value written beside it."""
-    nodes = graph["nodes"]
-    by_id = {n["id"]: n for n in nodes}
-    level: dict[int, int] = {}
-    for n in nodes:
-        level[n["id"]] = 1 + max((level[i] for i in n["inputs"] if i in level), default=-1)
-    columns: dict[int, list[int]] = {}
-    for n in nodes:
-        columns.setdefault(level[n["id"]], []).append(n["id"])
-    box_w, box_h, gap_x, gap_y, op_r = 250, 62, 90, 26, 17
-    pos = {}
-    for col, ids in columns.items():
-        for row, node_id in enumerate(ids):
-            pos[node_id] = (20 + col * (box_w + gap_x) + (gap_x if col else 0), 20 + row * (box_h + gap_y))
-    width = max(x for x, _ in pos.values()) + box_w + 20
-    height = max(y for _, y in pos.values()) + box_h + 20
-    items = []
-    for n in nodes:
-        x, y = pos[n["id"]]
-        wrong_data = not _same(n["data"], n["expected_data"])
-        wrong_grad = "grad" in n and not _same(n["grad"], n["expected_grad"])
-        grad_line = ""
-        if "grad" in n:
-            grad_line = f"grad {_fmt(n['grad'], n['expected_grad'])}" + (
-                f"  ✗ expected {_fmt(n['expected_grad'], n['grad'])}" if wrong_grad else ""
-            )
-        data_line = f"data {_fmt(n['data'], n['expected_data'])}" + (
-            f"  ✗ expected {_fmt(n['expected_data'], n['data'])}" if wrong_data else ""
-        )
-        cx, cy = x - gap_x / 2, y + box_h / 2
-        sources = [i for i in n["inputs"] if i in by_id]
-        edges = []
-        for k, i in enumerate(sources):  # a value used twice by one operation (a + a) gets two edges, bent apart
-            twins = sources.count(i)
-            bend = 0.0 if twins == 1 else (sources[:k].count(i) - (twins - 1) / 2) * 36
-            ex, ey = pos[i][0] + box_w, pos[i][1] + box_h / 2
-            edges.append(
-                {
-                    "d": f"M {ex:.1f} {ey:.1f} Q {(ex + cx) / 2:.1f} {(ey + cy) / 2 + bend:.1f} {cx:.1f} {cy:.1f}",
-                    "source": by_id[i]["name"],
-                }
-            )
-        items.append(
-            {
-                "x": x,
-                "y": y,
-                "name": n["name"],
-                "data": data_line,
-                "grad": grad_line,
-                "wrong": wrong_data or wrong_grad,
-                "op": n["op"],
-                "cx": cx,
-                "cy": cy,
-                "edges": edges,
-            }
-        )
-    svg = ENV.get_template("graph.svg.j2").render(
-        items=items, width=width, height=height, box_w=box_w, box_h=box_h, op_r=op_r
-    )
-    return Markup(svg)
-
-
-def _same(a: Any, b: Any) -> bool:
-    return isinstance(a, float) and isinstance(b, float) and math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9)
-
-
-def curve_svg(artifacts: dict[str, Any]) -> Markup:
-    """Loss per step, the student's solid and the reference's dashed, each labelled."""
-    student = [x if isinstance(x, float) and math.isfinite(x) else None for x in artifacts["student_loss"]]
-    reference = artifacts["reference_loss"]
-    finite = [x for x in student + reference if x is not None]
-    top = max(finite, default=0.0)
-    top = top if top > 0 else 1.0  # every loss 0 (or none finite): any scale will do
-    width, height, pad = 560, 260, 44
-    steps = max(len(student), len(reference), 2)
-
-    def points(series):
-        return " ".join(
-            f"{pad + i * (width - 2 * pad) / (steps - 1):.1f},"
-            f"{height - pad - (min(v, top) / top) * (height - 2 * pad):.1f}"
-            for i, v in enumerate(series)
-            if v is not None
-        )
-
-    threshold = artifacts.get("threshold")
-    threshold_y = height - pad - (threshold / top) * (height - 2 * pad) if threshold and threshold < top else None
-    return Markup(
-        ENV.get_template("curve.svg.j2").render(
-            width=width,
-            height=height,
-            pad=pad,
-            top=top,
-            steps=steps,
-            student=points(student),
-            reference=points(reference),
-            threshold=threshold,
-            threshold_y=threshold_y,
-            divergence=artifacts.get("first_divergence"),
-        )
-    )

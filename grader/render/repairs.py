@@ -2,20 +2,25 @@
 terminal, the HTML report and Gradescope.
 
 Every line shown is the student's own code (`before`), or the student's line as the edit leaves it (`after`, only
-when the assignment shows the change: `diff`). A notebook's repair is in one cell (`cell`, counting every cell from
-1), its lines the lines of that cell. A repair read back from a file was checked by Result.from_dict.
+when the assignment shows the change: `diff`). A notebook's repair is in one cell (`cell`, its place among the code
+cells, as notebooks.cell_name names it), its lines the lines of that cell. A repair read back from a file was checked
+by Result.from_dict.
 """
 
 from __future__ import annotations
 
+from grader.notebooks import cell_name
 from grader.result import Repair
+
+QUOTED = 80
+"""The longest line a repair's sentence quotes (in code style) as the line to change."""
 
 
 def sentence(repair: Repair) -> str:
     """Where to change, in one sentence, and what the grader saw when it made the change."""
     first = repair.changes[0]
     changed = [p for p in repair.changes if p.before]
-    of = f" of cell {repair.cell}" if repair.cell is not None else ""
+    of = f" of {cell_name(repair.cell)}" if repair.cell is not None else ""
     if not changed:
         what = f"In {first.where}, before line {first.line}{of}, something is missing"
         if first.method.startswith("__"):
@@ -25,7 +30,9 @@ def sentence(repair: Repair) -> str:
         wheres = list(dict.fromkeys(p.where for p in changed))
         said = f"line {lines[0]}" if len(lines) == 1 else f"lines {', '.join(map(str, lines[:-1]))} and {lines[-1]}"
         one = len(lines) == 1
-        what = f"{said}{of}, in {_wheres_said(wheres)}, {'is the line' if one else 'are the lines'} to change"
+        quoted = changed[0].before.strip()
+        shown = f" (`{quoted}`)" if one and quoted and "`" not in quoted and len(quoted) <= QUOTED else ""
+        what = f"{said}{of}{shown}, in {_wheres_said(wheres)}, {'is the line' if one else 'are the lines'} to change"
     fixed = ", ".join(repair.fixes)
     copy = "notebook" if repair.cell is not None else "file"
     return (

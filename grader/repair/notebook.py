@@ -9,7 +9,8 @@ such a cell defines Value or Neuron itself, the text would not hold the class gr
 
 An edit is kept only when every line it changes is in one cell (an added method may go at the very end of its cell).
 Verifying it grades a copy of the notebook with that cell's source changed, like any notebook; what the student sees
-names the cell (its number counting every cell from 1, as the grader's other notebook messages do) and the line in it.
+names the cell (its place among the code cells, as the grader's other notebook messages do: notebooks.cell_name) and
+the line in it.
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ LESSON_CLASSES = frozenset({"Value", "Neuron"})
 @dataclass(frozen=True)
 class Cell:
     index: int
-    """The cell's index among all cells (from 0): the notebook's `cell {index + 1}`."""
+    """The cell's index among all cells (from 0)."""
+    place: int
+    """Its place among the notebook's code cells (from 1): how every message names it (notebooks.cell_name)."""
     source: str
     """Its code as the grading runs it (grader/notebooks.py's code_cells)."""
     first: int
@@ -60,19 +63,19 @@ class NotebookCode:
     def of(cls, code: Code, notebook: bytes, name: str) -> NotebookCode | None:
         """The notebook's code as one text; None when a cell left out of it defines Value or Neuron."""
         plain = []
-        for index, source in code.cells:
+        for place, (index, source) in enumerate(code.cells, 1):
             if _parses(source):
-                plain.append((index, source))
+                plain.append((index, place, source))
             elif slicing.read_cell(source).binds & LESSON_CLASSES:
                 return None
         digest = hashlib.sha256("\0".join(source for _, source in code.cells).encode()).hexdigest()[:16]
         mark = f"# grader {digest}: cell"
-        if any(line.startswith(mark) for _, source in plain for line in source.split("\n")):
+        if any(line.startswith(mark) for _, _, source in plain for line in source.split("\n")):
             return None
         parts, cells, line = [], [], 1
-        for index, source in plain:
+        for index, place, source in plain:
             parts.append(f"{mark} {index + 1}\n{source}")
-            cells.append(Cell(index, source, line + 1))
+            cells.append(Cell(index, place, source, line + 1))
             line += 1 + source.count("\n") + 1
         return cls("\n".join(parts), tuple(cells), mark, notebook, name)
 
@@ -87,15 +90,15 @@ class NotebookCode:
         return None
 
     def local(self, edit: Edit) -> Edit | None:
-        """The edit in the notebook's terms: each change's line the line in its cell, with the cell's number
-        (`cell`); None when the edit's changes are not all in one cell."""
+        """The edit in the notebook's terms: each change's line the line in its cell, with the cell's place among the
+        code cells (`cell`); None when the edit's changes are not all in one cell."""
         cells = [self.cell_of(change) for change in edit.changes]
         if not cells or any(cell is None for cell in cells) or len({c.index for c in cells if c}) != 1:
             return None
         return Edit(
             edit.cause,
             tuple(
-                dataclasses.replace(change, line=change.line - cell.first + 1, cell=cell.index + 1)
+                dataclasses.replace(change, line=change.line - cell.first + 1, cell=cell.place)
                 for change, cell in zip(edit.changes, cells, strict=True)
                 if cell is not None
             ),
