@@ -281,8 +281,8 @@ def test_a_cell_of_501_magics_is_an_error_result_naming_it(tmp_path):
 
 def test_a_cell_whose_reading_would_take_long_is_refused_at_once(tmp_path, micrograd):
     """A 154 KB cell of 499 magics, which IPython reads again whole for each one (seconds, in the grader's own
-    process, before any deadline): is the grading an error naming the cell, within a second or two; and is a
-    cell of a few magics among a page of code still read and graded?"""
+    process, before any deadline), and an 82 KB cell of 50 (8 s): is each grading an error naming the cell, within
+    a second or two; and is a cell of a few magics among a page of code still read and graded?"""
     costly = "\n".join(["%time x = 1" + " " * 300] * 499)
     assert len(costly) > 150_000
     path = write_notebook(tmp_path / "slow.ipynb", ENGINE, costly)
@@ -290,8 +290,16 @@ def test_a_cell_whose_reading_would_take_long_is_refused_at_once(tmp_path, micro
     result = grade(path, micrograd.without(SUITE_CHECKS))
     took = time.monotonic() - started
     assert result.status == "error" and result.error.kind == "syntax_error", result.error
-    assert "code cell 2 is 155," in result.error.message and "499" in result.error.message, result.error.message
+    assert "code cell 2 has 499 lines" in result.error.message, result.error.message
     assert took < 5, took
+    code = "\n".join(f"x{i} = {i} * 2 + 1  # some comment here" for i in range(2_000))
+    long = write_notebook(tmp_path / "long.ipynb", ENGINE, "\n".join(["%time x = 1"] * 50) + "\n" + code)
+    started = time.monotonic()
+    result = grade(long, micrograd.without(SUITE_CHECKS))  # 50 magics in 82 KB: IPython took 8 s to read it
+    took = time.monotonic() - started
+    assert result.status == "error" and result.error.kind == "syntax_error", result.error
+    assert result.error.message.startswith("code cell 2 is 8"), result.error.message
+    assert "with 50 magic or shell lines" in result.error.message and took < 5, (took, result.error.message)
     fine = write_notebook(tmp_path / "fine.ipynb", "%matplotlib inline\n" + ENGINE + "\n%time x = 1\n")
     assert grade(fine, with_limits(micrograd, submission_s=60.0).without(SUITE_CHECKS)).status == "graded"
 
