@@ -5,7 +5,8 @@
 
 Each class (`--students` hostile students, every size up to `--scale` times the test's) goes through
 every pass `grader batch` makes in its own process (hostilegen.drive: discovery, extraction and
-staging, each student's result cleaned and rendered, the class outputs, the exports), in a process
+staging, each student's result cleaned and rendered, the class outputs, the exports, and the files beside
+the class with the repairs' reading of each student's code: bench/hostilefiles.py), in a process
 of its own killed after `--limit` seconds; every `--batch-every`-th class, smaller, goes through the
 real `grader batch` as well (sandboxes and grading processes, under the same limit and five minutes
 more). A class that raises, stalls past its limit, or whose files miss a class file or give a student

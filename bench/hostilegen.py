@@ -5,8 +5,11 @@ folders deep (in zips and on disk, some hidden), names as long as a file system 
 (in zips, in Moodle folders, in Gradescope's metadata), control characters in names and code, int
 literals too long to write as text, megabytes of blank lines or slashes, odd zips (truncated,
 bombs, duplicate, absolute and climbing names, thousands of entries, a zip in a zip), notebooks of
-thousands of cells or nested JSON, Gradescope metadata and a Canvas roster with odd values. Each
-student still has exactly one row to get, and the generator counts them.
+thousands of cells or nested JSON, Gradescope metadata and a Canvas roster with odd values, engines
+that bait the repairs' reading. Each student still has exactly one row to get, and the generator counts
+them. Beside the class, bench/hostilefiles.py draws what else the grader's own process reads: the
+metadata's hostile head and entries (aliases, nesting, tags), a groups file, overrides.csv,
+`reports/.history/` records and `%grade` lines.
 
 - `make_class(root, seed, students, scale)` writes a class (its inputs, and a roster) and says how
   many rows its gradebook must have; `scale` grows every size (1 for a test, more for the bench).
@@ -15,7 +18,8 @@ student still has exactly one row to get, and the generator counts them.
   reading each student's files, then, for each student, a result carrying hostile text (as a
   student's code can make a message say) cleaned as a grading process cleans it and rendered
   with the student's own source, then every row, the class files, and the exports (canvas,
-  gradescope-csv, feedback, reteach).
+  gradescope-csv, feedback, reteach); then the files beside the class, each through the pass that
+  reads it, and each student's code through the repairs' reading (hostilefiles.Beside.read).
 - `problems(cls, out)` lists what the class files owe and do not give: every class file, exactly one
   row per student in grades.csv and summary.json, each student's own files.
 
@@ -40,9 +44,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 ADVERSARIAL = ROOT / "tests" / "adversarial"
 sys.path.insert(0, str(ADVERSARIAL))
+sys.path.insert(0, str(ROOT / "bench"))
 
 import blank_lines  # noqa: E402  (hostile fixtures, not a package)
 import deep_zip  # noqa: E402
+import hostilefiles  # noqa: E402  (beside this file)
 
 ENGINE = (ROOT / "tests" / "zoo" / "correct" / "list_iterative.py").read_text()
 HUGE_LITERAL = (ADVERSARIAL / "huge_literal.py").read_text()
@@ -76,6 +82,8 @@ class HostileClass:
     roster: Path | None = None
     kinds: list[str] = field(default_factory=list)
     """The kind of each student's hostility, in the order written."""
+    beside: hostilefiles.Beside = field(default_factory=hostilefiles.Beside)
+    """The files beside the class: groups, overrides, history records, %grade lines (bench/hostilefiles.py)."""
 
 
 class _Writer:
@@ -90,7 +98,6 @@ class _Writer:
         (self.folder / "alice" / "micrograd_mine.py").write_text(ENGINE)
         self.export = root / "gradescope"
         self.metadata: list[str] = []
-        self.metadata_broken = False
         self.group_members = 0
         self.canvas: list[tuple[str, str]] = []
         self.rows = 1
@@ -242,31 +249,35 @@ class _Writer:
         key = f"submission_{self.number}"
         (self.export / key).mkdir()
         (self.export / key / "micrograd_mine.py").write_text(ENGINE)
-        odd = self.rng.choice(("long", "control", "values", "group", "time", "missing"))
+        odd = self.rng.choice(("long", "control", "values", "group", "time", "missing", "entry"))
         name = {"long": "Maximiliana " * self.size(800), "control": NAMES[5]}.get(odd, f"Grace Hopper {self.number}")
         sid: str = f"'{70_000 + self.number}'"
         email = f"g{self.number}@example.edu"
         created = "2026-03-01 20:00:00.000000000 +00:00"
         people = [(name, sid, email)]
+        kind = "plain"  # an entry that cannot be read (hostilefiles.entry_kind) costs its own student theirs only
         if odd == "values":
             sid, email = self.rng.choice(((f"{'7' * 5_000}", "[a, b]"), ("{x: 1}", "null"), ("''", "''")))
             people = [(name, sid, email)]
-            self.metadata_broken |= sid.startswith("7")  # yaml cannot read it: the export's folders are plain
         elif odd == "group":
             people.append((f"Ada Partner {self.number}", f"'{80_000 + self.number}'", f"p{self.number}@example.edu"))
         elif odd == "time":
             created = self.rng.choice(
                 ("2026-13-45 19:09:09", "2026-03-01 20:00:00", "yesterday", "9999-12-31 23:59:59 +14:00")
             )
-            self.metadata_broken |= created.startswith("2026-13")  # yaml cannot read it: the folders are plain
+        elif odd == "entry":
+            kind = hostilefiles.entry_kind(self.rng)
+            if self.rng.random() < 0.5:
+                people.append((f"Bo Partner {self.number}", f"'{90_000 + self.number}'", f"b{self.number}@example.edu"))
         if odd == "missing":
             self.metadata.append(f"submission_{self.number}999:\n  :submitters:\n  - :name: Nobody\n    :sid: '0'\n")
-        self.metadata.append(
-            f"{key}:\n  :submitters:\n"
-            + "".join(f"  - :name: {json.dumps(n)}\n    :sid: {s}\n    :email: {e}\n" for n, s, e in people)
-            + f"  :created_at: {created}\n"
-        )
-        self.group_members += len(people) - 1  # each gets the group's grade, when the metadata can be read
+        self.metadata.append(hostilefiles.entry(key, kind, people, created))
+        if kind == "plain":  # each member gets the group's grade, when the file and the entry can be read
+            self.group_members += len(people) - 1
+
+    def repair_bait(self) -> None:
+        """An engine with a bug a repair finds, written to make the repairs' reading slow or deep."""
+        (self.folder / self.name(".py")).write_text(hostilefiles.repair_bait(self.rng))
 
     def canvas_file(self) -> None:
         short = (
@@ -297,6 +308,7 @@ class _Writer:
         "notebook",
         "gradescope",
         "canvas_file",
+        "repair_bait",
     )
 
     def roster(self, root: Path) -> Path:
@@ -325,11 +337,14 @@ def make_class(root: Path, seed: int, students: int = 8, scale: float = 1.0) -> 
     writer.noise()
     inputs = [writer.folder]
     if writer.metadata:
-        (writer.export / "submission_metadata.yml").write_text("".join(writer.metadata))
+        head, broken = hostilefiles.metadata_head(writer.rng)  # broken: the file is not read, its folders plain
+        (writer.export / "submission_metadata.yml").write_text(head + "".join(writer.metadata))
         inputs.append(writer.export)
-        writer.rows += 0 if writer.metadata_broken else writer.group_members
+        writer.rows += 0 if broken else writer.group_members
     roster = writer.roster(root) if writer.canvas and writer.rng.random() < 0.7 else None
-    return HostileClass(root, seed, inputs, writer.rows, roster, kinds)
+    canvas_ids = [uid for _, uid in writer.canvas]
+    beside = hostilefiles.Beside.draw(writer.rng, root, canvas_ids, sorted(writer.taken))
+    return HostileClass(root, seed, inputs, writer.rows, roster, kinds, beside)
 
 
 # -- the passes a batch makes in its own process, with real files and no sandbox -------------------------------
@@ -450,6 +465,7 @@ def drive(cls: HostileClass, out: Path, assignment, exports: Path) -> float:
             allow_unmatched=True,  # a hostile class holds students no roster names: exported without them
         )
     reteach.main(out=exports / "reteach.ipynb", graded=out)
+    cls.beside.read(found, students, out, assignment, rng)  # groups, overrides, history, %grade, repairs
     return time.monotonic() - started
 
 

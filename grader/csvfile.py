@@ -1,5 +1,7 @@
 """The one writer of every CSV the grader writes (the gradebook, the incomplete gradebook, every LMS export):
-each cell is data, never a formula.
+each cell is data, never a formula; and the reader of the CSV files an instructor gives (a roster, groups, a
+--map), each row with the line it starts on, a line that is no CSV row (a cell past csv's limit of 131,072
+characters) a UsageError naming it.
 
 A spreadsheet runs a cell that starts with `=`, `+`, `-` or `@` (or a tab or carriage return before one)
 as a formula, and a roster's display name or a student's file name can be such a cell
@@ -14,6 +16,8 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterable
+
+from grader.errors import UsageError
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 NUMBER_CHARS = frozenset("0123456789.,")
@@ -67,3 +71,18 @@ class Writer:
 
     def text(self) -> str:
         return self.buffer.getvalue()
+
+
+def numbered_rows(text: str, named: str, delimiter: str = ",") -> list[tuple[int, list[str]]]:
+    """Each row of a CSV text an instructor gave, with the line it starts on; a UsageError naming the file (as
+    `named` says it) and the line, for one that cannot be read as CSV."""
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    found = []
+    while True:
+        start = reader.line_num + 1
+        try:
+            found.append((start, next(reader)))
+        except StopIteration:
+            return found
+        except csv.Error as exc:
+            raise UsageError(f"{named}, line {start}: cannot be read as CSV ({exc})") from None

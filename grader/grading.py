@@ -323,7 +323,11 @@ def _code(submission: Path, source: bytes, assignment: Assignment):
         nb = notebooks.read(submission, source)
     except NotebookError as exc:
         raise Rejected("unreadable", str(exc)) from None
-    return Code("notebook", {}, notebooks.code_cells(nb), assignment.packages), nb
+    cells = notebooks.code_cells(nb)
+    too_long = notebooks.too_long_to_read(cells)  # before IPython reads a cell in this process (grader/slicing.py)
+    if too_long:
+        raise Rejected("syntax_error", too_long)
+    return Code("notebook", {}, cells, assignment.packages), nb
 
 
 def _tests(submission: Path, options: Options, nb) -> str | None:

@@ -3,14 +3,16 @@ the reports (reports/.history/<file>.json, never inside the submission), and the
 difference ("since your last check: tanh now fails (was passing); add, mul now pass"), a regression first.
 
 The record is a student's own file in a folder they control, so it is read as a claim: capped in size, any
-shape that is not the one written here is no history at all, and it never changes a grade; it only words
-the first line of the next check. Only the path, the assignment, the score and each check's status and
-points are kept: no feedback, nothing hidden.
+shape that is not the one written here, or any value out of bounds (a number not between 0 and MOST_POINTS, which
+Infinity and NaN are not; a hash that is not one), is no history at all, and the check writes its own record in
+its place. It never changes a grade, only words the first line of the next check. Only the path, the assignment,
+the score and each check's status and points are kept: no feedback, nothing hidden.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +24,8 @@ from grader.result import CHECK_STATUSES, Result
 FOLDER = Path("reports") / ".history"
 """Where the records go, as the default report does: under reports/ in the folder grader check runs in."""
 MOST_BYTES = 256 * 1024
+MOST_POINTS = 1e6
+"""The most points a record's score or a check's may be: more is no score the grader wrote."""
 SCHEMA = 1
 
 
@@ -82,15 +86,24 @@ class Record:
                 _number(data["max_score"]),
                 checks,
             )
-        except (ValueError, KeyError, TypeError, AttributeError):
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError):  # RecursionError: lists nested deep
             return None
         ok = data.get("schema") == SCHEMA and all(isinstance(v, str) for v in (record.path, record.assignment))
+        ok = ok and (
+            record.sha256 is None or isinstance(record.sha256, str) and _HASH.fullmatch(record.sha256) is not None
+        )
         return record if ok and record.status in ("graded", "error") else None
 
 
+_HASH = re.compile(r"[0-9a-f]{64}")
+
+
 def _number(value) -> float:
+    """A score or a check's points as the grader writes them: finite, between 0 and MOST_POINTS."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError("not a number")
+    if not 0 <= value <= MOST_POINTS:  # NaN is not: every comparison with NaN is False
+        raise ValueError("not a score")
     return float(value)
 
 

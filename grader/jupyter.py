@@ -33,9 +33,10 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from grader import history
-from grader.errors import BadResult, GraderError
+from grader.errors import BadResult, GraderError, UsageError
 from grader.files import NOTEBOOK_FILE
 from grader.notebooks import is_grading_line
 
@@ -58,9 +59,7 @@ def run_magic(ipython, line: str) -> None:
     from IPython.display import display
 
     try:
-        request = _request(line)
-        path = request.submission or which_notebook(ipython)
-        stale = staleness(path, _inputs(ipython))
+        request, path, stale = prepared(ipython, line)
         live = "ipykernel" in sys.modules  # a frontend that updates an output in place: progress on one line
         shown = display({"text/plain": f"grading {path.name} as saved..."}, raw=True, display_id=True) if live else None
         outcome = _grade(path, request, shown)
@@ -73,6 +72,15 @@ def run_magic(ipython, line: str) -> None:
         shown.update(outcome.bundle(stale), raw=True)
     else:
         display(outcome.bundle(stale), raw=True)
+
+
+def prepared(ipython, line: str) -> tuple[Any, Path, str]:
+    """What a %grade line asks (its options as grader check reads them), the notebook it grades, and whether the
+    file is older than the cells run since (staleness); a UsageError (or argparse's exit, its usage said) for a
+    line that cannot be read or names what no path can be. Nothing is graded yet."""
+    request = _request(line)
+    path = request.submission or which_notebook(ipython)
+    return request, path, staleness(path, _inputs(ipython))
 
 
 def _inputs(ipython) -> list[str]:
@@ -92,13 +100,22 @@ def _request(line: str):
         if flags in (("--watch",), ("--json",)):  # one grading, shown here
             continue
         parser.add_argument(*flags, **({**settings, "default": None} if flags == ("submission",) else settings))
-    return parser.parse_args(shlex.split(line))
+    try:
+        words = shlex.split(line)
+    except ValueError as exc:  # an unclosed quote
+        raise UsageError(f"cannot read the line ({exc}): %grade [NOTEBOOK] [grader check's options]") from None
+    for word in words:
+        try:
+            if "\0" in word:
+                raise ValueError("a NUL character")
+            os.fsencode(word)
+        except ValueError as exc:  # a NUL, or a lone surrogate no file name can hold
+            raise UsageError(f"{word[:80]!r} cannot be a path or an option ({exc})") from None
+    return parser.parse_args(words)
 
 
 def which_notebook(ipython) -> Path:
     """The notebook this kernel runs: Jupyter's session name, VS Code's variable, or the folder's one notebook."""
-    from grader.errors import UsageError
-
     here = Path.cwd()
     named = [os.environ.get("JPY_SESSION_NAME", ""), str(ipython.user_ns.get("__vsc_ipynb_file__", ""))]
     for name in filter(None, named):
@@ -121,11 +138,12 @@ def staleness(path: Path, inputs: list[str]) -> str:
     as saved (In[n] is its text), the file was saved in this session, after In[max count]: any cell run after
     that, %grade's aside, ran since the save. Otherwise (saved in another session, or never run before saving)
     the cells this kernel ran whose text the file does not hold are what the file lacks."""
-    from grader import notebooks
+    from grader import fileio, notebooks
 
     try:
         saved_at = path.stat().st_mtime
-        cells = [c for c in notebooks.read(path).cells if c.cell_type == "code"]
+        saved = fileio.read_regular(path)  # through no link, a regular file only (never a pipe), capped
+        cells = [c for c in notebooks.read(path, saved).cells if c.cell_type == "code"]
     except (OSError, GraderError):
         return ""
     counted = {c.execution_count: c.source.strip() for c in cells if isinstance(c.execution_count, int)}

@@ -9,11 +9,19 @@ the process is reported as the one that killed the kernel. The engine checks the
 that very process: the notebook is run once, not once more as a module. If a cell killed
 the process, the cells before it run again in a fresh one, without it and what came
 after, and that state is graded.
+
+Before any of that, the grader's own process reads each cell as IPython does (grader/slicing.py), and IPython
+reads a cell again, whole, for each magic or shell line it turns into a call: its cost grows with the cell's
+size times its magics (a 154 KB cell of 499 magics takes seconds), and past 500 it raises. That reading
+happens outside any sandbox and before the submission's deadline, so it is bounded first (`too_long_to_read`):
+a cell past MOST_MAGIC_LINES, or whose size times its magic lines is past READING_BUDGET (or a notebook's, past
+NOTEBOOK_READING_BUDGET), is a `syntax_error` naming the cell and what to do.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,6 +34,17 @@ if TYPE_CHECKING:
 
 CELL_GRACE_S = 5.0
 """After a cell's interrupt, how long the grader waits before it stops the process itself."""
+MOST_MAGIC_LINES = 200
+"""The most lines of one cell that IPython may read as magics, shell commands or help (`%`, `!`, `?`...)."""
+READING_BUDGET = 500_000
+"""The most characters IPython's reading of one cell may go through: its size, once more for each magic line
+(about a second of the grader's own time)."""
+NOTEBOOK_READING_BUDGET = 4 * READING_BUDGET
+"""The same, for all of a notebook's code cells."""
+ESCAPES = tuple("%!?,;/")
+"""What starts a line IPython turns into a call: a magic, a shell command, help, and its autocall escapes."""
+_ASSIGNED_CALL = re.compile(r"=[ \t]*[%!]")
+"""`x = %time ...`, `files = !ls`: linear (a run of blanks is tried once, from the `=` before it)."""
 
 
 def cell_name(place: int) -> str:
@@ -112,6 +131,10 @@ def read(path: Path, source: bytes | None = None) -> nbformat.NotebookNode:
         ) from None
     except (KeyError, ValueError, nbformat.ValidationError, AttributeError, TypeError) as exc:
         raise NotebookError(f"{path.name} is not a notebook nbformat can read: {exc}") from None
+    except RecursionError:  # JSON nested thousands deep: the decoder recurses
+        raise NotebookError(
+            f"{path.name} is not a notebook: its JSON is nested thousands deep. Was it saved by Jupyter?"
+        ) from None
 
 
 def code_cells(nb: nbformat.NotebookNode) -> tuple[tuple[int, str], ...]:
@@ -122,6 +145,50 @@ def code_cells(nb: nbformat.NotebookNode) -> tuple[tuple[int, str], ...]:
         for i, cell in enumerate(nb.cells)
         if cell.cell_type == "code" and isinstance(cell.source, str) and cell.source.strip()
     )
+
+
+def magic_lines(source: str) -> int:
+    """How many lines of a cell IPython may turn into a call, counted generously (a line starting with one of
+    ESCAPES, holding `= %` or `= !`, or ending with `?`), in linear time."""
+    count = 0
+    for line in source.split("\n"):
+        count += (
+            line.lstrip().startswith(ESCAPES)
+            or line.rstrip().endswith("?")
+            or (("%" in line or "!" in line) and _ASSIGNED_CALL.search(line) is not None)
+        )
+    return count
+
+
+def too_long_to_read(cells: tuple[tuple[int, str], ...]) -> str | None:
+    """Why a notebook's code cells (index, source) cannot be read as IPython reads them within bounds, naming the
+    first cell past them; None when every one can."""
+    total = 0
+    for place, (_, source) in enumerate(cells, 1):
+        name = cell_name(place)
+        magics = magic_lines(source) if len(source) <= READING_BUDGET else 0
+        cost = (magics + 1) * len(source)
+        total += cost
+        if magics > MOST_MAGIC_LINES:
+            return (
+                f"{name} has {magics} lines IPython reads as magics or shell commands (`%`, `!`, `?`), "
+                f"more than the {MOST_MAGIC_LINES} it reads in one cell here: spread them over several cells"
+            )
+        if cost > READING_BUDGET:
+            lines = f" with {magics} magic or shell lines (`%`, `!`, `?`) in it" if magics else ""
+            return (
+                f"{name} is {len(source):,} characters long{lines}: IPython reads a cell again, whole, "
+                "for each such line, which would take too long here. Split the cell, and put its magics in a "
+                "small cell of their own"
+            )
+        if total > NOTEBOOK_READING_BUDGET:
+            return (
+                f"the notebook's code, up to {name}, is more than IPython's reading of a notebook is "
+                f"given here ({NOTEBOOK_READING_BUDGET:,} characters, a cell counted once more for each magic "
+                "line in it): keep your engine and its tests in the notebook, and move data or long pasted "
+                "output out of it"
+            )
+    return None
 
 
 def is_grading_line(line: str) -> bool:

@@ -75,6 +75,70 @@ def test_a_second_check_leads_with_what_changed_a_regression_first(tmp_path):
     ), third.stdout
 
 
+def test_a_forged_record_is_ignored_and_written_again(tmp_path):
+    """reports/.history/ is the student's: a record whose score is Infinity and one check's status flipped
+    (issue 41, item 8) made every later check of the file raise OverflowError before writing a new one. Is it
+    ignored (no line on what changed), is the check's table, report and JSON written, and is the record
+    written again, so that the next check compares with it?"""
+    task = quick_assignment(tmp_path / "quick", CHECKS)
+    work = tmp_path / "work"
+    work.mkdir()
+    engine = work / "micrograd_mine.py"
+    engine.write_text((ZOO / "buggy" / "tanh_grad_from_input.py").read_text())
+    assert grader("check", engine.name, "--assignment", str(task), cwd=work).returncode == 1
+    record = work / "reports" / ".history" / "micrograd_mine.py.json"
+    forged = json.loads(record.read_text())
+    forged["score"] = float("inf")
+    forged["checks"][2]["status"] = "passed"  # tanh, which fails: the comparison reaches the score's words
+    record.write_text(json.dumps(forged))
+    assert "Infinity" in record.read_text()
+    again = grader("check", engine.name, "--assignment", str(task), cwd=work)
+    assert again.returncode == 1 and "Traceback" not in again.stderr, again.stderr[-2000:]
+    assert "Score: 19 / 30" in again.stdout and "Since your last check" not in again.stdout, again.stdout
+    written = json.loads(record.read_text())
+    assert written["score"] == 19.0 and written["checks"][2]["status"] == "failed", written
+    third = grader("check", engine.name, "--assignment", str(task), cwd=work)
+    assert "your file has not changed and no check changed (19 / 30)" in third.stdout, third.stdout
+
+
+def test_a_record_with_values_out_of_bounds_is_no_history(tmp_path):
+    """Every number a record holds is finite and within bounds, or the record is none: the same recall serves
+    grader check, --watch and %grade."""
+    engine = tmp_path / "micrograd_mine.py"
+    engine.write_text("x = 1\n")
+    good = {
+        "schema": 1,
+        "path": str(engine.resolve()),
+        "assignment": "micrograd",
+        "sha256": None,
+        "status": "graded",
+        "score": 5.0,
+        "max_score": 5.0,
+        "checks": [{"id": "add", "status": "passed", "score": 5.0, "max_score": 5.0}],
+    }
+    place = history.place(engine, tmp_path)
+    place.parent.mkdir(parents=True)
+    place.write_text(json.dumps(good))
+    assert history.recall(engine, "micrograd", tmp_path) is not None
+    check = good["checks"][0]
+    for bad in (
+        {"score": float("inf")},
+        {"score": float("nan")},
+        {"max_score": -float("inf")},
+        {"score": 1e300},
+        {"score": -5.0},
+        {"score": 10**400},
+        {"checks": [{**check, "score": float("nan")}]},
+        {"checks": [{**check, "max_score": 1e400}]},
+        {"sha256": [[]]},
+        {"sha256": "[" * 100_000 + "]" * 100_000},
+    ):
+        place.write_text(json.dumps({**good, **bad}))
+        assert history.recall(engine, "micrograd", tmp_path) is None, bad
+    place.write_text('{"schema": 1, "sha256": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    assert history.recall(engine, "micrograd", tmp_path) is None
+
+
 def record(**statuses: str) -> history.Record:
     points = {"passed": 5.0, "failed": 0.0, "error": 0.0, "skipped": 0.0}
     return history.Record(

@@ -195,6 +195,71 @@ def test_a_zip_bomb_is_stopped_while_streaming(tmp_path):
     assert "zed_9_90_micrograd.zip/data/dense.py: expands more than 100 times" in notes
 
 
+LAUGHS = """
+import resource, sys, time
+from pathlib import Path
+resource.setrlimit(resource.RLIMIT_AS, (2 * 2**30, 2 * 2**30))  # a shared machine: never more than 2 GB
+from grader.batch.discover import discover
+started = time.monotonic()
+found = discover([Path(sys.argv[1]), Path(sys.argv[2])], Path(sys.argv[3]))
+print(round(time.monotonic() - started, 1))
+print(sorted(s.student for s in found.submissions))
+print("\\n".join(n.text for n in found.notes))
+"""
+
+
+def test_a_metadata_file_of_aliases_costs_its_students_their_metadata_only(tmp_path):
+    """A Gradescope export whose 840 KB submission_metadata.yml expands by alias to a billion submitters
+    (tests/adversarial/alias_bomb.py), beside a plain class folder: are the export's three students found,
+    graded as the plain folders they are, with a note saying why their metadata was not read, and the other
+    input's student too, quickly and in bounded memory, rather than the whole export skipped (and with it the
+    only input, "no submissions found")?"""
+    sys.path.insert(0, str(Path(__file__).parent / "adversarial"))
+    import alias_bomb
+
+    export = alias_bomb.write(tmp_path / "export")
+    assert (export / "submission_metadata.yml").stat().st_size < 900_000
+    plain = tmp_path / "class"
+    plain.mkdir()
+    (plain / "bob.py").write_text(alias_bomb.ENGINE.read_text())
+    run = subprocess.run(
+        [sys.executable, "-c", LAUGHS, str(export), str(plain), str(tmp_path / "staging")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    took, students, notes = run.stdout.split("\n", 2)
+    assert students == str(["bob", "submission_1", "submission_2", "submission_3"]), (students, notes)
+    assert "export/submission_metadata.yml: " in notes and "its folders are read as plain folders" in notes, notes
+    assert "alias" in notes, notes
+    assert float(took) < 30, took
+
+
+def test_one_submissions_bad_metadata_costs_that_student_theirs_only(tmp_path):
+    """An export's metadata whose entry for one submission cannot be read (a time that is none, 2026-13-45; or
+    ten thousand submitters): are the others named by it as usual, and that one student graded as their plain
+    folder, with a note naming the submission?"""
+    export = tmp_path / "export"
+    for number in (1, 2, 3):
+        (export / f"submission_{number}").mkdir(parents=True)
+        (export / f"submission_{number}" / "micrograd_mine.py").write_text("x = 1\n")
+    entries = [
+        "submission_1:\n  :submitters:\n  - :name: Ada Lovelace\n    :sid: '1'\n"
+        "  :created_at: 2026-03-01 20:00:00.000000000 +00:00\n",
+        "submission_2:\n  :submitters:\n  - :name: Bad Time\n    :sid: '2'\n  :created_at: 2026-13-45 19:09:09\n",
+        "submission_3:\n  :submitters:\n" + "  - :name: Crowd\n    :sid: '3'\n" * 10_000,
+    ]
+    (export / "submission_metadata.yml").write_text("".join(entries))
+    found = discover([export], tmp_path / "staging")
+    who = {s.student: s.identity for s in found.submissions}
+    assert sorted(who) == ["Ada_Lovelace", "submission_2", "submission_3"], who
+    assert who["Ada_Lovelace"].user_id == "1" and who["Ada_Lovelace"].submitted_at == "2026-03-01T20:00:00+00:00"
+    notes = _notes(found)
+    assert "submission_2: its entry in submission_metadata.yml cannot be read" in notes, notes
+    assert "submission_3: its entry in submission_metadata.yml names 10,000 submitters" in notes, notes
+
+
 def test_archive_caps_each_member_the_total_and_the_count(tmp_path):
     """With small limits: is a member too big, the archive's total and its count each enforced, with a note each?"""
     limits = ArchiveLimits(member_bytes=2**20, archive_bytes=3 * 2**20, members=20)

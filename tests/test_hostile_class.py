@@ -6,9 +6,12 @@ similarity pass, the suite's plan), a zip of a few files 1,600 folders deep (the
 removal, discovery's count of a hidden folder), text that met a regular expression with nested or
 overlapping quantifiers (path cleaning, import flags), and an LMS name longer than a file name (the
 staging folder). Then the hostile-class fuzz: seeded classes of every kind of hostile work
-(bench/hostilegen.py) through every pass a batch makes in its own process, and one class, with each
-example in it, through the real `grader batch`: it ends within a bound, gives every student exactly
-one row and writes every class file. bench/bench_hostile.py runs the same generator for longer.
+(bench/hostilegen.py), and the files beside them (bench/hostilefiles.py: Gradescope metadata of aliases
+and tags, groups and override files, history records, %grade lines, code that baits the repairs' reading;
+issue 41), through every pass a batch, an export, `grader check` and `%grade` make in the grader's own
+process, and one class, with each example in it, through the real `grader batch`: it ends within a bound,
+gives every student exactly one row and writes every class file. bench/bench_hostile.py runs the same
+generator for longer.
 """
 
 from __future__ import annotations
@@ -274,8 +277,10 @@ SEEDS = range(12)
 def test_a_hostile_class_gets_one_row_per_student_from_every_pass(tmp_path, assignment, seed):
     """A seeded class of eight hostile students (bench/hostilegen.py), through every pass a batch makes in its
     own process (discovery, extraction and staging, each student's result cleaned and rendered, the class
-    outputs with the similarity pass, the exports and the reteach notebook), with real files: does it end
-    within a bound, with exactly one row per student and every class file written?"""
+    outputs with the similarity pass, the exports and the reteach notebook), with real files, and the files
+    beside it through the passes that read them (a groups file, overrides.csv, history records, %grade lines,
+    the repairs' reading of every student's code): does it end within a bound, with no pass raising but an
+    instructor's file refused as a usage error, exactly one row per student and every class file written?"""
     cls = make_class(tmp_path / "class", seed, students=8)
     try:
         took = drive(cls, tmp_path / "out", catalog.load(str(assignment)), tmp_path / "exports")

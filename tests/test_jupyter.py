@@ -147,3 +147,45 @@ def test_grade_in_a_kernel_names_every_method_to_write_and_the_line_to_change(tm
         assert found, page
         line, quoted = int(found[1]), found[2]
         assert BUGGY.splitlines()[line - 1].strip() == quoted and "self.data" in quoted, (line, quoted)
+
+
+class _Kernel:
+    """What %grade reads of the IPython running it, before any grading: its namespace and history (none here)."""
+
+    user_ns: dict = {}
+    history_manager = None
+
+
+def test_a_grade_line_that_names_no_path_is_a_usage_message_never_a_traceback(tmp_path, capsys):
+    """%grade lines whose options cannot be read (an unclosed quote), or that name a path no file can have (a NUL
+    character, a lone surrogate), in the option or the notebook: is each a one-line `%grade:` message in the
+    kernel, with no grading started, rather than a traceback?"""
+    from grader import jupyter
+
+    for line in ('"unclosed', "--tests '", "a\x00b.ipynb", f"{tmp_path}/\ud800.ipynb", "--assignment x\x00y"):
+        jupyter.run_magic(_Kernel(), line)
+        said = capsys.readouterr()
+        assert said.err.startswith("%grade: ") and said.err.count("\n") == 1, (line, said)
+        assert "Traceback" not in said.err + said.out and "grading" not in said.out, (line, said)
+
+
+def test_a_grade_line_naming_a_pipe_returns_at_once(tmp_path):
+    """`%grade pipe.ipynb`, a named pipe where the notebook should be: is the step before grading done at once
+    (the file read through no link, regular files only), rather than the kernel waiting on the pipe forever?"""
+    import os
+    import threading
+
+    from grader import jupyter
+
+    pipe = tmp_path / "pipe.ipynb"
+    os.mkfifo(pipe)
+    done: list = []
+    step = threading.Thread(target=lambda: done.append(jupyter.prepared(_Kernel(), str(pipe))), daemon=True)
+    step.start()
+    step.join(20)
+    waited = step.is_alive()
+    if waited:  # let the reader stuck on the pipe go: a writer opens it and closes it
+        os.close(os.open(pipe, os.O_WRONLY | os.O_NONBLOCK))
+        step.join(5)
+    assert not waited, "the step before grading waited on the pipe"
+    assert done and done[0][1] == pipe and done[0][2] == "", done

@@ -370,6 +370,66 @@ def test_a_roster_that_is_none_is_refused_in_one_line(tmp_path):
     assert not (tmp_path / "out" / "grades.csv").exists()
 
 
+@pytest.mark.parametrize("given", ["groups", "roster"])
+def test_an_instructors_file_with_a_huge_cell_is_a_usage_error_naming_the_line(tmp_path, given):
+    """A groups file whose third line names a group with 200,000 characters (issue 41, item 10), or a roster whose
+    third line names a student so: is `grader batch` a usage error (exit 2) naming the file and the line, before
+    anything is graded, rather than a traceback and no gradebook?"""
+    (tmp_path / "class").mkdir()
+    (tmp_path / "class" / "alice.py").write_text(ENGINE)
+    huge = "x" * 200_000
+    if given == "groups":
+        text = (LMS / "canvas_groups.csv").read_text().splitlines()
+        text[2] = text[2].replace("Team Backprop", huge)
+    else:
+        text = (LMS / "canvas_gradebook.csv").read_text().splitlines()
+        text[2] = text[2].replace('"Clark, Olivia"', huge)
+    given_file = tmp_path / f"{given}.csv"
+    given_file.write_text("\n".join(text) + "\n")
+    run = subprocess.run(
+        [sys.executable, "-m", "grader.cli", "batch", str(tmp_path / "class"), "--out", str(tmp_path / "out")]
+        + [f"--{given}", str(given_file)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr[-2000:]
+    assert f"{given_file}, line 3" in run.stderr and len(run.stderr) < 1000, run.stderr[-2000:]
+    assert not (tmp_path / "out" / "grades.csv").exists()
+
+
+def test_a_group_name_too_long_to_be_one_is_a_usage_error_naming_the_line(tmp_path):
+    """A group name within what a CSV cell may hold but longer than any LMS writes one (5,000 characters): the
+    line is named, and the name is not echoed whole."""
+    from grader.lms import groups
+
+    text = (LMS / "canvas_groups.csv").read_text().splitlines()
+    text[3] = text[3].replace("Team Tanh", "T" * 5_000)
+    path = tmp_path / "groups.csv"
+    path.write_text("\n".join(text) + "\n")
+    with pytest.raises(UsageError, match=r"groups\.csv, line 4: .* 5,000 characters") as told:
+        groups.read(path)
+    assert len(str(told.value)) < 500
+
+
+def test_a_map_with_a_huge_cell_is_a_usage_error_naming_the_line(tmp_path):
+    """export's --map, its second line a cell of 200,000 characters: a usage error naming the line."""
+    out = _graded(tmp_path, [("clarkolivia", "canvas", "11111", 15.5, "graded")])
+    mapping = tmp_path / "map.csv"
+    mapping.write_text("student,roster id\n" + "x" * 200_000 + ",11111\n")
+    with pytest.raises(UsageError, match=r"map\.csv, line 2") as told:
+        export.main(
+            target="canvas",
+            out=tmp_path / "import.csv",
+            assignment="micrograd",
+            graded=out,
+            roster=LMS / "canvas_gradebook.csv",
+            column="Micrograd engine (4401)",
+            mapping=mapping,
+        )
+    assert len(str(told.value)) < 1000
+
+
 def _policy(text: str) -> spec.LatePolicy:
     raw = {"id": "x", "version": "1", "checks": {"forward": {"points": 1}}, **spec.tomllib.loads(text)}
     return spec.parse(raw, Path("assignment.toml"), checks={"forward"}, operators=set()).late

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+import time
+
 import nbformat
-from conftest import BASE_ENGINE, statuses, with_limits
+from conftest import BASE_ENGINE, quick_assignment, statuses, with_limits
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from grader.checks.suite import SUITE_CHECKS
@@ -252,3 +257,58 @@ def test_timeit_runs_its_statement_once_and_a_note_says_so(tmp_path, micrograd):
     assert result.status == "graded", result.error
     assert statuses(result)["student_tests"] == "passed", result.checks
     assert any("%timeit in code cells 3, 4 ran its statement once" in note for note in result.notes), result.notes
+
+
+def test_a_cell_of_501_magics_is_an_error_result_naming_it(tmp_path):
+    """A cell of 501 line magics (issue 41, item 7), which IPython's transformer refuses with RuntimeError: does
+    `grader check` give an error result that names the cell (and write it), rather than a traceback and no
+    result?"""
+    task = quick_assignment(tmp_path / "quick", ("forward", "add"))
+    path = write_notebook(tmp_path / "magics.ipynb", ENGINE, "x = 1", "\n".join(["%time x = 1"] * 501))
+    done = subprocess.run(
+        [sys.executable, "-m", "grader.cli", "check", path.name, "--assignment", str(task), "--json", "out.json"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+    )
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    result = json.loads((tmp_path / "out.json").read_text())
+    assert result["status"] == "error" and result["error"]["kind"] == "syntax_error", result["error"]
+    assert "code cell 3 has 501" in result["error"]["message"], result["error"]
+    assert "code cell 3" in done.stdout, done.stdout
+
+
+def test_a_cell_whose_reading_would_take_long_is_refused_at_once(tmp_path, micrograd):
+    """A 154 KB cell of 499 magics, which IPython reads again whole for each one (seconds, in the grader's own
+    process, before any deadline), and an 82 KB cell of 50 (8 s): is each grading an error naming the cell, within
+    a second or two; and is a cell of a few magics among a page of code still read and graded?"""
+    costly = "\n".join(["%time x = 1" + " " * 300] * 499)
+    assert len(costly) > 150_000
+    path = write_notebook(tmp_path / "slow.ipynb", ENGINE, costly)
+    started = time.monotonic()
+    result = grade(path, micrograd.without(SUITE_CHECKS))
+    took = time.monotonic() - started
+    assert result.status == "error" and result.error.kind == "syntax_error", result.error
+    assert "code cell 2 has 499 lines" in result.error.message, result.error.message
+    assert took < 5, took
+    code = "\n".join(f"x{i} = {i} * 2 + 1  # some comment here" for i in range(2_000))
+    long = write_notebook(tmp_path / "long.ipynb", ENGINE, "\n".join(["%time x = 1"] * 50) + "\n" + code)
+    started = time.monotonic()
+    result = grade(long, micrograd.without(SUITE_CHECKS))  # 50 magics in 82 KB: IPython took 8 s to read it
+    took = time.monotonic() - started
+    assert result.status == "error" and result.error.kind == "syntax_error", result.error
+    assert result.error.message.startswith("code cell 2 is 8"), result.error.message
+    assert "with 50 magic or shell lines" in result.error.message and took < 5, (took, result.error.message)
+    fine = write_notebook(tmp_path / "fine.ipynb", "%matplotlib inline\n" + ENGINE + "\n%time x = 1\n")
+    assert grade(fine, with_limits(micrograd, submission_s=60.0).without(SUITE_CHECKS)).status == "graded"
+
+
+def test_a_notebook_nested_too_deep_for_json_is_unreadable_not_a_crash(tmp_path, micrograd):
+    """A .ipynb of 100,000 nested brackets (found by the hostile fuzz's %grade paths): is its grading an
+    `unreadable` error saying it is no notebook, rather than RecursionError out of grade()?"""
+    path = tmp_path / "nested.ipynb"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    result = grade(path, micrograd.without(SUITE_CHECKS))
+    assert result.status == "error" and result.error.kind == "unreadable", result.error
+    assert "nested.ipynb is not a notebook" in result.error.message, result.error.message

@@ -77,6 +77,14 @@ def test_the_docs_say_which_platform_grades_with_which_isolation():
         assert platform in page and platform in readme, platform
     assert "docker build -t micrograd-grader ." in page and PAGE in readme
     assert "How this route was checked" in page
+    section = page.split("## What each level stops", 1)[1].split("\n## ", 1)[0]
+    header, _, *rows = [line for line in section.splitlines() if line.startswith("|")]
+    for level in ("bubblewrap", "uid mode, with namespaces", "uid mode without namespaces", "limits only"):
+        assert level in header, level
+    assert len(rows) >= 5 and all(row.count("|") == header.count("|") for row in rows), rows
+    given = next(row for row in rows if "--roster" in row)  # every path a command is given is said to be checked
+    assert all(option in given for option in ("--groups", "--base", "--previous", "--map")), given
+    assert "submission_metadata.yml" in section and "reports/.history/" in section  # the grader's own reading
 
 
 def test_a_sandbox_warning_is_one_short_line_pointing_at_the_platforms_page():

@@ -158,8 +158,9 @@ class _Discovery:
         named on the command line, under which notes about files no student owns are counted."""
         try:
             gradescope = lms.gradescope(folder)
-        except BadMetadata as exc:
-            self.note("input", f"{label}/{lms.GRADESCOPE_METADATA}", f"{exc}; its folders are read as plain folders")
+        except Exception as exc:  # BadMetadata, or anything else reading it raised: it costs its students' metadata
+            why = str(exc) if isinstance(exc, BadMetadata) else f"cannot be read ({failure(exc)})"
+            self.note("input", f"{label}/{lms.GRADESCOPE_METADATA}", f"{why}; its folders are read as plain folders")
             gradescope = None
         entries = list(self.visible(folder, label, depth, owner))
         per_student = gradescope is not None or any(
@@ -168,7 +169,9 @@ class _Discovery:
         for entry, where in entries:
             self.guarded(entry, where, depth, owner, per_student, gradescope)
 
-    def guarded(self, entry: os.DirEntry, where: str, depth: int, owner: str, per_student: bool, gradescope) -> None:
+    def guarded(
+        self, entry: os.DirEntry, where: str, depth: int, owner: str, per_student: bool, gradescope: lms.Metadata | None
+    ) -> None:
         """contained(), in a guard: whatever reading one student's work raises is that student's row with the
         reason (a container's, a note about it), never the end of the batch."""
         before = len(self.entries)
@@ -183,12 +186,14 @@ class _Discovery:
                     entry.name, where, depth + 1, f"{_own_name(entry.name)} could not be read ({failure(exc)})"
                 )
 
-    def contained(self, entry: os.DirEntry, where: str, depth: int, owner: str, per_student: bool, gradescope) -> None:
+    def contained(
+        self, entry: os.DirEntry, where: str, depth: int, owner: str, per_student: bool, gradescope: lms.Metadata | None
+    ) -> None:
         """One thing in a container: a student's folder, zip or file, another container, or a file left out."""
         path = Path(entry.path)
         if entry.is_dir(follow_symlinks=False):
             if per_student:
-                self.student(path, where, entry.name, depth + 1, (gradescope or {}).get(entry.name))
+                self.student(path, where, entry.name, depth + 1, self.submitters(gradescope, entry.name, where))
             else:
                 self.container(path, where, depth + 1, owner)
         elif path.suffix.lower() == ".zip":
@@ -210,6 +215,18 @@ class _Discovery:
             return
         else:
             self.note("left_out", where, "not a .py file, notebook or zip; skipped", owner)
+
+    def submitters(self, gradescope: lms.Metadata | None, name: str, where: str) -> Identity | None:
+        """Who a Gradescope export's submission folder is, as its own entry in the metadata says; None, with a note,
+        when that entry cannot be read (the folder is then graded as the plain folder it is)."""
+        if gradescope is None:
+            return None
+        try:
+            return gradescope.who(name)
+        except Exception as exc:  # BadMetadata, or anything else building the entry raised
+            why = str(exc) if isinstance(exc, BadMetadata) else f"cannot be read ({failure(exc)})"
+            self.note("renamed", where, f"its entry in {lms.GRADESCOPE_METADATA} {why}; graded as a plain folder")
+            return None
 
     def loose(self, path: Path, where: str, depth: int) -> None:
         """A file in a container: one student's submission (or, from Canvas, their tests)."""

@@ -50,6 +50,7 @@ from grader.lms.names import safe_id
 from grader.render import html
 from grader.render.adjusted import restamped
 from grader.result import Result, SubmissionError
+from grader.sandbox.trial import require_closed
 from grader.text import counted
 
 TARGETS = ("gradescope", "canvas", "moodle", "gradescope-csv", "feedback")
@@ -84,6 +85,7 @@ def main(**options) -> int:
         return export.main(target=target, out=out, assignment=request.assignment)
     if graded is None:
         raise UsageError(f"grader export {target} needs --from DIR, the --out folder of a graded batch")
+    require_closed(tuple(p for p in (graded, roster, request.mapping) if p is not None and p.exists()))
     rows = applied.on_gradebook(graded, gradebook(graded))  # overrides.csv as it is now
     if target == "feedback":
         count = feedback(graded, out)

@@ -52,6 +52,12 @@ class BatchRequest:
     base: Path | None = None
     groups: Path | None = None
 
+    @property
+    def given(self) -> tuple[Path, ...]:
+        """The instructor's files given beside the class (the roster, the groups, the lesson's code, an earlier
+        term's folder): student code may read none of them, as none of the class's (docs/platforms.md)."""
+        return tuple(p for p in (self.roster, self.groups, self.base, self.previous) if p is not None)
+
 
 def main(**options) -> int:
     """`grader batch`: every input must exist before anything is graded."""
@@ -83,11 +89,12 @@ def run_batch(request: BatchRequest, base: str | None = None) -> int:
     if not out.exists() and os.geteuid() == 0:
         out.mkdir(parents=True, mode=0o700)  # student code runs as other uids: the class's results stay root's
     out.mkdir(parents=True, exist_ok=True)
+    closed = (task_spec.folder, out, *inputs, *request.given)  # what student code must not read
     if request.scheduler is None:  # on a cluster, each worker checks its own isolation
-        require_started("batch", trusted=trusted, private=(task_spec.folder, out, *inputs))
+        require_started("batch", trusted=trusted, private=closed)
     key = secret.key(task_spec.folder)
     rows, todo = resumed(students, task_spec, key, request.force, trusted)
-    private = tuple(str(p.resolve()) for p in (task_spec.folder, out, *inputs))
+    private = tuple(str(p.resolve()) for p in closed)
     tasks = [student.task(task_spec, key, trusted, private) for student, _ in todo]
     try:
         execute(todo, tasks, rows, len(students), request.jobs, request.scheduler)

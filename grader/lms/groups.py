@@ -17,17 +17,18 @@ Gradescope needs none of this: its submission_metadata.yml names every submitter
 
 from __future__ import annotations
 
-import csv
-import io
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, TypeVar
 
+from grader.csvfile import numbered_rows
 from grader.errors import UsageError
 from grader.lms.identity import Identity
 from grader.lms.roster import moodle_number
 
 MOST_BYTES = 20 * 2**20
+MOST_NAME_CHARS = 1_000
+"""The longest group name read (no LMS writes a longer one; notes and messages quote it)."""
 GROUP_COLUMNS = ("group_name", "Group", "Group name", "group")
 
 
@@ -57,8 +58,8 @@ def read(path: Path) -> Groups:
         text = data.decode("utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"--groups {path} cannot be read as UTF-8 text ({type(exc).__name__})") from None
-    rows = list(csv.reader(io.StringIO(text, newline="")))
-    header = [h.strip() for h in rows[0]] if rows else []
+    rows = numbered_rows(text, f"--groups {path}")
+    header = [h.strip() for h in rows[0][1]] if rows else []
     group = next((header.index(g) for g in GROUP_COLUMNS if g in header), -1)
     if group < 0:
         raise UsageError(
@@ -66,8 +67,13 @@ def read(path: Path) -> Groups:
             "or a CSV of group and member"
         )
     members: dict[str, list[Identity]] = {}
-    for row in rows[1:]:
+    for line, row in rows[1:]:
         name = row[group].strip() if group < len(row) else ""
+        if len(name) > MOST_NAME_CHARS:
+            raise UsageError(
+                f"--groups {path}, line {line}: a group name of {len(name):,} characters, longer than any LMS "
+                f"writes (at most {MOST_NAME_CHARS:,})"
+            )
         who = _member(header, row)
         if name and who is not None:
             members.setdefault(name, []).append(who)

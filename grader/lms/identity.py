@@ -27,13 +27,18 @@ import datetime
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from grader.errors import BadMetadata
+from grader.lms import yamlfile
 
 MOODLE_PLUGIN = "assignsubmission"
 GRADESCOPE_FOLDER = re.compile(r"^submission_(?P<sid>\d+)$")
 GRADESCOPE_METADATA = "submission_metadata.yml"
-MOST_METADATA_BYTES = 20 * 2**20
+MOST_METADATA_BYTES = 4 * 2**20
+"""The largest metadata read: a class of thousands writes a few hundred KB."""
+MOST_SUBMITTERS = 100
+"""The most submitters one submission's entry may name (a Gradescope group has a handful)."""
 TEXT_CHARS = 1_000
 """The longest name, id or email read from the metadata (its values can be anything YAML writes)."""
 
@@ -142,38 +147,36 @@ def from_folder_name(name: str) -> Identity | None:
     return None
 
 
-def gradescope(folder: Path) -> dict[str, Identity] | None:
-    """The students of a Gradescope export folder, by submission folder name; None when it is not one.
+@dataclass(frozen=True)
+class Metadata:
+    """A Gradescope export's submission_metadata.yml, read as far as a parser's events and its document's nodes
+    (bounded before anything is built, grader/lms/yamlfile.py); each submission's entry is built on its own, when
+    its folder is read (`who`), so that an entry that cannot be read costs its own student their metadata only."""
 
-    submission_metadata.yml (Ruby symbols as keys, as Gradescope writes it):
-    `submission_<id>: {":submitters": [{":name", ":sid", ":email"}...], ":created_at": <time>, ...}`.
-    A group submission is its first submitter's, with the others in `group`."""
-    path = folder / GRADESCOPE_METADATA
-    if path.is_symlink() or not path.is_file():
-        return None
-    import yaml
+    entries: dict[str, Any]
+    """Each submission folder's entry, by folder name: a node of the composed document, not yet built."""
 
-    try:
-        if path.stat().st_size > MOST_METADATA_BYTES:
-            raise BadMetadata(f"larger than {MOST_METADATA_BYTES // 2**20} MB")
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError, ValueError, RecursionError) as exc:
-        # ValueError: an int of more than 4,300 digits; RecursionError: lists nested thousands deep
-        raise BadMetadata(f"cannot be read ({type(exc).__name__}: {str(exc)[:200]})") from None
-    if not isinstance(data, dict):
-        raise BadMetadata("not a mapping of submission folders")
-    found = {}
-    for key, entry in data.items():
-        match = GRADESCOPE_FOLDER.match(key) if isinstance(key, str) else None
-        submitters = entry.get(":submitters") if isinstance(entry, dict) else None
-        if not match or not isinstance(submitters, list) or not submitters:
-            continue
-        people = [s for s in submitters if isinstance(s, dict)]
+    def who(self, folder: str) -> Identity | None:
+        """The submitters of a submission folder as its entry names them (a group submission is its first
+        submitter's, with the others in `group`); None when the metadata does not name the folder, and
+        BadMetadata when its entry cannot be read."""
+        node = self.entries.get(folder)
+        if node is None:
+            return None
+        entry = yamlfile.built(node)
+        if not isinstance(entry, dict):
+            return None
+        submitters = entry.get(":submitters")
+        people = [s for s in submitters if isinstance(s, dict)] if isinstance(submitters, list) else []
+        if len(people) > MOST_SUBMITTERS:
+            raise BadMetadata(f"names {len(people):,} submitters (a group has at most {MOST_SUBMITTERS})")
         if not people:
-            continue
+            return None
+        match = GRADESCOPE_FOLDER.match(folder)
+        assert match is not None, "entries holds submission folders' names only"
         when = _time(entry.get(":created_at"))
         first, *others = [_submitter(p, match["sid"], when) for p in people]
-        found[str(key)] = Identity(
+        return Identity(
             first.lms,
             first.name,
             first.user_id,
@@ -182,7 +185,26 @@ def gradescope(folder: Path) -> dict[str, Identity] | None:
             submitted_at=when,
             group=tuple(others),
         )
-    return found
+
+
+def gradescope(folder: Path) -> Metadata | None:
+    """The metadata of a Gradescope export folder; None when it is not one, BadMetadata when its file cannot be
+    read (too large, aliases that would write out too much, nested too deep, not YAML, not a mapping).
+
+    submission_metadata.yml (Ruby symbols as keys, as Gradescope writes it):
+    `submission_<id>: {":submitters": [{":name", ":sid", ":email"}...], ":created_at": <time>, ...}`."""
+    path = folder / GRADESCOPE_METADATA
+    if path.is_symlink() or not path.is_file():
+        return None
+    try:
+        if path.stat().st_size > MOST_METADATA_BYTES:
+            raise BadMetadata(f"larger than {MOST_METADATA_BYTES // 2**20} MB")
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadMetadata(f"cannot be read ({type(exc).__name__}: {str(exc)[:200]})") from None
+    return Metadata(
+        {key: node for key, node in yamlfile.mapping(text).items() if GRADESCOPE_FOLDER.match(key) is not None}
+    )
 
 
 def _submitter(person: dict, submission: str, when: str) -> Identity:

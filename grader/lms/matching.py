@@ -9,15 +9,14 @@ line), `--allow-unmatched` exports without them.
 
 from __future__ import annotations
 
-import csv
 import difflib
-import io
 import sys
 import unicodedata
 from dataclasses import replace
 from pathlib import Path
 
 from grader.classfiles import NO_SUBMISSION, GradebookRow
+from grader.csvfile import numbered_rows
 from grader.errors import UsageError
 from grader.lms.roster import Roster, RosterStudent
 
@@ -91,17 +90,17 @@ def _mapped(class_list: Roster, rows: dict[str, GradebookRow], mapping: Path) ->
         raise UsageError(f"--map {mapping} cannot be read as UTF-8 text ({type(exc).__name__})") from None
     by_student = {row.student: key for key, row in rows.items()}
     out = dict(rows)
-    for line, pair in enumerate(csv.reader(io.StringIO(text, newline="")), 1):
+    for line, pair in numbered_rows(text, f"--map {mapping}"):
         cells = [c.strip() for c in pair]
         if not any(cells) or (line == 1 and cells[:1] == ["student"]):
             continue
         if len(cells) < 2:
-            raise UsageError(f"--map {mapping}, line {line}: expected `student,roster id`, got {','.join(cells)}")
+            raise UsageError(f"--map {mapping}, line {line}: expected `student,roster id`, got {','.join(cells)[:200]}")
         student, roster_id = cells[0], cells[1]
         if student not in by_student:
-            raise UsageError(f"--map {mapping}, line {line}: no student '{student}' in the gradebook")
+            raise UsageError(f"--map {mapping}, line {line}: no student '{student[:200]}' in the gradebook")
         if class_list.by_id(roster_id) is None:
-            raise UsageError(f"--map {mapping}, line {line}: no {class_list.lms} id '{roster_id}' on the roster")
+            raise UsageError(f"--map {mapping}, line {line}: no {class_list.lms} id '{roster_id[:200]}' on the roster")
         row = out.pop(by_student[student])
         out[roster_id] = replace(row, lms=class_list.lms, lms_user_id=roster_id)
     return out

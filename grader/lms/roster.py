@@ -26,10 +26,10 @@ login, SIS id, SID or email (or the email's user part) is its name.
 from __future__ import annotations
 
 import csv
-import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader.csvfile import numbered_rows
 from grader.errors import UsageError
 from grader.lms import numbers
 from grader.lms.identity import Identity
@@ -138,7 +138,7 @@ def read(path: Path) -> Roster:
     except UnicodeDecodeError:
         raise UsageError(f"the roster {path} is not UTF-8 text (export it again as CSV)") from None
     delimiter = separator(text)
-    rows = [tuple(r) for r in csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)]
+    rows = [tuple(r) for _, r in numbered_rows(text, f"the roster {path}", delimiter)]
     if not rows:
         raise UsageError(f"the roster {path} is empty")
     header, body = rows[0], rows[1:]
@@ -165,7 +165,10 @@ def separator(text: str) -> str:
     lines = text.splitlines()[:3]
     counts = {}
     for sep in (";", ","):
-        sizes = {len(next(csv.reader([line], delimiter=sep), [])) for line in lines}
+        try:
+            sizes = {len(next(csv.reader([line], delimiter=sep), [])) for line in lines}
+        except csv.Error:  # a cell past csv's limit: reading the file says which line
+            sizes = set()
         counts[sep] = sizes.pop() if len(sizes) == 1 else 0
     return ";" if counts[";"] > counts[","] else ","
 

@@ -300,6 +300,7 @@ said_elsewhere = False
 trial sandbox, grader/sandbox/trial.py, is the same machine's), so they are not said once per process."""
 
 
+READABLE = "student code could read files it must not"  # uid_problems' words for them (trial.py looks for them)
 DOCS = "docs/platforms.md"
 """Where each platform's isolation, and how to get more, is written down (a warning points there)."""
 
@@ -331,10 +332,10 @@ confine = {"__name__": "confine"}
 exec(args["confine"], confine)
 for path in args["private"]:
     try:
-        if os.path.isdir(path):
-            os.listdir(path)
-        else:
+        if not os.path.isdir(path):
             open(path, "rb").close()
+        elif not os.access(path, os.X_OK):  # a folder one may enter opens each file in it that others may read
+            os.listdir(path)
         report["readable"].append(path)
     except OSError:
         pass
@@ -465,8 +466,8 @@ def uid_problems(iso: Isolation, private: tuple[Path, ...]) -> list[str]:
     if report["readable"]:
         shown = ", ".join(report["readable"][:3]) + (" ..." if len(report["readable"]) > 3 else "")
         problems.append(
-            f"student code could read files it must not ({shown}): make them readable by their owner "
-            "only (chmod -R go-rwx on the folder that holds them)"
+            f"{READABLE} ({shown}): make them readable by their owner only (chmod -R go-rwx on the folder that "
+            "holds them)"
         )
     return problems
 

@@ -57,3 +57,19 @@ def _try(iso: isolation.Isolation, needs_pytest: bool) -> str:
             "GRADER_SANDBOX_PYTHON to a Python that has it."
         )
     return ""
+
+
+def require_closed(given: tuple[Path, ...]) -> None:
+    """For a command that runs no student code but is given the class's files (grader export: the graded folder,
+    the roster, a --map): where student code runs as a uid of its own (uid mode), an IsolationError (exit 3) when
+    such a uid could read any of them, naming them, since a batch's sandboxes on this machine could. A batch
+    checks what it is given with its trial (require_started's `private`)."""
+    iso = isolation.detect()
+    if iso.level != "uid" or not given:
+        return
+    readable = [p for p in isolation.uid_problems(iso, tuple(given)) if p.startswith(isolation.READABLE)]
+    if readable:
+        raise IsolationError(
+            "the class's files are open to student code here: a batch on this machine runs each student's code "
+            f"as a uid of its own, and {readable[0]}"
+        )
