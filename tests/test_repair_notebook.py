@@ -234,7 +234,8 @@ THRICE_TESTS = """def test_add_and_mul_gradients():
 def thrice() -> tuple[nbformat.NotebookNode, int, int]:
     """A notebook defining Value three times, each in a cell of its own (two correct drafts in other styles, then the
     lesson's with tanh's derivative on its input), the last defining __mul__ twice too (a draft left above the one
-    Python keeps); the cell of the last Value, and the line of the planted bug in it."""
+    Python keeps); the cell of the last Value (its place among the code cells, as the grader names cells), and the
+    line of the planted bug in it."""
     text, _ = buggy("tanh_grad_from_input", "lecture")
     last = _value_of(text)
     mul = last[last.index("    def __mul__") : last.index("    def __pow__")]
@@ -249,7 +250,7 @@ def thrice() -> tuple[nbformat.NotebookNode, int, int]:
         new_code_cell(THRICE_TESTS),
     ]
     bug = last[: last.index("self.grad += (1 - self.data**2) * out.grad")].count("\n") + 1
-    return new_notebook(cells=cells), 5, bug
+    return new_notebook(cells=cells), 4, bug  # code cell 4: the markdown cell is not counted
 
 
 def test_the_mutants_and_the_repair_are_made_of_the_value_python_keeps(tmp_path, micrograd, monkeypatch):
