@@ -96,8 +96,7 @@ def pins(pyproject: Path) -> dict[str, str]:
     markers read for this Python; the grader's own extras left out) and its version installed here, by name. A
     requirement not installed here (its marker false for this Python) is left out: nothing here says which version
     of it the grader ran with."""
-    project = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
-    todo = [(text, "") for text in project.get("dependencies", [])]
+    todo = [(text, "") for text in _dependencies(pyproject)]
     found: dict[str, str] = {}
     followed: set[tuple[str, str]] = set()
     while todo:
@@ -119,6 +118,18 @@ def pins(pyproject: Path) -> dict[str, str]:
                 followed.add((name, wanted))
                 todo += [(child, wanted) for child in dist.requires or ()]
     return dict(sorted(found.items()))
+
+
+def _dependencies(pyproject: Path) -> list[str]:
+    """The grader's own requirements: pyproject's dependencies in a checkout; where the grader is installed without
+    one (a regular install), its distribution's, its extras left out (a requirement an extra brings has a marker
+    naming it, false with no extra)."""
+    if pyproject.is_file():
+        return list(tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"].get("dependencies", []))
+    try:
+        return list(metadata.distribution("micrograd-grader").requires or ())
+    except metadata.PackageNotFoundError:
+        return []
 
 
 def constraints(pinned: dict[str, str]) -> str:
