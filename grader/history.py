@@ -131,7 +131,7 @@ def remember(result: Result, submission: Path, base: Path = Path(".")) -> None:
 
 
 @dataclass(frozen=True)
-class Change:
+class Since:
     """What changed from one check of a file to the next, in the order a student should read it."""
 
     before: Record
@@ -181,7 +181,7 @@ class Change:
         return f"Since your last check{score}: {'; '.join(self.parts())}."
 
 
-def compare(before: Record, after: Record) -> Change:
+def compare(before: Record, after: Record) -> Since:
     """What changed between two records of the same file (checks run only once, as with --public-only, are
     left out)."""
     broken, fixed, moved = [], [], []
@@ -197,7 +197,7 @@ def compare(before: Record, after: Record) -> Change:
             moved.append((check_id, f"{check_id} {_now(status, 1)} (was {_WAS[was]})"))
         elif was_score != score:
             moved.append((check_id, f"{check_id} {_score(was_score)} -> {_score(score)} of {_score(most)} points"))
-    return Change(before, after, tuple(broken), tuple(fixed), tuple(moved))
+    return Since(before, after, tuple(broken), tuple(fixed), tuple(moved))
 
 
 _NOW = {

@@ -209,7 +209,7 @@ def grade_once(request: Request) -> Checked:
     return Checked(result, task, source)
 
 
-def show(graded: Checked, request: Request, before: history.Record | None, headline: str = "") -> history.Change | None:
+def show(graded: Checked, request: Request, before: history.Record | None, headline: str = "") -> history.Since | None:
     """The grading told: the table led by what changed since the last check (or, given a `headline`, one line
     and the cards of the checks whose status changed), then the JSON and the report written, and this check
     remembered. Returns what changed."""

@@ -30,7 +30,7 @@ from grader.feedback import (
     to_fix,
 )
 from grader.final import Final, points
-from grader.history import Change
+from grader.history import Since
 from grader.kit import grouped
 from grader.notebooks import cell_name
 from grader.render.pictures import curve_svg, graph_svg
@@ -174,7 +174,7 @@ def without_class_link(page: str) -> str:
     return "\n".join(line for line in page.split("\n") if 'id="class-link"' not in line)
 
 
-def inline_report(result: Result, change: Change | None, report: str, unwritten: tuple[str, ...] = ()) -> str:
+def inline_report(result: Result, change: Since | None, report: str, unwritten: tuple[str, ...] = ()) -> str:
     """The result as a notebook's output shows it (`%grade`): what changed, the start-here box (`unwritten`: the kit's
     methods the notebook leaves unwritten, grader/kit.py), a card for each check to fix with its case as a code
     block to copy, then the table. A fragment of plain HTML: a notebook runs no script and keeps no style sheet of

@@ -30,7 +30,7 @@ from grader.feedback import (
     summary,
     to_fix,
 )
-from grader.history import Change
+from grader.history import Since
 from grader.kit import NEEDS, Start, grouped
 from grader.render.repairs import diff_lines, sentence
 from grader.result import CheckResult, Result
@@ -62,7 +62,7 @@ def points(c: CheckResult) -> str:
 def render(
     result: Result,
     assignment: Assignment,
-    change: Change | None = None,
+    change: Since | None = None,
     width: int | None = None,
     unwritten: tuple[str, ...] = (),
 ) -> str:
@@ -107,7 +107,7 @@ def _carded(result: Result, begin: Start | None) -> list[CheckResult]:
     return cards
 
 
-def brief(result: Result, change: Change | None, headline: str, width: int | None = None) -> str:
+def brief(result: Result, change: Since | None, headline: str, width: int | None = None) -> str:
     """One line for a grading in a series (grader check --watch): the headline, the score and what changed,
     then the card of every check whose status changed and that is below full points now."""
     if result.status == "error":
