@@ -10,6 +10,7 @@ from conftest import BASE_ENGINE, HERE, ZOO, with_limits
 
 from grader.grading import Options, grade
 from grader.sabotage import all_operators
+from grader.sabotage.operators import NOT_DRAWN
 
 SUITES = HERE / "fixtures" / "suites"
 
@@ -33,7 +34,7 @@ def test_good_suite_catches_every_sabotage(graded):
     assert {c.status for c in checks.values()} == {"passed"}
     sabotage = checks["sabotage"]
     assert sabotage.score == sabotage.max_score
-    assert set(sabotage.artifacts["caught"]) == set(all_operators())
+    assert set(sabotage.artifacts["caught"]) == set(all_operators()) - set(NOT_DRAWN)  # those drawn into plans
     assert len(checks["student_tests"].artifacts["tests"]) == 12
 
 
