@@ -237,7 +237,9 @@ def test_interrupted_batch_resumes_without_loss_or_duplicates(tmp_path):
     inputs = tmp_path / "in"
     inputs.mkdir()
     for i, engine in enumerate((CORRECT + BUGGY)[:5]):  # Ctrl-C once two are saved: three left to the rerun
-        (inputs / f"s{i}.py").write_text(engine.read_text())
+        # each loads for a second (a module that sleeps as it is imported), so Ctrl-C comes mid-batch however
+        # late a busy machine lets this test look: gradings of under a second each once finished all five first
+        (inputs / f"s{i}.py").write_text(engine.read_text() + "\nimport time\ntime.sleep(1.0)\n")
     (tmp_path / "quick").mkdir()
     (tmp_path / "quick" / "assignment.toml").write_text(QUICK_SPEC)
     out = tmp_path / "out"

@@ -180,7 +180,9 @@ def test_an_interrupted_batch_writes_an_incomplete_gradebook_and_the_command_tha
     inputs = tmp_path / "in"
     inputs.mkdir()
     for i, engine in enumerate((CORRECT_ENGINES[0], BUGGY, CORRECT_ENGINES[1])):
-        (inputs / f"s{i}.py").write_text(engine.read_text())
+        # each loads for a second and a half (a module that sleeps as it is imported), so Ctrl-C comes mid-batch
+        # however late a busy machine lets this test look (all three, graded in under a second each, once finished)
+        (inputs / f"s{i}.py").write_text(engine.read_text() + "\nimport time\ntime.sleep(1.5)\n")
     out = tmp_path / "out"
     args = [
         sys.executable,
