@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from grader import protocol
+from grader import protocol, suite_replies
 from grader.protocol import Code
 
 
@@ -43,7 +43,7 @@ def same_run(whole: Said, needed: Said | None) -> bool:
         if not isinstance(reply, dict) or protocol.raised(reply) is not None:
             return None
         try:
-            claim = protocol.suite_run(reply.get("result"), None)
+            claim = suite_replies.suite_run(reply.get("result"), None)
         except ValueError:
             return None
         return {n: t["outcome"] for n, t in claim.tests.items()}, claim.collection_errors, run.probes

@@ -65,6 +65,7 @@ LAYERS = {
         "grader.result",
         "grader.programs",
         "grader.protocol",
+        "grader.suite_replies",  # the wire, host end, for a run of the tests: its reply and its first frames
         "grader.files",
         "grader.causes",
         "grader.errors",

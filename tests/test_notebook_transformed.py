@@ -17,7 +17,8 @@ from test_notebook_cells import TESTS, write_notebook
 
 from grader.checks.suite import SUITE_CHECKS
 from grader.grading import Options, grade
-from grader.protocol import Code, transformed
+from grader.protocol import Code
+from grader.suite_replies import transformed
 
 SHELL_RUN = r"""
 import json, sys

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from grader import protocol
+from grader import protocol, suite_replies
 from grader.checks.cases import EQUAL_DATA, HAND_EXAMPLES, LEAVES, SINGLE, chain, diamond
 from grader.checks.reference_engine import reference_run
 from grader.checks.suite_text import exception_name
@@ -96,7 +96,7 @@ def read_run(reply: RunReply, allowed: set[str] | None) -> Run:
             said=f"importing your module with it raised {raised}",
         )
     try:
-        claim = protocol.suite_run(message.get("result"), allowed)
+        claim = suite_replies.suite_run(message.get("result"), allowed)
     except ValueError:
         return Run(False, {}, [], UNREADABLE_RUN, False, reply.duration, probes, said=FAILURES["protocol"])
     return Run(True, claim.tests, claim.collection_errors, "", False, reply.duration, probes)

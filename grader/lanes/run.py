@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from grader import protocol
+from grader import protocol, suite_replies
 from grader.errors import WorkerFailure
 from grader.protocol import Code
 from grader.sabotage import EngineRun
@@ -28,8 +28,8 @@ class RunReply:
     failure: WorkerFailure | None = None
     duration: float = 0.0
     probes: tuple | None = None
-    """The engine's numbers on the job's probes, as the run said before its test file was written (protocol.Before),
-    whatever became of the run afterwards; None when it said none."""
+    """The engine's numbers on the job's probes, as the run said before its test file was written
+    (suite_replies.Before), whatever became of the run afterwards; None when it said none."""
 
 
 @dataclass(frozen=True)
@@ -109,7 +109,7 @@ def run_tests(
         return Returned(RunReply(engine, failure=exc, duration=time.monotonic() - started))
     heard: list[dict] = []
     reply, failure, ended = _exchange(unit, message, (timeout, settings.until), heard)
-    before = protocol.before_tests(heard, job.code, derive, bool(job.probes))
+    before = suite_replies.before_tests(heard, job.code, derive, bool(job.probes))
     found = before.transformed if derive else ()  # said before the student's code ran: it holds however the run ended
     if isinstance(failure, OutOfTime) and failure.outer:
         return Returned(None, found)
@@ -123,7 +123,7 @@ def _exchange(
     ended; heard keeps the run's first frames."""
 
     def hear(event: dict) -> None:
-        if len(heard) < protocol.BEFORE_TESTS:
+        if len(heard) < suite_replies.BEFORE_TESTS:
             heard.append(event)
 
     reply, failure = None, None
