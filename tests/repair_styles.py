@@ -22,23 +22,63 @@ PLANTS: dict[str, dict[str, tuple[str, str, str]]] = {
             "x.grad += power * x.data ** (power - 1) * res.grad",
             "x.grad += power * x.data ** (power - 1)",
         ),
-        "tanh without out.grad": ("missing_outgrad_tanh", "x.grad += (1 - res.data**2) * upstream", "x.grad += 1 - res.data**2"),
-        "relu without out.grad": ("missing_outgrad_relu", "x.grad += (res.data > 0) * res.grad", "x.grad += float(res.data > 0)"),
-        "add halved": ("add_half", "    x.grad += res.grad\n    y.grad += res.grad\n", "    x.grad += 0.5 * res.grad\n    y.grad += 0.5 * res.grad\n"),
-        "mul's own data": ("mul_own_data", "x.grad += y.data * res.grad", "x.grad += x.data * res.grad"),
+        "tanh without out.grad": (
+            "missing_outgrad_tanh",
+            "x.grad += (1 - res.data**2) * upstream",
+            "x.grad += 1 - res.data**2",
+        ),
+        "relu without out.grad": (
+            "missing_outgrad_relu",
+            "x.grad += (res.data > 0) * res.grad",
+            "x.grad += float(res.data > 0)",
+        ),
+        "add halved": (
+            "add_half",
+            "    x.grad += res.grad\n    y.grad += res.grad\n",
+            "    x.grad += 0.5 * res.grad\n    y.grad += 0.5 * res.grad\n",
+        ),
+        "mul's own data": (
+            "mul_own_data",
+            "    x.grad += y.data * res.grad\n    y.grad += x.data * res.grad\n",
+            "    x.grad += x.data * res.grad\n    y.grad += y.data * res.grad\n",
+        ),
         "pow's exponent": ("pow_off_by_one", "power * x.data ** (power - 1)", "power * x.data**power"),
         "tanh on its input": ("tanh_grad_from_input", "(1 - res.data**2) * upstream", "(1 - x.data**2) * upstream"),
         "tanh without the square": ("tanh_square_missing", "(1 - res.data**2) * upstream", "(1 - res.data) * upstream"),
-        "= in mul": ("assign_in_mul", "    x.grad += y.data * res.grad\n    y.grad += x.data * res.grad\n", "    x.grad = y.data * res.grad\n    y.grad = x.data * res.grad\n"),
-        "= in tanh": ("assign_in_tanh", "x.grad += (1 - res.data**2) * upstream", "x.grad = (1 - res.data**2) * upstream"),
+        "= in mul": (
+            "assign_in_mul",
+            "    x.grad += y.data * res.grad\n    y.grad += x.data * res.grad\n",
+            "    x.grad = y.data * res.grad\n    y.grad = x.data * res.grad\n",
+        ),
+        "= in tanh": (
+            "assign_in_tanh",
+            "x.grad += (1 - res.data**2) * upstream",
+            "x.grad = (1 - res.data**2) * upstream",
+        ),
         "seed": ("missing_seed", "        self.grad = 1.0\n        for node in", "        for node in"),
         "reversed": ("topo_not_reversed", "for node in reversed(order):", "for node in order:"),
     },
     "lambda_table": {
-        "add, a's side": ("missing_outgrad_add", '"+": lambda out, a, b: (out.grad, out.grad)', '"+": lambda out, a, b: (1.0, out.grad)'),
-        "add, b's side": ("missing_outgrad_add", '"+": lambda out, a, b: (out.grad, out.grad)', '"+": lambda out, a, b: (out.grad, 1.0)'),
-        "mul, a's side": ("missing_outgrad_mul", "(b.data * out.grad, a.data * out.grad)", "(b.data, a.data * out.grad)"),
-        "mul, b's side": ("missing_outgrad_mul", "(b.data * out.grad, a.data * out.grad)", "(b.data * out.grad, a.data)"),
+        "add, a's side": (
+            "missing_outgrad_add",
+            '"+": lambda out, a, b: (out.grad, out.grad)',
+            '"+": lambda out, a, b: (1.0, out.grad)',
+        ),
+        "add, b's side": (
+            "missing_outgrad_add",
+            '"+": lambda out, a, b: (out.grad, out.grad)',
+            '"+": lambda out, a, b: (out.grad, 1.0)',
+        ),
+        "mul, a's side": (
+            "missing_outgrad_mul",
+            "(b.data * out.grad, a.data * out.grad)",
+            "(b.data, a.data * out.grad)",
+        ),
+        "mul, b's side": (
+            "missing_outgrad_mul",
+            "(b.data * out.grad, a.data * out.grad)",
+            "(b.data * out.grad, a.data)",
+        ),
         "pow without out.grad": (
             "missing_outgrad_pow",
             "(out.exponent * a.data ** (out.exponent - 1) * out.grad,)",
@@ -47,16 +87,36 @@ PLANTS: dict[str, dict[str, tuple[str, str, str]]] = {
         "tanh without out.grad": ("missing_outgrad_tanh", "((1 - out.data**2) * out.grad,)", "(1 - out.data**2,)"),
         "relu without out.grad": ("missing_outgrad_relu", "((out.data > 0) * out.grad,)", "(float(out.data > 0),)"),
         "add halved": ("add_half", "(out.grad, out.grad)", "(out.grad / 2, out.grad / 2)"),
-        "mul's own data": ("mul_own_data", "(b.data * out.grad, a.data * out.grad)", "(a.data * out.grad, b.data * out.grad)"),
+        "mul's own data": (
+            "mul_own_data",
+            "(b.data * out.grad, a.data * out.grad)",
+            "(a.data * out.grad, b.data * out.grad)",
+        ),
         "pow's exponent": ("pow_off_by_one", "a.data ** (out.exponent - 1)", "a.data**out.exponent"),
-        "tanh on its input": ("tanh_grad_from_input", "((1 - out.data**2) * out.grad,)", "((1 - a.data**2) * out.grad,)"),
-        "tanh without the square": ("tanh_square_missing", "((1 - out.data**2) * out.grad,)", "((1 - out.data) * out.grad,)"),
+        "tanh on its input": (
+            "tanh_grad_from_input",
+            "((1 - out.data**2) * out.grad,)",
+            "((1 - a.data**2) * out.grad,)",
+        ),
+        "tanh without the square": (
+            "tanh_square_missing",
+            "((1 - out.data**2) * out.grad,)",
+            "((1 - out.data) * out.grad,)",
+        ),
         "seed": ("missing_seed", "        self.grad = 1.0\n        for node in", "        for node in"),
         "reversed": ("topo_not_reversed", "for node in reversed(topo):", "for node in topo:"),
     },
     "reduce_walk": {
-        "add, self's side": ("missing_outgrad_add", "            self.grad += g\n            other.grad += g\n", "            self.grad += 1.0\n            other.grad += g\n"),
-        "add, other's side": ("missing_outgrad_add", "            self.grad += g\n            other.grad += g\n", "            self.grad += g\n            other.grad += 1.0\n"),
+        "add, self's side": (
+            "missing_outgrad_add",
+            "            self.grad += g\n            other.grad += g\n",
+            "            self.grad += 1.0\n            other.grad += g\n",
+        ),
+        "add, other's side": (
+            "missing_outgrad_add",
+            "            self.grad += g\n            other.grad += g\n",
+            "            self.grad += g\n            other.grad += 1.0\n",
+        ),
         "mul, self's side": ("missing_outgrad_mul", "self.grad += other.data * g", "self.grad += other.data"),
         "mul, other's side": ("missing_outgrad_mul", "other.grad += self.data * g", "other.grad += self.data"),
         "pow without out.grad": (
@@ -66,18 +126,32 @@ PLANTS: dict[str, dict[str, tuple[str, str, str]]] = {
         ),
         "tanh without out.grad": ("missing_outgrad_tanh", "self.grad += local * out.grad", "self.grad += local"),
         "relu without out.grad": ("missing_outgrad_relu", "self.grad += mask * out.grad", "self.grad += mask"),
-        "add halved": ("add_half", "            self.grad += g\n            other.grad += g\n", "            self.grad += 0.5 * g\n            other.grad += 0.5 * g\n"),
-        "mul's own data": ("mul_own_data", "self.grad += other.data * g", "self.grad += self.data * g"),
+        "add halved": (
+            "add_half",
+            "            self.grad += g\n            other.grad += g\n",
+            "            self.grad += 0.5 * g\n            other.grad += 0.5 * g\n",
+        ),
+        "mul's own data": (
+            "mul_own_data",
+            "self.grad += other.data * g\n            other.grad += self.data * g\n",
+            "self.grad += self.data * g\n            other.grad += other.data * g\n",
+        ),
         "pow's exponent": ("pow_off_by_one", "self.data ** (exp - 1)", "self.data**exp"),
         "tanh on its input": ("tanh_grad_from_input", "local = 1 - y * y", "local = 1 - self.data * self.data"),
         "tanh without the square": ("tanh_square_missing", "local = 1 - y * y", "local = 1 - y"),
-        "= in add": ("assign_in_add", "            self.grad += g\n            other.grad += g\n", "            self.grad = g\n            other.grad = g\n"),
+        "= in add": (
+            "assign_in_add",
+            "            self.grad += g\n            other.grad += g\n",
+            "            self.grad = g\n            other.grad = g\n",
+        ),
         "= in pow": ("assign_in_pow", "self.grad += exp * self.data", "self.grad = exp * self.data"),
         "seed": ("missing_seed", "        self.grad = 1\n        reduce(", "        reduce("),
         "reversed": ("topo_not_reversed", "reversed(topo), None)", "topo, None)"),
     },
 }
-"""style: bug: (the cause the grader names, the correct text, the buggy text), each correct text found once."""
+"""style: bug: (the cause the grader names, the correct text, the buggy text), each correct text found once. A
+product's own data is planted on both sides, as repair_bugs.py plants it (on one side only, the mul check fails with
+no cause named: its diagnosis replays the lesson's mistake, made on both)."""
 
 RELU_LINES = {
     "lecture": "self.grad += (out.data > 0) * out.grad",
@@ -125,12 +199,12 @@ RELU_SPELLINGS = {
 
 
 def correct(style: str) -> str:
+    """A style's correct engine (these three, or repair_bugs.py's)."""
     return (ENGINES / f"{style}.py").read_text(encoding="utf-8")
 
 
-def planted(style: str, old: str, new: str) -> tuple[str, int]:
-    """The style's engine with old replaced by new, and the line it starts on."""
+def planted(style: str, old: str, new: str) -> str:
+    """The style's engine with old (found once) replaced by new."""
     text = correct(style)
     assert text.count(old) == 1, (style, old)
-    at = text.index(old)
-    return text.replace(old, new), text[:at].count("\n") + 1
+    return text.replace(old, new)
