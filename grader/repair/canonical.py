@@ -10,7 +10,10 @@ as the backward names them (`out.data` or the local `t`; `out.grad`, `res.grad`,
 backward), the other input of a product and the exponent of a power. The statement is found wherever the backward
 lives: a closure in the rule's method, a branch of a dispatching backward(), a function given the nodes with
 functools.partial, or a lambda of a table keyed by the operations' labels (whose gradients are expressions: each is
-rewritten in place). A condition around the statement alone (`if self.data > 0:`) is rewritten with it.
+rewritten in place). A condition around the statement alone (`if self.data > 0:`) is rewritten with it; where the
+statement multiplies the incoming gradient by a local name given one value (`mask = 1.0 if x > -1 else 0.0`), that
+value is rewritten instead, on its own line, as the rule's local derivative. The lesson's derivatives, with the
+names to fill in, live with the operations' vocabulary (grader/sandbox/inside/ops.py's DERIVATIVES).
 
 Which statements are rewritten: for `=` for `+=`, those written with `=`; for a missing `* out.grad`, those that do
 not read the incoming gradient; for any other cause of the rule, every one not already the lesson's line. The
@@ -41,28 +44,8 @@ from grader.repair.reading import (
     updates,
 )
 from grader.sabotage.trees import nodes
-from grader.sandbox.inside.ops import RULES, UPDATED
+from grader.sandbox.inside.ops import DERIVATIVES, RULES, UPDATED
 
-LOCAL = {
-    "add": "1.0",
-    "mul": "{other}.data",
-    "pow": "{exponent} * {node}.data ** ({exponent} - 1)",
-    "tanh": "1 - {data}**2",
-    "relu": "{data} > 0",
-    "exp": "{data}",
-}
-"""Each rule's local derivative, as the lesson writes it: node, the input; data, the output's value; other, a
-product's other input; exponent, a power's."""
-LINES = {
-    "add": "1.0 * {grad}",
-    "mul": "{other}.data * {grad}",
-    "pow": "{exponent} * {node}.data ** ({exponent} - 1) * {grad}",
-    "tanh": "(1 - {data}**2) * {grad}",
-    "relu": "({data} > 0) * {grad}",
-    "exp": "{data} * {grad}",
-}
-"""Each rule's gradient of an input, as the lesson writes it (`self.grad += <this>`): its local derivative (LOCAL)
-times grad, the output's gradient."""
 RULE_OF = {
     **{f"assign_in_{rule}": rule for rule in UPDATED},
     **{f"missing_outgrad_{rule}": rule for rule in UPDATED},
@@ -75,8 +58,8 @@ RULE_OF = {
     "relu_flipped": "relu",
 }
 """Each cause of one rule's backward, and its rule: every one has an inverse edit too."""
-if not set(RULE_OF) <= set(INVERSES) or set(LINES) != set(UPDATED) or set(LOCAL) != set(UPDATED):
-    raise ValueError("canonical: a cause without an inverse edit, or a rule without its line")
+if not set(RULE_OF) <= set(INVERSES) or set(DERIVATIVES) != set(UPDATED):
+    raise ValueError("canonical: a cause without an inverse edit, or a rule without its derivative")
 
 
 @dataclass(frozen=True)
@@ -89,13 +72,24 @@ class Names:
     other: str | None = None
     exponent: str | None = None
 
-    def line(self, rule: str, written: dict[str, str] = LINES) -> str | None:
-        """The rule's gradient of the input in these names (written: LOCAL, its local derivative), or None where the
-        rule wants a name not found."""
+    def derivative(self, rule: str) -> str | None:
+        """The rule's local derivative in these names (ops.DERIVATIVES), or None where it wants a name not found."""
         if (rule == "mul" and self.other is None) or (rule == "pow" and self.exponent is None):
             return None
         data = self.data if self.data.replace(".", "").replace("_", "").isalnum() else f"({self.data})"
-        return written[rule].format(node=self.node, data=data, grad=self.grad, other=self.other, exponent=self.exponent)
+        return DERIVATIVES[rule].format(node=self.node, data=data, other=self.other, exponent=self.exponent)
+
+    def line(self, rule: str) -> str | None:
+        """The rule's gradient of the input in these names, as the lesson writes it: its local derivative times the
+        output's gradient (the derivative in parentheses where a product would bind it otherwise)."""
+        local = self.derivative(rule)
+        if local is None:
+            return None
+        tight = ast.parse(local, mode="eval").body
+        bare = isinstance(tight, (ast.Name, ast.Attribute, ast.Constant)) or (
+            isinstance(tight, ast.BinOp) and isinstance(tight.op, (ast.Mult, ast.Pow))
+        )
+        return f"{local if bare else f'({local})'} * {self.grad}"
 
 
 def canonical(source: Source | str, cause: str) -> Edit | None:
@@ -124,7 +118,7 @@ def _in_statements(source: Source, rule: str, cause: str) -> list[Span]:
         if target is None or names is None or line is None or not _implicated(source, update, cause, names):
             continue
         local = _local(source, update, names) if not cause.startswith(("assign_in_", "missing_outgrad_")) else None
-        derivative = names.line(rule, LOCAL)
+        derivative = names.derivative(rule)
         if local is not None and derivative is not None:  # `g = 1 - x**2; self.grad += g * out.grad`: g's line
             if source.code(local) != derivative:
                 spans.append(source.replace(local, derivative))
