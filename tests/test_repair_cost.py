@@ -128,7 +128,7 @@ DEAD = {
     "lines": ("assign_in_add", ["self.grad = out.grad"] * 2_500, ("add", "mul", "accumulate", "gradcheck")),
     # 30 statements updating a gradient by a chain of 900 terms: each was walked, and compared, per update
     "chains": (
-        "mul_missing_outgrad",
+        "missing_outgrad_mul",
         [f"self.grad += {' + '.join(['q'] * 900)}"] * 30,
         ("mul", "neg_sub", "gradcheck"),
     ),
@@ -153,7 +153,8 @@ def test_dead_code_in_a_backward_is_graded_within_the_budget(tmp_path, micrograd
     wall, cpu = time.monotonic() - wall, time.process_time() - cpu
     assert wall <= task.limits.submission_s + OVERRUN_S and result.duration_s <= task.limits.submission_s, wall
     assert cpu < 5.0, cpu
-    assert "skipped" not in {c.status for c in result.checks}, [(c.id, c.status) for c in result.checks]
+    # none skipped for want of time (neg_sub may wait for a broken *: built from it, it is not judged on its own)
+    assert not any(c.status == "skipped" and c.timing for c in result.checks), [(c.id, c.status) for c in result.checks]
     assert any(c.cause == cause for c in result.checks) and not any(c.repair for c in result.checks)
 
 

@@ -266,7 +266,7 @@ def _result(*checks: CheckResult) -> Result:
 
 def test_a_check_is_cleared_only_by_passing_or_by_waiting_for_another_causes_check():
     rule = Rule.of(
-        _result(
+        (
             _check("relu", "error"),
             _check("pow", "failed", "pow_off_by_one"),
             _check("hand_examples", "failed", "missing_seed"),
@@ -291,7 +291,7 @@ def test_a_check_is_cleared_only_by_passing_or_by_waiting_for_another_causes_che
 
 def test_other_causes_are_causes_the_check_failed_from():
     forward = _check("forward", "error", "missing___radd__", other_causes=["missing___rsub__"])
-    rule = Rule.of(_result(forward, _check("training", "error", "missing___radd__")))
+    rule = Rule.of((forward, _check("training", "error", "missing___radd__")))
     assert rule.failing({"missing___rsub__"}) == ["forward"]
     assert not rule.fixes({"missing___rsub__"}, {"forward": Graded("error"), "training": Graded("error")})
     assert rule.fixes(

@@ -131,6 +131,10 @@ class Repairs:
         self.most = most
         self.pool = Prestarted([], sandbox.iso if sandbox is not None else None)
         self.failed: list[CheckResult] = []
+        self.judged: list[CheckResult] = []
+        """The judged checks heard so far, each as it ended (verify() judges them once the engine checks are done)."""
+        self.verified: list[Proven] | None = None
+        """The repairs verify() proved (None: it has not run)."""
         self.started = 0
         """Sandboxes started ahead so far (those taken are no longer in the pool)."""
 
@@ -145,7 +149,10 @@ class Repairs:
         return both
 
     def heard(self, check: CheckResult) -> None:
-        """A check ended: where it failed from a new cause whose edit the code holds, a sandbox starts ahead."""
+        """A check ended: a judged one is kept for verify(); where it failed from a new cause whose edit the code
+        holds, a sandbox starts ahead."""
+        if judged(check):
+            self.judged.append(check)
         if not causes_named(check) or not judged(check) or self.sandbox is None:
             return
         if any(causes_named(c) == causes_named(check) for c in self.failed):
@@ -157,16 +164,36 @@ class Repairs:
             self.pool.add(self.sandbox)
             self.started += 1
 
+    def verify(self, ends: float, regrade: Regrade) -> None:
+        """Once the engine checks are done, every judged one heard (each as it ended): the repairs of their causes,
+        verified by regrades keeping to ends, while the student's tests may still run; offered() attaches them."""
+        self.verified = self._proven(self.judged, ends, regrade)
+
     def offered(self, result: Result, ends: float, regrade: Regrade) -> Result:
         """The result with each verified repair on the check naming its cause, or the result as it was (nothing
-        to repair, or no time left to verify: a regrade keeps to the grading's deadline, ends)."""
+        to repair, or no time left to verify: a regrade keeps to the grading's deadline, ends). The repairs verify()
+        proved while the tests ran, or, where it did not run, those verified now (their time added to the
+        result's)."""
         if result.status != "graded":
             return result
+        level = self.assignment.feedback.repair
+        if self.verified is not None:
+            return _attached(result, self.verified, level)
         started = time.monotonic()
-        edits = self.candidates.of(result.checks)
-        if not edits or ends - started < LEAST_S:
+        verified = self._proven(result.checks, ends, regrade)
+        if not verified:
             return result
-        rule = Rule.of(result)
+        shown = _attached(result, verified, level)
+        return dataclasses.replace(shown, duration_s=round(result.duration_s + time.monotonic() - started, 3))
+
+    def _proven(self, checks: Iterable[CheckResult], ends: float, regrade: Regrade) -> list[Proven]:
+        """The candidate edits of the checks' causes proven by regrades keeping to ends (none: nothing to repair, or
+        no time left); of a notebook, each in its cell's lines."""
+        checks = list(checks)
+        edits = self.candidates.of(checks)
+        if not edits or ends - time.monotonic() < LEAST_S:
+            return []
+        rule = Rule.of(checks)
         notebook = self.candidates.notebook
         grade = regraded(rule.again(self.assignment), ends, regrade, notebook)
         verified = proven(rule, self.candidates.text, edits, grade)
@@ -174,8 +201,7 @@ class Repairs:
             verified = [
                 dataclasses.replace(p, edit=local) for p in verified if (local := notebook.local(p.edit)) is not None
             ]
-        shown = _attached(result, verified, self.assignment.feedback.repair)
-        return dataclasses.replace(shown, duration_s=round(result.duration_s + time.monotonic() - started, 3))
+        return verified
 
     def close(self) -> None:
         self.pool.close()

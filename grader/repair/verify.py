@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,6 +52,10 @@ Statuses = dict[str, Graded]
 FAILED = ("failed", "error")
 LEAST_S = 5.0
 """Seconds the submission must have left for a repair to be verified: less, and none is offered."""
+RESERVE_S = 1.0
+"""Seconds of the grading's time the regrades leave to the checks after them: a grading verifies its repairs once
+its engine checks are done, while the student's tests still run, and the suite checks that read those runs come
+after (grading.py)."""
 
 
 def causes_named(check: CheckResult) -> tuple[str, ...]:
@@ -80,9 +84,10 @@ class Rule:
     """Each judged check's causes (causes_named: none where it did not fail)."""
 
     @classmethod
-    def of(cls, result: Result) -> Rule:
-        checks = [c for c in result.checks if judged(c)]
-        return cls({c.id: c.status for c in checks}, {c.id: frozenset(causes_named(c)) for c in checks})
+    def of(cls, checks: Iterable[CheckResult]) -> Rule:
+        """The rule judging a grading's checks (a result's, or each as it ended: the judged ones are the same)."""
+        judging = [c for c in checks if judged(c)]
+        return cls({c.id: c.status for c in judging}, {c.id: frozenset(causes_named(c)) for c in judging})
 
     def again(self, assignment: Assignment) -> Assignment:
         """The assignment a copy is graded on: the judged checks only, and no repair looked for."""
