@@ -11,9 +11,11 @@ before its checks run, and hands it each check as it ends (heard) and the result
   in __add__, __mul__ and tanh) is one edit of every method's line, under the cause the check names. Of a notebook,
   an edit is kept only when it lies in one cell.
 - start ahead: as soon as a check fails from a cause whose edit the code holds, one sandbox starts warming up for
-  its regrade (and one for all the causes together once there are two), up to `most`, while the grading goes on;
-  the regrades take them. A correct engine's grading starts none, finds nothing and regrades nothing.
-- verify: the edited copies are graded again and judged by the one rule (grader/repair/verify.py).
+  its regrade (and one for all the causes together once there are two: two causes' bugs most often fail one check,
+  gradcheck, which neither edit alone clears), up to `most`, while the grading goes on; the regrades take them. A
+  correct engine's grading starts none, finds nothing and regrades nothing.
+- verify: once the engine checks are done (verify(), while the student's tests still run), the edited copies are
+  graded again and judged by the one rule (grader/repair/verify.py).
 - attach: each repair proven goes, as the typed field `repair` (grader/result.py's Repair), on the first visible
   check naming its cause: where (each change's line, method, where in words, the lines as written), at `diff` the
   lines as the edit writes them, and the visible checks it makes pass. The result is cleaned after (grading.py),
@@ -159,7 +161,7 @@ class Repairs:
             return
         self.failed.append(check)
         causes = len({edit.cause for edit in self.candidates.of(self.failed)})
-        needed = min(self.most, causes + (causes > 1))
+        needed = min(self.most, causes + (causes > 1))  # each cause's regrade, and one of them all together
         while self.started < needed:
             self.pool.add(self.sandbox)
             self.started += 1

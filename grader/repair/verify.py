@@ -5,7 +5,8 @@ The rule is written once, here (Rule): what is judged, and what proves an edit. 
 the submission was graded with, and judged on those alone. A check failed from a cause when the cause is its own or
 one of the other causes it found (`other_causes`: forward's several wrong operations). An edit is proven when, alone,
 it breaks no judged check that passed and either clears every judged check that failed from its cause or, made
-together with the other causes' edits, clears every judged check the causes failed. A check is cleared when it
+together with the other causes' edits, clears every judged check the causes failed (graded together only where
+some cause's edit alone did not: proven()). A check is cleared when it
 passes on the copy, or is skipped there only for want of another check whose failure (in the grading verified
 for) has another cause: `relu`, never written, blocking `accumulate` once `=` in pow is undone. The edit then fixes
 its cause, proven by a regrade, though that check can be judged only once the other is fixed. A regrade wants each
@@ -159,29 +160,54 @@ class Proven:
 
 def proven(rule: Rule, text: str, edits: list[Edit], grade: Callable[[str], Statuses | None]) -> list[Proven]:
     """The edits proven by the rule, at most one per cause (its first candidate proven), each with the checks it
-    makes pass. grade: each check on an edited text (None when it could not be graded)."""
+    makes pass. grade: each check on an edited text (None when it could not be graded).
+
+    The candidates are tried rank by rank (each cause's first, then each unproven cause's second...). Each is graded
+    alone; one that breaks nothing but leaves its cause's checks failing (they fail from another cause too: forward,
+    with __radd__ and __rsub__ both missing; gradcheck, with pow's and tanh's bugs) is graded again together with
+    the others of its rank left so and the edits already proven: proven when, all together, every check of their
+    causes is cleared. Where every edit of a rank is proven alone, nothing is graded together (it would change no
+    verdict)."""
     # one after another, not in threads: Python 3.11's ast is not safe to use from two threads at once ("AST
     # constructor recursion depth mismatch"), and a grading parses the file
-    firsts: list[Edit] = []  # each cause's first candidate, which are graded together
+    ranked: dict[str, list[Edit]] = {}
     for edit in edits:
-        if all(e.cause != edit.cause for e in firsts):
-            firsts.append(edit)
-    together = _statuses(grade, text, firsts) if len(firsts) > 1 else None
-    all_fixed = together is not None and rule.fixes({edit.cause for edit in firsts}, together)
-    verified: list[Proven] = []
-    for edit in edits:
-        if any(p.edit.cause == edit.cause for p in verified):
-            continue
-        statuses = _statuses(grade, text, [edit])
-        if statuses is None or rule.broken(statuses):
-            continue
-        if rule.fixes({edit.cause}, statuses):
-            verified.append(Proven(edit, rule.made_pass(statuses), rule.waiting({edit.cause}, statuses)))
-        elif all_fixed and together is not None and edit in firsts:  # its checks pass once the others are undone
-            waiting = rule.waiting({e.cause for e in firsts}, together)
-            mine = tuple(c for c in waiting if edit.cause in rule.causes[c])
-            verified.append(Proven(edit, rule.made_pass(together, edit.cause), mine))
-    return verified
+        ranked.setdefault(edit.cause, []).append(edit)
+    verified: dict[str, Proven] = {}
+    for rank in range(max(map(len, ranked.values()), default=0)):
+        tried = [found[rank] for cause, found in ranked.items() if cause not in verified and rank < len(found)]
+        pending = [edit for edit in tried if not _alone(rule, text, edit, grade, verified)]
+        if pending:
+            _together(rule, text, pending, grade, verified)
+    return [verified[cause] for cause in ranked if cause in verified]
+
+
+def _alone(rule: Rule, text: str, edit: Edit, grade, verified: dict[str, Proven]) -> bool:
+    """Grade the edit alone: proven (kept in verified), or broke something: True; it broke nothing but its cause's
+    checks still fail: False (to be graded together)."""
+    statuses = _statuses(grade, text, [edit])
+    if statuses is None or rule.broken(statuses):
+        return True
+    if rule.fixes({edit.cause}, statuses):
+        verified[edit.cause] = Proven(edit, rule.made_pass(statuses), rule.waiting({edit.cause}, statuses))
+        return True
+    return False
+
+
+def _together(rule: Rule, text: str, pending: list[Edit], grade, verified: dict[str, Proven]) -> None:
+    """Grade the pending edits together with those proven: each pending one proven (kept in verified) when, all
+    together, every check of their causes is cleared."""
+    together = [p.edit for p in verified.values()] + pending
+    if len(together) < 2:
+        return
+    causes = {e.cause for e in together}
+    statuses = _statuses(grade, text, together)
+    if statuses is None or not rule.fixes(causes, statuses):
+        return
+    cleared = rule.waiting(causes, statuses)
+    for e in pending:
+        mine = tuple(c for c in cleared if e.cause in rule.causes[c])
+        verified[e.cause] = Proven(e, rule.made_pass(statuses, e.cause), mine)
 
 
 def _statuses(grade: Callable[[str], Statuses | None], text: str, edits: list[Edit]) -> Statuses | None:
