@@ -103,6 +103,7 @@ PLANTS: dict[str, dict[str, tuple[str, str, str]]] = {
             "((1 - out.data**2) * out.grad,)",
             "((1 - out.data) * out.grad,)",
         ),
+        "= in the loop adding each lambda's gradients": ("assign_in_", "child.grad += g", "child.grad = g"),
         "seed": ("missing_seed", "        self.grad = 1.0\n        for node in", "        for node in"),
         "reversed": ("topo_not_reversed", "for node in reversed(topo):", "for node in topo:"),
     },
@@ -149,7 +150,8 @@ PLANTS: dict[str, dict[str, tuple[str, str, str]]] = {
         "reversed": ("topo_not_reversed", "reversed(topo), None)", "topo, None)"),
     },
 }
-"""style: bug: (the cause the grader names, the correct text, the buggy text), each correct text found once. A
+"""style: bug: (the cause the grader names, or the start of its id, the correct text, the buggy text), each correct
+text found once (`=` in the loop adding a table's gradients is every rule's: the check names the first). A
 product's own data is planted on both sides, as repair_bugs.py plants it (on one side only, the mul check fails with
 no cause named: its diagnosis replays the lesson's mistake, made on both)."""
 
