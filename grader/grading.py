@@ -201,7 +201,7 @@ def _verifying(grading: Grading, repairs: Repairs | None, suite: SuiteLane | Non
         if suite is not None:
             suite.release()
         ends = grading.ends - (RESERVE_S if suite is not None else 0.0)
-        repairs.verify(ends, _regrade(grading, repairs))
+        repairs.verify(ends, _regrade(grading, repairs, ends))
 
     return verifying
 
@@ -211,12 +211,13 @@ def _repaired(result: Result, grading: Grading, repairs: Repairs | None) -> Resu
     (verified while the tests ran, or now where nothing did), to this grading's deadline."""
     if repairs is None:
         return result
-    return repairs.offered(result, grading.ends, _regrade(grading, repairs))
+    return repairs.offered(result, grading.ends, _regrade(grading, repairs, grading.ends))
 
 
-def _regrade(grading: Grading, repairs: Repairs) -> Regrade:
-    """grade() of an edited copy with this grading's options, to its deadline, statuses only, in the sandboxes
-    started ahead, its engine lane's sandbox as this grading's (the same modules imported)."""
+def _regrade(grading: Grading, repairs: Repairs, ends: float) -> Regrade:
+    """grade() of an edited copy with this grading's options, keeping to ends (the grading's deadline, less what
+    its suite checks keep), statuses only, in the sandboxes started ahead, its engine lane's sandbox as this
+    grading's (the same modules imported)."""
     quiet = replace(
         grading.options,
         on_check=None,
@@ -224,7 +225,7 @@ def _regrade(grading: Grading, repairs: Repairs) -> Regrade:
         prestarted=repairs.pool,
         tests=None,
         source=None,
-        deadline=grading.ends,
+        deadline=ends,
         statuses_only=True,
         engine_warm=repairs.sandbox.warm if repairs.sandbox is not None else None,
     )
