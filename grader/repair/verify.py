@@ -6,11 +6,12 @@ the submission was graded with, and judged on those alone. A check failed from a
 one of the other causes it found (`other_causes`: forward's several wrong operations). An edit is proven when, alone,
 it breaks no judged check that passed and either clears every judged check that failed from its cause or, made
 together with the other causes' edits, clears every judged check the causes failed (graded together only where
-some cause's edit alone did not: proven()). A check is cleared when it
-passes on the copy, or is skipped there only for want of another check whose failure (in the grading verified
-for) has another cause: `relu`, never written, blocking `accumulate` once `=` in pow is undone. The edit then fixes
-its cause, proven by a regrade, though that check can be judged only once the other is fixed. A regrade wants each
-check's status only (no failure is shrunk to its smallest case nor diagnosed), and a skip's blockers.
+some cause's edit alone did not: proven()). A check is cleared when it passes on the copy, or is skipped there only
+for want of other checks, each of which failed in the grading verified for, and from another cause or none named:
+the hand examples of micrograd's engine without tanh wait for tanh once its missing seed is written. The edit then
+fixes its cause, proven by a regrade, though that check can be judged only once the other is fixed (the repair says
+it waits: Repair.waiting). A regrade wants each check's status only (no failure is shrunk to its smallest case nor
+diagnosed), and a skip's blockers.
 
 No hidden check is judged, nor graded on the copy: the student's code can tell the copy from the original (the
 edit itself is in it), so a copy that behaved differently on a hidden check would make whether a repair is shown
