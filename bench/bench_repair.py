@@ -1,19 +1,26 @@
-"""Benchmark: what verified repairs (issue 31) add to a grading's wall time.
+"""Benchmark: what verified repairs (issue 31, issue 39 item 6) add to a grading's wall time.
 
 Each submission is graded as a student's `grader check` grades it, in a fresh process (the grader imported, its
 caches cold, its sandboxes started: what a student waits for, and what a batch's fresh process per student
 does), with the assignment's `[feedback] repair` set to "off" and to "where" (the default) in turn, --repeat
-times each, interleaved; it prints the median of each and the time added:
+times each, interleaved; it prints the median of each and the seconds added, and the same as a percentage:
 - a buggy submission (examples/tanh_from_input.py: one cause with an inverse edit, so one regrade);
 - the same with two bugs (tanh's derivative on its input and `k * x**k`: three regrades, each edit alone
   and both together);
 - a correct submission (examples/correct_engine.py): no check fails, so nothing may be added (and the
   repair step's own time on its result, offered() alone, in microseconds: no regrade).
 Each with the good test suite beside it (tests/fixtures/suites/good.py), as the lesson's submission has it,
-and without tests (the engine checks only), where the regrade is a larger share. With --in-process, the
-gradings run one after another in this process (caches warm, as in a long-lived kernel's %grade).
+and without tests (the engine checks only), where the regrade is a larger share: a grading verifies its repairs
+once its engine checks are done, while the student's tests still run, so with tests a regrade costs only what
+outlasts the runs. With --in-process, the gradings run one after another in this process (caches warm, as in a
+long-lived kernel's %grade).
 
-    python bench/bench_repair.py [--repeat 5] [--no-tests] [--in-process]
+Then a batch: --batch submissions (40 by default; 0 for none), each one of the grader's own one-bug mutants whose
+cause has an inverse edit (the assignment's sabotage operators on its wheats, in turn), with the good tests
+beside it, graded by `grader batch --jobs J` with repairs off and where: the wall time of each and what the
+repairs add, and how many of the batch got a verified repair.
+
+    python bench/bench_repair.py [--repeat 5] [--no-tests] [--in-process] [--batch 40] [--jobs J]
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -106,11 +114,62 @@ def own_cost(tmp: Path) -> float:
     return (time.perf_counter() - t0) / 100
 
 
+def one_bug_each(count: int) -> list[tuple[str, str]]:
+    """count submissions (name, code), each a mutant of a wheat by one of the assignment's sabotage operators whose
+    cause has an inverse edit, taken in turn; each names its student in a comment, so no two are the same file."""
+    from grader.repair.inverse import INVERSES
+    from grader.sabotage import all_operators, mutant, wheats
+
+    task = catalog.load("micrograd")
+    operators = [op for op in task.sabotages if all_operators()[op].cause.id in INVERSES]
+    mutants = [(f"{op}@{w.id}", m) for op in operators for w in wheats() if (m := mutant(op, w.id)) is not None]
+    if not mutants:
+        raise SystemExit("bench_repair: no mutant to make a batch of")
+    chosen = [mutants[k % len(mutants)] for k in range(count)]
+    return [(f"s{k:02d}", f"# student s{k:02d}: {name}\n{code}") for k, (name, code) in enumerate(chosen)]
+
+
+def batch(students: list[tuple[str, str]], level: str, jobs: int, tests: bool, tmp: Path) -> tuple[float, int]:
+    """One `grader batch` of the students with repairs at level: its wall time, and how many got a repair."""
+    inputs = tmp / f"class-{level}"
+    shutil.rmtree(inputs, ignore_errors=True)
+    for name, code in students:
+        placed(code, tests, inputs / name)
+    out = tmp / f"out-{level}"
+    shutil.rmtree(out, ignore_errors=True)
+    command = [GRADER, "batch", str(inputs), "--out", str(out), "--jobs", str(jobs), "--force"]
+    command += ["--assignment", str(assignment_folder(level, tmp))]
+    t0 = time.monotonic()
+    subprocess.run(command, cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    spent = time.monotonic() - t0
+    repaired = 0
+    for result in out.rglob("result.json"):
+        checks = json.loads(result.read_text(encoding="utf-8")).get("checks", [])
+        repaired += any("repair" in (c.get("artifacts") or {}) for c in checks)
+    return spent, repaired
+
+
+def batch_row(count: int, jobs: int, tests: bool, tmp: Path) -> None:
+    students = one_bug_each(count)
+    off, _ = batch(students, "off", jobs, tests, tmp)
+    where, repaired = batch(students, "where", jobs, tests, tmp)
+    added = where - off
+    print(
+        f"batch of {count} (one bug each, tests {'yes' if tests else 'no'}, --jobs {jobs}): off {off:.1f} s, "
+        f"where {where:.1f} s, added {added:+.1f} s ({100 * added / off:+.0f}%, {added / count:+.2f} s a student); "
+        f"{repaired} of {count} got a verified repair",
+        flush=True,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--no-tests", action="store_true", help="only the engine checks, without a test suite")
     parser.add_argument("--in-process", action="store_true", help="grade in this process, caches warm")
+    parser.add_argument("--batch", type=int, default=40, help="submissions of the batch (0: no batch)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="the batch's --jobs")
+    parser.add_argument("--batch-only", action="store_true", help="only the batch")
     args = parser.parse_args()
     once = in_process if args.in_process else fresh
     cases = [
@@ -118,25 +177,33 @@ def main() -> None:
         ("buggy (2 causes)", two_bugs()),
         ("correct", CORRECT.read_text(encoding="utf-8")),
     ]
-    print(f"each grading {'in this process' if args.in_process else 'in a fresh process (grader check)'}")
-    print(f"{'submission':<18} {'tests':<6} {'off (s)':>8} {'where (s)':>10} {'added':>8} {'added %':>8} repairs")
     with tempfile.TemporaryDirectory(prefix="bench-repair-") as folder:
         tmp = Path(folder)
-        for tests in (False,) if args.no_tests else (True, False):
-            for name, source in cases:
-                runs: dict[str, list[tuple[float, int]]] = {"off": [], "where": []}
-                for _ in range(args.repeat):
-                    for level in runs:  # interleaved, so a drift in the machine's load falls on both alike
-                        runs[level].append(once(source, level, tests, tmp))
-                times = {level: statistics.median(r[0] for r in found) for level, found in runs.items()}
-                offered_ = max(r[1] for r in runs["where"])
-                added = times["where"] - times["off"]
-                print(
-                    f"{name:<18} {'yes' if tests else 'no':<6} {times['off']:>8.2f} {times['where']:>10.2f} "
-                    f"{added:>+8.2f} {100 * added / times['off']:>+7.0f}% {offered_}",
-                    flush=True,
-                )
-        print(f"repairs' own time on the correct submission: {1e6 * own_cost(tmp):.0f} us (no regrade)")
+        if not args.batch_only:
+            singles(args, cases, once, tmp)
+        if args.batch:
+            batch_row(args.batch, args.jobs, not args.no_tests, tmp)
+
+
+def singles(args: argparse.Namespace, cases: list[tuple[str, str]], once, tmp: Path) -> None:
+    """Each submission graded alone, repairs off and where, interleaved: the medians and what repairs add."""
+    print(f"each grading {'in this process' if args.in_process else 'in a fresh process (grader check)'}")
+    print(f"{'submission':<18} {'tests':<6} {'off (s)':>8} {'where (s)':>10} {'added s':>8} {'added %':>8} repairs")
+    for tests in (False,) if args.no_tests else (True, False):
+        for name, source in cases:
+            runs: dict[str, list[tuple[float, int]]] = {"off": [], "where": []}
+            for _ in range(args.repeat):
+                for level in runs:  # interleaved, so a drift in the machine's load falls on both alike
+                    runs[level].append(once(source, level, tests, tmp))
+            times = {level: statistics.median(r[0] for r in found) for level, found in runs.items()}
+            offered_ = max(r[1] for r in runs["where"])
+            added = times["where"] - times["off"]
+            print(
+                f"{name:<18} {'yes' if tests else 'no':<6} {times['off']:>8.2f} {times['where']:>10.2f} "
+                f"{added:>+8.2f} {100 * added / times['off']:>+7.0f}% {offered_}",
+                flush=True,
+            )
+    print(f"repairs' own time on the correct submission: {1e6 * own_cost(tmp):.0f} us (no regrade)")
 
 
 if __name__ == "__main__":

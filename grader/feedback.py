@@ -380,7 +380,12 @@ def _repair(repair: Repair | None, paths) -> Repair | None:
         replace(c, **{k: _data(getattr(c, k), paths) for k in ("method", "where", "before", "after")})
         for c in repair.changes
     )
-    return replace(repair, changes=changes, fixes=tuple(_data(f, paths) for f in repair.fixes))
+    return replace(
+        repair,
+        changes=changes,
+        fixes=tuple(_data(f, paths) for f in repair.fixes),
+        waiting=tuple(_data(w, paths) for w in repair.waiting),
+    )
 
 
 def _notebook(notebook: dict, paths) -> dict:

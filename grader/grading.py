@@ -34,6 +34,7 @@ from grader.loading import load
 from grader.notebooks import Execution
 from grader.protocol import Code
 from grader.repair.repairs import AHEAD, Repairs, readable
+from grader.repair.verify import RESERVE_S, Regrade
 from grader.result import CheckResult, Result, SubmissionError
 from grader.sabotage import normalised, own_block
 from grader.sandbox import isolation
@@ -174,7 +175,8 @@ def _graded(grading: Grading) -> Result:
                     options.tests.name if options.tests is not None else TESTS_FILE,
                 )
                 ctx = Context(assignment, engine, symbols, suite, judged, preflight)
-                checks = run_checks(ctx, grading.specs, repairs.told(options.on_check) if repairs else options.on_check)
+                told = repairs.told(options.on_check) if repairs else options.on_check
+                checks = run_checks(ctx, grading.specs, told, between=_verifying(grading, repairs, suite))
             return _repaired(_result(grading, read.digest, tuple(checks), execution, notes), grading, repairs)
     except Rejected as rejected:
         error = SubmissionError(rejected.kind, rejected.message)
@@ -192,12 +194,36 @@ def _repairing(grading: Grading, read: ReadSubmission) -> contextlib.AbstractCon
     return Repairs(code, grading.assignment, engine, 1 if grading.options.one_sandbox else AHEAD)
 
 
+def _verifying(grading: Grading, repairs: Repairs | None, suite: SuiteLane | None) -> Callable[[], None] | None:
+    """What the grading does once its engine checks are done, before its suite checks: the suite's runs freed to go
+    on (a sandbox shared with the engine lane, or one that joins late: SuiteLane.release), then the repairs of the
+    engine checks' causes verified while the runs go (Repairs.verify), so that a submission with tests waits for
+    the regrades only where they outlast its runs. They keep RESERVE_S of the grading's time for the suite checks
+    after them. None where the grading may offer no repair."""
+    if repairs is None:
+        return None
+
+    def verifying() -> None:
+        if suite is not None:
+            suite.release()
+        ends = grading.ends - (RESERVE_S if suite is not None else 0.0)
+        repairs.verify(ends, _regrade(grading, repairs, ends))
+
+    return verifying
+
+
 def _repaired(result: Result, grading: Grading, repairs: Repairs | None) -> Result:
     """The result with the repairs its failing checks' causes have, each verified by grading the edited code again
-    with these options, to this grading's deadline, in the sandboxes started ahead, its engine lane's sandbox as
-    this grading's."""
+    (verified while the tests ran, or now where nothing did), to this grading's deadline."""
     if repairs is None:
         return result
+    return repairs.offered(result, grading.ends, _regrade(grading, repairs, grading.ends))
+
+
+def _regrade(grading: Grading, repairs: Repairs, ends: float) -> Regrade:
+    """grade() of an edited copy with this grading's options, keeping to ends (the grading's deadline, less what
+    its suite checks keep), statuses only, in the sandboxes started ahead, its engine lane's sandbox as this
+    grading's (the same modules imported)."""
     quiet = replace(
         grading.options,
         on_check=None,
@@ -205,11 +231,11 @@ def _repaired(result: Result, grading: Grading, repairs: Repairs | None) -> Resu
         prestarted=repairs.pool,
         tests=None,
         source=None,
-        deadline=grading.ends,
+        deadline=ends,
         statuses_only=True,
         engine_warm=repairs.sandbox.warm if repairs.sandbox is not None else None,
     )
-    return repairs.offered(result, grading.ends, lambda path, again: grade(path, again, quiet))
+    return lambda path, again: grade(path, again, quiet)
 
 
 def _tested(grading: Grading, read: ReadSubmission) -> bool:

@@ -81,6 +81,9 @@ class Repair:
     """The visible checks that failed and pass on the edited copy."""
     level: str
     """What the assignment shows (`[feedback] repair`): `where` (each change's lines, no `after`) or `diff`."""
+    waiting: tuple[str, ...] = ()
+    """The visible checks that failed from the cause and, on the edited copy, no longer fail from it but wait for
+    another check's fix (skipped, blocked only by checks failing from other causes)."""
 
     @property
     def cell(self) -> int | None:
@@ -265,6 +268,8 @@ def _repair_written(repair: dict) -> dict:
     written = {**_change_written(first), "verified": True, "fixes": list(repair["fixes"]), "level": repair["level"]}
     if rest:
         written["also"] = [_change_written(change) for change in rest]
+    if repair.get("waiting"):
+        written["waiting"] = list(repair["waiting"])
     return written
 
 
@@ -303,14 +308,15 @@ def _repair_read(data: Any) -> dict:
     where = "result.checks: artifacts.repair"
     if not isinstance(data, dict) or data.get("verified") is not True:
         raise BadResult(f"{where}: not a verified repair")
-    unknown = sorted(str(k) for k in data if k not in (*CHANGE_KEYS, "verified", "fixes", "level", "also"))
+    unknown = sorted(str(k) for k in data if k not in (*CHANGE_KEYS, "verified", "fixes", "level", "also", "waiting"))
     if unknown:
         raise BadResult(f"{where}: unknown field {unknown[0]!r}")
     also = data.get("also", [])
     if not isinstance(also, list):
         raise BadResult(f"{where}.also: expected a list")
     first = {k: data[k] for k in CHANGE_KEYS if k in data}
-    return {"changes": [first, *also], "fixes": data.get("fixes"), "level": data.get("level")}
+    waiting = {"waiting": data["waiting"]} if "waiting" in data else {}
+    return {"changes": [first, *also], "fixes": data.get("fixes"), "level": data.get("level"), **waiting}
 
 
 def _repair_checked(check: CheckResult, where: str) -> None:

@@ -15,8 +15,9 @@ The layers, top to bottom:
   (a notebook turned into code), catalog (an assignment checked against the registries).
 - checks: checks/ (the checks, one module per family, and their runner: checks/runner.py runs them in the order
   their declared reads allow), sabotage/ (the engines a suite runs against), repair/ (one object per grading
-  finding the inverse edits in the student's code, verifying them by a regrade the grading passes in, and attaching
-  them to the result), and lanes/ (the sandboxes a grading's checks talk to: lanes/engine, the engine lane;
+  finding the inverse edits and the lesson's line for a rule in the student's code, wherever its backward lives,
+  verifying them by a regrade the grading passes in, and attaching them to the result), and lanes/ (the sandboxes
+  a grading's checks talk to: lanes/engine, the engine lane;
   lanes/suite, the suite lane's stages, scheduling and outcome, with lanes/run, one run of the tests, and
   lanes/shares, what its threads share; checks/suite starts one) with notebook_suite (how the
   suite lane runs a notebook's tests with its demo cells run once).

@@ -74,7 +74,8 @@ def _form(op: str) -> str:
 def _every_operation(found: list[Verdict]) -> Outcome:
     """forward's outcome when operations are wrong: every one of them, each once, on its smallest case (one
     line for those that raise the same error); the first one's case is the counterexample, and the first
-    recognised cause is the outcome's (the others' are said on their own line)."""
+    recognised cause is the outcome's (the others' are said on their own line, and carried as its artifacts'
+    other_causes, so that each is tried by a repair: a missing __rsub__ beside a missing __radd__)."""
     if len(found) == 1 or all(v.not_written for v in found):  # the starter kit: its first method to write
         return found[0].outcome(HINTS["forward"], "On the smallest failing case, ")
     cause = next((v.cause for v in found if v.cause), None)
@@ -103,9 +104,11 @@ def _every_operation(found: list[Verdict]) -> Outcome:
         + "\n".join(lines)
         + ("" if cause else f"\n{HINTS['forward']}")
     )
+    others = list(dict.fromkeys(v.cause.id for v in found if v.cause and v.cause != cause))
     return replace(
         head,
         status="failed" if any(v.status == "failed" for v in found) else "error",
         feedback=feedback,
         cause=cause.id if cause else None,
+        artifacts={**head.artifacts, "other_causes": others} if others else head.artifacts,
     )

@@ -33,19 +33,26 @@ OnCheck = Callable[[CheckResult, int, int], None]
 
 
 def run_checks(
-    ctx: Context, specs: list[CheckSpec], on_check: OnCheck | None = None, registry: Mapping[str, Check] = REGISTRY
+    ctx: Context,
+    specs: list[CheckSpec],
+    on_check: OnCheck | None = None,
+    registry: Mapping[str, Check] = REGISTRY,
+    between: Callable[[], None] | None = None,
 ) -> list[CheckResult]:
     """Steps 3 and 4: each check with its own time limit, and none started once the grading's time (ctx.ends) is up;
     the engine checks first and the suite checks last, whatever their order in the assignment, each after the checks
     it reads. The results keep the assignment's order, and the first check of that order to fail from a cause
     explains it. on_check hears of each check as it ends (its result as run alone, the checks done, the checks to
-    run)."""
+    run); between is called once, when the engine checks are done and before the suite checks (while the suite's
+    runs go: a grading verifies its repairs there)."""
     engine, suite = ordered(specs, registry)
     hidden = frozenset(c.id for c in ctx.assignment.checks if c.visibility == "hidden")
     runner = _Runner(ctx, registry, on_check, len(specs), hidden)
     for spec in engine:
         runner.run(spec)
     # The engine checks are done here: what a grading does once they are, while the suite's runs go, goes here.
+    if between is not None:
+        between()
     for spec in suite:
         runner.run(spec)
     return attributed(specs, runner.ran, {s.id: registry[s.id].title for s in specs}, hidden)

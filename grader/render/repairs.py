@@ -33,12 +33,24 @@ def sentence(repair: Repair) -> str:
         quoted = changed[0].before.strip()
         shown = f" (`{quoted}`)" if one and quoted and "`" not in quoted and len(quoted) <= QUOTED else ""
         what = f"{said}{of}{shown}, in {_wheres_said(wheres)}, {'is the line' if one else 'are the lines'} to change"
-    fixed = ", ".join(repair.fixes)
     copy = "notebook" if repair.cell is not None else "file"
-    return (
-        f"Verified fix: {what}. The grader made that change in a copy of your {copy} and graded it again: "
-        f"{fixed} then pass{'es' if len(repair.fixes) == 1 else ''}."
-    )
+    made = f"The grader made that change in a copy of your {copy} and graded it again"
+    return f"Verified fix: {what}. {made}: {_then(repair)}."
+
+
+def _then(repair: Repair) -> str:
+    """What the copy showed: the checks that then pass, and those that no longer fail from the cause but wait for
+    another check's fix."""
+    said = []
+    if repair.fixes:
+        said.append(f"{', '.join(repair.fixes)} then pass{'es' if len(repair.fixes) == 1 else ''}")
+    if repair.waiting:
+        one = len(repair.waiting) == 1
+        said.append(
+            f"{', '.join(repair.waiting)} no longer fail{'s' if one else ''} from it, and can be judged once the "
+            f"check{'' if one else 's'} {'it waits' if one else 'they wait'} for {'is' if one else 'are'} fixed"
+        )
+    return "; ".join(said)
 
 
 def _wheres_said(wheres: list[str]) -> str:

@@ -18,11 +18,13 @@ from collections.abc import Callable
 from grader.causes import CAUSES
 from grader.errors import NotApplicable
 from grader.repair.edits import Edit, Span
+from grader.repair.places import applying, entries, walks
 from grader.repair.reading import (
     Source,
     Update,
     accumulations,
     backward_parts,
+    computed,
     grad_target,
     is_input,
     locals_read,
@@ -30,14 +32,14 @@ from grader.repair.reading import (
     method_of,
     output,
     paren,
+    reads_gradient,
     same,
-    topo_loops,
     updates,
     value_class,
     wrapped,
 )
-from grader.sabotage.trees import last_method
-from grader.sandbox.inside.ops import UPDATED
+from grader.sabotage.trees import last_method, nodes
+from grader.sandbox.inside.ops import RULES, UPDATED
 
 Finder = Callable[[Source], list[Span]]
 INVERSES: dict[str, Finder] = {}
@@ -75,8 +77,10 @@ def edit_for(source: Source | str, cause_id: str) -> Edit | None:
 
 def _assign_in(rule: str) -> Finder:
     def find(source: Source) -> list[Span]:
+        """x.grad = ...: +=, in the rule's backward, or in the statement adding what a table's lambda gives."""
         spans = []
-        for update in updates(source, rule):
+        tables = {entry.table for entry in entries(source.tree, RULES[rule][1])}
+        for update in [*updates(source, rule), *applying(source.tree, tables)]:
             if isinstance(update, ast.Assign) and not mentions(update.value, update.targets[0]):
                 target = update.targets[0]
                 gap = source.segment(source.end(target), source.start(update.value))
@@ -122,7 +126,7 @@ def tanh_grad_from_input(source: Source) -> list[Span]:
     for update in updates(source, "tanh"):
         found = output(source, update)
         target = grad_target(update)
-        for node in ast.walk(update.value):
+        for node in (n for part in computed(source, update) for n in nodes(part)):
             minus = _one_minus(node)
             factors = _squared(minus.right) if minus else []
             if found and target and factors and is_input(source, update, factors[0], target):
@@ -136,7 +140,7 @@ def tanh_square_missing(source: Source) -> list[Span]:
     spans = []
     for update in updates(source, "tanh"):
         found = output(source, update)
-        for node in ast.walk(update.value):
+        for node in (n for part in computed(source, update) for n in nodes(part)):
             minus = _one_minus(node)
             if minus and found and source.code(minus.right) == found[0] and not _times_one_plus(update, minus.right):
                 spans.append(source.replace(minus.right, f"{paren(source, minus.right)}**2"))
@@ -159,7 +163,7 @@ def _outgrad_missing(rule: str) -> Finder:
         spans = []
         for update in accumulations(source, rule):
             found = output(source, update)
-            if found is None or any(_is_gradient(n, found[1]) for n in ast.walk(update.value)):
+            if found is None or reads_gradient(source, update, found[1]):
                 continue
             one = isinstance(update.value, ast.Constant) and update.value.value == 1  # `+= 1.0`: `+= out.grad`
             spans.append(
@@ -172,12 +176,6 @@ def _outgrad_missing(rule: str) -> Finder:
 
 for _rule in UPDATED:
     inverse(f"missing_outgrad_{_rule}")(_outgrad_missing(_rule))
-
-
-def _is_gradient(node: ast.AST, incoming: str) -> bool:
-    return (isinstance(node, ast.Attribute) and node.attr == "grad") or (
-        isinstance(node, ast.Name) and node.id == incoming
-    )
 
 
 FLIPPED = {ast.Lt: ">", ast.LtE: ">=", ast.Gt: "<", ast.GtE: "<="}
@@ -290,11 +288,11 @@ def mul_own_data(source: Source) -> list[Span]:
 
 @inverse("topo_not_reversed")
 def topo_not_reversed(source: Source) -> list[Span]:
-    """for v in topo: for v in reversed(topo)."""
+    """for v in topo: for v in reversed(topo) (or reduce(..., topo, ...): reduce(..., reversed(topo), ...))."""
     backward = method_of(source, "backward")
     spans = []
-    for loop in topo_loops(backward) if backward else []:
-        walked = loop.iter
+    for walk in walks(backward) if backward else []:
+        walked = walk.order
         is_reversed = (
             isinstance(walked, ast.Call) and isinstance(walked.func, ast.Name) and walked.func.id == "reversed"
         )
@@ -305,11 +303,11 @@ def topo_not_reversed(source: Source) -> list[Span]:
 
 @inverse("missing_seed")
 def missing_seed(source: Source) -> list[Span]:
-    """No `self.grad = 1` before the walk: the line, before the loop."""
+    """No `self.grad = 1` before the walk: the line, before the loop (or the statement walking with reduce)."""
     backward = method_of(source, "backward")
     if backward is None or not backward.args.args:
         return []
-    loops = topo_loops(backward)
+    loops = [walk.statement for walk in walks(backward)]
     if not loops:
         return []
     me = backward.args.args[0].arg

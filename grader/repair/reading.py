@@ -3,7 +3,8 @@ and what the inverses ask of it (the class graded, a rule's updates, an operatio
 
 The reading runs in the grader's own process, on a student's file: every walk here is bounded before it starts.
 A file is read only when each method of the classes the inverses look in (the last Value, the last Neuron: the
-ones Python keeps) holds at most METHOD_STATEMENTS statements and METHOD_NODES nodes, none deeper than DEPTH; else
+ones Python keeps), and each function or table the rule's backward lives in (places.py), holds at most
+METHOD_STATEMENTS statements and METHOD_NODES nodes, none deeper than DEPTH (places.py's bounds); else
 no repair is looked for in it (`NotApplicable`), nor in a rule whose backward sets a gradient more than MOST_UPDATES
 times. What the inverses ask of one function (its assignments, the name it returns) is found once and kept, so a
 rule with many updates costs one walk of its function, not one per update; an edit changes at most MOST_CHANGES
@@ -17,18 +18,11 @@ import ast
 
 from grader.errors import NotApplicable
 from grader.repair.edits import LONGEST_LINE, Change, Located, Scope, Span
+from grader.repair.places import Bound, bound_functions, within
 from grader.sabotage.mutate import rule_sites
 from grader.sabotage.trees import last_class, last_method, nodes, statements
 from grader.sandbox.inside.ops import RULES
 
-METHOD_STATEMENTS = 200
-"""Statements of one method of Value or Neuron (its nested functions' included) above which no repair is looked for
-in the file: dead code of thousands of lines in a `_backward` would otherwise cost the grader minutes."""
-METHOD_NODES = 4_000
-"""Syntax-tree nodes of one such method above which no repair is looked for (one statement can be very wide)."""
-DEPTH = 60
-"""Levels of nesting in one such method (a `q + q + ... + q` of 900 terms is 900 deep) above which no repair is
-looked for: the comparisons of subtrees cost their depth at every level."""
 MOST_CHANGES = 16
 """Runs of lines one edit may change (the same mistake in every operation's backward is a few per method): past
 it, the edit is not offered (nobody reads a repair of hundreds of lines, and each is placed and regraded)."""
@@ -169,28 +163,12 @@ class Source:
 
 def bounded(tree: ast.Module) -> None:
     """Raises NotApplicable where a method of a class the inverses read is past the bounds (METHOD_STATEMENTS,
-    METHOD_NODES, DEPTH). Each method is walked once, without recursion, and no further than its bounds."""
+    METHOD_NODES, DEPTH: places.py). Each method is walked once, without recursion, and no further than its
+    bounds."""
     for name in READ:
         cls = last_class(tree, name)
         for method in cls.body if cls is not None else []:
-            said = f"{name}.{getattr(method, 'name', '')}"
-            if sum(1 for n in statements(method) if isinstance(n, ast.stmt)) > METHOD_STATEMENTS:
-                raise NotApplicable(f"{said} has over {METHOD_STATEMENTS} statements")
-            if _deeper_than(method, DEPTH, METHOD_NODES):
-                raise NotApplicable(f"{said} is over {DEPTH} deep or {METHOD_NODES} nodes")
-
-
-def _deeper_than(tree: ast.AST, depth: int, most: int) -> bool:
-    """Does tree nest deeper than depth, or hold more than `most` nodes? A walk that stops at the first of either."""
-    stack = [(tree, 1)]
-    seen = 0
-    while stack:
-        node, level = stack.pop()
-        seen += 1
-        if level > depth or seen > most:
-            return True
-        stack += [(child, level + 1) for child in ast.iter_child_nodes(node)]
-    return False
+            within(method, f"{name}.{getattr(method, 'name', '')}")
 
 
 # -- what the inverses ask -------------------------------------------------------------------------------
@@ -215,7 +193,19 @@ def _graded(source: Source) -> ast.Module:
 
 
 def sites(source: Source, rule: str) -> list[list[ast.stmt]]:
-    return rule_sites(_graded(source), rule)
+    """The statement lists where the rule's backward lives: its method, the dispatch branches, and the functions
+    its method gives its nodes to (places.bound_functions)."""
+    return rule_sites(_graded(source), rule) + [b.fn.body for b in bound(source, rule)]
+
+
+def bound(source: Source, rule: str) -> list[Bound]:
+    """The functions the rule's method gives its nodes to (functools.partial, or a lambda calling one), found once."""
+    kept = source.kept.get(("bound", rule))
+    if isinstance(kept, list):
+        return kept
+    found = bound_functions(source.tree, RULES[rule][0])
+    source.kept["bound", rule] = found
+    return found
 
 
 def grad_target(node: ast.AST) -> ast.Attribute | None:
@@ -313,6 +303,9 @@ def output(source: Source, update: Update) -> tuple[str, str] | None:
     fn = site_function(source, update)
     if fn is None:
         return None
+    given = next((b.output for rule in RULES for b in bound(source, rule) if b.fn is fn and b.output), None)
+    if given is not None:  # a function given the nodes: its parameter given the output
+        return f"{given}.data", f"{given}.grad"
     name = _returned(fn)
     if name is not None and fn.name != "backward":
         return _data_of(source, fn, name) or f"{name}.data", f"{name}.grad"
@@ -372,12 +365,29 @@ def locals_read(source: Source, update: Update) -> list[ast.expr]:
     ]
 
 
+def computed(source: Source, update: Update) -> list[ast.expr]:
+    """What an update computes with: its value, and the values given the local names it reads (`g = out.grad`,
+    `local = 1 - t**2`)."""
+    return [update.value, *locals_read(source, update)]
+
+
+def reads_gradient(source: Source, update: Update, incoming: str) -> bool:
+    """Does the update read a gradient (the output's, as its backward names it: incoming), itself or through a
+    local name?"""
+    return any(
+        (isinstance(n, ast.Attribute) and n.attr == "grad") or (isinstance(n, ast.Name) and n.id == incoming)
+        for part in computed(source, update)
+        for n in nodes(part)
+    )
+
+
 def backward_parts(source: Source, rule: str) -> list[ast.AST]:
-    """What a rule's backward computes with: its updates, and the conditions around them inside the backward
-    (an `if` in the closure or the dispatch branch), never the forward pass's."""
+    """What a rule's backward computes with: its updates (with the values of the local names they read), and the
+    conditions around them inside the backward (an `if` in the closure or the dispatch branch), never the forward
+    pass's."""
     found: list[ast.AST] = []
     for update in updates(source, rule):
-        found.append(update.value)
+        found += computed(source, update)
         parent = source.parents.get(id(update))
         while isinstance(parent, ast.If) and not _tests_rule(parent, rule):
             found.append(parent.test)
@@ -388,25 +398,6 @@ def backward_parts(source: Source, rule: str) -> list[ast.AST]:
 def _tests_rule(node: ast.If, rule: str) -> bool:
     """A dispatch branch's own test (`if op == 'relu'`), not a condition of the rule."""
     return any(isinstance(n, ast.Constant) and n.value in RULES[rule][1] for n in nodes(node.test))
-
-
-def topo_loops(fn: ast.FunctionDef) -> list[ast.For]:
-    """The loops of backward() that call each node's backward (`for v in topo: v._backward()`)."""
-    loops = []
-    for node in statements(fn):
-        if isinstance(node, ast.For) and isinstance(node.target, ast.Name):
-            name = node.target.id
-            calls = any(
-                isinstance(n, ast.Call)
-                and isinstance(n.func, ast.Attribute)
-                and isinstance(n.func.value, ast.Name)
-                and n.func.value.id == name
-                for statement in node.body
-                for n in nodes(statement)
-            )
-            if calls or any(grad_target(n) is not None for s in node.body for n in statements(s)):
-                loops.append(node)
-    return loops
 
 
 def paren(source: Source, node: ast.expr) -> str:

@@ -4,15 +4,18 @@ A grading that may offer repairs (`[feedback] repair` is not `off`, and the stud
 read: a .py file's text, or a notebook's code cells as one text, grader/repair/notebook.py) makes one Repairs
 before its checks run, and hands it each check as it ends (heard) and the result at the end (offered):
 
-- find: each cause a failing visible check of the engine names gets its candidate edits, from each finder in
-  turn (FINDERS: today the inverse edits, grader/repair/inverse.py), in the student's code read once
+- find: each cause a failing visible check of the engine names (its own, and the other causes it found) gets its
+  candidate edits, from each finder in turn (FINDERS: the inverse edits, grader/repair/inverse.py, then the lesson's
+  line for the cause's rule, grader/repair/canonical.py), in the student's code read once
   (grader/repair/reading.py: bounded). A misconception found in several methods (artifacts' `causes`: `=` for `+=`
   in __add__, __mul__ and tanh) is one edit of every method's line, under the cause the check names. Of a notebook,
   an edit is kept only when it lies in one cell.
 - start ahead: as soon as a check fails from a cause whose edit the code holds, one sandbox starts warming up for
-  its regrade (and one for all the causes together once there are two), up to `most`, while the grading goes on;
-  the regrades take them. A correct engine's grading starts none, finds nothing and regrades nothing.
-- verify: the edited copies are graded again and judged by the one rule (grader/repair/verify.py).
+  its regrade (and one for all the causes together once there are two: two causes' bugs most often fail one check,
+  gradcheck, which neither edit alone clears), up to `most`, while the grading goes on; the regrades take them. A
+  correct engine's grading starts none, finds nothing and regrades nothing.
+- verify: once the engine checks are done (verify(), while the student's tests still run), the edited copies are
+  graded again and judged by the one rule (grader/repair/verify.py).
 - attach: each repair proven goes, as the typed field `repair` (grader/result.py's Repair), on the first visible
   check naming its cause: where (each change's line, method, where in words, the lines as written), at `diff` the
   lines as the edit writes them, and the visible checks it makes pass. The result is cleaned after (grading.py),
@@ -28,11 +31,12 @@ from collections.abc import Callable, Iterable
 
 from grader.errors import NotApplicable
 from grader.protocol import Code
+from grader.repair.canonical import canonical
 from grader.repair.edits import Edit
 from grader.repair.inverse import edit_for
 from grader.repair.notebook import NotebookCode
 from grader.repair.reading import Source
-from grader.repair.verify import FAILED, LEAST_S, Regrade, Rule, judged, proven, regraded
+from grader.repair.verify import FAILED, LEAST_S, Proven, Regrade, Rule, causes_named, judged, proven, regraded
 from grader.result import CheckResult, Repair, Result
 from grader.sandbox.prestarted import Prestarted, Wanted
 from grader.spec import Assignment
@@ -41,9 +45,11 @@ OnCheck = Callable[[CheckResult, int, int], None]
 """Told of each check as it ends: its result, how many are done, how many there are (grading.OnCheck)."""
 Finder = Callable[[Source, str], Edit | None]
 """Finds, in the student's code, an edit that may undo a cause (None: none found); the rule decides."""
-FINDERS: tuple[Finder, ...] = (edit_for,)
-"""The finders of candidate edits, tried in turn for each cause: each one's candidate is verified (the first proven
-of a cause is offered)."""
+FINDERS: tuple[Finder, ...] = (edit_for, canonical)
+"""The finders of candidate edits, tried in turn for each cause: the inverse edit (the mistake undone in its own
+spelling), then the lesson's line for the cause's rule in the student's names (grader/repair/canonical.py). Each
+one's candidate is verified, in this order, and the first proven of a cause is offered: the canonical rewrite is
+regraded only where the inverse's is missing or not proven."""
 REPAIR_CHARS = 200_000
 """Characters of a student's code above which no repair is looked for: it is parsed in the grader's own process (a
 lesson's engine is under 20,000)."""
@@ -85,12 +91,14 @@ class Candidates:
             return None
 
     def of(self, checks: Iterable[CheckResult]) -> list[Edit]:
-        """The candidate edits of each cause the failing judged checks name, in the order they name them (of a
-        notebook, only those in one cell)."""
+        """The candidate edits of each cause the failing judged checks name (each one's own, and the other causes it
+        found), in the order they name them (of a notebook, only those in one cell)."""
         named: dict[str, tuple[str, ...]] = {}
         for check in checks:
-            if check.status in FAILED and check.cause and judged(check) and check.cause not in named:
-                named[check.cause] = _every_method(check.cause, check.artifacts.get("causes"))
+            for cause in causes_named(check) if judged(check) else ():
+                if cause not in named:
+                    own = cause == check.cause
+                    named[cause] = _every_method(cause, check.artifacts.get("causes")) if own else (cause,)
         found = []
         for methods in named.values():
             if methods not in self.found:
@@ -125,6 +133,10 @@ class Repairs:
         self.most = most
         self.pool = Prestarted([], sandbox.iso if sandbox is not None else None)
         self.failed: list[CheckResult] = []
+        self.judged: list[CheckResult] = []
+        """The judged checks heard so far, each as it ended (verify() judges them once the engine checks are done)."""
+        self.verified: list[Proven] | None = None
+        """The repairs verify() proved (None: it has not run)."""
         self.started = 0
         """Sandboxes started ahead so far (those taken are no longer in the pool)."""
 
@@ -139,35 +151,59 @@ class Repairs:
         return both
 
     def heard(self, check: CheckResult) -> None:
-        """A check ended: where it failed from a new cause whose edit the code holds, a sandbox starts ahead."""
-        if check.status not in FAILED or not check.cause or not judged(check) or self.sandbox is None:
+        """A check ended: a judged one is kept for verify(); where it failed from a new cause whose edit the code
+        holds, a sandbox starts ahead."""
+        if judged(check):
+            self.judged.append(check)
+        if not causes_named(check) or not judged(check) or self.sandbox is None:
             return
-        if any(c.cause == check.cause for c in self.failed):
+        if any(causes_named(c) == causes_named(check) for c in self.failed):
             return
         self.failed.append(check)
         causes = len({edit.cause for edit in self.candidates.of(self.failed)})
-        needed = min(self.most, causes + (causes > 1))
+        needed = min(self.most, causes + (causes > 1))  # each cause's regrade, and one of them all together
         while self.started < needed:
             self.pool.add(self.sandbox)
             self.started += 1
 
+    def verify(self, ends: float, regrade: Regrade) -> None:
+        """Once the engine checks are done, every judged one heard (each as it ended): the repairs of their causes,
+        verified by regrades keeping to ends, while the student's tests may still run; offered() attaches them."""
+        self.verified = self._proven(self.judged, ends, regrade)
+
     def offered(self, result: Result, ends: float, regrade: Regrade) -> Result:
         """The result with each verified repair on the check naming its cause, or the result as it was (nothing
-        to repair, or no time left to verify: a regrade keeps to the grading's deadline, ends)."""
+        to repair, or no time left to verify: a regrade keeps to the grading's deadline, ends). The repairs verify()
+        proved while the tests ran, or, where it did not run, those verified now (their time added to the
+        result's)."""
         if result.status != "graded":
             return result
+        level = self.assignment.feedback.repair
+        if self.verified is not None:
+            return _attached(result, self.verified, level)
         started = time.monotonic()
-        edits = self.candidates.of(result.checks)
-        if not edits or ends - started < LEAST_S:
+        verified = self._proven(result.checks, ends, regrade)
+        if not verified:
             return result
-        rule = Rule.of(result)
+        shown = _attached(result, verified, level)
+        return dataclasses.replace(shown, duration_s=round(result.duration_s + time.monotonic() - started, 3))
+
+    def _proven(self, checks: Iterable[CheckResult], ends: float, regrade: Regrade) -> list[Proven]:
+        """The candidate edits of the checks' causes proven by regrades keeping to ends (none: nothing to repair, or
+        no time left); of a notebook, each in its cell's lines."""
+        checks = list(checks)
+        edits = self.candidates.of(checks)
+        if not edits or ends - time.monotonic() < LEAST_S:
+            return []
+        rule = Rule.of(checks)
         notebook = self.candidates.notebook
         grade = regraded(rule.again(self.assignment), ends, regrade, notebook)
         verified = proven(rule, self.candidates.text, edits, grade)
         if notebook is not None:
-            verified = [(local, fixes) for edit, fixes in verified if (local := notebook.local(edit)) is not None]
-        shown = _attached(result, verified, self.assignment.feedback.repair)
-        return dataclasses.replace(shown, duration_s=round(result.duration_s + time.monotonic() - started, 3))
+            verified = [
+                dataclasses.replace(p, edit=local) for p in verified if (local := notebook.local(p.edit)) is not None
+            ]
+        return verified
 
     def close(self) -> None:
         self.pool.close()
@@ -202,12 +238,33 @@ def _joined(cause: str, edits: list[Edit | None]) -> Edit | None:
     return Edit(cause, tuple(changes[key] for key in sorted(changes)))
 
 
-def _attached(result: Result, verified: list[tuple[Edit, tuple[str, ...]]], level: str) -> Result:
-    """The result with each repair on the first visible check naming its cause that failed."""
+def _attached(result: Result, verified: list[Proven], level: str) -> Result:
+    """The result with each repair on the first visible check failing from its cause (its own cause, else one of the
+    other causes it found); a check failing from several causes with a repair each gets them as one."""
     checks = list(result.checks)
-    for edit, fixes in verified:
-        at = next((i for i, c in enumerate(checks) if c.cause == edit.cause and judged(c) and c.status in FAILED), None)
-        if at is not None and fixes:
-            shown = tuple(dataclasses.replace(c, after=c.after if level == "diff" else "") for c in edit.changes)
-            checks[at] = dataclasses.replace(checks[at], repair=Repair(shown, fixes, level))
+    for found in verified:
+        cause = found.edit.cause
+        failing = [(i, c) for i, c in enumerate(checks) if judged(c) and c.status in FAILED]
+        at = next((i for i, c in failing if c.cause == cause), None)
+        if at is None:
+            at = next((i for i, c in failing if cause in causes_named(c)), None)
+        if at is None or not (found.fixes or found.waiting):
+            continue
+        shown = tuple(dataclasses.replace(c, after=c.after if level == "diff" else "") for c in found.edit.changes)
+        repair = _with(checks[at].repair, Repair(shown, found.fixes, level, found.waiting))
+        if repair is not None:
+            checks[at] = dataclasses.replace(checks[at], repair=repair)
     return dataclasses.replace(result, checks=tuple(checks))
+
+
+def _with(held: Repair | None, more: Repair) -> Repair | None:
+    """One repair making both's changes (a check failing from two causes, each with its own), in the file's order;
+    None where they cannot be one (two cells of a notebook, or one line changed two ways)."""
+    if held is None:
+        return more
+    changes = tuple(sorted(dict.fromkeys((*held.changes, *more.changes)), key=lambda c: (c.cell or 0, c.line)))
+    if len({c.cell for c in changes}) != 1 or len({c.line for c in changes}) != len(changes):
+        return None
+    fixes = tuple(dict.fromkeys((*held.fixes, *more.fixes)))
+    waiting = tuple(c for c in dict.fromkeys((*held.waiting, *more.waiting)) if c not in fixes)
+    return Repair(changes, fixes, held.level, waiting)

@@ -68,6 +68,17 @@ RULES = {
 """Each backward rule: the method that defines it on Value, and the names a dispatching backward() uses."""
 UPDATED = tuple(rule for rule in RULES if rule != "sub")
 """The rules whose backward holds gradient updates of its own (a - b is usually a + (-b))."""
+DERIVATIVES = {
+    "add": "1.0",
+    "mul": "{other}.data",
+    "pow": "{exponent} * {node}.data ** ({exponent} - 1)",
+    "tanh": "1 - {data}**2",
+    "relu": "{data} > 0",
+    "exp": "{data}",
+}
+"""Each updated rule's local derivative as the lesson writes it, its names to fill in with a student's own (the
+repairs' canonical rewrite, grader/repair/canonical.py): node, the input; data, the output's value; other, a
+product's other input; exponent, a power's. The lesson's line is `node.grad += <this> * out.grad`."""
 RULE_CHECK = {
     "add": "add",
     "mul": "mul",
