@@ -7,6 +7,7 @@ import dataclasses
 import os
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -310,3 +311,10 @@ def open_page(browser, tmp_path):
     for errors, requests in opened:
         assert errors == [], errors
         assert requests == [], requests
+
+
+def ctrl_c_reaches_it() -> None:
+    """A child's SIGINT as a terminal's Ctrl-C finds it: the default, whatever this test process inherited (a test
+    run started in the background by a non-interactive shell ignores SIGINT, and a child inheriting that ignores the
+    test's Ctrl-C: Python installs its KeyboardInterrupt only where SIGINT is not ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import BAD, CORRECT_ENGINES, HERE, ZOO, csv_rows
+from conftest import BAD, CORRECT_ENGINES, HERE, ZOO, csv_rows, ctrl_c_reaches_it
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 SUITES = HERE / "fixtures" / "suites"
@@ -237,9 +237,7 @@ def test_interrupted_batch_resumes_without_loss_or_duplicates(tmp_path):
     inputs = tmp_path / "in"
     inputs.mkdir()
     for i, engine in enumerate((CORRECT + BUGGY)[:5]):  # Ctrl-C once two are saved: three left to the rerun
-        # each loads for a second (a module that sleeps as it is imported), so Ctrl-C comes mid-batch however
-        # late a busy machine lets this test look: gradings of under a second each once finished all five first
-        (inputs / f"s{i}.py").write_text(engine.read_text() + "\nimport time\ntime.sleep(1.0)\n")
+        (inputs / f"s{i}.py").write_text(engine.read_text())
     (tmp_path / "quick").mkdir()
     (tmp_path / "quick" / "assignment.toml").write_text(QUICK_SPEC)
     out = tmp_path / "out"
@@ -256,7 +254,14 @@ def test_interrupted_batch_resumes_without_loss_or_duplicates(tmp_path):
         "--assignment",
         str(tmp_path / "quick"),
     ]
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        args,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=ctrl_c_reaches_it,
+    )
     deadline = time.monotonic() + 120
     while len(list(out.glob("students/*/result.json"))) < 2 and time.monotonic() < deadline:
         time.sleep(0.2)

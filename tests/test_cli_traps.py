@@ -18,7 +18,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import BUGGY_ENGINES, CORRECT_ENGINES, HERE, REFERENCE_SOURCE, csv_rows
+from conftest import BUGGY_ENGINES, CORRECT_ENGINES, HERE, REFERENCE_SOURCE, csv_rows, ctrl_c_reaches_it
 from nbformat.v4 import new_code_cell, new_notebook
 
 BUGGY = next(p for p in BUGGY_ENGINES if p.stem == "assign_not_accumulate")
@@ -153,7 +153,14 @@ def test_a_closed_pipe_keeps_a_failing_grade_failing(tmp_path, tiny):
 def _interrupt(args: list[str], out: Path, since: float) -> tuple[int, str]:
     """Run a batch and send it Ctrl-C once a student has been graded (a key written after since); its exit
     code and stderr."""
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        args,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=ctrl_c_reaches_it,
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
         if any(k.stat().st_mtime > since for k in out.glob("students/*/key.txt")):
@@ -180,9 +187,7 @@ def test_an_interrupted_batch_writes_an_incomplete_gradebook_and_the_command_tha
     inputs = tmp_path / "in"
     inputs.mkdir()
     for i, engine in enumerate((CORRECT_ENGINES[0], BUGGY, CORRECT_ENGINES[1])):
-        # each loads for a second and a half (a module that sleeps as it is imported), so Ctrl-C comes mid-batch
-        # however late a busy machine lets this test look (all three, graded in under a second each, once finished)
-        (inputs / f"s{i}.py").write_text(engine.read_text() + "\nimport time\ntime.sleep(1.5)\n")
+        (inputs / f"s{i}.py").write_text(engine.read_text())
     out = tmp_path / "out"
     args = [
         sys.executable,
