@@ -123,8 +123,22 @@ def train(args: dict, initial: list[float]) -> dict:
     return {"op": "train", "args": {**args, "initial": initial}}
 
 
-def suite(code: dict, tests: str, engine: str | None, fixtures: list[str], probes: list) -> dict:
-    return {"op": "suite", "code": code, "tests": tests, "engine": engine, "fixtures": fixtures, "probes": probes}
+def suite(
+    code: dict, tests: str, engine: str | None, fixtures: list[str], probes: list, rewritten: str | None = None
+) -> dict:
+    """One run of the tests. rewritten: the tests as pytest rewrites them, said by the grading's first run
+    (grader/suite_replies.py's Before), for this run to place where pytest reads them; "" asks this run to say them
+    (it rewrites them before any of the student's code runs); None neither."""
+    return {
+        "op": "suite",
+        "code": code,
+        "tests": tests,
+        "engine": engine,
+        "fixtures": fixtures,
+        "probes": probes,
+        "rewrite": rewritten == "",
+        "rewritten": rewritten or "",
+    }
 
 
 # -- replies: typed claims ----------------------------------------------------------------------------------------

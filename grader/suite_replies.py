@@ -5,6 +5,7 @@ type and shape, capped."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,29 +51,50 @@ class Before:
 
     transformed: tuple[tuple[int, str], ...] = ()
     """Of a run asked to derive them (its first frame, sent before any of the student's code ran): transformed()."""
+    rewritten: str = ""
+    """Of a run asked to rewrite them (the same first frame): the tests as pytest rewrites them, rewritten()."""
     probes: tuple | None = None
     """The engine's numbers on the equivalence probes (the next frame, sent before the test file was written), or
     None when the run sent none there."""
 
 
-def before_tests(events: list, code: Code, derived: bool, probed: bool) -> Before:
+def before_tests(events: list, code: Code, derived: bool, probed: bool, rewrite: str | None = None) -> Before:
     """The claims of a suite run's first event frames (at most BEFORE_TESTS of them are kept), each read only at
-    its place: the derived transformations first when derived was asked, then the probes when probed was."""
+    its place: first, when derived or rewrite (the tests' text) was asked, the derived transformations and the
+    rewritten tests; then the probes when probed was."""
     events = list(events[:BEFORE_TESTS])
-    found: tuple[tuple[int, str], ...] = ()
-    if derived:
+    first_: tuple[tuple[tuple[int, str], ...], str] = ((), "")
+    if derived or rewrite is not None:
         first = events.pop(0) if events else None
-        if not (isinstance(first, dict) and "transformed" in first):
+        if not (isinstance(first, dict) and ("transformed" in first or "rewritten" in first)):
             return Before()
-        found = transformed(first, code)
+        first_ = (transformed(first, code) if derived else (), rewritten(first, rewrite) if rewrite is not None else "")
     next_ = events[0] if events else None
     if not probed or not isinstance(next_, dict) or not isinstance(next_.get("probes"), list):
-        return Before(found)
+        return Before(*first_)
     try:
         probes = tuple(_probe_entry(p) for p in next_["probes"][:200])
     except (KeyError, TypeError, AttributeError, ValueError, OverflowError):
-        return Before(found)
-    return Before(found, probes)
+        return Before(*first_)
+    return Before(*first_, probes)
+
+
+BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
+REWRITTEN_PER_CHAR = 64
+"""Characters of a rewrite claimed per character of the tests, at most (and 64 KB more): base64 of pytest's compiled
+form of them, its assertions spelled out."""
+
+
+def rewritten(first: Any, tests: str) -> str:
+    """The tests as pytest rewrites them for assertions, as claimed by the first frame of the grading's first run (an
+    event frame its process sends before it runs any of the student's code, as for transformed()): base64 text of a
+    bounded length, or "". A claim taken as code only by later runs of the same student's tests, in the sandbox, and
+    only for the very same text (pytest checks its hash there): what the runs take is the student's tests as pytest
+    reads them."""
+    said = first.get("rewritten") if isinstance(first, dict) else None
+    if not isinstance(said, str) or len(said) > REWRITTEN_PER_CHAR * len(tests) + 65536:
+        return ""
+    return said if BASE64.fullmatch(said) else ""
 
 
 def transformed(first: Any, code: Code) -> tuple[tuple[int, str], ...]:

@@ -59,6 +59,9 @@ class SuiteJob:
     """Whether an engine of the plan is still to run, from the run on the student's own engine and the runs done when
     its turn comes (a spare runs only where the mutant it stands for does not count: checks/suite_runs.py); None:
     every engine runs."""
+    rewritten: str = ""
+    """The tests as pytest rewrites them for assertions, as the grading's first run on the student's own engine said
+    them (suite_replies.rewritten); "" until one did: a run on the student's own engine is then asked to."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,8 @@ class Returned:
 
     reply: RunReply | None
     transformed: tuple[tuple[int, str], ...] = ()
+    rewritten: str = ""
+    """Of a run asked to rewrite them, the tests as pytest rewrites them (suite_replies.rewritten)."""
 
 
 def run_tests(
@@ -96,12 +101,14 @@ def run_tests(
     if settings.until is not None and started >= settings.until:
         return Returned(None)
     derive = engine is None and not job.code.transformed and job.code.kind == "notebook"
+    rewrite = engine is None and not job.rewritten
     message = protocol.suite(
         job.code.request(settings.skip, settings.cell_timeout, settings.lean, derive),
         job.tests,
         engine.block if engine else None,
         list(job.fixtures),
         list(job.probes),
+        "" if rewrite else job.rewritten,
     )
     try:
         unit = sandbox.unit("suite")
@@ -109,11 +116,11 @@ def run_tests(
         return Returned(RunReply(engine, failure=exc, duration=time.monotonic() - started))
     heard: list[dict] = []
     reply, failure, ended = _exchange(unit, message, (timeout, settings.until), heard)
-    before = suite_replies.before_tests(heard, job.code, derive, bool(job.probes))
+    before = suite_replies.before_tests(heard, job.code, derive, bool(job.probes), job.tests if rewrite else None)
     found = before.transformed if derive else ()  # said before the student's code ran: it holds however the run ended
     if isinstance(failure, OutOfTime) and failure.outer:
-        return Returned(None, found)
-    return Returned(RunReply(engine, reply, failure, ended - started, before.probes), found)
+        return Returned(None, found, before.rewritten)
+    return Returned(RunReply(engine, reply, failure, ended - started, before.probes), found, before.rewritten)
 
 
 def _exchange(

@@ -257,9 +257,7 @@ class SuiteLane:
             raise RuntimeError("the suite lane's runs on the plan's engines went before the plan")
         return self._given.plan
 
-    @property
-    def cancelled(self) -> bool:
-        return self.stage is Stage.CANCELLED
+    cancelled = property(lambda self: self.stage is Stage.CANCELLED)
 
     def _await(self, *stages: Stage) -> bool:
         """Wait for one of the stages, or a cancel; False when the lane was cancelled instead."""
@@ -371,16 +369,18 @@ class SuiteLane:
         """One run of the suite (grader/lanes/run.py), in any of the lane's threads; None when the grading's time ran
         out before it could end. The cells as IPython transforms them, if it derived them, are kept for later runs."""
         ran = run_tests(sandbox, self._given, engine, timeout, settings)
-        if ran.transformed:
-            self._keep_transformed(ran.transformed)
+        if ran.transformed or ran.rewritten:
+            self._keep_said(ran.transformed, ran.rewritten)
         return ran.reply
 
-    def _keep_transformed(self, found: tuple[tuple[int, str], ...]) -> None:
-        """The cells as IPython transforms them, from the first frame of a run asked to derive them, for the later
-        runs (protocol's transformed() says why that is safe); a lane's threads keep the first they get."""
+    def _keep_said(self, found: tuple[tuple[int, str], ...], rewritten: str) -> None:
+        """The cells as IPython transforms them and the tests as pytest rewrites them, from a run's first frame, for
+        later runs (suite_replies says why that is safe); a lane's threads keep the first they get."""
         with self._changed:
-            if not self._given.code.transformed:
+            if found and not self._given.code.transformed:
                 self._update_job(code=dataclasses.replace(self._given.code, transformed=found))
+            if rewritten and not self._given.rewritten:
+                self._update_job(rewritten=rewritten)
 
     # -- a notebook's demo cells run once (grader/notebook_suite.py) ------------------------------------------------
 

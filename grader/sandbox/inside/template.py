@@ -24,6 +24,7 @@ import os
 import select
 import signal
 import socket
+import stat
 import sys
 import time
 
@@ -69,6 +70,9 @@ def main() -> None:
     control = socket.socket(fileno=cfg["control_fd"])
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
+    os.dup2(devnull, 1)  # from here on nothing the warm-up or a unit prints reaches the grader (or blocks it)
+    if not os.environ.get("GRADER_SANDBOX_DEBUG"):
+        os.dup2(devnull, 2)
     unavailable = _warm(cfg)
     gc.collect()
     gc.freeze()  # children never walk the template's heap when they collect garbage
@@ -82,10 +86,23 @@ def main() -> None:
             "python": sys.version.split()[0],
         },
     )
-    os.dup2(devnull, 1)  # from here on nothing a unit prints reaches the grader (or blocks it)
-    if not os.environ.get("GRADER_SANDBOX_DEBUG"):
-        os.dup2(devnull, 2)
-    Template(control, cfg).serve()
+    Template(control, cfg, _null_files()).serve()
+
+
+def _null_files() -> tuple[int, ...]:
+    """The template's descriptors of the null device above 2, which units keep: pytest's session, prepared here
+    (suites.prepare), holds one for its log file and closes it when a unit's session ends. Every other descriptor of
+    the template is closed in a unit."""
+    null = os.stat(os.devnull).st_rdev
+    found = []
+    for fd in range(3, 256):
+        try:
+            st = os.fstat(fd)
+        except OSError:
+            continue
+        if stat.S_ISCHR(st.st_mode) and st.st_rdev == null:
+            found.append(fd)
+    return tuple(found)
 
 
 def _warm(cfg: dict) -> dict[str, str]:
@@ -117,6 +134,16 @@ def _send(control: socket.socket, message: dict) -> None:
     control.send(json.dumps(message).encode())
 
 
+def _close_all_but(*kept: int) -> None:
+    """Close every descriptor above 2 but those kept."""
+    low = 3
+    for fd in sorted(set(kept)):
+        if fd >= low:
+            os.closerange(low, fd)
+            low = fd + 1
+    os.closerange(low, 1 << 16)
+
+
 def _own_processes() -> int:
     uid = os.getuid()
     count = 0
@@ -130,9 +157,11 @@ def _own_processes() -> int:
 
 
 class Template:
-    def __init__(self, control: socket.socket, cfg: dict):
+    def __init__(self, control: socket.socket, cfg: dict, kept: tuple[int, ...] = ()):
         self.control = control
         self.cfg = cfg
+        self.kept = kept
+        """Descriptors of the null device that units keep open (_null_files)."""
         self.units: dict[int, str] = {}
         self.wake_r, self.wake_w = os.pipe()
         os.set_blocking(self.wake_w, False)
@@ -200,8 +229,7 @@ class Template:
                     os._exit(72)  # a unit that cannot hide the other sandboxes' processes runs nothing
                 os.chdir(self.cfg["scratch"])  # the new /tmp, not the one it covers
                 os.close(ready_w)
-                os.closerange(3, fd)
-                os.closerange(fd + 1, 1 << 16)
+                _close_all_but(fd, *self.kept)
                 import units
 
                 units.main(kind, fd, self.cfg)

@@ -207,7 +207,9 @@ def suite(sock: socket.socket, cfg: dict) -> None:
     from a process the tests ran in, each sent as an event frame (out of the process's reach once sent) before what
     could change it runs:
     - asked to derive (a notebook's run on the student's own engine), first thing, before any of the student's code
-      runs, the cells as IPython transforms them (notebook.derive), which later runs take;
+      runs, the cells as IPython transforms them (notebook.derive), which later runs take; asked to rewrite (the
+      grading's first run on the student's own engine), in the same first frame, the tests as pytest rewrites them
+      for assertions (suites.rewritten), which later runs are given and place where pytest reads them (suites.place);
     - asked for probes, once the student's code and the engine are loaded and before the test file is even
       written, the engine's numbers on them, which decide whether a mutant of the student's engine counts."""
     request = frames.receive(sock)
@@ -215,13 +217,20 @@ def suite(sock: socket.socket, cfg: dict) -> None:
         return
     seq = request.get("seq")
     code, engine = request["code"], request.pop("engine", None) or ""
+    run_dir = os.path.join(cfg["scratch"], "run")
+    tests = os.path.join(run_dir, TESTS_FILE)
+    import suites
+
+    said = {}
     if code["kind"] == "notebook" and code.get("derive"):
         import notebook
 
-        code["transformed"] = notebook.derive(code["cells"], code["skip"])
-        frames.send(sock, {"seq": seq, "event": {"transformed": code["transformed"]}})
+        code["transformed"] = said["transformed"] = notebook.derive(code["cells"], code["skip"])
+    if request.get("rewrite") is True:
+        said["rewritten"] = suites.rewritten(tests, request["tests"])
+    if said:
+        frames.send(sock, {"seq": seq, "event": said})
     loader = Loader(cfg)
-    run_dir = os.path.join(cfg["scratch"], "run")
     os.makedirs(run_dir, exist_ok=True)
     os.chdir(run_dir)
     standins.install(code.get("stand_ins", []), code.get("stand_in_missing") is True)
@@ -250,14 +259,12 @@ def suite(sock: socket.socket, cfg: dict) -> None:
     if request.get("probes"):
         frames.send(sock, {"seq": seq, "event": {"probes": _probe_all(request["probes"])}})
     try:
-        tests = os.path.join(run_dir, TESTS_FILE)
         with open(tests, "w", encoding="utf-8") as f:
             f.write(request["tests"])
     except BaseException as exc:
         frames.send(sock, {"seq": seq, "ok": False, "error": loader.error(exc)})
         return
-    import suites
-
+    suites.place(tests, request.get("rewritten") or said.get("rewritten") or "")
     result = suites.run(tests, request.get("fixtures") or [])
     frames.send(sock, {"seq": seq, "ok": True, "result": result})
 
