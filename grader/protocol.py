@@ -123,12 +123,21 @@ def train(args: dict, initial: list[float]) -> dict:
     return {"op": "train", "args": {**args, "initial": initial}}
 
 
+@dataclass(frozen=True)
+class Spared:
+    """What spares a run of the tests work without changing what it finds."""
+
+    rewritten: str | None = None
+    """The tests as pytest rewrites them, said by the grading's first run (grader/suite_replies.py's Before), for this
+    run to place where pytest reads them; "" asks this run to say them (it rewrites them before any of the student's
+    code runs); None neither."""
+    stop_at: tuple[str, ...] = ()
+    """The tests at whose failure by an assertion the run ends (checks/suite_runs.py's stops_at)."""
+
+
 def suite(
-    code: dict, tests: str, engine: str | None, fixtures: list[str], probes: list, rewritten: str | None = None
+    code: dict, tests: str, engine: str | None, fixtures: list[str], probes: list, spared: Spared = Spared()
 ) -> dict:
-    """One run of the tests. rewritten: the tests as pytest rewrites them, said by the grading's first run
-    (grader/suite_replies.py's Before), for this run to place where pytest reads them; "" asks this run to say them
-    (it rewrites them before any of the student's code runs); None neither."""
     return {
         "op": "suite",
         "code": code,
@@ -136,8 +145,9 @@ def suite(
         "engine": engine,
         "fixtures": fixtures,
         "probes": probes,
-        "rewrite": rewritten == "",
-        "rewritten": rewritten or "",
+        "rewrite": spared.rewritten == "",
+        "rewritten": spared.rewritten or "",
+        "stop_at": list(spared.stop_at),
     }
 
 

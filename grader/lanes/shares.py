@@ -15,6 +15,12 @@ from grader.sabotage import EngineRun
 T = TypeVar("T")
 
 
+FIRST = ("wheat", "decoy")
+"""The engines whose runs go before the others': where a run on a sabotaged engine may end reads theirs (SuiteJob's
+stop_at). Every run is a process of its own, and the outcome lists the runs in the plan's order whatever order they
+went in."""
+
+
 class Engines:
     """The plan's engines not yet taken, and each run's limit and settings: shared by a lane's threads."""
 
@@ -23,21 +29,35 @@ class Engines:
         plan: tuple[EngineRun, ...],
         timeout: float,
         settings: RunSettings,
-        wanted: Callable[[EngineRun, list[RunReply]], bool] | None = None,
+        job: SuiteJob | None = None,
+        own: RunReply | None = None,
     ):
+        """job and own: the lane's job and the run on the student's own engine, which say which engines are still
+        wanted when their turn comes (SuiteJob.wanted) and where a run may end (SuiteJob.stop_at)."""
         self.timeout = timeout
         self.settings = settings
-        self._left = list(plan)
+        self._plan = plan
+        self._left = sorted(plan, key=lambda engine: engine.kind not in FIRST)  # stable: the plan's order otherwise
         self._done: list[RunReply] = []
         self._lock = threading.Lock()
-        self._wanted = wanted
+        self._job = job
+        self._own = own
+
+    def stops(self, engine: EngineRun) -> tuple[str, ...]:
+        """The tests at whose failure by an assertion the run on engine may end, from the runs done so far."""
+        if self._job is None or self._job.stop_at is None or self._own is None:
+            return ()
+        with self._lock:
+            done = list(self._done)
+        return self._job.stop_at(engine, self._own, done, self._plan)
 
     def take(self) -> EngineRun | None:
         """The next engine to run (one the job does not want, when its turn comes, is passed over)."""
         with self._lock:
             while self._left:
                 engine = self._left.pop(0)
-                if self._wanted is None or self._wanted(engine, list(self._done)):
+                chosen = self._job.wanted if self._job is not None and self._own is not None else None
+                if chosen is None or self._own is None or chosen(engine, self._own, list(self._done)):
                     return engine
             return None
 
@@ -76,9 +96,3 @@ class Beside(Generic[T]):
         if self._raised:
             raise self._raised[0]
         return self._returned[0]
-
-
-def wanted(job: SuiteJob, own: RunReply) -> Callable[[EngineRun, list[RunReply]], bool] | None:
-    """The job's wanted (which engines still run), given the run on the student's own engine."""
-    chosen = job.wanted
-    return None if chosen is None else lambda engine, done: chosen(engine, own, done)

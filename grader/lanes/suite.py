@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from grader import notebook_suite
 from grader.lanes.run import RunReply, RunSettings, SuiteJob, ok, run_tests
-from grader.lanes.shares import Beside, Engines, Share, wanted
+from grader.lanes.shares import Beside, Engines, Share
 from grader.protocol import Code
 from grader.sabotage import EngineRun
 from grader.sandbox.isolation import Isolation
@@ -341,7 +341,7 @@ class SuiteLane:
         timeout, settings = self._only_needed(first, own, self._given.per_run(own), settings)
         if not self._await_plan():
             return
-        engines = Engines(self._plan(), timeout, settings, wanted(self._given, own))
+        engines = Engines(self._plan(), timeout, settings, self._given, own)
         beside = [Beside(functools.partial(self._run_all, sandbox, engines)) for sandbox in self.sandboxes[1:]]
         if self.late is not None:
             beside.append(Beside(functools.partial(self._run_late, self.late, engines)))
@@ -356,7 +356,7 @@ class SuiteLane:
         """Run the suite on the engines this sandbox takes next, in turn (the sandbox cleaned between runs)."""
         runs: list[RunReply] = []
         while not self.cancelled and (engine := engines.take()) is not None:
-            run = self._run(sandbox, engine, engines.timeout, engines.settings)
+            run = self._run(sandbox, engine, engines.timeout, engines.settings, engines.stops(engine))
             if run is None:
                 return Share(tuple(runs), cut=True)
             engines.ran(run)
@@ -364,11 +364,11 @@ class SuiteLane:
         return Share(tuple(runs))
 
     def _run(
-        self, sandbox: Sandbox, engine: EngineRun | None, timeout: float, settings: RunSettings
+        self, sandbox: Sandbox, engine: EngineRun | None, timeout: float, settings: RunSettings, stop_at=()
     ) -> RunReply | None:
         """One run of the suite (grader/lanes/run.py), in any of the lane's threads; None when the grading's time ran
         out before it could end. The cells as IPython transforms them, if it derived them, are kept for later runs."""
-        ran = run_tests(sandbox, self._given, engine, timeout, settings)
+        ran = run_tests(sandbox, self._given, engine, timeout, settings, stop_at)
         if ran.transformed or ran.rewritten:
             self._keep_said(ran.transformed, ran.rewritten)
         return ran.reply
@@ -430,9 +430,7 @@ class SuiteLane:
         if needed_only is None or not ok(needed_only) or needed_only.duration >= settings.cell_timeout:
             return None
         timeout = self._given.per_run(needed_only)
-        return (
-            Engines(self._plan(), timeout, settings, wanted(self._given, needed_only)) if self._await_plan() else None
-        )
+        return Engines(self._plan(), timeout, settings, self._given, needed_only) if self._await_plan() else None
 
     def _early_whole(self, early: _Early) -> tuple[RunReply | None, Share]:
         """On the second sandbox: the run on the whole notebook, then a share of the early runs."""

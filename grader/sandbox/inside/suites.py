@@ -45,6 +45,9 @@ class Outcomes:
     def __init__(self):
         self.tests = {}
         self.collection_errors = []
+        self.stop_at: frozenset[str] = frozenset()
+        """The tests at whose failure by an assertion the session ends (the grader says which: a sabotaged engine
+        that such a failure catches needs no more of the suite)."""
 
     def pytest_collectreport(self, report):
         if report.failed:
@@ -67,6 +70,8 @@ class Outcomes:
         name = item.nodeid.split("::", 1)[-1]
         if name not in self.tests or entry["outcome"] != "passed":
             self.tests[name] = entry
+        if entry["kind"] == "assertion" and entry["outcome"] == "failed" and name in self.stop_at:
+            item.session.shouldstop = "caught"
 
 
 def _args(tests: str) -> list[str]:
@@ -122,18 +127,21 @@ def prepare(run_dir: str) -> None:
     PREPARED = Prepared(tests, config, outcomes, session)
 
 
-def run(tests: str, fixtures: list[str]) -> dict:
-    """Run pytest on the tests file; every test's outcome and the collection errors."""
+def run(tests: str, fixtures: list[str], stop_at: list[str] | None = None) -> dict:
+    """Run pytest on the tests file; every test's outcome and the collection errors. The session ends after the first
+    test of stop_at to fail by an assertion."""
     import pytest
 
     fixture_plugin = _fixtures(fixtures)
     if PREPARED is not None and PREPARED.tests == tests:
         outcomes = PREPARED.outcomes
+        outcomes.stop_at = frozenset(stop_at or ())
         if fixture_plugin is not None:  # its fixtures parsed as it registers (pytest does so for a late plugin)
             PREPARED.config.pluginmanager.register(fixture_plugin, "grader-fixtures")
         code = _session_rest(PREPARED.config, PREPARED.session)
     else:
         outcomes = Outcomes()
+        outcomes.stop_at = frozenset(stop_at or ())
         plugins = [outcomes] + ([fixture_plugin] if fixture_plugin is not None else [])
         code = pytest.main(_args(tests), plugins=plugins)
     return {"exit": int(code), "tests": outcomes.tests, "collection_errors": outcomes.collection_errors}
