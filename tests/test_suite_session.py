@@ -323,3 +323,18 @@ def test_where_a_run_may_end_is_what_catches_counts_whatever_runs_remain():
     assert stop_at(own_mutant, own, on_wheats, plan) == ()  # the decoy has yet to run
     assert stop_at(own_mutant, own, [*on_wheats, on_decoy], plan) == ()  # each fails on the engine or its decoy
     assert stop_at(wheats[0], own, on_wheats, plan) == ()  # a correct engine's run goes to its end
+
+
+def test_the_correct_engines_and_the_decoy_go_first_and_the_spares_last():
+    """Where a run may end reads the correct engines' runs and the decoy's; whether a spare runs reads the run on the
+    mutant it stands for: so they go in that order, each kind in the plan's order."""
+    from grader.lanes.shares import Engines
+    from grader.sabotage import EngineRun
+
+    kinds = ["sabotage", "spare", "wheat", "own", "decoy", "spare", "wheat", "sabotage"]
+    plan = tuple(EngineRun(f"{kind}{i}", kind, "w", None, "") for i, kind in enumerate(kinds))
+    engines = Engines(plan, 1.0, RunSettings())
+    taken = []
+    while (engine := engines.take()) is not None:
+        taken.append(engine.id)
+    assert taken == ["wheat2", "decoy4", "wheat6", "sabotage0", "own3", "sabotage7", "spare1", "spare5"]

@@ -17,8 +17,13 @@ T = TypeVar("T")
 
 FIRST = ("wheat", "decoy")
 """The engines whose runs go before the others': where a run on a sabotaged engine may end reads theirs (SuiteJob's
-stop_at). Every run is a process of its own, and the outcome lists the runs in the plan's order whatever order they
-went in."""
+stop_at). The spares go last: whether one is wanted reads the run on the mutant it stands for, done by then but where
+the other sandbox still runs it. Every run is a process of its own, and the outcome lists the runs in the plan's order
+whatever order they went in."""
+
+
+def _turn(engine: EngineRun) -> int:
+    return 0 if engine.kind in FIRST else 2 if engine.kind == "spare" else 1
 
 
 class Engines:
@@ -37,7 +42,7 @@ class Engines:
         self.timeout = timeout
         self.settings = settings
         self._plan = plan
-        self._left = sorted(plan, key=lambda engine: engine.kind not in FIRST)  # stable: the plan's order otherwise
+        self._left = sorted(plan, key=_turn)  # stable: the plan's order otherwise
         self._done: list[RunReply] = []
         self._lock = threading.Lock()
         self._job = job

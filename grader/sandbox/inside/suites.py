@@ -71,7 +71,7 @@ class Outcomes:
         if name not in self.tests or entry["outcome"] != "passed":
             self.tests[name] = entry
         if entry["kind"] == "assertion" and entry["outcome"] == "failed" and name in self.stop_at:
-            item.session.shouldstop = "caught"
+            item.session.shouldfail = "caught"  # a stop as failed: no report of an interruption to write
 
 
 def _args(tests: str) -> list[str]:
@@ -172,6 +172,7 @@ def _collected_and_run(config, session) -> int:
     import pytest
     from _pytest._code import ExceptionInfo
     from _pytest.config import UsageError
+    from _pytest.main import Session
 
     codes = pytest.ExitCode
     try:
@@ -179,7 +180,7 @@ def _collected_and_run(config, session) -> int:
         config.hook.pytest_runtestloop(session=session)
     except UsageError:
         return codes.USAGE_ERROR
-    except pytest.fail.Exception:
+    except Session.Failed:  # a stop as failed (shouldfail: the first catching test of Outcomes.stop_at, or -x)
         return codes.TESTS_FAILED
     except (KeyboardInterrupt, pytest.exit.Exception) as exc:  # a collection error interrupts, as KeyboardInterrupt
         given = getattr(exc, "returncode", None)
