@@ -312,3 +312,26 @@ def test_a_notebook_nested_too_deep_for_json_is_unreadable_not_a_crash(tmp_path,
     result = grade(path, micrograd.without(SUITE_CHECKS))
     assert result.status == "error" and result.error.kind == "unreadable", result.error
     assert "nested.ipynb is not a notebook" in result.error.message, result.error.message
+
+
+def test_a_notebook_whose_cells_are_not_as_jupyter_saves_them_is_unreadable_not_a_crash(tmp_path, micrograd):
+    """A notebook 4 whose code cell has no source, or a source that is no text, or a cell with no type: is each
+    grading an `unreadable` error naming the cell, rather than AttributeError out of grade()? And is a source
+    saved as a list of lines (as Jupyter saves it) still read as its text?"""
+    engine = {"cell_type": "code", "source": ENGINE.splitlines(keepends=True), "metadata": {}, "outputs": []}
+    no_source = "cell 3 (markdown cells counted) is a code cell without a source"
+    broken = (
+        ({"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None}, no_source),
+        ({"cell_type": "code", "source": 5, "metadata": {}, "outputs": []}, no_source),
+        ({"source": "x = 1", "metadata": {}}, "cell 3 (markdown cells counted) has no cell_type"),
+    )
+    for cell, said in broken:
+        path = tmp_path / "odd.ipynb"
+        cells = [{"cell_type": "markdown", "source": "# micrograd", "metadata": {}}, engine, cell]
+        path.write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": cells}))
+        result = grade(path, micrograd.without(SUITE_CHECKS))
+        assert result.status == "error" and result.error.kind == "unreadable", result.error
+        assert said in result.error.message, result.error.message
+    path.write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [engine]}))
+    result = grade(path, micrograd.without(SUITE_CHECKS))
+    assert result.status == "graded" and statuses(result)["add"] == "passed", result.error
