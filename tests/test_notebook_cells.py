@@ -12,7 +12,7 @@ from conftest import BASE_ENGINE, quick_assignment, statuses, with_limits
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from grader.checks.suite import SUITE_CHECKS
-from grader.grading import grade
+from grader.grading import Options, grade
 
 ENGINE = BASE_ENGINE.read_text()
 TESTS = """
@@ -53,6 +53,41 @@ def test_a_slow_demo_cell_runs_once_and_every_suite_check_is_judged(tmp_path, mi
     student = next(c for c in result.checks if c.id == "student_tests")
     assert student.artifacts["run_once"] == [2, 3], student.artifacts  # code cells: the markdown is not counted
     assert not [c.id for c in result.checks if "ran once" in c.feedback], "how the runs went is no student's business"
+
+
+def test_in_a_students_check_the_engine_lanes_sandbox_joins_a_notebooks_runs(tmp_path, micrograd, monkeypatch):
+    """grader check's layout (two sandboxes): the suite lane's one sandbox starts the runs on the cells the tests need
+    while the engine lane runs the notebook, and the engine lane's sandbox, once its checks are done, joins them (a
+    third sandbox's start saved): are the demo cells still run once, every suite check judged, and did the runs go
+    on both sandboxes? (Each run sleeps 0.3 s in a test, so the suite's sandbox is still busy when the other joins.)"""
+    from grader.lanes import suite as lane
+    from grader.sandbox.supervisor import Sandbox
+
+    made, ran_on, run_tests, start = [], [], lane.run_tests, Sandbox.__init__
+
+    def noted(sandbox, *args):
+        ran_on.append(id(sandbox))
+        return run_tests(sandbox, *args)
+
+    def counted(sandbox, *args, **kwargs):
+        made.append(id(sandbox))
+        start(sandbox, *args, **kwargs)
+
+    # every sandbox still started and every run made in its sandbox: only which and where noted
+    monkeypatch.setattr(lane, "run_tests", noted)
+    monkeypatch.setattr(Sandbox, "__init__", counted)
+    demo = "import time\nfor step in range(2):\n    time.sleep(0.5)"
+    slow = "def test_slow_but_fine():\n    import time\n    time.sleep(0.3)\n    assert Value(1.0).data == 1.0\n"
+    path = write_notebook(tmp_path / "lesson.ipynb", ENGINE, demo, TESTS, slow)
+    suite_only = micrograd.without(tuple(c.id for c in micrograd.checks if c.id not in SUITE_CHECKS))
+    result = grade(path, with_limits(suite_only, submission_s=60.0), Options(suite_sandboxes=2))
+    found = statuses(result)
+    assert result.status == "graded", result.error
+    assert found["student_tests"] == "passed" and found["wheat"] == "passed", result.checks[-3:]
+    assert found["sabotage"] in ("passed", "failed"), result.checks[-1]
+    student = next(c for c in result.checks if c.id == "student_tests")
+    assert student.artifacts["run_once"] == [2], student.artifacts
+    assert len(made) == 2 and set(ran_on) == set(made) and len(ran_on) > 10, (made, ran_on)
 
 
 SMALL_VALUE = '''
