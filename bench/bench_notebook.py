@@ -8,7 +8,8 @@ once first):
   `MLP`, `numerical_grad`, a 50-step training demo, a helper cell and 11 test cells that define and call
   `test_*`), against `grader check micrograd_mine.py` of the same engine and tests as the grader sees them: every
   code cell that is not a test as the module (the demo included), the helper cell and the `test_*` functions (not
-  their calls) as `test_micrograd.py`. Target: the notebook within 1.2x the .py.
+  their calls) as `test_micrograd.py`. Target: the notebook within 1.2x the .py. Beside each one's wall time, the CPU
+  time of its whole process tree (the sandboxes included; Linux), which the machine's load moves less.
 - `%grade` in a real Jupyter kernel (jupyter_client's kernel, as Jupyter runs it), which has run every cell of the
   notebook and saved it, then `%load_ext grader`, as the kit's last cell: the wall time of the `%grade` cell, from
   the request to the kernel's idle, against `grader check` of the same saved notebook run from a terminal. The
@@ -22,6 +23,7 @@ The machine's load is printed: on a shared machine, quote the medians and the ra
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -29,6 +31,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
@@ -61,17 +64,45 @@ def as_py(nb: nbformat.NotebookNode, folder: Path) -> None:
     (folder / "test_micrograd.py").write_text("\n\n\n".join(tests) + "\n")
 
 
-def check(folder: Path, target: str, env: dict[str, str]) -> float:
-    """The wall time of `grader check target --json` run in folder, as a student types it."""
-    started = time.perf_counter()
-    subprocess.run(
-        [sys.executable, "-m", "grader.cli", "check", target, "--json", "r.json"],
-        cwd=folder,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    return time.perf_counter() - started
+REAPER = r"""
+import ctypes, json, os, resource, subprocess, sys, time
+ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: the tree's orphans are reaped here
+started = time.perf_counter()
+subprocess.call(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+wall = time.perf_counter() - started
+deadline = time.monotonic() + 30
+while time.monotonic() < deadline:
+    try:
+        if os.waitpid(-1, os.WNOHANG)[0] == 0:
+            time.sleep(0.02)
+    except ChildProcessError:
+        break
+used = resource.getrusage(resource.RUSAGE_CHILDREN)
+with open(sys.argv[1], "w") as f:
+    json.dump({"wall": wall, "cpu": used.ru_utime + used.ru_stime}, f)
+"""
+"""Runs a command under a subreaper (Linux): its wall time, and the CPU time of its whole tree (sandboxes included)."""
+
+
+@dataclass
+class Timed:
+    """Runs of one command: each one's wall time and CPU time (every process of its tree)."""
+
+    wall: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+
+
+def check(folder: Path, target: str, env: dict[str, str], into: Timed | None = None) -> float:
+    """`grader check target --json` run in folder, as a student types it: its wall time (noted in into, with the CPU
+    time of its whole tree, sandboxes included)."""
+    report = folder / "usage.json"
+    command = [sys.executable, "-m", "grader.cli", "check", target, "--json", "r.json"]
+    subprocess.run([sys.executable, "-c", REAPER, str(report), *command], cwd=folder, env=env, check=True)
+    used = json.loads(report.read_text())
+    if into is not None:
+        into.wall.append(used["wall"])
+        into.cpu.append(used["cpu"])
+    return used["wall"]
 
 
 def paired(first: Callable[[], float], second: Callable[[], float], repeat: int) -> tuple[list[float], list[float]]:
@@ -142,6 +173,7 @@ def main() -> None:
     args = parser.parse_args()
     busy = bytecode.Busy()
     nb = classgen.notebook(classgen.ZOO / "correct" / f"{args.engine}.py")
+    notebook, py = Timed(), Timed()
     with tempfile.TemporaryDirectory() as tmp, bytecode.conditions() as conditions:
         env = conditions[0].env
         nb_dir, py_dir = Path(tmp, "nb"), Path(tmp, "py")
@@ -153,23 +185,27 @@ def main() -> None:
             run_all_and_save(kernel, nb, nb_dir / NOTEBOOK)
             check(nb_dir, NOTEBOOK, env)  # each command once first: bytecode written
             check(py_dir, "micrograd_mine.py", env)
-            notebook, py = paired(
-                lambda: check(nb_dir, NOTEBOOK, env), lambda: check(py_dir, "micrograd_mine.py", env), args.repeat
+            paired(
+                lambda: check(nb_dir, NOTEBOOK, env, notebook),
+                lambda: check(py_dir, "micrograd_mine.py", env, py),
+                args.repeat,
             )
             kernel.run("%load_ext grader")
             first = grade(kernel)
             magic, terminal = paired(lambda: grade(kernel), lambda: check(nb_dir, NOTEBOOK, env), args.repeat)
         finally:
             kernel.close()
-    ratios = [n / p for n, p in zip(notebook, py)]
-    more = [m - t for m, t in zip(magic, terminal)]
     print(f"cores: {os.cpu_count()}  python: {sys.version.split()[0]}  pairs: {args.repeat}  engine: {args.engine}")
     print(f"{busy.words()}: quote the medians and the ratios, not single runs")
     print(f"({conditions[0].words})")
-    print("\nthe class notebook against the same engine and tests as a .py:")
-    print(f"  grader check micrograd.ipynb:     {spread(notebook)}")
-    print(f"  grader check micrograd_mine.py:   {spread(py)}")
+    print("\nthe class notebook against the same engine and tests as a .py (wall; CPU of every process of the check):")
+    print(f"  grader check micrograd.ipynb:     {spread(notebook.wall)}   CPU {spread(notebook.cpu)}")
+    print(f"  grader check micrograd_mine.py:   {spread(py.wall)}   CPU {spread(py.cpu)}")
+    ratios = [n / p for n, p in zip(notebook.wall, py.wall)]
+    cpu_ratios = [n / p for n, p in zip(notebook.cpu, py.cpu)]
     print(f"  ratio notebook / .py:             {spread(ratios, '  ')}  pair by pair (target <= {PY_TARGET})")
+    print(f"  ratio of their CPU:               {spread(cpu_ratios, '  ')}")
+    more = [m - t for m, t in zip(magic, terminal)]
     print("\n%grade in a real kernel against grader check of the same saved notebook:")
     print(f"  %grade (the kernel's first):      {first:6.2f} s")
     print(f"  %grade:                           {spread(magic)}")

@@ -8,7 +8,7 @@ import sys
 import time
 
 import nbformat
-from conftest import BASE_ENGINE, quick_assignment, statuses, with_limits
+from conftest import BASE_ENGINE, ZOO, quick_assignment, statuses, with_limits
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from grader.checks.suite import SUITE_CHECKS
@@ -263,6 +263,40 @@ def test_the_cells_the_tests_need():
     early = ((0, "import math"), (1, "PI = math.pi\nclass Value:\n    pass"), (2, "import math"))
     assert slicing.needed(early, None, ("Value",)) == {0, 1, 2}
     assert slicing.needed(cells, "from micrograd_mine import losses\n", ("Value",)) >= {0, 3}
+
+
+TRICKY_PLAIN = (
+    "total = (1\n% 2)\nflag = (x\n!= 3)\nitems = [1\n, 2]",  # `%`, `!` and `,` start a line inside brackets
+    "question = 'why?'\nwhat = len  # what?\nask = f'{question}?'",  # `?` in strings and a comment
+    'text = """\n    \n  indented\n\t\n"""\nblank = text.strip()',  # lines of spaces and a tab in a string
+    "  # a comment before the code\nvalue = 2\n\n\n",  # a comment indented, trailing blank lines
+    "\n\n\nafter = 1\nratio = after % 3\nfactor = 10 % after",  # leading blank lines, `%` as an operator
+    "def f(a, b=1, *c, **d):\n    global G\n    G = a % b\n    return not a != b",
+)
+
+
+def test_a_plain_python_cell_is_read_without_ipython_as_ipython_reads_it():
+    """The grader's reading of a cell (slicing.read_cell) takes a cell that Python parses, with no prompt IPython
+    strips in it, as it is, not importing IPython for it: for every zoo engine, the lesson's suites, a class
+    notebook's cells and cells where IPython's syntax looks out of Python's (a `%` or `!` starting a line inside
+    brackets, `?` in a string, a string of blank lines), are its names exactly what IPython's reading gives? And is
+    a cell that holds a prompt, or does not parse, still read through IPython?"""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    from grader import slicing
+
+    sources = [p.read_text() for p in sorted((ZOO / "correct").glob("*.py")) + sorted((ZOO / "buggy").glob("*.py"))]
+    sources += [p.read_text() for p in sorted((ZOO.parent / "fixtures" / "suites").glob("*.py"))]
+    sources += [ENGINE, TESTS, *TRICKY_PLAIN]
+    for source in sources:
+        ipython = TransformerManager().transform_cell(source)
+        assert slicing._transform(source) == source, source[:200]  # read as it is
+        assert slicing.read_cell(source) == slicing.read_cell(ipython), source[:200]
+    prompted = ("mapping = {\n    ...: 1}", ">>> pasted = 1", "In [3]: pasted = 2", "%time slow = 1")
+    for source in prompted:
+        assert slicing._transform(source) == TransformerManager().transform_cell(source), source
+    assert slicing._transform(prompted[0]) == "mapping = {\n1}\n"  # IPython strips `...: ` from its second line
+    assert "pasted" in slicing.read_cell(prompted[1]).binds and "pasted" in slicing.read_cell(prompted[2]).binds
 
 
 def test_a_needed_cell_cut_off_by_its_time_limit_is_not_waited_for_in_every_run(tmp_path, micrograd):
