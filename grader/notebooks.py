@@ -139,6 +139,8 @@ def read(path: Path, source: bytes | None = None) -> Notebook:
     try:
         text = source.decode("utf-8") if source is not None else path.read_text(encoding="utf-8")
         found = json.loads(text)
+    except UnicodeDecodeError as exc:
+        raise NotebookError(f"{path.name} is not a notebook: it is not UTF-8 text (byte {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise NotebookError(
             f"{path.name} is not a notebook: it is not valid JSON ({exc}). Was it saved completely?"
