@@ -217,13 +217,13 @@ class Timed:
         return lines
 
 
-def run(folder: Path, env: dict[str, str]) -> Timed:
-    """One `grader check` of folder's micrograd_mine.py, timed from inside."""
+def run(folder: Path, env: dict[str, str], target: str = "micrograd_mine.py") -> Timed:
+    """One `grader check` of folder's target (micrograd_mine.py, or a notebook), timed from inside."""
     out = folder / "phases.json"
     env = {**env, "BENCH_PHASES_OUT": str(out), "BENCH_PHASES_TARGETS": json.dumps(TARGETS)}
     spawned = time.monotonic()
     subprocess.run(
-        [sys.executable, "-c", PRELUDE, "check", "micrograd_mine.py", "--json", "r.json"],
+        [sys.executable, "-c", PRELUDE, "check", target, "--json", "r.json"],
         cwd=folder,
         env=env,
         stdout=subprocess.DEVNULL,

@@ -4,8 +4,9 @@ Each run of the tests on another engine runs only the cells the tests need (grad
 why not a fork of the executed notebook), once a run on the student's own engine with only those
 cells gives every test the same outcome, and every probe the same numbers, as the run on the whole
 notebook. With sandboxes of the lane's own, the runs start at once, while the engine lane runs the
-notebook: the run on the needed cells first, then the other engines', and on a second sandbox the
-run on the whole notebook beside them. They stand when the engine lane's run shows no needed cell
+notebook: the run on the needed cells first, then the other engines', shared with the engine lane's
+sandbox once it joins (or a second of the lane's own), and the run on the whole notebook on the first
+of them free to take it. They stand when the engine lane's run shows no needed cell
 timed out or killed the kernel, and the two runs on the student's engine agree; otherwise the lane
 goes the usual way (every run on the whole notebook but the cells that stopped it).
 

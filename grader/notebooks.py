@@ -1,5 +1,5 @@
-"""Notebook submissions: read with nbformat here, run once in the sandbox, graded in the
-state they leave.
+"""Notebook submissions: read here (a notebook 4 from its JSON, any other version through nbformat), run once in the
+sandbox, graded in the state they leave.
 
 The notebook's code cells run top to bottom in the engine lane's process with IPython's
 own shell (the one a Jupyter kernel runs cells with), as Restart & Run All would: a cell
@@ -24,13 +24,9 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from grader.errors import NotebookError
 from grader.files import MODULE
-
-if TYPE_CHECKING:
-    import nbformat
 
 CELL_GRACE_S = 5.0
 """After a cell's interrupt, how long the grader waits before it stops the process itself."""
@@ -116,34 +112,95 @@ class Execution:
         return frozenset(c.index for c in self.cells if c.status in ("timeout", "killed", "not_run"))
 
 
-def read(path: Path, source: bytes | None = None) -> nbformat.NotebookNode:
-    """The notebook as nbformat 4 (older versions are upgraded); NotebookError if it is not one. `source`:
-    the file's bytes, already read (a student's file is read once, through no link: grader/fileio.py)."""
-    import nbformat  # here, not at the top: a .py file's grading never needs it (and it costs 40 ms to import)
+@dataclass(frozen=True)
+class Cell:
+    """A cell as the grader reads it: its type, its source as one text, and (of a code cell) the execution count
+    Jupyter saved with it."""
 
+    cell_type: str
+    source: str
+    execution_count: int | None = None
+
+
+@dataclass(frozen=True)
+class Notebook:
+    cells: tuple[Cell, ...]
+
+
+def read(path: Path, source: bytes | None = None) -> Notebook:
+    """The notebook's cells, as nbformat 4 has them (older versions are upgraded by nbformat); NotebookError if it is
+    not a notebook. `source`: the file's bytes, already read (a student's file is read once, through no link:
+    grader/fileio.py).
+
+    A notebook 4, what Jupyter saves, is read from its JSON here: nbformat's import and its schema validation (which
+    only logs what it finds) cost a grading 0.15 s of the grader's own time before anything else may start, and a
+    cell nbformat lets through without a source would then fail the grading. Any other version goes through
+    nbformat, which upgrades it."""
     try:
-        if source is not None:
-            return nbformat.reads(source.decode("utf-8"), as_version=4)
-        return nbformat.read(str(path), as_version=4)
-    except (json.JSONDecodeError, nbformat.reader.NotJSONError) as exc:
+        text = source.decode("utf-8") if source is not None else path.read_text(encoding="utf-8")
+        found = json.loads(text)
+    except UnicodeDecodeError as exc:
+        raise NotebookError(f"{path.name} is not a notebook: it is not UTF-8 text (byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
         raise NotebookError(
             f"{path.name} is not a notebook: it is not valid JSON ({exc}). Was it saved completely?"
         ) from None
+    except RecursionError:  # JSON nested thousands deep: the decoder recurses
+        raise NotebookError(
+            f"{path.name} is not a notebook: its JSON is nested thousands deep. Was it saved by Jupyter?"
+        ) from None
+    if not (isinstance(found, dict) and found.get("nbformat") == 4):
+        found = _upgraded(path, text)
+    cells = found.get("cells")
+    if not isinstance(cells, list):
+        raise NotebookError(f"{path.name} is not a notebook as Jupyter saves one: it has no list of cells")
+    return Notebook(tuple(_cell(path, k, cell) for k, cell in enumerate(cells, 1)))
+
+
+def _upgraded(path: Path, text: str) -> dict:
+    """A notebook of another version than 4, upgraded by nbformat (as a dict)."""
+    import nbformat  # here, not at the top: a notebook 4 is read without it
+
+    try:
+        return nbformat.convert(nbformat.reader.reads(text), 4)
     except (KeyError, ValueError, nbformat.ValidationError, AttributeError, TypeError) as exc:
         raise NotebookError(f"{path.name} is not a notebook nbformat can read: {exc}") from None
-    except RecursionError:  # JSON nested thousands deep: the decoder recurses
+    except RecursionError:
         raise NotebookError(
             f"{path.name} is not a notebook: its JSON is nested thousands deep. Was it saved by Jupyter?"
         ) from None
 
 
-def code_cells(nb: nbformat.NotebookNode) -> tuple[tuple[int, str], ...]:
+def _cell(path: Path, number: int, cell) -> Cell:
+    """One cell (number: its place among all the notebook's cells, from 1), its source a text; NotebookError for a
+    cell no Jupyter saves (no type, or a code cell without a source of text)."""
+    kind = cell.get("cell_type") if isinstance(cell, dict) else None
+    if not isinstance(kind, str):
+        raise NotebookError(
+            f"{path.name} is not a notebook as Jupyter saves one: its cell {number} (markdown cells counted) has no "
+            "cell_type"
+        )
+    given = cell.get("source")
+    if isinstance(given, list) and all(isinstance(line, str) for line in given):
+        given = "".join(given)
+    if not isinstance(given, str):
+        if kind == "code":
+            raise NotebookError(
+                f"{path.name} is not a notebook as Jupyter saves one: its cell {number} (markdown cells counted) is a "
+                "code cell without a source of text"
+            )
+        given = ""
+    count = cell.get("execution_count")
+    return Cell(kind, given, count if isinstance(count, int) and not isinstance(count, bool) else None)
+
+
+def code_cells(nb: Notebook) -> tuple[tuple[int, str], ...]:
     """(index among all cells, source) of every non-empty code cell, its `%load_ext grader` and `%grade` lines
     made `pass`: they ask the student's own Jupyter for a grading (grader/jupyter.py), and a grading runs none."""
     return tuple(
         (i, _no_grading(cell.source))
         for i, cell in enumerate(nb.cells)
-        if cell.cell_type == "code" and isinstance(cell.source, str) and cell.source.strip()
+        if cell.cell_type == "code" and cell.source.strip()
     )
 
 
@@ -272,5 +329,5 @@ def execution(
 TEST_SHIM = f"from {MODULE} import *  # the notebook's test_* functions are its test suite\n"
 
 
-def has_tests(nb: nbformat.NotebookNode) -> bool:
+def has_tests(nb: Notebook) -> bool:
     return any(cell.cell_type == "code" and "def test_" in cell.source for cell in nb.cells)

@@ -189,3 +189,15 @@ def test_a_grade_line_naming_a_pipe_returns_at_once(tmp_path):
         step.join(5)
     assert not waited, "the step before grading waited on the pipe"
     assert done and done[0][1] == pipe and done[0][2] == "", done
+
+
+def test_the_step_before_grading_a_notebook_saved_in_another_encoding_is_no_traceback(tmp_path):
+    """`%grade` of a notebook saved as UTF-16 (no UTF-8 text): is the step before grading done, with no note on
+    staleness to make of it, rather than UnicodeDecodeError in the kernel? (The grading then says the file cannot
+    be read.)"""
+    from grader import jupyter
+
+    path = tmp_path / "mine.ipynb"
+    path.write_bytes(nbformat.writes(new_notebook(cells=[new_code_cell("x = 1")])).encode("utf-16"))
+    request, found, stale = jupyter.prepared(_Kernel(), str(path))
+    assert found == path and stale == "", (found, stale)

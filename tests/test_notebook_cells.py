@@ -8,11 +8,11 @@ import sys
 import time
 
 import nbformat
-from conftest import BASE_ENGINE, quick_assignment, statuses, with_limits
+from conftest import BASE_ENGINE, ZOO, quick_assignment, statuses, with_limits
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from grader.checks.suite import SUITE_CHECKS
-from grader.grading import grade
+from grader.grading import Options, grade
 
 ENGINE = BASE_ENGINE.read_text()
 TESTS = """
@@ -53,6 +53,41 @@ def test_a_slow_demo_cell_runs_once_and_every_suite_check_is_judged(tmp_path, mi
     student = next(c for c in result.checks if c.id == "student_tests")
     assert student.artifacts["run_once"] == [2, 3], student.artifacts  # code cells: the markdown is not counted
     assert not [c.id for c in result.checks if "ran once" in c.feedback], "how the runs went is no student's business"
+
+
+def test_in_a_students_check_the_engine_lanes_sandbox_joins_a_notebooks_runs(tmp_path, micrograd, monkeypatch):
+    """grader check's layout (two sandboxes): the suite lane's one sandbox starts the runs on the cells the tests need
+    while the engine lane runs the notebook, and the engine lane's sandbox, once its checks are done, joins them (a
+    third sandbox's start saved): are the demo cells still run once, every suite check judged, and did the runs go
+    on both sandboxes? (Each run sleeps 0.3 s in a test, so the suite's sandbox is still busy when the other joins.)"""
+    from grader.lanes import suite as lane
+    from grader.sandbox.supervisor import Sandbox
+
+    made, ran_on, run_tests, start = [], [], lane.run_tests, Sandbox.__init__
+
+    def noted(sandbox, *args):
+        ran_on.append(id(sandbox))
+        return run_tests(sandbox, *args)
+
+    def counted(sandbox, *args, **kwargs):
+        made.append(id(sandbox))
+        start(sandbox, *args, **kwargs)
+
+    # every sandbox still started and every run made in its sandbox: only which and where noted
+    monkeypatch.setattr(lane, "run_tests", noted)
+    monkeypatch.setattr(Sandbox, "__init__", counted)
+    demo = "import time\nfor step in range(2):\n    time.sleep(0.5)"
+    slow = "def test_slow_but_fine():\n    import time\n    time.sleep(0.3)\n    assert Value(1.0).data == 1.0\n"
+    path = write_notebook(tmp_path / "lesson.ipynb", ENGINE, demo, TESTS, slow)
+    suite_only = micrograd.without(tuple(c.id for c in micrograd.checks if c.id not in SUITE_CHECKS))
+    result = grade(path, with_limits(suite_only, submission_s=60.0), Options(suite_sandboxes=2))
+    found = statuses(result)
+    assert result.status == "graded", result.error
+    assert found["student_tests"] == "passed" and found["wheat"] == "passed", result.checks[-3:]
+    assert found["sabotage"] in ("passed", "failed"), result.checks[-1]
+    student = next(c for c in result.checks if c.id == "student_tests")
+    assert student.artifacts["run_once"] == [2], student.artifacts
+    assert len(made) == 2 and set(ran_on) == set(made) and len(ran_on) > 10, (made, ran_on)
 
 
 SMALL_VALUE = '''
@@ -230,6 +265,40 @@ def test_the_cells_the_tests_need():
     assert slicing.needed(cells, "from micrograd_mine import losses\n", ("Value",)) >= {0, 3}
 
 
+TRICKY_PLAIN = (
+    "total = (1\n% 2)\nflag = (x\n!= 3)\nitems = [1\n, 2]",  # `%`, `!` and `,` start a line inside brackets
+    "question = 'why?'\nwhat = len  # what?\nask = f'{question}?'",  # `?` in strings and a comment
+    'text = """\n    \n  indented\n\t\n"""\nblank = text.strip()',  # lines of spaces and a tab in a string
+    "  # a comment before the code\nvalue = 2\n\n\n",  # a comment indented, trailing blank lines
+    "\n\n\nafter = 1\nratio = after % 3\nfactor = 10 % after",  # leading blank lines, `%` as an operator
+    "def f(a, b=1, *c, **d):\n    global G\n    G = a % b\n    return not a != b",
+)
+
+
+def test_a_plain_python_cell_is_read_without_ipython_as_ipython_reads_it():
+    """The grader's reading of a cell (slicing.read_cell) takes a cell that Python parses, with no prompt IPython
+    strips in it, as it is, not importing IPython for it: for every zoo engine, the lesson's suites, a class
+    notebook's cells and cells where IPython's syntax looks out of Python's (a `%` or `!` starting a line inside
+    brackets, `?` in a string, a string of blank lines), are its names exactly what IPython's reading gives? And is
+    a cell that holds a prompt, or does not parse, still read through IPython?"""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    from grader import slicing
+
+    sources = [p.read_text() for p in sorted((ZOO / "correct").glob("*.py")) + sorted((ZOO / "buggy").glob("*.py"))]
+    sources += [p.read_text() for p in sorted((ZOO.parent / "fixtures" / "suites").glob("*.py"))]
+    sources += [ENGINE, TESTS, *TRICKY_PLAIN]
+    for source in sources:
+        ipython = TransformerManager().transform_cell(source)
+        assert slicing._transform(source) == source, source[:200]  # read as it is
+        assert slicing.read_cell(source) == slicing.read_cell(ipython), source[:200]
+    prompted = ("mapping = {\n    ...: 1}", ">>> pasted = 1", "In [3]: pasted = 2", "%time slow = 1")
+    for source in prompted:
+        assert slicing._transform(source) == TransformerManager().transform_cell(source), source
+    assert slicing._transform(prompted[0]) == "mapping = {\n1}\n"  # IPython strips `...: ` from its second line
+    assert "pasted" in slicing.read_cell(prompted[1]).binds and "pasted" in slicing.read_cell(prompted[2]).binds
+
+
 def test_a_needed_cell_cut_off_by_its_time_limit_is_not_waited_for_in_every_run(tmp_path, micrograd):
     """The engine's own cell runs a loop past its 2 s limit after defining Value: the runs of the tests leave it
     out, as the engine lane's run shows, rather than each run waiting 2 s for it again (17 runs would use up the
@@ -312,3 +381,26 @@ def test_a_notebook_nested_too_deep_for_json_is_unreadable_not_a_crash(tmp_path,
     result = grade(path, micrograd.without(SUITE_CHECKS))
     assert result.status == "error" and result.error.kind == "unreadable", result.error
     assert "nested.ipynb is not a notebook" in result.error.message, result.error.message
+
+
+def test_a_notebook_whose_cells_are_not_as_jupyter_saves_them_is_unreadable_not_a_crash(tmp_path, micrograd):
+    """A notebook 4 whose code cell has no source, or a source that is no text, or a cell with no type: is each
+    grading an `unreadable` error naming the cell, rather than AttributeError out of grade()? And is a source
+    saved as a list of lines (as Jupyter saves it) still read as its text?"""
+    engine = {"cell_type": "code", "source": ENGINE.splitlines(keepends=True), "metadata": {}, "outputs": []}
+    no_source = "cell 3 (markdown cells counted) is a code cell without a source"
+    broken = (
+        ({"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None}, no_source),
+        ({"cell_type": "code", "source": 5, "metadata": {}, "outputs": []}, no_source),
+        ({"source": "x = 1", "metadata": {}}, "cell 3 (markdown cells counted) has no cell_type"),
+    )
+    for cell, said in broken:
+        path = tmp_path / "odd.ipynb"
+        cells = [{"cell_type": "markdown", "source": "# micrograd", "metadata": {}}, engine, cell]
+        path.write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": cells}))
+        result = grade(path, micrograd.without(SUITE_CHECKS))
+        assert result.status == "error" and result.error.kind == "unreadable", result.error
+        assert said in result.error.message, result.error.message
+    path.write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [engine]}))
+    result = grade(path, micrograd.without(SUITE_CHECKS))
+    assert result.status == "graded" and statuses(result)["add"] == "passed", result.error

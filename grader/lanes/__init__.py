@@ -11,8 +11,8 @@
 The lanes never share a process, a uid or a writable folder at once, so what the engine lane's
 process sees (nothing secret) cannot reach the suite runs, and no run can reach another. A
 sandbox passes from the engine lane to the suite only once the engine's process has ended and
-the sandbox is cleaned: a batch's one sandbox, and a .py file's check, whose engine sandbox
-joins the runs once the engine checks are done (grader/sandbox/prestarted.py's layout).
+the sandbox is cleaned: a batch's one sandbox, and a student's check (a .py file or a notebook), whose
+engine sandbox joins the runs once the engine checks are done (grader/sandbox/prestarted.py's layout).
 
 Both lanes work under the grading's deadline (the end of the submission's time limit): no
 request outlasts it, and no run of the suite starts after it.

@@ -1,16 +1,19 @@
 """What a suite lane's threads share, and what each hands back to the lane's own thread, which alone assembles the
-outcome (grader/lanes/suite.py): the plan's engines they take in turn, the runs one sandbox made of them, and a call
-in a thread beside the lane's whose return the lane's thread takes."""
+outcome (grader/lanes/suite.py): the sandboxes the runs go to, the plan's engines they take in turn, the runs one
+sandbox made of them, a call in a thread beside the lane's whose return the lane's thread takes, and of a notebook, the
+early runs and the runs on the whole notebook beside them."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from grader.lanes.run import RunReply, RunSettings, SuiteJob
 from grader.sabotage import EngineRun
+from grader.sandbox.prestarted import Prestarted
+from grader.sandbox.supervisor import Sandbox
 
 T = TypeVar("T")
 
@@ -101,3 +104,57 @@ class Beside(Generic[T]):
         if self._raised:
             raise self._raised[0]
         return self._returned[0]
+
+
+@dataclass(frozen=True)
+class SuiteSandboxes:
+    """Where a suite lane's runs go: sandboxes of its own (count, each taken from those prestarted where one
+    matches), or the grading's one, shared with the engine lane in turn; and the engine lane's own, joining late."""
+
+    count: int = 1
+    shared: Sandbox | None = None
+    """The grading's one sandbox, which the runs use in turn with the engine lane (a batch's way: every core already
+    grades a submission), or None for sandboxes of the lane's own."""
+    late: Sandbox | None = None
+    """The engine lane's own sandbox, which joins the runs on the plan's engines once the engine checks are done
+    (release()): a student's grader check."""
+    before: Callable[[], None] | None = None
+    """With a shared sandbox, or a late one: what frees it (the engine lane's pause) before runs use it."""
+    prestarted: Prestarted | None = None
+
+
+OWN = SuiteSandboxes()
+"""One sandbox of the suite lane's own (its default)."""
+
+
+@dataclass
+class Early:
+    """A notebook's early runs (grader/lanes/suite.py: SuiteLane._early): its demo cells and their runs' settings, the
+    plan's engines once the run on the needed cells stood (None: it did not), and the runs made of them (in the lane's
+    own thread)."""
+
+    demo: frozenset[int]
+    settings: RunSettings
+    engines: Engines | None = None
+    runs: tuple[RunReply, ...] = ()
+    timed: threading.Event = field(default_factory=threading.Event)
+    """Set once engines is decided."""
+    whole_taken: bool = False
+    """A sandbox took the run on the whole notebook (take_whole())."""
+    _taking: threading.Lock = field(default_factory=threading.Lock)
+
+    def take_whole(self) -> bool:
+        """Take the run on the whole notebook: True for the first sandbox that asks, in whichever of the lane's
+        threads."""
+        with self._taking:
+            taken, self.whole_taken = self.whole_taken, True
+        return not taken
+
+
+@dataclass(frozen=True)
+class Whole:
+    """A run of the tests on the whole notebook made with the early runs (None: the grading's time ran out first),
+    and the cells it left out (none before go(); after, those the engine lane's run left out)."""
+
+    reply: RunReply | None
+    skip: frozenset[int]

@@ -12,16 +12,15 @@ import dataclasses
 import enum
 import functools
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from grader import notebook_suite
 from grader.lanes.run import RunReply, RunSettings, SuiteJob, ok, run_tests
-from grader.lanes.shares import Beside, Engines, Share
+from grader.lanes.shares import OWN, Beside, Early, Engines, Share, SuiteSandboxes, Whole
 from grader.protocol import Code
 from grader.sabotage import EngineRun
 from grader.sandbox.isolation import Isolation
-from grader.sandbox.prestarted import Prestarted, sandbox_for
+from grader.sandbox.prestarted import sandbox_for
 from grader.sandbox.supervisor import Sandbox, SandboxLimits
 
 
@@ -37,23 +36,6 @@ class SuiteOutcome:
     run_once: tuple[int, ...] = ()
     """Of a notebook, the cells (numbered from 1) the runs on other engines left out: demo cells the tests
     do not need, run once (grader/slicing.py)."""
-
-
-@dataclass(frozen=True)
-class SuiteSandboxes:
-    """Where a suite lane's runs go: sandboxes of its own (count, each taken from those prestarted where one
-    matches), or the grading's one, shared with the engine lane in turn; and the engine lane's own, joining late."""
-
-    count: int = 1
-    shared: Sandbox | None = None
-    """The grading's one sandbox, which the runs use in turn with the engine lane (a batch's way: every core already
-    grades a submission), or None for sandboxes of the lane's own."""
-    late: Sandbox | None = None
-    """The engine lane's own sandbox, which joins the runs on the plan's engines once the engine checks are done
-    (release()): grader check of a .py file."""
-    before: Callable[[], None] | None = None
-    """With a shared sandbox, or a late one: what frees it (the engine lane's pause) before runs use it."""
-    prestarted: Prestarted | None = None
 
 
 class Stage(enum.Enum):
@@ -116,9 +98,7 @@ class SuiteLane:
     SETTING = frozenset({"start", "go", "go_sharing"})
     """The events that give the runs' settings (start's deadline, then go()'s): the only moves that change them."""
 
-    def __init__(
-        self, code: Code, limits: SandboxLimits, iso: Isolation | None, where: SuiteSandboxes = SuiteSandboxes()
-    ):
+    def __init__(self, code: Code, limits: SandboxLimits, iso: Isolation | None, where: SuiteSandboxes = OWN):
         self.shared = where.shared
         self.late = where.late
         self._before = where.before
@@ -386,30 +366,36 @@ class SuiteLane:
 
     def _early(self) -> bool:
         """Of a notebook with sandboxes of the lane's own, run the suite before go(): the run on the needed cells
-        first, then the other engines', and on a second sandbox the run on the whole notebook beside them. False
-        when the lane must go the usual way (which then waits for go() itself)."""
+        first, then the other engines', shared with the other sandboxes (a second of the lane's own at once, the
+        engine lane's once it joins: release()); the run on the whole notebook goes on the first of them free to take
+        it. False when the lane must go the usual way (which then waits for go() itself)."""
         demo = self._demo_cells()
         if not demo:
             return False
-        early = _Early(demo, dataclasses.replace(self.settings, skip=demo))
-        second = Beside(functools.partial(self._early_whole, early)) if len(self.sandboxes) > 1 else None
+        early = Early(demo, dataclasses.replace(self.settings, skip=demo))
+        others = [(sandbox, False) for sandbox in self.sandboxes[1:]] + ([(self.late, True)] if self.late else [])
+        beside = [Beside(functools.partial(self._early_beside, early, *other)) for other in others]
+        first = self.sandboxes[0]
         try:
-            needed_only = self._counted(self._run(self.sandboxes[0], None, self._given.first_run_s, early.settings))
+            needed_only = self._counted(self._run(first, None, self._given.first_run_s, early.settings))
             early.engines = self._early_engines(needed_only, early.settings)
         finally:
             early.timed.set()
-        shares = [self._run_all(self.sandboxes[0], early.engines) if early.engines is not None else Share()]
-        whole = None
-        if second is not None:
-            whole, share = second.join()
-            shares.append(dataclasses.replace(share, cut=share.cut or whole is None))
+        shares = [self._run_all(first, early.engines) if early.engines is not None else Share()]
+        wholes = [self._early_whole(early, first)]
+        for helper in beside:
+            whole, share = helper.join()
+            wholes.append(whole)
+            shares.append(share)
+        if any(whole is not None and whole.reply is None for whole in wholes):
+            self._record(cut=True)
         if early.engines is not None:
             early.runs = self._recorded_runs(shares)
         elif any(share.cut for share in shares):
             self._record(cut=True)
         if not self._await_go():
             return True
-        return self._settle(early, needed_only, whole)
+        return self._settle(early, needed_only, wholes)
 
     def _demo_cells(self) -> frozenset[int]:
         """The demo cells the early runs leave out (none: no early runs)."""
@@ -432,24 +418,41 @@ class SuiteLane:
         timeout = self._given.per_run(needed_only)
         return Engines(self._plan(), timeout, settings, self._given, needed_only) if self._await_plan() else None
 
-    def _early_whole(self, early: _Early) -> tuple[RunReply | None, Share]:
-        """On the second sandbox: the run on the whole notebook, then a share of the early runs."""
-        sandbox = self.sandboxes[1]
-        whole = self._run(sandbox, None, self._given.first_run_s, dataclasses.replace(self.settings, skip=frozenset()))
+    def _early_beside(self, early: Early, sandbox: Sandbox, late: bool) -> tuple[Whole | None, Share]:
+        """On another sandbox than the first (a second of the lane's own at once, or the late one once it joins): the
+        run on the whole notebook unless another sandbox took it, then a share of the early runs."""
+        if late and not self._await(Stage.JOINED):
+            return None, Share()
+        if late:
+            early.timed.wait()
+        whole = self._early_whole(early, sandbox)
         early.timed.wait()
         return whole, self._run_all(sandbox, early.engines) if early.engines is not None else Share()
 
-    def _settle(self, early: _Early, needed_only: RunReply | None, whole: RunReply | None) -> bool:
+    def _early_whole(self, early: Early, sandbox: Sandbox) -> Whole | None:
+        """The run on the whole notebook, as the lane's settings stand (before go(), every cell; after, but the cells
+        the engine lane's run left out), unless another sandbox took it, or the early runs are known not to stand
+        (_settle would not use it)."""
+        settings = self.settings
+        if early.timed.is_set() and (early.engines is None or settings.skip - early.demo):
+            return None
+        if not early.take_whole():
+            return None
+        return Whole(self._run(sandbox, None, self._given.first_run_s, settings), settings.skip)
+
+    def _settle(self, early: Early, needed_only: RunReply | None, wholes: list[Whole | None]) -> bool:
         """Once the engine lane ran the notebook (go()): do the early runs stand? They do when no needed cell timed out
-        or killed the kernel, and the runs on the student's engine with and without the demo cells agree."""
+        or killed the kernel, and the runs on the student's engine with and without the demo cells agree. wholes: the
+        runs on the whole notebook made beside the early runs, each with the cells it left out."""
         settings = self.settings  # go()'s
         left_out = settings.skip
         if early.engines is None or left_out - early.demo:  # the usual way, not trying the needed cells again
             self._update_job(needed=None)
             return False
+        made = next((whole for whole in wholes if whole is not None and whole.skip == left_out), None)
         full = (
-            whole
-            if len(self.sandboxes) > 1 and not left_out
+            made.reply
+            if made is not None
             else self._counted(self._run(self.sandboxes[0], None, self._given.first_run_s, settings))
         )
         self._record(own=full)
@@ -482,16 +485,3 @@ class SuiteLane:
             return timeout, settings
         self._record(run_once=tuple(sorted(i + 1 for i in demo)))
         return job.per_run(again), lean
-
-
-@dataclass
-class _Early:
-    """A notebook's early runs (SuiteLane._early): its demo cells and their runs' settings, the plan's engines once the
-    run on the needed cells stood (None: it did not), and the runs made of them (in the lane's own thread)."""
-
-    demo: frozenset[int]
-    settings: RunSettings
-    engines: Engines | None = None
-    runs: tuple[RunReply, ...] = ()
-    timed: threading.Event = dataclasses.field(default_factory=threading.Event)
-    """Set once engines is decided."""

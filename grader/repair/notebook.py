@@ -21,7 +21,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import notebooks, slicing
+from grader import slicing
 from grader.protocol import Code
 from grader.repair.edits import Edit
 from grader.result import Change
@@ -123,7 +123,8 @@ class NotebookCode:
         """A copy of the notebook in folder, each cell the edited text changes with its edited source."""
         import nbformat
 
-        nb = notebooks.read(Path(self.name), self.notebook)
+        # the whole notebook (outputs, metadata), as the grading read its cells (notebooks.read): upgraded to 4
+        nb = nbformat.convert(nbformat.reader.reads(self.notebook.decode("utf-8")), 4)
         for index, source in self.sources(text).items():
             nb.cells[index].source = source
         path = folder / self.name

@@ -16,16 +16,18 @@ def layout(
     kind: str, tests: bool, suite_sandboxes: int, one_sandbox: bool = False
 ) -> tuple[tuple[str, ...], list[tuple[str, ...]], bool]:
     """The sandboxes a grading's lanes start, as their warm imports: the engine lane's, the suite lane's own, and
-    whether the engine lane's joins the suite's runs once the engine checks are done (a .py file's check, whose
-    suite has no notebook to run beside the engine lane's: one sandbox's start saved, pytest warmed in the engine
-    lane's instead). With one_sandbox (a batch) the lanes share one, started as the suite's."""
+    whether the engine lane's joins the suite's runs once the engine checks are done (with suite_sandboxes > 1: one
+    sandbox's start saved, pytest warmed in the engine lane's instead; of a notebook, the suite lane's own sandbox
+    starts the runs on the cells the tests need while the engine lane runs the notebook, and the engine lane's takes
+    the run on the whole notebook when it joins). With one_sandbox (a batch) the lanes share one, started as the
+    suite's."""
     warm = ("ipython",) if kind == "notebook" else ()
     suite = ("pytest", *warm)
     if one_sandbox:
         return suite, [], False
     if not tests:
         return warm, [], False
-    if kind == "py" and suite_sandboxes > 1:
+    if suite_sandboxes > 1:
         return suite, [suite] * (suite_sandboxes - 1), True
     return warm, [suite] * suite_sandboxes, False
 
