@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.sabotage import operators  # noqa: F401 - registers every operator
-from grader.sabotage.disguise import disguise
+from grader.sabotage.disguise import disguise_tree
 from grader.sabotage.mutate import REGISTRY, NotApplicable, Operator
-from grader.sabotage.rewrite import rewrite
-from grader.sabotage.trees import last_class, unparse
+from grader.sabotage.rewrite import rewrite_tree
+from grader.sabotage.trees import clone, last_class, unparse
 
 HERE = Path(__file__).parent
 WHEATS = {
@@ -74,30 +74,39 @@ def mutant(operator_id: str, wheat_id: str) -> str | None:
 
 
 @functools.cache
+def _wheat_tree(wheat_id: str) -> ast.Module:
+    """A wheat's tree, parsed once a process and never changed: what is made of it is made of a clone."""
+    return ast.parse(next(w for w in wheats() if w.id == wheat_id).source)
+
+
+@functools.cache
 def _mutated(operator_id: str, wheat_id: str) -> ast.Module | None:
     """mutant()'s tree: whether an operator applies to a wheat, without unparsing the mutants a plan does not
-    run (issue 20)."""
-    wheat = next(w for w in wheats() if w.id == wheat_id)
+    run (issue 20). Never changed: a plan disguises and rewrites a clone of it."""
+    tree = clone(_wheat_tree(wheat_id))  # a parse of the wheat's code, for less (issue 44)
     try:
-        return all_operators()[operator_id].mutated(wheat.source)
+        all_operators()[operator_id].rewrite(tree)
     except NotApplicable:
         return None
+    return tree
 
 
 @functools.lru_cache(maxsize=256)
 def engine_block(source: str, names: tuple[str, ...]) -> str:
-    """The imports and the named classes of an engine's source, to append after a student's code. Cached: a
-    batch rewrites each wheat and mutant VARIANTS times from one block (issue 20)."""
-    tree = ast.parse(source)
-    kept: list[ast.stmt] = [
+    """The imports and the named classes of an engine's source, to append after a student's code."""
+    return ast.unparse(ast.Module(body=_kept(ast.parse(source).body, names), type_ignores=[])) + "\n"
+
+
+def _kept(body: list[ast.stmt], names: tuple[str, ...]) -> list[ast.stmt]:
+    """What engine_block keeps of a module's statements: its imports and the named classes."""
+    return [
         n
-        for n in tree.body
+        for n in body
         if isinstance(n, (ast.Import, ast.ImportFrom))
         and not _is_future(n)
         or isinstance(n, ast.ClassDef)
         and n.name in names
     ]
-    return ast.unparse(ast.Module(body=kept, type_ignores=[])) + "\n"
 
 
 def _is_future(node: ast.stmt) -> bool:
@@ -110,14 +119,22 @@ costly part of a plan; a batch then rewrites each engine at most this many times
 
 
 @functools.lru_cache(maxsize=4096)
-def _variant(engine_id: str, source: str, names: tuple[str, ...], salt: str) -> str:
-    return rewrite(disguise(engine_block(source, names), salt), salt)
+def _variant(wheat_id: str, operator_id: str | None, salt: str) -> str:
+    """A wheat (or its mutant by an operator) as an engine block, disguised and rewritten: the block's tree, cut from
+    a clone of the wheat's, goes through the disguise and the rewrite, and is written as code once, as it was when
+    each step read the last one's code (issue 44)."""
+    tree = _wheat_tree(wheat_id) if operator_id is None else _mutated(operator_id, wheat_id)
+    assert tree is not None, "a wheat is usable only where the operator applies to it"
+    block = ast.Module(body=clone(_kept(tree.body, SWAPPED)), type_ignores=[])
+    return unparse(rewrite_tree(disguise_tree(block, salt), salt))
 
 
-def own_variant(source: str, salt: str) -> str | None:
-    """The student's engine (or a mutant of it) disguised and rewritten; None where their code defeats that."""
+def own_variant(source: str | ast.Module, salt: str) -> str | None:
+    """The student's engine (or a mutant of it), as code or as a tree (which this changes), disguised and rewritten;
+    None where their code defeats that."""
     try:
-        return rewrite(disguise(source, salt), salt)
+        tree = ast.parse(source) if isinstance(source, str) else source
+        return unparse(rewrite_tree(disguise_tree(tree, salt), salt))
     except (SyntaxError, ValueError, TypeError, AttributeError, RecursionError):
         return None
 
@@ -216,13 +233,12 @@ def plan(operator_ids: tuple[str, ...], seed: str, pool: str, own: str | None = 
     rng = random.Random(hashlib.sha256(f"plan:{shape or seed}".encode()).hexdigest())
     key = hashlib.sha256(f"variants:{seed}".encode()).hexdigest()
 
-    def variant(engine_id: str, source: str, names: tuple[str, ...]) -> str:
+    def variant(wheat_id: str, operator_id: str | None) -> str:
+        engine_id = f"wheat:{wheat_id}" if operator_id is None else f"{operator_id}@{wheat_id}"
         k = int(hashlib.sha256(f"{key}:{engine_id}".encode()).hexdigest(), 16) % VARIANTS
-        return _variant(engine_id, source, names, f"{pool}:{engine_id}:{k}")
+        return _variant(wheat_id, operator_id, f"{pool}:{engine_id}:{k}")
 
-    runs = [
-        EngineRun(f"wheat:{w.id}", "wheat", w.id, None, variant(f"wheat:{w.id}", w.source, SWAPPED)) for w in wheats()
-    ]
+    runs = [EngineRun(f"wheat:{w.id}", "wheat", w.id, None, variant(w.id, None)) for w in wheats()]
     own_mutants: list[EngineRun] = []
     decoy = own_variant(own, f"{seed}:decoy") if own is not None else None
     for op_id in operator_ids:
@@ -230,11 +246,10 @@ def plan(operator_ids: tuple[str, ...], seed: str, pool: str, own: str | None = 
         # (a decoy is made only from an engine of the student's)
         mine = own_mutated(op, own) if own is not None and decoy is not None and op.replaces == ("Value",) else None
         usable = [w.id for w in wheats() if _mutated(op_id, w.id) is not None]
-        if mine is not None:  # unparsed, disguised and rewritten only once drawn (issue 20)
+        if mine is not None:  # disguised, rewritten and written as code only once drawn (issue 20)
             drawn = rng.getstate()
             if not usable or rng.random() < 0.5:
-                code = _unparsed(mine)
-                rewritten = own_variant(code, f"{seed}:{op_id}:own") if code is not None else None
+                rewritten = own_variant(mine, f"{seed}:{op_id}:own")
                 if rewritten is not None:
                     own_mutants.append(EngineRun(f"{op_id}@own", "own", "own", op_id, rewritten))
                     own_mutants += _spare(op_id, usable, shape or seed, variant)
@@ -243,10 +258,7 @@ def plan(operator_ids: tuple[str, ...], seed: str, pool: str, own: str | None = 
         if not usable:
             continue
         wheat_id = rng.choice(usable)
-        engine_id = f"{op_id}@{wheat_id}"
-        source = mutant(op_id, wheat_id)
-        assert source is not None, "a wheat is usable only where the operator applies to it"
-        runs.append(EngineRun(engine_id, "sabotage", wheat_id, op_id, variant(engine_id, source, SWAPPED)))
+        runs.append(EngineRun(f"{op_id}@{wheat_id}", "sabotage", wheat_id, op_id, variant(wheat_id, op_id)))
     if own_mutants:
         assert decoy is not None, "the student's engine is mutated only when its decoy was made"
         runs += own_mutants + [EngineRun("own:decoy", "decoy", "own", None, decoy)]
@@ -277,10 +289,7 @@ def _spare(op_id: str, usable: list[str], shape: str, variant) -> list[EngineRun
     if not usable:
         return []
     wheat_id = random.Random(hashlib.sha256(f"spare:{shape}:{op_id}".encode()).hexdigest()).choice(usable)
-    source = mutant(op_id, wheat_id)
-    assert source is not None, "a wheat is usable only where the operator applies to it"
-    engine_id = f"{op_id}@{wheat_id}"
-    return [EngineRun(engine_id, "spare", wheat_id, op_id, variant(engine_id, source, SWAPPED))]
+    return [EngineRun(f"{op_id}@{wheat_id}", "spare", wheat_id, op_id, variant(wheat_id, op_id))]
 
 
 def own_mutant(op: Operator, own: str) -> str | None:
