@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import gc
 import hashlib
 import random
 from dataclasses import dataclass
@@ -81,14 +82,32 @@ def _wheat_tree(wheat_id: str) -> ast.Module:
 
 @functools.cache
 def _mutated(operator_id: str, wheat_id: str) -> ast.Module | None:
-    """mutant()'s tree: whether an operator applies to a wheat, without unparsing the mutants a plan does not
-    run (issue 20). Never changed: a plan disguises and rewrites a clone of it."""
+    """mutant()'s tree, kept (never changed)."""
+    return _mutant_tree(operator_id, wheat_id)
+
+
+def _mutant_tree(operator_id: str, wheat_id: str) -> ast.Module | None:
+    """A new tree of the wheat with the operator applied, or None where it does not apply."""
     tree = clone(_wheat_tree(wheat_id))  # a parse of the wheat's code, for less (issue 44)
     try:
         all_operators()[operator_id].rewrite(tree)
     except NotApplicable:
         return None
     return tree
+
+
+_UNUSED: dict[tuple[str, str], ast.Module] = {}
+"""The mutants of the wheats _applies() made, each until an engine is made of it (then it is that engine's to change):
+a plan learns whether every operator applies to every wheat, and runs a third of those mutants (issue 44)."""
+
+
+@functools.cache
+def _applies(operator_id: str, wheat_id: str) -> bool:
+    """Whether the operator applies to the wheat, learnt by applying it (issue 20: without unparsing the mutant)."""
+    tree = _mutant_tree(operator_id, wheat_id)
+    if tree is not None:
+        _UNUSED[operator_id, wheat_id] = tree
+    return tree is not None
 
 
 @functools.lru_cache(maxsize=256)
@@ -123,10 +142,13 @@ def _variant(wheat_id: str, operator_id: str | None, salt: str) -> str:
     """A wheat (or its mutant by an operator) as an engine block, disguised and rewritten: the block's tree, cut from
     a clone of the wheat's, goes through the disguise and the rewrite, and is written as code once, as it was when
     each step read the last one's code (issue 44)."""
-    tree = _wheat_tree(wheat_id) if operator_id is None else _mutated(operator_id, wheat_id)
-    assert tree is not None, "a wheat is usable only where the operator applies to it"
-    block = ast.Module(body=clone(_kept(tree.body, SWAPPED)), type_ignores=[])
-    return unparse(rewrite_tree(disguise_tree(block, salt), salt))
+    if operator_id is None:
+        kept = clone(_kept(_wheat_tree(wheat_id).body, SWAPPED))
+    else:
+        tree = _UNUSED.pop((operator_id, wheat_id), None) or _mutant_tree(operator_id, wheat_id)
+        assert tree is not None, "a wheat is usable only where the operator applies to it"
+        kept = _kept(tree.body, SWAPPED)
+    return unparse(rewrite_tree(disguise_tree(ast.Module(body=kept, type_ignores=[]), salt), salt))
 
 
 def own_variant(source: str | ast.Module, salt: str) -> str | None:
@@ -218,11 +240,26 @@ def plan(operator_ids: tuple[str, ...], seed: str, pool: str, own: str | None = 
     batch and on Gradescope, whatever secret each keeps (a mutant of the student's engine may not count,
     so which ones there are changes how many count). An engine of the student's larger than OWN_BUDGET is
     not mutated (every mutant is then a wheat's), and a note says so. A mutant of the student's engine is
-    unparsed, disguised and rewritten only once drawn; one their code keeps from being made gives way to a
+    disguised, rewritten and written as code only once drawn; one their code keeps from being made gives way to a
     wheat's, drawn as if it had not been. Each mutant of the student's engine comes with a spare: a wheat's mutant
     by the same operator (its wheat drawn apart, so the other draws stay as they were), which counts in its place
     should it not count (whether it does rests on numbers the student's code computed: only a claim), so how many
     sabotaged engines count is the plan's alone (issue 41)."""
+    # A plan makes tens of thousands of tree nodes and drops most of them: their allocations would start the cyclic
+    # collector over a hundred times, its passes over the whole grader's objects too, for no cycle among them but a
+    # mutant's index of its own nodes (collected after). A quarter of the plan's CPU in a grading's process (issue 44).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _planned(operator_ids, seed, pool, own, shape)
+    finally:
+        _own_tree.cache_clear()  # the student's engine's tree: not kept past their grading's plan
+        if collecting:
+            gc.enable()
+
+
+def _planned(operator_ids: tuple[str, ...], seed: str, pool: str, own: str | None, shape: str | None) -> Plan:
+    """plan()'s engines."""
     notes: tuple[str, ...] = ()
     if own is not None and len(own) > OWN_BUDGET:
         notes = (
@@ -245,7 +282,7 @@ def plan(operator_ids: tuple[str, ...], seed: str, pool: str, own: str | None = 
         op = all_operators()[op_id]
         # (a decoy is made only from an engine of the student's)
         mine = own_mutated(op, own) if own is not None and decoy is not None and op.replaces == ("Value",) else None
-        usable = [w.id for w in wheats() if _mutated(op_id, w.id) is not None]
+        usable = [w.id for w in wheats() if _applies(op_id, w.id)]
         if mine is not None:  # disguised, rewritten and written as code only once drawn (issue 20)
             drawn = rng.getstate()
             if not usable or rng.random() < 0.5:
@@ -300,11 +337,21 @@ def own_mutant(op: Operator, own: str) -> str | None:
 
 
 def own_mutated(op: Operator, own: str) -> ast.Module | None:
-    """own_mutant()'s tree, not yet unparsed (a plan unparses only the mutants it draws)."""
+    """own_mutant()'s tree, not yet unparsed (a plan unparses only the mutants it draws): op.mutated(own), on a clone of
+    own's tree, which a plan parses once for all its operators (issue 44)."""
     try:
-        return op.mutated(own)
+        tree = clone(_own_tree(own))
+        op.rewrite(tree)
     except (NotApplicable, SyntaxError, ValueError, TypeError):
         return None
+    return tree
+
+
+@functools.lru_cache(maxsize=1)
+def _own_tree(own: str) -> ast.Module:
+    """The tree of the student's engine (own, from own_block), never changed: each mutant is made of a clone of it.
+    Kept for one plan's operators: plan() forgets it when done."""
+    return ast.parse(own)
 
 
 def _unparsed(tree: ast.Module) -> str | None:

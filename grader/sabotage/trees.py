@@ -150,31 +150,34 @@ def clone(node):
         return [clone(item) for item in node]
     if not isinstance(node, ast.AST) or isinstance(node, _LEAVES):
         return node
-    root = _shallow(node)
+    root = node.__class__.__new__(node.__class__)
+    root.__dict__.update(node.__dict__)
     stack = [root]
     pop, push = stack.pop, stack.append
-    while stack:
+    while stack:  # each node's copy made here, not in a function: this runs for every node of every engine of a plan
         copied = pop()
         held = copied.__dict__
+        held.pop("_places", None)  # an index replace() kept on the original: it indexes the original's tree
         for field in _fields(copied.__class__):
             value = held.get(field)
             if value.__class__ is list:
-                held[field] = items = [_shallow(item) if isinstance(item, ast.AST) else item for item in value]
-                stack += [item for item in items if isinstance(item, ast.AST)]
+                items = []
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        new = item.__class__.__new__(item.__class__)
+                        new.__dict__.update(item.__dict__)
+                        push(new)
+                        item = new
+                    items.append(item)
+                held[field] = items
             elif isinstance(value, ast.AST):
-                held[field] = value = _shallow(value)
-                push(value)
+                new = value.__class__.__new__(value.__class__)
+                new.__dict__.update(value.__dict__)
+                push(new)
+                held[field] = new
         if copied.__class__ is ast.Compare:
             held["ops"] = list(held["ops"])
     return root
-
-
-def _shallow(node: ast.AST) -> ast.AST:
-    """node's copy, holding what node holds (an index replace() kept on node left behind: it indexes node's tree)."""
-    copied = node.__class__.__new__(node.__class__)
-    copied.__dict__.update(node.__dict__)
-    copied.__dict__.pop("_places", None)
-    return copied
 
 
 def unparse(tree: ast.Module) -> str:
