@@ -29,8 +29,8 @@ SWAPPED = ("Value", "Neuron")
 OWN_BUDGET = 20_000
 """Characters of the student's engine (as own_block gives it) above which no mutant of it is made: mutating
 (once per operator), disguising and rewriting (once per mutant drawn) cost the grader's own process time in
-proportion to the engine's size (about 0.5 s of CPU for a plan at the budget, for the worst engine
-bench/bench_plan.py knows; lesson-style engines are under 5,000)."""
+proportion to the engine's size (about 0.2 s of CPU for a plan at the budget, for the worst engine
+bench/bench_plan.py knows, 0.4x what it took before issue 44; lesson-style engines are under 5,000)."""
 
 
 @dataclass(frozen=True)
@@ -140,8 +140,8 @@ costly part of a plan; a batch then rewrites each engine at most this many times
 @functools.lru_cache(maxsize=4096)
 def _variant(wheat_id: str, operator_id: str | None, salt: str) -> str:
     """A wheat (or its mutant by an operator) as an engine block, disguised and rewritten: the block's tree, cut from
-    a clone of the wheat's, goes through the disguise and the rewrite, and is written as code once, as it was when
-    each step read the last one's code (issue 44)."""
+    a new tree of the wheat (or of the mutant), goes through the disguise and the rewrite and is written as code once,
+    the same code as when each step read the code the last one wrote (issue 44)."""
     if operator_id is None:
         kept = clone(_kept(_wheat_tree(wheat_id).body, SWAPPED))
     else:
