@@ -5,6 +5,7 @@ Engines here are the grader's own (wheats, the reference): they run in this proc
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import re
 import subprocess
@@ -13,9 +14,14 @@ import sys
 import pytest
 from conftest import ROOT, ZOO
 
-from grader.sabotage import all_operators, engine_block, plan, wheats
+from grader.sabotage import all_operators, engine_block, own_block, plan, wheats
+from grader.sabotage.disguise import disguise_tree
 from grader.sabotage.mutate import NotApplicable
 from grader.sabotage.rewrite import rewrite
+from grader.sabotage.trees import unparse
+
+LEAVES = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+CORPUS = ROOT / "tests" / "corpus" / "engines"
 
 # (program, what it reads): a few expressions that exercise every rule, and the neuron.
 PROBES = [
@@ -188,3 +194,29 @@ def test_a_grading_cannot_be_recomputed_without_the_secret(tmp_path, monkeypatch
     (folder / "grader-secret").write_text("course secret\n")
     monkeypatch.delenv("GRADER_SECRET")
     assert secret.key(folder) == b"course secret"
+
+
+def _settled(tree: ast.Module, what: str) -> None:
+    """Is tree what a parse of its code gives (ast.dump's fields), with no node in two places?"""
+    held = [n for n in ast.walk(tree) if not isinstance(n, LEAVES)]
+    assert len(held) == len({id(n) for n in held}), f"{what}: a node in two places"
+    assert ast.dump(tree) == ast.dump(ast.parse(unparse(tree))), what
+
+
+def test_each_step_leaves_the_tree_its_code_would_parse_to():
+    """Is the tree each operator leaves, and the disguise after it, the one a parse of its code gives, with no node
+    in two places: the plan passes it on to the disguise and the rewrite without writing it as code and reading it
+    back (issue 44), so what they read must be the same?"""
+    engines = [own_block(w.source) for w in wheats()]
+    engines += [own_block(p.read_text()) for p in sorted([*ZOO.rglob("*.py"), *CORPUS.glob("*.py")])]
+    checked = 0
+    for i, own in enumerate(e for e in engines if e is not None):
+        for op in all_operators().values():
+            try:
+                tree = op.mutated(own)
+            except NotApplicable:
+                continue
+            _settled(tree, f"{op.id} on engine {i}")
+            _settled(disguise_tree(tree, f"seed-{checked}"), f"the disguise of {op.id} on engine {i}")
+            checked += 1
+    assert checked > 100

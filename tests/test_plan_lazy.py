@@ -3,6 +3,8 @@ grader's CPU per grading), and choose the same engines as when it rewrote every 
 
 from __future__ import annotations
 
+import gc
+
 from conftest import BASE_ENGINE
 
 from grader.sabotage import all_operators, own_block, plan, planning
@@ -52,3 +54,33 @@ def test_a_mutant_that_cannot_be_rewritten_gives_way_to_a_wheats(monkeypatch):
             monkeypatch.setattr(planning, "own_mutated", real_mutant)
             drawn = any(r.id == f"{op_id}@own" for r in usual)
             assert _ids(failing) == _ids(without if drawn else usual), (seed, op_id)
+
+
+def test_a_plan_is_the_same_whatever_the_process_made_before():
+    """Is a grading's plan the same as the first of a process (each wheat's mutant then made once, to learn whether its
+    operator applies, and run as it was made) and after other plans (the mutants drawn then made anew), as in a
+    batch?"""
+    own = own_block(BASE_ENGINE.read_text())
+    planning._applies.cache_clear()
+    planning._UNUSED.clear()
+    planning._variant.cache_clear()
+    first = plan(OPERATORS, "seed-x", "pool", own)
+    drawn = {(r.operator, r.wheat) for r in first if r.kind in ("sabotage", "spare")}
+    assert drawn and not drawn & set(planning._UNUSED), "each wheat's mutant drawn is made once, and run"
+    for i in range(4):
+        plan(OPERATORS, f"other-{i}", f"pool-{i}", own)
+    planning._variant.cache_clear()
+    assert _ids(plan(OPERATORS, "seed-x", "pool", own)) == _ids(first)
+
+
+def test_the_plan_leaves_the_collector_and_keeps_no_tree_of_the_students():
+    """Does the plan leave the garbage collector as it found it, and keep no tree of the student's engine after?"""
+    own = own_block(BASE_ENGINE.read_text())
+    for enabled in (True, False):
+        (gc.enable if enabled else gc.disable)()
+        try:
+            plan(OPERATORS, "seed-gc", "pool", own)
+            assert gc.isenabled() is enabled
+        finally:
+            gc.enable()
+    assert planning._own_tree.cache_info().currsize == 0

@@ -32,7 +32,7 @@ from grader.repair.notebook import NotebookCode
 from grader.repair.repairs import candidates
 from grader.result import Change
 from grader.sabotage import all_operators, planning
-from grader.sabotage.trees import last_class, last_method
+from grader.sabotage.trees import clone, last_class, last_method
 
 DRAFT = "class Value:\n    def __init__(self, data):\n        self.data = data\n"
 """A first draft of the class, in an earlier cell: the class graded is the last one."""
@@ -263,8 +263,8 @@ def test_the_mutants_and_the_repair_are_made_of_the_value_python_keeps(tmp_path,
 
     def watched(op, own):
         tree = own_mutated(op, own)
-        if tree is not None:
-            made.append((op.id, own, tree))
+        if tree is not None:  # as made: the plan disguises and rewrites the tree of each mutant it runs, in place
+            made.append((op.id, own, clone(tree)))
         return tree
 
     monkeypatch.setattr(planning, "own_mutated", watched)

@@ -8,7 +8,7 @@ import ast
 from conftest import ZOO
 
 from grader.sabotage import wheats
-from grader.sabotage.trees import STATEMENTS, clone, nodes, own_statements, statements, unparse
+from grader.sabotage.trees import STATEMENTS, clone, nodes, own_statements, statements, unparse, written_order
 from grader.slicing import scope_nodes
 
 LEAVES = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
@@ -84,6 +84,52 @@ def test_a_clone_is_what_a_round_trip_through_source_makes():
             if isinstance(node, ast.Attribute):
                 for read in (node.value, node) if isinstance(node.ctx, ast.Load) else (node.value,):
                     assert ast.dump(clone(read)) == ast.dump(ast.parse(ast.unparse(read), mode="eval").body)
+
+
+def test_a_clone_of_a_module_is_a_new_tree_the_same():
+    """Is a module's clone the same tree, positions too, with not one node of the original in it (but the leaves of
+    contexts and operators, which a parse shares too), so that changing it leaves the original as it was?"""
+    for source in _sources():
+        tree = ast.parse(source)
+        tree.body[0]._places = {}  # an index mutate.replace keeps on the tree it changes
+        before = ast.dump(tree, include_attributes=True)
+        copied = clone(tree)
+        assert ast.dump(copied, include_attributes=True) == before
+        assert not hasattr(copied.body[0], "_places")
+        mine = {id(n) for n in ast.walk(tree) if not isinstance(n, LEAVES)}
+        assert not mine & {id(n) for n in ast.walk(copied)}
+        for node in ast.walk(copied):
+            if isinstance(node, ast.Name):
+                node.id += "_x"
+            elif isinstance(node, ast.Compare):
+                node.ops.append(ast.Eq())
+            elif isinstance(node, ast.FunctionDef):
+                node.body.append(ast.Pass())
+        assert ast.dump(tree, include_attributes=True) == before
+
+
+def test_a_clone_unshares_a_node_a_pass_put_in_two_places():
+    """Is a node held in two places copied twice (as a parse of the tree's code would make it)?"""
+    tree = ast.parse("y = x.data * 2")
+    data = tree.body[0].value.left
+    tree.body[0].value.right = data
+    copied = clone(tree)
+    assert copied.body[0].value.left is not copied.body[0].value.right
+    assert ast.dump(copied) == ast.dump(ast.parse(ast.unparse(tree)))
+
+
+def test_the_written_order_is_the_order_of_the_lines():
+    """Does written_order order a function's own statements as their lines in ast.unparse's code (one statement a
+    line), which is what the disguise read before it worked on trees (issue 44)?"""
+    functions = (ast.FunctionDef, ast.AsyncFunctionDef)
+    for source in _sources():
+        tree = ast.parse(ast.unparse(ast.parse(source)))
+        for fn in (n for n in ast.walk(tree) if isinstance(n, functions)):
+            for scopes in (functions, (*functions, ast.ClassDef)):
+                order, own = written_order(fn, scopes), own_statements(fn, scopes)
+                assert sorted(order) == sorted(id(n) for n in own)
+                lined = [n for n in own if isinstance(n, ast.stmt)]  # a case has no line of its own
+                assert sorted(lined, key=lambda n: order[id(n)]) == sorted(lined, key=lambda n: n.lineno)
 
 
 def test_unparse_needs_no_locations_walk():

@@ -38,7 +38,7 @@ from grader.sabotage import disguise_methods as methods
 from grader.sabotage.disguise_methods import attr, copy, grad_target, load, store
 from grader.sabotage.mutate import RULES, NotApplicable, method, value_class
 from grader.sabotage.rewrite import FreshNames, all_names
-from grader.sabotage.trees import nodes, own_statements, unparse
+from grader.sabotage.trees import last_class, nodes, own_statements, unparse, written_order
 from grader.sandbox.inside.ops import UPDATED
 
 SCOPES = (
@@ -59,10 +59,17 @@ SCOPE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 def disguise(source: str, seed: str) -> str:
     """The engine with every rule in disguise, in forms chosen by seed (see the module's docstring)."""
     tree = ast.parse(source)
+    return source if last_class(tree) is None else unparse(disguise_tree(tree, seed))
+
+
+def disguise_tree(tree: ast.Module, seed: str) -> ast.Module:
+    """disguise() on a tree, changed in place (and given back), as the disguise of its code would parse: the plan
+    disguises and rewrites an engine's tree, and writes its code once (issue 44). A tree without a Value is left as
+    it is."""
     try:
         cls = value_class(tree)
     except NotApplicable:
-        return source
+        return tree
     everything = nodes(tree)
     rng, names = random.Random(f"disguise:{seed}"), FreshNames(random.Random(f"names:{seed}"), all_names(everything))
     has_data = any(isinstance(node, ast.Attribute) and node.attr == "data" for node in everything)
@@ -86,7 +93,7 @@ def disguise(source: str, seed: str) -> str:
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name == "Neuron":
             methods.neuron(node)
-    return unparse(tree)
+    return tree
 
 
 def _sites(cls: ast.ClassDef, rule: str, branches: list):
@@ -110,7 +117,7 @@ def _branches(everything: list[ast.AST]) -> list[tuple[object, ast.If, ast.expr 
     for fn in everything:
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
-        bound: list[tuple[int, str]] = []  # each local bound to a .grad: its line, its name
+        bound: list[tuple[ast.stmt, str]] = []  # each local bound to a .grad: its assignment, its name
         ifs = []
         for node in own_statements(fn, SCOPE):  # slicing.scope_nodes(fn)'s statements, in its order
             if (
@@ -120,7 +127,7 @@ def _branches(everything: list[ast.AST]) -> list[tuple[object, ast.If, ast.expr 
                 and isinstance(node.value, ast.Attribute)
                 and node.value.attr == "grad"
             ):
-                bound.append((node.lineno, node.targets[0].id))
+                bound.append((node, node.targets[0].id))
             elif (
                 isinstance(node, ast.If)
                 and isinstance(node.test, ast.Compare)
@@ -132,9 +139,19 @@ def _branches(everything: list[ast.AST]) -> list[tuple[object, ast.If, ast.expr 
                     for side in (node.test.left, *node.test.comparators)
                     if isinstance(side, ast.Constant) and isinstance(side.value, str)
                 ]
-        for label, node in ifs:
-            before = [name for line, name in bound if line < node.lineno]
-            found.append((label, node, load(before[-1]) if before else None))
+        found += _incoming(fn, bound, ifs)
+    return found
+
+
+def _incoming(
+    fn: ast.AST, bound: list[tuple[ast.stmt, str]], ifs: list
+) -> list[tuple[object, ast.If, ast.expr | None]]:
+    """Each branch of ifs with the last local of bound (in its order) assigned on a line before the branch's `if`."""
+    order = written_order(fn, SCOPE) if bound and ifs else {}
+    found: list[tuple[object, ast.If, ast.expr | None]] = []
+    for label, node in ifs:
+        before = [name for assign, name in bound if order[id(assign)] < order[id(node)]]
+        found.append((label, node, load(before[-1]) if before else None))
     return found
 
 

@@ -84,7 +84,7 @@ def backward_statement(statement: ast.stmt, rng: random.Random, names: FreshName
         else:
             index = names.fresh()
             last = ast.BinOp(call(load("len"), load(name)), ast.Sub(), ast.Constant(1))
-            statement.iter = call(load("range"), last, ast.Constant(-1), ast.Constant(-1))
+            statement.iter = call(load("range"), last, _minus_one(), _minus_one())
             statement.body.insert(0, ast.Assign([statement.target], ast.Subscript(load(name), load(index), ast.Load())))
             statement.target = ast.Name(index, ast.Store())
         return found + [statement]
@@ -245,3 +245,9 @@ def neuron(cls: ast.ClassDef) -> None:
         called.body = [through.visit(statement) for statement in called.body]
     named = Bias(lambda: call(load("getattr"), load("self"), ast.Constant("b")))
     parameters.body = [named.visit(statement) for statement in parameters.body]
+
+
+def _minus_one() -> ast.UnaryOp:
+    """-1 as a parse of `-1` makes it (a negation of 1), so that the passes after the disguise see what they saw when
+    they read its code."""
+    return ast.UnaryOp(ast.USub(), ast.Constant(1))

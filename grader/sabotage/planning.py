@@ -6,16 +6,17 @@ from __future__ import annotations
 
 import ast
 import functools
+import gc
 import hashlib
 import random
 from dataclasses import dataclass
 from pathlib import Path
 
 from grader.sabotage import operators  # noqa: F401 - registers every operator
-from grader.sabotage.disguise import disguise
+from grader.sabotage.disguise import disguise_tree
 from grader.sabotage.mutate import REGISTRY, NotApplicable, Operator
-from grader.sabotage.rewrite import rewrite
-from grader.sabotage.trees import last_class, unparse
+from grader.sabotage.rewrite import rewrite_tree
+from grader.sabotage.trees import clone, last_class, unparse
 
 HERE = Path(__file__).parent
 WHEATS = {
@@ -28,8 +29,8 @@ SWAPPED = ("Value", "Neuron")
 OWN_BUDGET = 20_000
 """Characters of the student's engine (as own_block gives it) above which no mutant of it is made: mutating
 (once per operator), disguising and rewriting (once per mutant drawn) cost the grader's own process time in
-proportion to the engine's size (about 0.5 s of CPU for a plan at the budget, for the worst engine
-bench/bench_plan.py knows; lesson-style engines are under 5,000)."""
+proportion to the engine's size (about 0.2 s of CPU for a plan at the budget, for the worst engine
+bench/bench_plan.py knows, 0.4x what it took before issue 44; lesson-style engines are under 5,000)."""
 
 
 @dataclass(frozen=True)
@@ -74,30 +75,57 @@ def mutant(operator_id: str, wheat_id: str) -> str | None:
 
 
 @functools.cache
+def _wheat_tree(wheat_id: str) -> ast.Module:
+    """A wheat's tree, parsed once a process and never changed: what is made of it is made of a clone."""
+    return ast.parse(next(w for w in wheats() if w.id == wheat_id).source)
+
+
+@functools.cache
 def _mutated(operator_id: str, wheat_id: str) -> ast.Module | None:
-    """mutant()'s tree: whether an operator applies to a wheat, without unparsing the mutants a plan does not
-    run (issue 20)."""
-    wheat = next(w for w in wheats() if w.id == wheat_id)
+    """mutant()'s tree, kept (never changed)."""
+    return _mutant_tree(operator_id, wheat_id)
+
+
+def _mutant_tree(operator_id: str, wheat_id: str) -> ast.Module | None:
+    """A new tree of the wheat with the operator applied, or None where it does not apply."""
+    tree = clone(_wheat_tree(wheat_id))  # a parse of the wheat's code, for less (issue 44)
     try:
-        return all_operators()[operator_id].mutated(wheat.source)
+        all_operators()[operator_id].rewrite(tree)
     except NotApplicable:
         return None
+    return tree
+
+
+_UNUSED: dict[tuple[str, str], ast.Module] = {}
+"""The mutants of the wheats _applies() made, each until an engine is made of it (then it is that engine's to change):
+a plan learns whether every operator applies to every wheat, and runs a third of those mutants (issue 44)."""
+
+
+@functools.cache
+def _applies(operator_id: str, wheat_id: str) -> bool:
+    """Whether the operator applies to the wheat, learnt by applying it (issue 20: without unparsing the mutant)."""
+    tree = _mutant_tree(operator_id, wheat_id)
+    if tree is not None:
+        _UNUSED[operator_id, wheat_id] = tree
+    return tree is not None
 
 
 @functools.lru_cache(maxsize=256)
 def engine_block(source: str, names: tuple[str, ...]) -> str:
-    """The imports and the named classes of an engine's source, to append after a student's code. Cached: a
-    batch rewrites each wheat and mutant VARIANTS times from one block (issue 20)."""
-    tree = ast.parse(source)
-    kept: list[ast.stmt] = [
+    """The imports and the named classes of an engine's source, to append after a student's code."""
+    return ast.unparse(ast.Module(body=_kept(ast.parse(source).body, names), type_ignores=[])) + "\n"
+
+
+def _kept(body: list[ast.stmt], names: tuple[str, ...]) -> list[ast.stmt]:
+    """What engine_block keeps of a module's statements: its imports and the named classes."""
+    return [
         n
-        for n in tree.body
+        for n in body
         if isinstance(n, (ast.Import, ast.ImportFrom))
         and not _is_future(n)
         or isinstance(n, ast.ClassDef)
         and n.name in names
     ]
-    return ast.unparse(ast.Module(body=kept, type_ignores=[])) + "\n"
 
 
 def _is_future(node: ast.stmt) -> bool:
@@ -110,14 +138,25 @@ costly part of a plan; a batch then rewrites each engine at most this many times
 
 
 @functools.lru_cache(maxsize=4096)
-def _variant(engine_id: str, source: str, names: tuple[str, ...], salt: str) -> str:
-    return rewrite(disguise(engine_block(source, names), salt), salt)
+def _variant(wheat_id: str, operator_id: str | None, salt: str) -> str:
+    """A wheat (or its mutant by an operator) as an engine block, disguised and rewritten: the block's tree, cut from
+    a new tree of the wheat (or of the mutant), goes through the disguise and the rewrite and is written as code once,
+    the same code as when each step read the code the last one wrote (issue 44)."""
+    if operator_id is None:
+        kept = clone(_kept(_wheat_tree(wheat_id).body, SWAPPED))
+    else:
+        tree = _UNUSED.pop((operator_id, wheat_id), None) or _mutant_tree(operator_id, wheat_id)
+        assert tree is not None, "a wheat is usable only where the operator applies to it"
+        kept = _kept(tree.body, SWAPPED)
+    return unparse(rewrite_tree(disguise_tree(ast.Module(body=kept, type_ignores=[]), salt), salt))
 
 
-def own_variant(source: str, salt: str) -> str | None:
-    """The student's engine (or a mutant of it) disguised and rewritten; None where their code defeats that."""
+def own_variant(source: str | ast.Module, salt: str) -> str | None:
+    """The student's engine (or a mutant of it), as code or as a tree (which this changes), disguised and rewritten;
+    None where their code defeats that."""
     try:
-        return rewrite(disguise(source, salt), salt)
+        tree = ast.parse(source) if isinstance(source, str) else source
+        return unparse(rewrite_tree(disguise_tree(tree, salt), salt))
     except (SyntaxError, ValueError, TypeError, AttributeError, RecursionError):
         return None
 
@@ -201,11 +240,26 @@ def plan(operator_ids: tuple[str, ...], seed: str, pool: str, own: str | None = 
     batch and on Gradescope, whatever secret each keeps (a mutant of the student's engine may not count,
     so which ones there are changes how many count). An engine of the student's larger than OWN_BUDGET is
     not mutated (every mutant is then a wheat's), and a note says so. A mutant of the student's engine is
-    unparsed, disguised and rewritten only once drawn; one their code keeps from being made gives way to a
+    disguised, rewritten and written as code only once drawn; one their code keeps from being made gives way to a
     wheat's, drawn as if it had not been. Each mutant of the student's engine comes with a spare: a wheat's mutant
     by the same operator (its wheat drawn apart, so the other draws stay as they were), which counts in its place
     should it not count (whether it does rests on numbers the student's code computed: only a claim), so how many
     sabotaged engines count is the plan's alone (issue 41)."""
+    # A plan makes tens of thousands of tree nodes and drops most of them: their allocations would start the cyclic
+    # collector over a hundred times, its passes over the whole grader's objects too, for no cycle among them but a
+    # mutant's index of its own nodes (collected after). A quarter of the plan's CPU in a grading's process (issue 44).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _planned(operator_ids, seed, pool, own, shape)
+    finally:
+        _own_tree.cache_clear()  # the student's engine's tree: not kept past their grading's plan
+        if collecting:
+            gc.enable()
+
+
+def _planned(operator_ids: tuple[str, ...], seed: str, pool: str, own: str | None, shape: str | None) -> Plan:
+    """plan()'s engines."""
     notes: tuple[str, ...] = ()
     if own is not None and len(own) > OWN_BUDGET:
         notes = (
@@ -216,25 +270,23 @@ def plan(operator_ids: tuple[str, ...], seed: str, pool: str, own: str | None = 
     rng = random.Random(hashlib.sha256(f"plan:{shape or seed}".encode()).hexdigest())
     key = hashlib.sha256(f"variants:{seed}".encode()).hexdigest()
 
-    def variant(engine_id: str, source: str, names: tuple[str, ...]) -> str:
+    def variant(wheat_id: str, operator_id: str | None) -> str:
+        engine_id = f"wheat:{wheat_id}" if operator_id is None else f"{operator_id}@{wheat_id}"
         k = int(hashlib.sha256(f"{key}:{engine_id}".encode()).hexdigest(), 16) % VARIANTS
-        return _variant(engine_id, source, names, f"{pool}:{engine_id}:{k}")
+        return _variant(wheat_id, operator_id, f"{pool}:{engine_id}:{k}")
 
-    runs = [
-        EngineRun(f"wheat:{w.id}", "wheat", w.id, None, variant(f"wheat:{w.id}", w.source, SWAPPED)) for w in wheats()
-    ]
+    runs = [EngineRun(f"wheat:{w.id}", "wheat", w.id, None, variant(w.id, None)) for w in wheats()]
     own_mutants: list[EngineRun] = []
     decoy = own_variant(own, f"{seed}:decoy") if own is not None else None
     for op_id in operator_ids:
         op = all_operators()[op_id]
         # (a decoy is made only from an engine of the student's)
         mine = own_mutated(op, own) if own is not None and decoy is not None and op.replaces == ("Value",) else None
-        usable = [w.id for w in wheats() if _mutated(op_id, w.id) is not None]
-        if mine is not None:  # unparsed, disguised and rewritten only once drawn (issue 20)
+        usable = [w.id for w in wheats() if _applies(op_id, w.id)]
+        if mine is not None:  # disguised, rewritten and written as code only once drawn (issue 20)
             drawn = rng.getstate()
             if not usable or rng.random() < 0.5:
-                code = _unparsed(mine)
-                rewritten = own_variant(code, f"{seed}:{op_id}:own") if code is not None else None
+                rewritten = own_variant(mine, f"{seed}:{op_id}:own")
                 if rewritten is not None:
                     own_mutants.append(EngineRun(f"{op_id}@own", "own", "own", op_id, rewritten))
                     own_mutants += _spare(op_id, usable, shape or seed, variant)
@@ -243,10 +295,7 @@ def plan(operator_ids: tuple[str, ...], seed: str, pool: str, own: str | None = 
         if not usable:
             continue
         wheat_id = rng.choice(usable)
-        engine_id = f"{op_id}@{wheat_id}"
-        source = mutant(op_id, wheat_id)
-        assert source is not None, "a wheat is usable only where the operator applies to it"
-        runs.append(EngineRun(engine_id, "sabotage", wheat_id, op_id, variant(engine_id, source, SWAPPED)))
+        runs.append(EngineRun(f"{op_id}@{wheat_id}", "sabotage", wheat_id, op_id, variant(wheat_id, op_id)))
     if own_mutants:
         assert decoy is not None, "the student's engine is mutated only when its decoy was made"
         runs += own_mutants + [EngineRun("own:decoy", "decoy", "own", None, decoy)]
@@ -277,10 +326,7 @@ def _spare(op_id: str, usable: list[str], shape: str, variant) -> list[EngineRun
     if not usable:
         return []
     wheat_id = random.Random(hashlib.sha256(f"spare:{shape}:{op_id}".encode()).hexdigest()).choice(usable)
-    source = mutant(op_id, wheat_id)
-    assert source is not None, "a wheat is usable only where the operator applies to it"
-    engine_id = f"{op_id}@{wheat_id}"
-    return [EngineRun(engine_id, "spare", wheat_id, op_id, variant(engine_id, source, SWAPPED))]
+    return [EngineRun(f"{op_id}@{wheat_id}", "spare", wheat_id, op_id, variant(wheat_id, op_id))]
 
 
 def own_mutant(op: Operator, own: str) -> str | None:
@@ -291,11 +337,21 @@ def own_mutant(op: Operator, own: str) -> str | None:
 
 
 def own_mutated(op: Operator, own: str) -> ast.Module | None:
-    """own_mutant()'s tree, not yet unparsed (a plan unparses only the mutants it draws)."""
+    """own_mutant()'s tree, not yet unparsed (a plan unparses only the mutants it draws): op.mutated(own), on a clone of
+    own's tree, which a plan parses once for all its operators (issue 44)."""
     try:
-        return op.mutated(own)
+        tree = clone(_own_tree(own))
+        op.rewrite(tree)
     except (NotApplicable, SyntaxError, ValueError, TypeError):
         return None
+    return tree
+
+
+@functools.lru_cache(maxsize=1)
+def _own_tree(own: str) -> ast.Module:
+    """The tree of the student's engine (own, from own_block), never changed: each mutant is made of a clone of it.
+    Kept for one plan's operators: plan() forgets it when done."""
+    return ast.parse(own)
 
 
 def _unparsed(tree: ast.Module) -> str | None:

@@ -25,8 +25,13 @@ KEEP = {"self", "cls"} | set(dir(builtins)) | set(keyword.kwlist) | set(keyword.
 
 
 def rewrite(source: str, seed: str) -> str:
+    return unparse(rewrite_tree(ast.parse(source), seed))
+
+
+def rewrite_tree(tree: ast.Module, seed: str) -> ast.Module:
+    """rewrite() on a tree, changed in place (and given back): the plan rewrites an engine's tree as the disguise
+    left it, and writes its code once (issue 44)."""
     rng = random.Random(seed)
-    tree = ast.parse(source)
     everything = nodes(tree)  # walked once: no pass below adds or moves a node another pass looks for
     _drop_docstrings(everything)
     names = FreshNames(rng, all_names(everything))
@@ -37,7 +42,7 @@ def rewrite(source: str, seed: str) -> str:
         if isinstance(node, ast.ClassDef):
             _shuffle_methods(node, rng)
     _vary_updates(tree, rng)
-    return unparse(tree)
+    return tree
 
 
 def _vary_updates(tree: ast.Module, rng: random.Random) -> None:

@@ -104,6 +104,20 @@ def own_statements(fn: ast.AST, scopes: tuple[type, ...] = (ast.FunctionDef, ast
     return found
 
 
+def written_order(fn: ast.AST, scopes: tuple[type, ...]) -> dict[int, int]:
+    """Each of own_statements(fn, scopes)'s place (by id) in the order the statements are written, each before those
+    it holds: the order of their lines in ast.unparse's code, which writes every statement on a line of its own. A
+    tree changed since it was parsed (a mutant, a copy) has no line for what was added: its order is still this."""
+    found: dict[int, int] = {}
+    stack = _statements_in(fn)[::-1]
+    while stack:
+        node = stack.pop()
+        found[id(node)] = len(found)
+        if not isinstance(node, scopes):
+            stack += _statements_in(node)[::-1]
+    return found
+
+
 def last_class(tree: ast.Module, name: str = "Value") -> ast.ClassDef | None:
     """The class a module ends up with under a name: the last top-level one defined, as Python keeps it (a notebook
     that redefines Value as it goes is graded on its last). The mutations, the disguise and the repairs all read the
@@ -124,20 +138,46 @@ def _last(body: list[ast.stmt], name: str, kind: type[_Named]) -> _Named | None:
     return found
 
 
+_LEAVES = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+
+
 def clone(node):
-    """A copy of an expression, as ast.parse(ast.unparse(node)) makes one (positions aside: unparse reads
-    none but a statement's line, which unparse() below fills in)."""
+    """A copy of a tree (or of a list of trees), as ast.parse(ast.unparse(node)) makes one: every node new, so a
+    pass may change the copy in place and leave node as it was (positions are copied too; the leaves of contexts
+    and operators are shared, as a parse shares them). Iterative, and linear in the tree's size: the plan copies
+    the wheats' trees and the student's engine's rather than parsing their code again (issue 44)."""
     if isinstance(node, list):
         return [clone(item) for item in node]
-    if not isinstance(node, ast.AST) or isinstance(
-        node, (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
-    ):
+    if not isinstance(node, ast.AST) or isinstance(node, _LEAVES):
         return node
-    copied = node.__class__.__new__(node.__class__)
-    for field in node._fields:
-        if hasattr(node, field):
-            setattr(copied, field, clone(getattr(node, field)))
-    return copied
+    root = node.__class__.__new__(node.__class__)
+    root.__dict__.update(node.__dict__)
+    stack = [root]
+    pop, push = stack.pop, stack.append
+    while stack:  # each node's copy made here, not in a function: this runs for every node of every engine of a plan
+        copied = pop()
+        held = copied.__dict__
+        held.pop("_places", None)  # an index replace() kept on the original: it indexes the original's tree
+        for field in _fields(copied.__class__):
+            value = held.get(field)
+            if value.__class__ is list:
+                items = []
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        new = item.__class__.__new__(item.__class__)
+                        new.__dict__.update(item.__dict__)
+                        push(new)
+                        item = new
+                    items.append(item)
+                held[field] = items
+            elif isinstance(value, ast.AST):
+                new = value.__class__.__new__(value.__class__)
+                new.__dict__.update(value.__dict__)
+                push(new)
+                held[field] = new
+        if copied.__class__ is ast.Compare:
+            held["ops"] = list(held["ops"])
+    return root
 
 
 def unparse(tree: ast.Module) -> str:

@@ -21,7 +21,6 @@ def tanh_grad_from_input(tree: ast.Module) -> None:
     for update in rule_updates(tree, "tanh"):
         target = update.target
         assert isinstance(target, ast.Attribute), "rule_updates gives `x.grad += ...` updates only"
-        data = ast.Attribute(clone(target.value), "data", ast.Load())
         for node in ast.walk(update.value):
             if (
                 isinstance(node, ast.BinOp)
@@ -32,10 +31,15 @@ def tanh_grad_from_input(tree: ast.Module) -> None:
             ):
                 square = node.right
                 if isinstance(square.op, ast.Pow):
-                    square.left = data
+                    square.left = _data(target)
                 elif isinstance(square.op, ast.Mult):
-                    square.left, square.right = data, data
+                    square.left, square.right = _data(target), _data(target)
                 else:
                     continue
                 count += 1
     changed(count, "no `1 - t ** 2` in tanh's backward")
+
+
+def _data(target: ast.Attribute) -> ast.Attribute:
+    """x.data for the target x.grad: a new node at each place, as a parse of the mutant's code makes it."""
+    return ast.Attribute(clone(target.value), "data", ast.Load())
