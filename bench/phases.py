@@ -117,7 +117,7 @@ runpy.run_module("grader.cli", run_name="__main__", alter_sys=True)
 """Run as `python -c PRELUDE check ...`: grader.cli's main, timed from inside (see the module's docstring)."""
 
 TARGETS = {
-    "grader.commands.check": ["grade_once", "_prestart", "show", "Progress.done*"],
+    "grader.commands.check": ["grade_once", "_prestart", "show", "CheckProgress.done*"],
     "grader.catalog": [],
     "grader.grading": ["grade", "suite_plan", "load"],
     "grader.lanes.suite": ["SuiteLane.planned", "SuiteLane._run"],
@@ -125,7 +125,7 @@ TARGETS = {
     "grader.render.html": ["student_report"],
     "hypothesis": [],
 }
-"""Each watched module, and what of it is timed: a function, a method (Class.method), or Progress.done*, which
+"""Each watched module, and what of it is timed: a function, a method (Class.method), or CheckProgress.done*, which
 notes when each check ends."""
 
 SUITE_CHECKS = ("student_tests", "wheat", "sabotage")
