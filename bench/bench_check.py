@@ -11,8 +11,8 @@ Prints, all measured in this one run on this machine:
 - the peak memory of the whole grading (every process of the job, sandboxes included) and of its largest process;
 - where one check's wall time goes: phases of the main thread that add up to the process's wall time, from its
   spawn (Python's start and the imports included) to its exit, and what ran beside them (bench/phases.py);
-- what the boundary costs per run of the suite: a run's wall time beside the suite's own time in a warm pytest
-  process (the floor a fork could reach).
+- what the boundary costs per run of the suite: a run's wall time beside one pytest.main of the suite in a warm
+  process (pytest's start, its configuration and the assertion rewrite included, which a run no longer repeats).
 
     python bench/bench_check.py [--repeat 5] [--phases 3]      (--repeat 1 --phases 1: a quick look)
 """
@@ -167,9 +167,11 @@ def main() -> None:
     if suite_runs:
         run = statistics.median(suite_runs)
         print(
-            f"\nthe boundary per run of the suite: {run:.3f} s a run against {suite_floor:.3f} s for the suite in a "
-            f"warm process: {run - suite_floor:+.3f} s (a fresh process that loads the student's code and the "
-            "engine, reports, and is cleaned up after)"
+            f"\nthe boundary per run of the suite: {run:.3f} s a run against {suite_floor:.3f} s for one pytest.main of "
+            f"the suite in a warm process: {run - suite_floor:+.3f} s (a run is a fresh process that loads the "
+            "student's code and the engine, reports, and is cleaned up after; it goes on from a pytest session its "
+            "template started, with the tests' assertions rewritten once a grading, where pytest.main starts, "
+            "configures and rewrites each time)"
         )
 
 
