@@ -167,8 +167,8 @@ def main() -> None:
     if suite_runs:
         run = statistics.median(suite_runs)
         print(
-            f"\nthe boundary per run of the suite: {run:.3f} s a run against {suite_floor:.3f} s for one pytest.main of "
-            f"the suite in a warm process: {run - suite_floor:+.3f} s (a run is a fresh process that loads the "
+            f"\nthe boundary per run of the suite: {run:.3f} s a run against {suite_floor:.3f} s for one pytest.main "
+            f"of the suite in a warm process: {run - suite_floor:+.3f} s (a run is a fresh process that loads the "
             "student's code and the engine, reports, and is cleaned up after; it goes on from a pytest session its "
             "template started, with the tests' assertions rewritten once a grading, where pytest.main starts, "
             "configures and rewrites each time)"
