@@ -18,6 +18,7 @@ from grader.batch import applied
 from grader.batch.discover import Submission, discover
 from grader.batch.execute import execute
 from grader.batch.found import Found, Ungradable
+from grader.batch.graders import Graders
 from grader.batch.insight import code_of, previous_works
 from grader.batch.notes import Grouped, grouped
 from grader.batch.outputs import Insight
@@ -76,7 +77,18 @@ def main(**options) -> int:
 
 
 def run_batch(request: BatchRequest, base: str | None = None) -> int:
-    """Grade the class of `request` (base: the lesson's own code, which the similarity pass sets aside)."""
+    """Grade the class of `request` (base: the lesson's own code, which the similarity pass sets aside). On this
+    machine, its grading processes start first, each importing the grader while this one finds the class and
+    tries a sandbox; they get no student before that trial has passed."""
+    graders = Graders(ahead=max(1, request.jobs)) if request.scheduler is None else None
+    try:
+        return _run_batch(request, base, graders)
+    finally:
+        if graders is not None:
+            graders.close()
+
+
+def _run_batch(request: BatchRequest, base: str | None, graders: Graders | None) -> int:
     inputs, out, trusted = request.inputs, request.out, request.trusted_code
     task_spec = catalog.load(request.assignment)  # fail early on an unknown assignment
     class_list = rosters.read(request.roster) if request.roster else None  # and on a roster it cannot read
@@ -90,14 +102,18 @@ def run_batch(request: BatchRequest, base: str | None = None) -> int:
         out.mkdir(parents=True, mode=0o700)  # student code runs as other uids: the class's results stay root's
     out.mkdir(parents=True, exist_ok=True)
     closed = (task_spec.folder, out, *inputs, *request.given)  # what student code must not read
-    if request.scheduler is None:  # on a cluster, each worker checks its own isolation
-        require_started("batch", trusted=trusted, private=closed)
+    # On this machine, the one trial of the batch: its grading processes, on the same machine with the same grader,
+    # take its word for the isolation it tried (Task.tried). On a cluster, each worker checks its own.
+    tried = require_started("batch", trusted=trusted, private=closed) if graders is not None else None
     key = secret.key(task_spec.folder)
     rows, todo = resumed(students, task_spec, key, request.force, trusted)
     private = tuple(str(p.resolve()) for p in closed)
-    tasks = [student.task(task_spec, key, trusted, private) for student, _ in todo]
+    tasks = [student.task(task_spec, key, trusted, private, tried) for student, _ in todo]
+    if graders is not None:
+        graders.keep(len(tasks))  # those started for students an earlier run graded stop now
+    on = graders if graders is not None else str(request.scheduler)
     try:
-        execute(todo, tasks, rows, len(students), request.jobs, request.scheduler)
+        execute(todo, tasks, rows, len(students), request.jobs, on)
     except KeyboardInterrupt:
         incomplete(out, task_spec, rows, len(students), known)
         print(

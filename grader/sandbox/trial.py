@@ -6,7 +6,10 @@ do; an installation under a folder a sandbox mounts its own over) cannot start t
 without this every student would be graded as a `crash` whose message is a traceback. That
 is the installation's problem, not a student's: found once, up front, it ends the command
 with exit code 3 and the fix. For an instructor's job the sandbox's Python must also import
-pytest, or every student's tests would fail to run.
+pytest, or every student's tests would fail to run. A batch tries once, in the instructor's
+process, before any grading process gets a student: those on the same machine that isolate
+student code the same way take its word (vouched), since what the trial finds is the machine's
+and the installation's, the same for every process of the same grader there.
 """
 
 from __future__ import annotations
@@ -32,6 +35,14 @@ def require_started(purpose: str, *, trusted: bool = False, private: tuple[Path,
     if _FOUND[iso, needs_pytest]:
         raise IsolationError(_FOUND[iso, needs_pytest])
     return iso
+
+
+def vouched(iso: isolation.Isolation) -> None:
+    """Another process of the same grader on this machine (a batch's instructor's process, which gives its grading
+    processes no student before its own trial passed) started and stopped a sandbox with iso, and its Python imported
+    pytest: require_started takes that trial as this process's own where it isolates student code the same way. A
+    sandbox that then fails to start is still the machine's problem: the grading that meets it stops the batch."""
+    _FOUND.setdefault((iso, True), "")
 
 
 def _try(iso: isolation.Isolation, needs_pytest: bool) -> str:
