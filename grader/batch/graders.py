@@ -10,6 +10,7 @@ longer than a whole submission could, is discarded and its task fails (Dask then
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -20,8 +21,10 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 
 from grader.errors import GradingProcessDied
+from grader.sandbox import trial
 
 HEADER = struct.Struct("!Q")
 MAX_REPLY = 256 * 1024 * 1024
@@ -78,6 +81,18 @@ class Grader:
         except OSError:
             pass
         self.proc.wait()
+
+
+@contextlib.contextmanager
+def started_first(jobs: int) -> Iterator[Graders]:
+    """A batch's grading processes on this machine (jobs of them) and its one trial sandbox (grader/sandbox/trial.py),
+    started now, before anything else, both stopped on the way out."""
+    graders = Graders(ahead=max(1, jobs))
+    try:
+        with trial.ahead("batch"):
+            yield graders
+    finally:
+        graders.close()
 
 
 class Graders:

@@ -2,7 +2,8 @@
 
 The steps, each in a module of its own: the students found under the inputs (grader/batch/discover.py), those an
 earlier run graded from the same files skipped (resume.py), the rest graded (execute.py: by this machine's grading
-processes or a Dask cluster's, from data), and the class files written (report.py).
+processes or a Dask cluster's, from data), and the class files written (report.py). This machine's grading processes
+and the batch's one trial sandbox start before all of it (command.py, the command's entry), and get ready meanwhile.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from grader.batch import applied
 from grader.batch.discover import Submission, discover
 from grader.batch.execute import execute
 from grader.batch.found import Found, Ungradable
-from grader.batch.graders import Graders
+from grader.batch.graders import Graders, started_first
 from grader.batch.insight import code_of, previous_works
 from grader.batch.notes import Grouped, grouped
 from grader.batch.outputs import Insight
@@ -60,8 +61,9 @@ class BatchRequest:
         return tuple(p for p in (self.roster, self.groups, self.base, self.previous) if p is not None)
 
 
-def main(**options) -> int:
-    """`grader batch`: every input must exist before anything is graded."""
+def main(graders: Graders | None = None, **options) -> int:
+    """`grader batch` (graders: this machine's grading processes, started first by grader/batch/command.py): every
+    input must exist before anything is graded."""
     request = BatchRequest(**options)
     inputs, out, base = request.inputs, request.out, request.base
     missing = [str(p) for p in inputs + [p for p in (base, request.groups) if p] if not p.exists()]
@@ -73,19 +75,18 @@ def main(**options) -> int:
         raise UsageError(f"--out {out} is one of the inputs: name a folder for the results outside the submissions")
     if request.previous is not None:
         previous_works(request.previous)  # an unreadable --previous stops the batch before anything is graded
-    return run_batch(request, code_of(base.name, base.read_bytes()) if base else None)
+    return run_batch(request, code_of(base.name, base.read_bytes()) if base else None, graders)
 
 
-def run_batch(request: BatchRequest, base: str | None = None) -> int:
-    """Grade the class of `request` (base: the lesson's own code, which the similarity pass sets aside). On this
-    machine, its grading processes start first, each importing the grader while this one finds the class and
-    tries a sandbox; they get no student before that trial has passed."""
-    graders = Graders(ahead=max(1, request.jobs)) if request.scheduler is None else None
-    try:
-        return _run_batch(request, base, graders)
-    finally:
-        if graders is not None:
-            graders.close()
+def run_batch(request: BatchRequest, base: str | None = None, graders: Graders | None = None) -> int:
+    """Grade the class of `request` (base: the lesson's own code, which the similarity pass sets aside) on a Dask
+    cluster, or on this machine's grading processes: `graders`, with the batch's trial sandbox, started first (by
+    the command, or here), so that they get ready while this process finds the class. They get no student before
+    that trial has passed."""
+    if graders is None and request.scheduler is None:
+        with started_first(request.jobs) as graders:
+            return _run_batch(request, base, graders)
+    return _run_batch(request, base, graders)
 
 
 def _run_batch(request: BatchRequest, base: str | None, graders: Graders | None) -> int:

@@ -14,6 +14,8 @@ and the installation's, the same for every process of the same grader there.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 
 from grader.errors import IsolationError, SandboxError
@@ -23,6 +25,8 @@ from grader.sandbox.supervisor import Sandbox
 _FOUND: dict[tuple[isolation.Isolation, bool], str] = {}
 """Per isolation (and whether pytest is needed), what is wrong with starting a sandbox here, or empty:
 tried once per process."""
+_AHEAD: dict[tuple[isolation.Isolation, bool], Sandbox] = {}
+"""The trial sandboxes started ahead (ahead()), not yet waited for."""
 
 
 def require_started(purpose: str, *, trusted: bool = False, private: tuple[Path, ...] = ()) -> isolation.Isolation:
@@ -45,10 +49,40 @@ def vouched(iso: isolation.Isolation) -> None:
     _FOUND.setdefault((iso, True), "")
 
 
+@contextlib.contextmanager
+def ahead(purpose: str) -> Iterator[None]:
+    """The trial require_started(purpose) makes, started now without waiting for it, where the isolation it will
+    use is known before the paths it is given (bubblewrap's namespaces, which none changes): require_started then
+    waits for this sandbox rather than starting one, and meanwhile the job goes on (a batch finds its class). What
+    no require_started took is closed on the way out."""
+    iso = isolation.detect()
+    key = (iso, purpose != "check")
+    box = None
+    if iso.level == "namespaces" and key not in _FOUND and key not in _AHEAD:
+        try:
+            box = Sandbox({}, iso=iso, warm=_warm(key[1]), start=False)
+            box.start()
+        except Exception:  # only a head start: require_started tries again, and says what is wrong
+            box = None
+        else:
+            _AHEAD[key] = box
+    try:
+        yield
+    finally:
+        if box is not None and _AHEAD.get(key) is box:
+            del _AHEAD[key]
+            box.close()
+
+
+def _warm(needs_pytest: bool) -> tuple[str, ...]:
+    return ("pytest",) if needs_pytest else ()
+
+
 def _try(iso: isolation.Isolation, needs_pytest: bool) -> str:
     python = iso.runtime.executable
     try:
-        with Sandbox({}, iso=iso, warm=("pytest",) if needs_pytest else ()) as box:
+        with _AHEAD.pop((iso, needs_pytest), None) or Sandbox({}, iso=iso, warm=_warm(needs_pytest)) as box:
+            box.wait_ready()  # one started ahead: its start is awaited here
             missing = box.unavailable.get("pytest") if needs_pytest else None
     except SandboxError as exc:
         why = str(exc).removeprefix("the sandbox did not start: ")
