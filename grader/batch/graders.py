@@ -1,6 +1,6 @@
 """Grading processes a Dask worker or a local batch keeps: `python -m grader.batch.graders`, one per task
-running at once, each grading one task after another. A local batch starts its own first thing (`ahead`), so that
-each imports the grader while the instructor's process finds the class and tries a sandbox.
+running at once, each grading one task after another. A local batch starts its own first thing (started_first), so
+that each imports the grader while the instructor's process imports the rest of it and finds the class.
 
 A task goes in as a pickle (from the worker, which the instructor trusts); an outcome comes back
 as JSON, so even a grading process that student code had somehow taken over could not make the

@@ -55,21 +55,20 @@ def ahead(purpose: str) -> Iterator[None]:
     use is known before the paths it is given (bubblewrap's namespaces, which none changes): require_started then
     waits for this sandbox rather than starting one, and meanwhile the job goes on (a batch finds its class). What
     no require_started took is closed on the way out."""
-    iso = isolation.detect()
-    key = (iso, purpose != "check")
-    box = None
-    if iso.level == "namespaces" and key not in _FOUND and key not in _AHEAD:
-        try:
+    box, key = None, None
+    try:
+        iso = isolation.detect()
+        key = (iso, purpose != "check")
+        if iso.level == "namespaces" and key not in _FOUND and key not in _AHEAD:
             box = Sandbox({}, iso=iso, warm=_warm(key[1]), start=False)
             box.start()
-        except Exception:  # only a head start: require_started tries again, and says what is wrong
-            box = None
-        else:
             _AHEAD[key] = box
+    except Exception:  # only a head start: require_started tries again, and says what is wrong
+        box = None
     try:
         yield
     finally:
-        if box is not None and _AHEAD.get(key) is box:
+        if box is not None and key is not None and _AHEAD.get(key) is box:
             del _AHEAD[key]
             box.close()
 
