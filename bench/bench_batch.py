@@ -10,7 +10,9 @@ flips every round):
 - `grader batch CLASS --out DIR --jobs J --force` with the full rubric of the default
   assignment;
 - the floor: merely executing the notebooks with nbclient, J at a time;
-- `grader batch ... --jobs 1`, to show how wall time scales with jobs (--no-jobs-1 skips it).
+- `grader batch ... --jobs 1`, to show how wall time scales with jobs (--no-jobs-1 skips it);
+- with --baseline DIR, `grader batch` of another checkout of the grader (DIR: main's, say) on the same class, beside
+  this one's in every round, so that a change is measured before and after in one run.
 
 Every tool runs with bytecode written, as on a user's machine (bench/bytecode.py: PYTHONDONTWRITEBYTECODE unset,
 a PYTHONPYCACHEPREFIX of the benchmark's own, each tool run once first on a class of two notebooks); where this
@@ -19,15 +21,15 @@ environment forbids bytecode, each round also runs them as the environment is, a
 nbgrader is never a dependency of the grader: it lives in its own virtual environment,
 bench/.nbgrader-venv, made on first use (`python -m venv` and pip, nbgrader pinned).
 
-Columns: "core-s/nb" is wall time * processes at once / notebooks. "largest" is the peak
-RSS of the tool's largest single process: the larger of ru_maxrss (RUSAGE_CHILDREN of a
-subreaper the tool runs under, so orphans count too) and RSS sampled twice a second (a
-sandbox killed with its PID namespace is reaped by the kernel, unaccounted). "tree peak"
-is the largest sum of PSS over the tool's whole process tree, sampled twice a second.
-"busy" is how many cores the whole machine kept busy meanwhile, the tool included: above
-the tool's own processes at once, something else was competing and the times are noisy.
+Columns (bench/tree.py times each tool's whole process tree): "core-s/nb" is wall time * processes at once /
+notebooks; "cpu-s/nb" the CPU seconds every process of the tool's tree spent (sandboxes and kernels included), per
+notebook, counted in a cgroup of the benchmark's own ("-" where this machine lets it make none): on a machine others
+share, the wall time depends on them and the CPU time much less, so compare both. "largest" is the peak RSS of the
+tool's largest single process; "tree peak" the largest sum of PSS over its whole tree. "busy" is how many cores the
+whole machine kept busy meanwhile, the tool included: above the tool's own processes at once, something else was
+competing and the times are noisy.
 
-    python bench/bench_batch.py [--count 40] [--jobs N] [--rounds 2] [--no-jobs-1]
+    python bench/bench_batch.py [--count 40] [--jobs N] [--rounds 2] [--no-jobs-1] [--baseline DIR]
 """
 
 from __future__ import annotations
@@ -41,106 +43,28 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
-import psutil
 from nbclient import NotebookClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bytecode
 import classgen
+from tree import Measure, timed
 
 ROOT = Path(__file__).resolve().parent.parent
 NBGRADER_VERSION = "0.9.6"
 NBGRADER_VENV = ROOT / "bench" / ".nbgrader-venv"
 ASSIGNMENT = "micrograd"
 RSS_TARGET_MB = 300
-
-
-@dataclass
-class Measure:
-    wall: float
-    jobs: int
-    """Processes that grade at once (core-seconds are wall * jobs)."""
-    largest_mb: float
-    tree_mb: float
-    machine: float
-    """Cores the whole machine kept busy on average meanwhile, this tool included."""
-    returncode: int
-    log: Path
-
-
-def busy() -> float:
-    """CPU seconds the whole machine has spent busy since boot."""
-    t = psutil.cpu_times()
-    return sum(t) - t.idle - getattr(t, "iowait", 0.0)
-
-
-REAPER = r"""
-import ctypes, json, os, resource, subprocess, sys, time
-# PR_SET_CHILD_SUBREAPER: what the tree orphans is reparented here, not to init, and counts below once reaped.
-ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)
-started = time.perf_counter()
-code = subprocess.call(sys.argv[2:])
-wall = time.perf_counter() - started
-deadline = time.monotonic() + 30
-while time.monotonic() < deadline:
-    try:
-        if os.waitpid(-1, os.WNOHANG)[0] == 0:
-            time.sleep(0.05)
-    except ChildProcessError:
-        break
-with open(sys.argv[1], "w") as f:
-    json.dump({"wall": wall, "code": code, "maxrss_kb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}, f)
-"""
-
-
-def timed(cmd: list[str], log: Path, jobs: int, **popen) -> Measure:  # popen: cwd and env
-    """Run cmd to its end under a subreaper; its wall time and memory (see the module's docstring)."""
-    tree_peak, largest = [0.0], [0.0]
-    done = threading.Event()
-    report = log.with_suffix(".usage.json")
-    with open(log, "w") as out:
-        machine = busy()
-        proc = subprocess.Popen(
-            [sys.executable, "-c", REAPER, str(report)] + cmd, stdout=out, stderr=subprocess.STDOUT, **popen
-        )
-
-        def sample() -> None:
-            while not done.wait(0.5):
-                try:
-                    tree = psutil.Process(proc.pid).children(recursive=True)
-                except psutil.NoSuchProcess:
-                    continue
-                total = 0
-                for p in tree:
-                    try:
-                        mem = p.memory_full_info()
-                    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
-                        continue
-                    total += mem.pss
-                    largest[0] = max(largest[0], mem.rss / 2**20)
-                tree_peak[0] = max(tree_peak[0], total / 2**20)
-
-        sampler = threading.Thread(target=sample, daemon=True)
-        sampler.start()
-        proc.wait()
-        done.set()
-        sampler.join()
-    usage = json.loads(report.read_text())
-    return Measure(
-        usage["wall"],
-        jobs,
-        max(largest[0], usage["maxrss_kb"] / 1024),
-        tree_peak[0],
-        (busy() - machine) / usage["wall"],
-        usage["code"],
-        log,
-    )
+NBGRADER_TARGET = 0.6
+"""grader batch's wall time at most this much of nbgrader autograde's, on the class of 40 (issue 44)."""
+FLOOR_TARGET = 1.0
+"""grader batch's wall time at most this much of the nbclient floor's (as many at once as its jobs), at 10
+notebooks, where the fixed costs weigh most (issue 44)."""
 
 
 # ---- nbgrader -------------------------------------------------------------------------
@@ -229,7 +153,9 @@ def nbgrader_scores(course: Path, students: list[classgen.Student], env: dict[st
 # ---- grader batch and the floor -------------------------------------------------------
 
 
-def grader_batch(class_dir: Path, out: Path, jobs: int, log: Path, env: dict[str, str]) -> Measure:
+def grader_batch(class_dir: Path, out: Path, jobs: int, log: Path, env: dict[str, str], root: Path = ROOT) -> Measure:
+    """`grader batch` of the checkout at root (its folder first on the path: an editable install's finder comes
+    after it, and the grading processes it starts inherit the folder)."""
     shutil.rmtree(out, ignore_errors=True)
     return timed(
         [
@@ -246,7 +172,7 @@ def grader_batch(class_dir: Path, out: Path, jobs: int, log: Path, env: dict[str
         ],
         log,
         jobs,
-        cwd=ROOT,
+        cwd=root,
         env=env,
     )
 
@@ -302,13 +228,15 @@ def floor_restarts(log: Path) -> int:
 
 # ---- report ----------------------------------------------------------------------------
 
-HEADER = f"{'wall s':>7} {'s/nb':>6} {'core-s/nb':>9} {'largest':>8} {'tree peak':>9} {'busy':>5}"
-"""core-s/nb: wall * processes at once / notebooks; largest, tree peak: MB; busy: cores busy on the machine."""
+HEADER = f"{'wall s':>7} {'s/nb':>6} {'core-s/nb':>9} {'cpu-s/nb':>8} {'largest':>8} {'tree peak':>9} {'busy':>5}"
+"""core-s/nb: wall * processes at once / notebooks; cpu-s/nb: CPU seconds of the whole tree / notebooks; largest,
+tree peak: MB; busy: cores busy on the machine."""
 
 
 def row(name: str, count: int, m: Measure) -> str:
+    cpu = f"{m.cpu / count:8.2f}" if m.cpu is not None else f"{'-':>8}"
     return (
-        f"  {name:<26} {m.wall:7.1f} {m.wall / count:6.2f} {m.wall * m.jobs / count:9.2f} {m.largest_mb:8.0f} "
+        f"  {name:<26} {m.wall:7.1f} {m.wall / count:6.2f} {m.wall * m.jobs / count:9.2f} {cpu} {m.largest_mb:8.0f} "
         f"{m.tree_mb:9.0f} {m.machine:5.1f}"
     )
 
@@ -340,6 +268,11 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--no-jobs-1", dest="jobs_1", action="store_false", help="skip the grader batch --jobs 1 run")
     parser.add_argument("--keep", type=Path, help="keep the class, course and logs here instead of a temporary folder")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="another checkout of the grader whose batch is timed beside this one's, each round",
+    )
     parser.add_argument("--floor", type=Path, help=argparse.SUPPRESS)  # internal: the floor's own process
     return parser.parse_args()
 
@@ -366,6 +299,9 @@ class Round:
     gr_scores: dict[str, float]
     gr_most: float
     gr_missing: list[str]
+    base: Measure | None = None
+    """--baseline's grader batch."""
+    base_missing: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -376,6 +312,10 @@ class Tally:
     ratios: list[float] = field(default_factory=list)
     floors: list[float] = field(default_factory=list)
     scaling: list[float] = field(default_factory=list)
+    versus: list[float] = field(default_factory=list)
+    """This checkout's grader batch / --baseline's, wall time."""
+    cpu: dict[str, list[float]] = field(default_factory=dict)
+    """Each tool's CPU seconds, round by round (where counted)."""
     mem: dict[str, list[Measure]] = field(default_factory=lambda: {"nbgrader": [], "grader": []})
 
     def add(self, done: Round) -> None:
@@ -383,32 +323,37 @@ class Tally:
             self.scaling.append(done.one.wall / done.grd.wall)
         self.ratios.append(done.grd.wall / done.nbg.wall)
         self.floors.append(done.grd.wall / done.flo.wall)
+        if done.base:
+            self.versus.append(done.grd.wall / done.base.wall)
+        for tool, m in (("nbgrader", done.nbg), ("grader", done.grd), ("floor", done.flo), ("baseline", done.base)):
+            if m is not None and m.cpu is not None:
+                self.cpu.setdefault(tool, []).append(m.cpu)
         self.mem["nbgrader"].append(done.nbg)
         self.mem["grader"] += [done.grd] + ([done.one] if done.one else [])
 
 
 def run_round(bench: Bench, r: int, condition: bytecode.Condition) -> Round:
-    """Round r under a condition: nbgrader and the grader (in an order that flips every round), their scores, the
-    floor, --jobs 1."""
+    """Round r under a condition: nbgrader, the grader and --baseline's (in an order that flips every round), their
+    scores, the floor, --jobs 1."""
     args, work, class_dir, env = bench.args, bench.work, bench.class_dir, condition.env
     name = f"{r}-{'written' if condition.written else 'as-is'}"
-
-    def run_nbgrader() -> Measure:
-        return check(
-            nbgrader_autograde(work / "course", nbgrader_env(env), work / f"nbgrader-{name}.log"), "nbgrader autograde"
+    runs = {
+        "nbgrader": lambda: nbgrader_autograde(work / "course", nbgrader_env(env), work / f"nbgrader-{name}.log"),
+        "grader": lambda: grader_batch(class_dir, work / f"out-{name}", args.jobs, work / f"grader-{name}.log", env),
+    }
+    if args.baseline:
+        runs["baseline"] = lambda: grader_batch(
+            class_dir, work / f"out-{name}-base", args.jobs, work / f"base-{name}.log", env, args.baseline
         )
-
-    def run_grader() -> Measure:
-        return check(
-            grader_batch(class_dir, work / f"out-{name}", args.jobs, work / f"grader-{name}.log", env), "grader batch"
-        )
-
-    if r % 2:
-        nbg, grd = run_nbgrader(), run_grader()
-    else:
-        grd, nbg = run_grader(), run_nbgrader()
+    order = list(runs) if r % 2 else list(reversed(runs))
+    done = {
+        tool: check(runs[tool](), f"{tool} ({'nbgrader autograde' if tool == 'nbgrader' else 'grader batch'})")
+        for tool in order
+    }
+    nbg, grd = done["nbgrader"], done["grader"]
     nb_scores, nb_missing = nbgrader_scores(work / "course", bench.students, nbgrader_env(env))
     gr_scores, gr_most, gr_missing = grader_scores(work / f"out-{name}", bench.students)
+    base_missing = grader_scores(work / f"out-{name}-base", bench.students)[2] if args.baseline else []
     flo = check(floor(class_dir, args.jobs, work / f"floor-{name}.log", env), "the nbclient floor")
     one = (
         check(
@@ -418,10 +363,12 @@ def run_round(bench: Bench, r: int, condition: bytecode.Condition) -> Round:
         if args.jobs_1
         else None
     )
-    return Round(nbg, grd, flo, one, nb_scores, nb_missing, gr_scores, gr_most, gr_missing)
+    done_round = Round(nbg, grd, flo, one, nb_scores, nb_missing, gr_scores, gr_most, gr_missing)
+    done_round.base, done_round.base_missing = done.get("baseline"), base_missing
+    return done_round
 
 
-def warm_up(work: Path, jobs: int, condition: bytecode.Condition) -> None:
+def warm_up(work: Path, jobs: int, condition: bytecode.Condition, baseline: Path | None) -> None:
     """Each tool run once under the condition, on a class of two notebooks: the bytecode a user's machine has
     written by then (and any cache of the tools' own) is there for the rounds."""
     warm = work / f"warm-{'written' if condition.written else 'as-is'}"
@@ -430,16 +377,20 @@ def warm_up(work: Path, jobs: int, condition: bytecode.Condition) -> None:
     build_course(warm / "course", warm / "class", students, env)
     check(nbgrader_autograde(warm / "course", env, warm / "nbgrader.log"), "nbgrader autograde (warming up)")
     check(grader_batch(warm / "class", warm / "out", jobs, warm / "grader.log", condition.env), "grader batch")
+    if baseline:
+        check(grader_batch(warm / "class", warm / "base", jobs, warm / "base.log", condition.env, baseline), "baseline")
     check(floor(warm / "class", jobs, warm / "floor.log", condition.env), "the nbclient floor (warming up)")
 
 
 def print_round(bench: Bench, r: int, done: Round, condition: bytecode.Condition) -> None:
     n, students = len(bench.students), bench.students
-    title = f"round {r}" + (" (grader first)" if r % 2 == 0 else "")
+    title = f"round {r}" + (" (in reverse order)" if r % 2 == 0 else "")
     print(f"\n  {title}, {condition.words}")
     print(f"  {'':<26} {HEADER}")
     print(row("nbgrader autograde", n, done.nbg))
     print(row(f"grader batch --jobs {bench.args.jobs}", n, done.grd))
+    if done.base:
+        print(row("  the same, --baseline's", n, done.base))
     print(row(f"nbclient floor, {bench.args.jobs} at once", n, done.flo))
     if done.one:
         print(row("grader batch --jobs 1", n, done.one))
@@ -449,7 +400,11 @@ def print_round(bench: Bench, r: int, done: Round, condition: bytecode.Condition
         print(
             f"  the floor started {restarts} kernel(s) again (died starting, a port taken: its time includes the waits)"
         )
-    for tool, missing in (("nbgrader", done.nb_missing), ("grader batch", done.gr_missing)):
+    for tool, missing in (
+        ("nbgrader", done.nb_missing),
+        ("grader batch", done.gr_missing),
+        ("--baseline's grader batch", done.base_missing),
+    ):
         if missing:
             print(f"  NOT GRADED by {tool}: {len(missing)}: {'; '.join(missing)}")
 
@@ -457,10 +412,20 @@ def print_round(bench: Bench, r: int, done: Round, condition: bytecode.Condition
 def print_summary(args: argparse.Namespace, tally: Tally) -> None:
     print(
         f"\n{tally.condition.words}, median of {args.rounds} round(s): grader/nbgrader "
-        f"{statistics.median(tally.ratios):.2f} (target <= 0.6), grader/floor {statistics.median(tally.floors):.2f} "
-        "(target <= 1.2)"
+        f"{statistics.median(tally.ratios):.2f} (target <= {NBGRADER_TARGET} on the class of 40), grader/floor "
+        f"{statistics.median(tally.floors):.2f} (target <= {FLOOR_TARGET} at 10 notebooks)"
         + (f", grader --jobs 1 / --jobs {args.jobs} {statistics.median(tally.scaling):.2f}" if tally.scaling else "")
     )
+    if tally.versus:
+        print(f"  this grader / --baseline's ({args.baseline}), wall time: {statistics.median(tally.versus):.2f}")
+    if "grader" in tally.cpu:
+        cpu = {tool: statistics.median(seconds) / args.count for tool, seconds in tally.cpu.items()}
+        print(
+            "  CPU seconds of every process, per notebook: "
+            + ", ".join(f"{tool} {seconds:.2f}" for tool, seconds in cpu.items())
+            + "; grader/"
+            + ", grader/".join(f"{tool} {cpu['grader'] / cpu[tool]:.2f}" for tool in cpu if tool != "grader")
+        )
     mem = tally.mem
     print(
         f"  peak memory (target <= {RSS_TARGET_MB} MB per grading job): largest process "
@@ -491,7 +456,7 @@ def main() -> None:
             f"cells each; grader batch --jobs {args.jobs}; {os.cpu_count()} cores; nbgrader {NBGRADER_VERSION}"
         )
         for condition in conditions:
-            warm_up(work, args.jobs, condition)
+            warm_up(work, args.jobs, condition, args.baseline)
         bench = Bench(args, work, class_dir, students, tests)
         tallies = [Tally(condition) for condition in conditions]
         for r in range(1, args.rounds + 1):

@@ -90,7 +90,7 @@ COMMANDS: dict[str, Command] = {
         ),
     ),
     "batch": Command(
-        "grader.batch.run",
+        "grader.batch.command",
         "grade a class's submissions: folders, zips, notebooks, .py files",
         [
             (

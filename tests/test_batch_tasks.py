@@ -188,3 +188,19 @@ def test_a_time_limit_is_a_typed_mark_not_words_in_the_feedback(grade_source, qu
     said = grade_source(words, engine)
     assert any("did not finish" in c.feedback for c in said.checks), "the words are in the feedback"
     assert not timed_out(said), [c.artifacts for c in said.checks]
+
+
+def test_the_batch_command_starts_its_grading_processes_before_it_imports_the_grader():
+    """`grader batch` starts this machine's grading processes and its trial sandbox first, so that they get ready
+    while the instructor's process imports the rest of the grader and finds the class (issue 44.4). Does its entry
+    module, with what it needs to start them, leave the grading stack (grading, the checks, the lanes, the batch's
+    own steps) unimported until then?"""
+    probe = (
+        "import sys, grader.cli, grader.batch.command\n"
+        "heavy = ('grader.grading', 'grader.checks', 'grader.lanes', 'grader.sabotage', 'grader.batch.run', "
+        "'grader.batch.tasks', 'grader.render')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(heavy)))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]", run.stdout

@@ -27,6 +27,7 @@ is a student-like engine: it keeps its own exceptions."""
 ENTRIES = [
     ROOT / "cli.py",
     *sorted((ROOT / "commands").glob("*.py")),
+    ROOT / "batch" / "command.py",
     ROOT / "batch" / "run.py",
     *sorted(ROOT.glob("gradescope*.py")),
     *sorted((ROOT / "gradescope").glob("*.py")),

@@ -9,6 +9,7 @@ reported once with exit 3 and the fix, never as each student's crash.
 from __future__ import annotations
 
 import os
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -105,3 +106,58 @@ def test_a_sandbox_python_without_pytest_stops_a_batch_up_front(tmp_path):
     )
     assert run.returncode == 3 and "pytest" in run.stderr and "GRADER_SANDBOX_PYTHON" in run.stderr, run.stderr
     assert "Traceback" not in run.stderr and not list(out.glob("students/*/result.json"))
+
+
+TRIED = r"""
+import pickle, sys
+from pathlib import Path
+from grader import catalog
+from grader.batch import tasks
+from grader.sandbox import isolation
+
+instructors = pickle.loads(Path(sys.argv[1]).read_bytes())
+mine = isolation.require("batch")
+tried, host = {
+    "no trial given": (None, tasks.host_id()),
+    "another isolation's": (instructors, tasks.host_id()),
+    "another machine's": (mine, "elsewhere/0"),
+    "this machine's, isolating the same way": (mine, tasks.host_id()),
+}[sys.argv[3]]
+task = tasks.Task(
+    "alice", "micrograd_mine.py", Path(sys.argv[2]).read_bytes(), None, None, catalog.load("micrograd"), b"k",
+    tasks.fingerprint(), host=host, tried=tried,
+)
+print(tasks.grade_task(task).unfit)
+"""
+
+
+@needs_bwrap
+def test_a_batchs_one_trial_guards_its_grading_processes_and_only_where_it_holds(tmp_path):
+    """A batch tries one sandbox before anyone is graded, and its grading processes take that trial as their own
+    (Task.tried). With a sandbox Python that cannot start in a sandbox, does a grading process (a fresh one for each
+    task here) still try one itself, and refuse to grade, wherever the trial it is given does not hold for it (none
+    given, another isolation's, another machine's)? And where it does hold (this machine, the same isolation), does
+    the grading meet the broken sandbox itself and still refuse (the batch stops), rather than grade the student as
+    a crash?"""
+    given = tmp_path / "tried.pickle"
+    given.write_bytes(pickle.dumps(isolation.require("batch")))
+    submission = tmp_path / "micrograd_mine.py"
+    submission.write_text(BASE_ENGINE.read_text())
+    env = dict(os.environ, GRADER_SANDBOX_PYTHON=str(wrapper_python(tmp_path / "shim")))
+
+    def unfit(case: str) -> str:
+        run = subprocess.run(
+            [sys.executable, "-c", TRIED, str(given), str(submission), case],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+        )
+        assert run.returncode == 0, run.stderr
+        return run.stdout
+
+    for case in ("no trial given", "another isolation's", "another machine's"):
+        said = unfit(case)
+        assert "student code cannot run here: a sandbox did not start" in said, (case, said)
+    said = unfit("this machine's, isolating the same way")
+    assert "cannot start a sandbox" in said and "student code cannot run here" not in said, said

@@ -16,10 +16,11 @@ from grader.final import points
 
 
 def execute(
-    todo: list[tuple[Student, str]], tasks: list[Task], rows: list[Row], total: int, jobs: int, scheduler: str | None
+    todo: list[tuple[Student, str]], tasks: list[Task], rows: list[Row], total: int, jobs: int, on: Graders | str
 ):
     """Grade each student still to grade (`tasks`, one per student of `todo`), saving each result (and adding its
-    row) as it arrives, with a progress bar on a terminal."""
+    row) as it arrives, with a progress bar on a terminal: on this machine's grading processes (jobs at once, stopped
+    at the end) or on the cluster of the scheduler at the address `on`."""
     from tqdm import tqdm
 
     from grader.batch.cluster import grade_on_cluster
@@ -28,7 +29,7 @@ def execute(
     live = sys.stderr.isatty()
     bar = tqdm(total=total, initial=len(rows), unit="submission", disable=not live, file=sys.stderr)
     with bar:
-        outcomes = grade_on_cluster(scheduler, tasks) if scheduler else _on_processes(tasks, jobs)
+        outcomes = grade_on_cluster(on, tasks) if isinstance(on, str) else _on_processes(tasks, jobs, on)
         for outcome, final in outcomes:
             student, content = by_id[outcome.student]
             save(student, outcome)
@@ -61,13 +62,12 @@ def progress_line(row: Row, done: int, total: int) -> str:
     return f"[{done:>{len(str(total))}}/{total}] {row.student} {got} ({result.duration_s:.1f} s)"
 
 
-def _on_processes(tasks: list[Task], jobs: int):
+def _on_processes(tasks: list[Task], jobs: int, graders: Graders):
     """Each task's outcome as it arrives from this machine's grading processes (as many at once as jobs,
     the same kind of process a cluster's worker keeps), and whether it is final. A grading process that
     dies, or outlasts any submission, costs that one student an error result, not the batch. A student
     whose grading ran out of time beside others is graded again alone, after the others, and that result
     is the one kept: no one's grade depends on what another student's code did to the machine."""
-    graders = Graders()
     pool = ThreadPoolExecutor(max_workers=max(1, jobs))
 
     def grade_one(task: Task) -> tuple[TaskOutcome, bool]:

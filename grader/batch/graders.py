@@ -1,5 +1,6 @@
-"""Grading processes a Dask worker keeps: `python -m grader.batch.graders`, one per task running at
-once, each grading one task after another.
+"""Grading processes a Dask worker or a local batch keeps: `python -m grader.batch.graders`, one per task
+running at once, each grading one task after another. A local batch starts its own first thing (started_first), so
+that each imports the grader while the instructor's process imports the rest of it and finds the class.
 
 A task goes in as a pickle (from the worker, which the instructor trusts); an outcome comes back
 as JSON, so even a grading process that student code had somehow taken over could not make the
@@ -9,6 +10,7 @@ longer than a whole submission could, is discarded and its task fails (Dask then
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -19,8 +21,10 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 
 from grader.errors import GradingProcessDied
+from grader.sandbox import trial
 
 HEADER = struct.Struct("!Q")
 MAX_REPLY = 256 * 1024 * 1024
@@ -79,14 +83,44 @@ class Grader:
         self.proc.wait()
 
 
+@contextlib.contextmanager
+def started_first(jobs: int) -> Iterator[Graders]:
+    """A batch's grading processes on this machine (jobs of them) and its one trial sandbox (grader/sandbox/trial.py),
+    started now, before anything else, both stopped on the way out."""
+    graders = Graders(ahead=max(1, jobs))
+    try:
+        with trial.ahead("batch"):
+            yield graders
+    finally:
+        graders.close()
+
+
 class Graders:
     """The grading processes of one worker (or one local batch): idle ones are reused, a dead one replaced."""
 
-    def __init__(self):
+    def __init__(self, ahead: int = 0):
+        """ahead: grading processes started now, each getting ready (the grader imported) before its first task;
+        the others start with the task that needs them."""
         self._idle: list[Grader] = []
         self._all: set[Grader] = set()
         self._closed = False
         self._lock = threading.Lock()
+        for _ in range(ahead):
+            try:
+                grader = Grader()
+            except OSError:
+                break  # the task that needs one tries again, and says why it cannot
+            self._idle.append(grader)
+            self._all.add(grader)
+
+    def keep(self, most: int) -> None:
+        """Stop the idle grading processes beyond most (a batch that turns out to have fewer students to grade
+        than the processes it started)."""
+        with self._lock:
+            extra, self._idle = self._idle[most:], self._idle[:most]
+            self._all.difference_update(extra)
+        for grader in extra:
+            grader.kill()
 
     def call(self, function: str, args: tuple, timeout: float):
         with self._lock:
@@ -134,6 +168,7 @@ def _serve(worker_pid: int) -> None:
     threading.Thread(target=watch, daemon=True).start()
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # anything printed goes to the worker's log, never into an answer
+    tasks.warm()  # while no task has come yet: what the first grading would otherwise do first
     while True:
         header = stdin.read(HEADER.size)
         if len(header) < HEADER.size:

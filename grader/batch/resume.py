@@ -28,6 +28,7 @@ from grader.batch.tasks import OUTPUTS, Task, TaskOutcome, fingerprint, host_id
 from grader.files import KEY_FILE, STUDENTS_FOLDER
 from grader.lms import late
 from grader.result import Result
+from grader.sandbox.isolation import Isolation
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,16 @@ class Student:
             digest.update(repr(self.lateness).encode())
         return digest.hexdigest()
 
-    def task(self, assignment: spec.Assignment, key: bytes, trusted: bool, private: tuple[str, ...]) -> Task:
+    def task(
+        self,
+        assignment: spec.Assignment,
+        key: bytes,
+        trusted: bool,
+        private: tuple[str, ...],
+        tried: Isolation | None = None,
+    ) -> Task:
+        """The student's grading as data (grader/batch/tasks.py); tried: the isolation this machine's trial proved,
+        which its grading processes need not try again."""
         tests = self.submission.tests
         return Task(
             self.submission.student,
@@ -70,6 +80,7 @@ class Student:
             host_id(),
             private,
             self.lateness,
+            tried,
         )
 
 

@@ -2,7 +2,8 @@
 
 The steps, each in a module of its own: the students found under the inputs (grader/batch/discover.py), those an
 earlier run graded from the same files skipped (resume.py), the rest graded (execute.py: by this machine's grading
-processes or a Dask cluster's, from data), and the class files written (report.py).
+processes or a Dask cluster's, from data), and the class files written (report.py). This machine's grading processes
+and the batch's one trial sandbox start before all of it (command.py, the command's entry), and get ready meanwhile.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from grader.batch import applied
 from grader.batch.discover import Submission, discover
 from grader.batch.execute import execute
 from grader.batch.found import Found, Ungradable
+from grader.batch.graders import Graders, started_first
 from grader.batch.insight import code_of, previous_works
 from grader.batch.notes import Grouped, grouped
 from grader.batch.outputs import Insight
@@ -59,8 +61,9 @@ class BatchRequest:
         return tuple(p for p in (self.roster, self.groups, self.base, self.previous) if p is not None)
 
 
-def main(**options) -> int:
-    """`grader batch`: every input must exist before anything is graded."""
+def main(graders: Graders | None = None, **options) -> int:
+    """`grader batch` (graders: this machine's grading processes, started first by grader/batch/command.py): every
+    input must exist before anything is graded."""
     request = BatchRequest(**options)
     inputs, out, base = request.inputs, request.out, request.base
     missing = [str(p) for p in inputs + [p for p in (base, request.groups) if p] if not p.exists()]
@@ -72,11 +75,21 @@ def main(**options) -> int:
         raise UsageError(f"--out {out} is one of the inputs: name a folder for the results outside the submissions")
     if request.previous is not None:
         previous_works(request.previous)  # an unreadable --previous stops the batch before anything is graded
-    return run_batch(request, code_of(base.name, base.read_bytes()) if base else None)
+    return run_batch(request, code_of(base.name, base.read_bytes()) if base else None, graders)
 
 
-def run_batch(request: BatchRequest, base: str | None = None) -> int:
-    """Grade the class of `request` (base: the lesson's own code, which the similarity pass sets aside)."""
+def run_batch(request: BatchRequest, base: str | None = None, graders: Graders | None = None) -> int:
+    """Grade the class of `request` (base: the lesson's own code, which the similarity pass sets aside) on a Dask
+    cluster, or on this machine's grading processes: `graders`, with the batch's trial sandbox, started first (by
+    the command, or here), so that they get ready while this process finds the class. They get no student before
+    that trial has passed."""
+    if graders is None and request.scheduler is None:
+        with started_first(request.jobs) as graders:
+            return _run_batch(request, base, graders)
+    return _run_batch(request, base, graders)
+
+
+def _run_batch(request: BatchRequest, base: str | None, graders: Graders | None) -> int:
     inputs, out, trusted = request.inputs, request.out, request.trusted_code
     task_spec = catalog.load(request.assignment)  # fail early on an unknown assignment
     class_list = rosters.read(request.roster) if request.roster else None  # and on a roster it cannot read
@@ -90,14 +103,18 @@ def run_batch(request: BatchRequest, base: str | None = None) -> int:
         out.mkdir(parents=True, mode=0o700)  # student code runs as other uids: the class's results stay root's
     out.mkdir(parents=True, exist_ok=True)
     closed = (task_spec.folder, out, *inputs, *request.given)  # what student code must not read
-    if request.scheduler is None:  # on a cluster, each worker checks its own isolation
-        require_started("batch", trusted=trusted, private=closed)
+    # On this machine, the one trial of the batch: its grading processes, on the same machine with the same grader,
+    # take its word for the isolation it tried (Task.tried). On a cluster, each worker checks its own.
+    tried = require_started("batch", trusted=trusted, private=closed) if graders is not None else None
     key = secret.key(task_spec.folder)
     rows, todo = resumed(students, task_spec, key, request.force, trusted)
     private = tuple(str(p.resolve()) for p in closed)
-    tasks = [student.task(task_spec, key, trusted, private) for student, _ in todo]
+    tasks = [student.task(task_spec, key, trusted, private, tried) for student, _ in todo]
+    if graders is not None:
+        graders.keep(len(tasks))  # those started for students an earlier run graded stop now
+    on = graders if graders is not None else str(request.scheduler)
     try:
-        execute(todo, tasks, rows, len(students), request.jobs, request.scheduler)
+        execute(todo, tasks, rows, len(students), request.jobs, on)
     except KeyboardInterrupt:
         incomplete(out, task_spec, rows, len(students), known)
         print(

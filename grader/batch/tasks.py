@@ -10,7 +10,10 @@ it. A grading process first checks that it may grade at all (the same grader as 
 instructor's, student code isolated as a batch requires: on the instructor's own machine,
 where the class's folders are, a sandbox's uid must not be able to read them) and otherwise
 answers Unfit, which stops the batch rather than grading anyone differently (as does a
-sandbox that cannot be confined as a batch requires).
+sandbox that cannot be confined or started as a batch requires). Whether a sandbox starts at
+all is tried once per machine: on the instructor's, the instructor's process tried one before
+it sent any task (Task.tried), and a grading process that isolates student code the same way
+takes that trial as its own; a Dask worker elsewhere tries its own.
 
 A result in which something ran out of time (`timed_out`) may owe that to whatever else was
 graded beside it: a batch grades that student again, alone, before it keeps the result.
@@ -21,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import importlib
 import importlib.metadata
 import json
 import os
@@ -40,7 +44,9 @@ from grader.gradescope.results import results
 from grader.grading import Options, grade
 from grader.lms.late import ON_TIME, Lateness
 from grader.render import html
+from grader.render.templating import ENV as TEMPLATES
 from grader.result import Result, SubmissionError
+from grader.sandbox import trial
 from grader.sandbox.isolation import Isolation
 from grader.sandbox.trial import require_started
 from grader.spec import Assignment
@@ -72,6 +78,10 @@ class Task:
     """...and, there, what student code must not read: the class's inputs and outputs, the assignment."""
     late: Lateness = ON_TIME
     """How late the LMS says this was, and what the late policy takes: the report says it."""
+    tried: Isolation | None = None
+    """The isolation with which the instructor's process, on its machine (host), started and stopped a sandbox whose
+    Python imported pytest before anyone was graded (grader/sandbox/trial.py): a grading process there that isolates
+    student code the same way takes that trial as its own."""
 
 
 @dataclass(frozen=True)
@@ -123,20 +133,40 @@ def host_id() -> str:
     return f"{socket.gethostname()}/{boot}"
 
 
+def warm() -> None:
+    """What a grading process does once, before its first task comes, so that the first student waits for none of
+    it: the fingerprint its tasks are checked against, and the libraries and report template a grading loads on
+    first use (a notebook's reader: nbformat and IPython's transformer, which a .py class never needs)."""
+    try:
+        fingerprint()
+        host_id()
+        for module in ("nbformat", "IPython.core.inputtransformer2"):
+            importlib.import_module(module)
+        TEMPLATES.get_template("student.html.j2")
+    except Exception:  # only a head start: a grading that needs any of it meets the same error, in its guard
+        pass
+
+
 def fitness(grader: str, trusted: bool, host: str = "", private: tuple[str, ...] = ()) -> str | None:
     """Why this process may not grade the instructor's tasks, or None when it may."""
     return _isolation(grader, trusted, host, private)[0]
 
 
-def _isolation(grader: str, trusted: bool, host: str, private: tuple[str, ...]) -> tuple[str | None, Isolation | None]:
-    """Why this process may not grade, or how it isolates student code for a batch."""
+def _isolation(
+    grader: str, trusted: bool, host: str, private: tuple[str, ...], tried: Isolation | None = None
+) -> tuple[str | None, Isolation | None]:
+    """Why this process may not grade, or how it isolates student code for a batch (a sandbox tried first, unless
+    the instructor's process tried one on this machine, with the same grader, that isolated the same way)."""
     where = socket.gethostname()
     if grader != fingerprint():
         return (
             f"{where} runs grader {fingerprint()}, not the instructor's {grader}: install the same version of "
             "micrograd-grader (and the same Python and libraries) on every worker"
         ), None
-    mine = tuple(Path(p) for p in private) if host == host_id() else ()
+    here = host == host_id()
+    mine = tuple(Path(p) for p in private) if here else ()
+    if here and tried is not None:
+        trial.vouched(tried)
     try:
         return None, require_started("batch", trusted=trusted, private=mine)
     except IsolationError as exc:
@@ -145,7 +175,7 @@ def _isolation(grader: str, trusted: bool, host: str, private: tuple[str, ...]) 
 
 def grade_task(task: Task) -> TaskOutcome:
     """Grade one student from the task's bytes; never raises, whatever the submission."""
-    unfit, iso = _isolation(task.grader, task.trusted, task.host, task.private)
+    unfit, iso = _isolation(task.grader, task.trusted, task.host, task.private, task.tried)
     if unfit:
         return TaskOutcome(task.student, None, unfit=unfit)
     assert iso is not None, "_isolation gives either why this process may not grade or its isolation"

@@ -6,11 +6,16 @@ do; an installation under a folder a sandbox mounts its own over) cannot start t
 without this every student would be graded as a `crash` whose message is a traceback. That
 is the installation's problem, not a student's: found once, up front, it ends the command
 with exit code 3 and the fix. For an instructor's job the sandbox's Python must also import
-pytest, or every student's tests would fail to run.
+pytest, or every student's tests would fail to run. A batch tries once, in the instructor's
+process, before any grading process gets a student: those on the same machine that isolate
+student code the same way take its word (vouched), since what the trial finds is the machine's
+and the installation's, the same for every process of the same grader there.
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 
 from grader.errors import IsolationError, SandboxError
@@ -20,6 +25,8 @@ from grader.sandbox.supervisor import Sandbox
 _FOUND: dict[tuple[isolation.Isolation, bool], str] = {}
 """Per isolation (and whether pytest is needed), what is wrong with starting a sandbox here, or empty:
 tried once per process."""
+_AHEAD: dict[tuple[isolation.Isolation, bool], Sandbox] = {}
+"""The trial sandboxes started ahead (ahead()), not yet waited for."""
 
 
 def require_started(purpose: str, *, trusted: bool = False, private: tuple[Path, ...] = ()) -> isolation.Isolation:
@@ -34,10 +41,47 @@ def require_started(purpose: str, *, trusted: bool = False, private: tuple[Path,
     return iso
 
 
+def vouched(iso: isolation.Isolation) -> None:
+    """Another process of the same grader on this machine (a batch's instructor's process, which gives its grading
+    processes no student before its own trial passed) started and stopped a sandbox with iso, and its Python imported
+    pytest: require_started takes that trial as this process's own where it isolates student code the same way. A
+    sandbox that then fails to start is still the machine's problem: the grading that meets it stops the batch."""
+    _FOUND.setdefault((iso, True), "")
+
+
+@contextlib.contextmanager
+def ahead(purpose: str) -> Iterator[None]:
+    """The trial require_started(purpose) makes, started now without waiting for it, where the isolation it will
+    use is known before the paths it is given (bubblewrap's namespaces, which none changes): require_started then
+    waits for this sandbox rather than starting one, and meanwhile the job goes on (a batch finds its class). What
+    no require_started took is closed on the way out."""
+    box, key = None, None
+    try:
+        iso = isolation.detect()
+        key = (iso, purpose != "check")
+        if iso.level == "namespaces" and key not in _FOUND and key not in _AHEAD:
+            box = Sandbox({}, iso=iso, warm=_warm(key[1]), start=False)
+            box.start()
+            _AHEAD[key] = box
+    except Exception:  # only a head start: require_started tries again, and says what is wrong
+        box = None
+    try:
+        yield
+    finally:
+        if box is not None and key is not None and _AHEAD.get(key) is box:
+            del _AHEAD[key]
+            box.close()
+
+
+def _warm(needs_pytest: bool) -> tuple[str, ...]:
+    return ("pytest",) if needs_pytest else ()
+
+
 def _try(iso: isolation.Isolation, needs_pytest: bool) -> str:
     python = iso.runtime.executable
     try:
-        with Sandbox({}, iso=iso, warm=("pytest",) if needs_pytest else ()) as box:
+        with _AHEAD.pop((iso, needs_pytest), None) or Sandbox({}, iso=iso, warm=_warm(needs_pytest)) as box:
+            box.wait_ready()  # one started ahead: its start is awaited here
             missing = box.unavailable.get("pytest") if needs_pytest else None
     except SandboxError as exc:
         why = str(exc).removeprefix("the sandbox did not start: ")
