@@ -292,7 +292,7 @@ def open_lanes(grading: Grading, read: ReadSubmission):
                 )
                 suite = SuiteLane(code, limits, options.isolation, where)
                 assert read.tests is not None, "a suite lane opens only for tests that were read"
-                suite.start(suite_job(assignment, code, read.tests, read.tests_source), grading.ends)  # no plan yet
+                suite.start(suite_job(assignment, code, read.tests), grading.ends)  # its first run needs no plan
                 suite.planned(
                     *suite_plan(
                         assignment,

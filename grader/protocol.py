@@ -131,8 +131,6 @@ class Spared:
     """The tests as pytest rewrites them, said by the grading's first run (grader/suite_replies.py's Before), for this
     run to place where pytest reads them; "" asks this run to say them (it rewrites them before any of the student's
     code runs); None neither."""
-    stop_at: tuple[str, ...] = ()
-    """The tests at whose failure by an assertion the run ends (checks/suite_runs.py's stops_at)."""
 
 
 def suite(
@@ -147,7 +145,6 @@ def suite(
         "probes": probes,
         "rewrite": spared.rewritten == "",
         "rewritten": spared.rewritten or "",
-        "stop_at": list(spared.stop_at),
     }
 
 

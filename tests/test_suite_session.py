@@ -5,7 +5,6 @@ the template's reaches a run but the null device (grader/sandbox/inside/suites.p
 
 from __future__ import annotations
 
-import ast
 import base64
 import importlib.util
 import io
@@ -223,111 +222,9 @@ def test_a_rewrite_is_read_only_from_the_first_frame_and_bounded():
         assert suite_replies.before_tests([{"rewritten": bad}], code, False, False, tests).rewritten == ""
 
 
-# -- a run on a sabotaged engine ends at the first test that catches it ----------------------------------------------
-
-CATCHING = """
-from micrograd_mine import Value
-
-def test_fails_with_an_exception():
-    Value(1.0).no_such_thing()
-
-def test_sum_gradient():
-    a, b = Value(2.0), Value(3.0)
-    (a + b).backward()
-    assert (a.grad, b.grad) == (1.0, 1.0)
-
-def test_product_gradient():
-    a, b = Value(2.0), Value(3.0)
-    (a * b).backward()
-    assert (a.grad, b.grad) == (3.0, 2.0)
-
-def test_last():
-    assert True
-"""
-
-
-def _mutant(op_id: str = "add_half"):
-    from grader.sabotage import SWAPPED, EngineRun, engine_block, mutant
-
-    return EngineRun(
-        f"{op_id}@recursive_set",
-        "sabotage",
-        "recursive_set",
-        op_id,
-        engine_block(mutant(op_id, "recursive_set"), SWAPPED),
-    )
-
-
-def _on(sandbox: Sandbox, engine, stop_at: tuple[str, ...]) -> dict:
-    job = SuiteJob(_code(), CATCHING, None, 60.0, lambda own: 60.0)
-    ran = run_tests(sandbox, job, engine, 60.0, RunSettings(until=time.monotonic() + 120), stop_at).reply
-    assert ran is not None and ran.failure is None
-    return {name: t["outcome"] for name, t in ran.reply["result"]["tests"].items()}
-
-
-def test_a_run_ends_at_the_first_listed_test_to_fail_by_an_assertion(sandbox):
-    engine = _mutant()
-    assert _on(sandbox, engine, ()) == {
-        "test_fails_with_an_exception": "failed",
-        "test_sum_gradient": "failed",
-        "test_product_gradient": "passed",
-        "test_last": "passed",
-    }
-    # an exception does not end it, even of a listed test; the first listed assertion does
-    stopped = _on(sandbox, engine, ("test_fails_with_an_exception", "test_sum_gradient", "test_last"))
-    assert stopped == {"test_fails_with_an_exception": "failed", "test_sum_gradient": "failed"}
-    assert _on(sandbox, engine, ("test_product_gradient",)) == _on(sandbox, engine, ())  # never fails: to the end
-
-
-def test_where_a_run_may_end_is_what_catches_counts_whatever_runs_remain():
-    from grader.checks.suite_runs import stops_at
-    from grader.lanes.run import RunReply
-    from grader.sabotage import EngineRun
-
-    def reply(engine, **outcomes):
-        tests = {n: {"outcome": o, "kind": None, "message": "", "duration": 0.0} for n, o in outcomes.items()}
-        return RunReply(engine, {"ok": True, "result": {"exit": 0, "tests": tests, "collection_errors": []}})
-
-    wheats = [EngineRun(f"wheat:{w}", "wheat", w, None, "") for w in ("a", "b")]
-    decoy = EngineRun("own:decoy", "decoy", "own", None, "")
-    sabotage = EngineRun("x@a", "sabotage", "a", "x", "")
-    own_mutant = EngineRun("x@own", "own", "own", "x", "")
-    plan = (*wheats, decoy, sabotage, own_mutant)
-    kit = (Path(__file__).resolve().parent.parent / "student_template" / TESTS_FILE).read_text()
-    given = next(n for n in ast.parse(kit).body if getattr(n, "name", "") == "test_hand_derived_example")
-    source = CATCHING + "\nimport pytest\n\n\n" + ast.get_source_segment(kit, given) + "\n"  # the kit's, unchanged
-    own = reply(
-        None,
-        test_sum_gradient="passed",
-        test_product_gradient="failed",
-        test_last="passed",
-        test_hand_derived_example="passed",
-        test_imported="passed",
-    )
-    on_wheats = [
-        reply(
-            w,
-            test_sum_gradient="passed",
-            test_product_gradient="passed",
-            test_last="failed",
-            test_hand_derived_example="passed",
-            test_imported="passed",
-        )
-        for w in wheats
-    ]
-    on_decoy = reply(decoy, test_sum_gradient="failed", test_product_gradient="passed", test_last="passed")
-    stop_at = stops_at(source)
-    assert stop_at(sabotage, own, on_wheats[:1], plan) == ()  # a correct engine has yet to run
-    # a test that fails on a correct engine, or that the student did not define, never ends a run
-    assert stop_at(sabotage, own, on_wheats, plan) == ("test_product_gradient", "test_sum_gradient")
-    assert stop_at(own_mutant, own, on_wheats, plan) == ()  # the decoy has yet to run
-    assert stop_at(own_mutant, own, [*on_wheats, on_decoy], plan) == ()  # each fails on the engine or its decoy
-    assert stop_at(wheats[0], own, on_wheats, plan) == ()  # a correct engine's run goes to its end
-
-
-def test_the_correct_engines_and_the_decoy_go_first_and_the_spares_last():
-    """Where a run may end reads the correct engines' runs and the decoy's; whether a spare runs reads the run on the
-    mutant it stands for: so they go in that order, each kind in the plan's order."""
+def test_the_spares_go_last():
+    """Whether a spare runs reads the run on the mutant it stands for: the spares go after every other engine, each in
+    the plan's order."""
     from grader.lanes.shares import Engines
     from grader.sabotage import EngineRun
 
@@ -337,4 +234,4 @@ def test_the_correct_engines_and_the_decoy_go_first_and_the_spares_last():
     taken = []
     while (engine := engines.take()) is not None:
         taken.append(engine.id)
-    assert taken == ["wheat2", "decoy4", "wheat6", "sabotage0", "own3", "sabotage7", "spare1", "spare5"]
+    assert taken == ["sabotage0", "wheat2", "own3", "decoy4", "wheat6", "sabotage7", "spare1", "spare5"]

@@ -19,7 +19,6 @@ grader's words (suite_text.py), never what a test wrote.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from grader import notebooks, slicing
@@ -34,7 +33,6 @@ from grader.checks.suite_runs import (
     equivalence_probes,
     read_run,
     spares_wanted,
-    stops_at,
 )
 from grader.checks.suite_text import (
     collection_message,
@@ -62,10 +60,9 @@ FIXTURES = ("Value", "Neuron", "Layer", "MLP", "numerical_grad")
 """Names of the lesson's symbols a test may take as parameters (nbgrader style: def test_x(Value))."""
 
 
-def suite_job(assignment, code: Code, tests: str, tests_source: str | None = None) -> SuiteJob:
+def suite_job(assignment, code: Code, tests: str) -> SuiteJob:
     """What the suite lane runs: the student's tests on their own engine, then on every engine of this grading's
-    plan, which suite_plan() writes while the first run goes (SuiteLane.planned); tests_source, the tests as the
-    student wrote them, says which of them may end a run on a sabotaged engine (stops_at)."""
+    plan, which suite_plan() writes while the first run goes (SuiteLane.planned)."""
     limit = assignment.limits.tests_s
 
     def per_run(own_run: RunReply) -> float:
@@ -77,8 +74,7 @@ def suite_job(assignment, code: Code, tests: str, tests_source: str | None = Non
         else None
     )
     ran = (tests, None, limit, per_run, FIXTURES, tuple(equivalence_probes()), (), needed, assignment.limits.cell_s)
-    job = SuiteJob(code, *ran, spares_wanted(assignment.ops, assignment.tolerances))
-    return replace(job, stop_at=stops_at(tests_source)) if tests_source is not None else job
+    return SuiteJob(code, *ran, spares_wanted(assignment.ops, assignment.tolerances))
 
 
 def suite_plan(

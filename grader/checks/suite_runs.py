@@ -28,7 +28,7 @@ from typing import Any
 from grader import protocol, suite_replies
 from grader.checks.cases import EQUAL_DATA, HAND_EXAMPLES, LEAVES, SINGLE, chain, diamond
 from grader.checks.reference_engine import reference_run
-from grader.checks.suite_text import exception_name, given_tests, own_test_names
+from grader.checks.suite_text import exception_name
 from grader.lanes import RunReply
 from grader.sabotage import EngineRun
 from grader.sandbox.inside.ops import BINARY, NEEDS
@@ -325,45 +325,3 @@ def spares_wanted(ops: tuple[str, ...], tolerances: Tolerances) -> Wanted:
         return _why_not(mine, right, decoy.probes or (), mutant.probes or ()) is not None
 
     return wanted
-
-
-StopAt = Callable[[EngineRun, RunReply, list[RunReply], tuple[EngineRun, ...]], tuple[str, ...]]
-"""SuiteJob.stop_at: the tests at whose failure by an assertion a run on an engine may end, from the run on the
-student's engine, the runs done and the plan."""
-EARLY = ("sabotage", "own", "spare")
-"""The engines whose runs may end at the first test that catches them: the sabotaged ones."""
-
-
-def stops_at(tests_source: str | None) -> StopAt:
-    """Where a run on a sabotaged engine may end (SuiteJob.stop_at): at the first test to fail on it by an assertion
-    among those that catches() counts as valid whatever the runs still to come say: the student's own tests (not the
-    kit's) that passed on every correct engine of the plan and, for a mutant of the student's engine, on that engine
-    and its decoy. Such a failure catches the mutant (catching_test() names it, or a test that ran before it), and
-    nothing the tests after it do changes what is judged. Until every correct engine of the plan has run (and the
-    decoy, for a mutant of the student's engine), there are none: the run goes to its end."""
-
-    @functools.cache
-    def names() -> tuple[set[str], set[str]]:
-        return own_test_names(tests_source or ""), given_tests(tests_source or "")
-
-    def stop_at(engine: EngineRun, own: RunReply, done: list[RunReply], plan: tuple[EngineRun, ...]) -> tuple[str, ...]:
-        if engine.kind not in EARLY:
-            return ()
-        needed = {e.id for e in plan if e.kind == "wheat" or engine.kind == "own" and e.kind == "decoy"}
-        runs = [read_run(r, None) for r in done if r.engine is not None and r.engine.id in needed]
-        if len(runs) < len(needed):
-            return ()
-        mine = read_run(own, None)
-        defined, given = names()
-        runs += [mine] if engine.kind == "own" else []
-        return tuple(
-            sorted(
-                n
-                for n in mine.tests
-                if n.split("[", 1)[0] in defined
-                and n not in given
-                and all(r.ok and r.tests.get(n, {}).get("outcome") == "passed" for r in runs)
-            )
-        )
-
-    return stop_at

@@ -62,9 +62,6 @@ class SuiteJob:
     rewritten: str = ""
     """The tests as pytest rewrites them for assertions, as the grading's first run on the student's own engine said
     them (suite_replies.rewritten); "" until one did: a run on the student's own engine is then asked to."""
-    stop_at: Callable[[EngineRun, RunReply, list[RunReply], tuple[EngineRun, ...]], tuple[str, ...]] | None = None
-    """The tests at whose failure by an assertion a run on an engine of the plan may end, from the run on the student's
-    own engine, the runs done when its turn comes and the plan (checks/suite_runs.py's stops_at); None: none."""
 
 
 @dataclass(frozen=True)
@@ -96,15 +93,10 @@ class Returned:
 
 
 def run_tests(
-    sandbox: Sandbox,
-    job: SuiteJob,
-    engine: EngineRun | None,
-    timeout: float,
-    settings: RunSettings,
-    stop_at: tuple[str, ...] = (),
+    sandbox: Sandbox, job: SuiteJob, engine: EngineRun | None, timeout: float, settings: RunSettings
 ) -> Returned:
     """One run of the suite on engine (None: the student's own) in a fresh process of sandbox, a notebook without the
-    cells settings leave out; it ends at the first of the tests in stop_at to fail by an assertion."""
+    cells settings leave out."""
     started = time.monotonic()
     if settings.until is not None and started >= settings.until:
         return Returned(None)
@@ -116,7 +108,7 @@ def run_tests(
         engine.block if engine else None,
         list(job.fixtures),
         list(job.probes),
-        protocol.Spared("" if rewrite else job.rewritten, stop_at),
+        protocol.Spared("" if rewrite else job.rewritten),
     )
     try:
         unit = sandbox.unit("suite")

@@ -18,15 +18,11 @@ from grader.sandbox.supervisor import Sandbox
 T = TypeVar("T")
 
 
-FIRST = ("wheat", "decoy")
-"""The engines whose runs go before the others': where a run on a sabotaged engine may end reads theirs (SuiteJob's
-stop_at). The spares go last: whether one is wanted reads the run on the mutant it stands for, done by then but where
-the other sandbox still runs it. Every run is a process of its own, and the outcome lists the runs in the plan's order
-whatever order they went in."""
-
-
 def _turn(engine: EngineRun) -> int:
-    return 0 if engine.kind in FIRST else 2 if engine.kind == "spare" else 1
+    """When an engine's run goes: the spares last, since whether one is wanted reads the run on the mutant it stands
+    for, done by then unless the other sandbox still runs it; the others in the plan's order. Every run is a process of
+    its own, and the outcome lists the runs in the plan's order whatever order they went in."""
+    return 1 if engine.kind == "spare" else 0
 
 
 class Engines:
@@ -41,23 +37,14 @@ class Engines:
         own: RunReply | None = None,
     ):
         """job and own: the lane's job and the run on the student's own engine, which say which engines are still
-        wanted when their turn comes (SuiteJob.wanted) and where a run may end (SuiteJob.stop_at)."""
+        wanted when their turn comes (SuiteJob.wanted)."""
         self.timeout = timeout
         self.settings = settings
-        self._plan = plan
         self._left = sorted(plan, key=_turn)  # stable: the plan's order otherwise
         self._done: list[RunReply] = []
         self._lock = threading.Lock()
         self._job = job
         self._own = own
-
-    def stops(self, engine: EngineRun) -> tuple[str, ...]:
-        """The tests at whose failure by an assertion the run on engine may end, from the runs done so far."""
-        if self._job is None or self._job.stop_at is None or self._own is None:
-            return ()
-        with self._lock:
-            done = list(self._done)
-        return self._job.stop_at(engine, self._own, done, self._plan)
 
     def take(self) -> EngineRun | None:
         """The next engine to run (one the job does not want, when its turn comes, is passed over)."""

@@ -336,7 +336,7 @@ class SuiteLane:
         """Run the suite on the engines this sandbox takes next, in turn (the sandbox cleaned between runs)."""
         runs: list[RunReply] = []
         while not self.cancelled and (engine := engines.take()) is not None:
-            run = self._run(sandbox, engine, engines.timeout, engines.settings, engines.stops(engine))
+            run = self._run(sandbox, engine, engines.timeout, engines.settings)
             if run is None:
                 return Share(tuple(runs), cut=True)
             engines.ran(run)
@@ -344,11 +344,11 @@ class SuiteLane:
         return Share(tuple(runs))
 
     def _run(
-        self, sandbox: Sandbox, engine: EngineRun | None, timeout: float, settings: RunSettings, stop_at=()
+        self, sandbox: Sandbox, engine: EngineRun | None, timeout: float, settings: RunSettings
     ) -> RunReply | None:
         """One run of the suite (grader/lanes/run.py), in any of the lane's threads; None when the grading's time ran
         out before it could end. The cells as IPython transforms them, if it derived them, are kept for later runs."""
-        ran = run_tests(sandbox, self._given, engine, timeout, settings, stop_at)
+        ran = run_tests(sandbox, self._given, engine, timeout, settings)
         if ran.transformed or ran.rewritten:
             self._keep_said(ran.transformed, ran.rewritten)
         return ran.reply

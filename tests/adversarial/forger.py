@@ -55,7 +55,7 @@ def _hijack():
 
         units.State.handle = handle
     if suites is not None:
-        def run(tests, fixtures, stop_at=None):
+        def run(tests, fixtures):
             swapped = sys.modules["micrograd_mine"].Value is not MINE
             outcome = "failed" if swapped else "passed"
             return {"exit": 0, "collection_errors": [],

@@ -45,9 +45,6 @@ class Outcomes:
     def __init__(self):
         self.tests = {}
         self.collection_errors = []
-        self.stop_at: frozenset[str] = frozenset()
-        """The tests at whose failure by an assertion the session ends (the grader says which: a sabotaged engine
-        that such a failure catches needs no more of the suite)."""
 
     def pytest_collectreport(self, report):
         if report.failed:
@@ -70,8 +67,6 @@ class Outcomes:
         name = item.nodeid.split("::", 1)[-1]
         if name not in self.tests or entry["outcome"] != "passed":
             self.tests[name] = entry
-        if entry["kind"] == "assertion" and entry["outcome"] == "failed" and name in self.stop_at:
-            item.session.shouldfail = "caught"  # a stop as failed: no report of an interruption to write
 
 
 def _args(tests: str) -> list[str]:
@@ -127,21 +122,18 @@ def prepare(run_dir: str) -> None:
     PREPARED = Prepared(tests, config, outcomes, session)
 
 
-def run(tests: str, fixtures: list[str], stop_at: list[str] | None = None) -> dict:
-    """Run pytest on the tests file; every test's outcome and the collection errors. The session ends after the first
-    test of stop_at to fail by an assertion."""
+def run(tests: str, fixtures: list[str]) -> dict:
+    """Run pytest on the tests file; every test's outcome and the collection errors."""
     import pytest
 
     fixture_plugin = _fixtures(fixtures)
     if PREPARED is not None and PREPARED.tests == tests:
         outcomes = PREPARED.outcomes
-        outcomes.stop_at = frozenset(stop_at or ())
         if fixture_plugin is not None:  # its fixtures parsed as it registers (pytest does so for a late plugin)
             PREPARED.config.pluginmanager.register(fixture_plugin, "grader-fixtures")
         code = _session_rest(PREPARED.config, PREPARED.session)
     else:
         outcomes = Outcomes()
-        outcomes.stop_at = frozenset(stop_at or ())
         plugins = [outcomes] + ([fixture_plugin] if fixture_plugin is not None else [])
         code = pytest.main(_args(tests), plugins=plugins)
     return {"exit": int(code), "tests": outcomes.tests, "collection_errors": outcomes.collection_errors}
@@ -180,7 +172,7 @@ def _collected_and_run(config, session) -> int:
         config.hook.pytest_runtestloop(session=session)
     except UsageError:
         return codes.USAGE_ERROR
-    except Session.Failed:  # a stop as failed (shouldfail: the first catching test of Outcomes.stop_at, or -x)
+    except Session.Failed:  # a stop as failed (shouldfail: -x, --maxfail)
         return codes.TESTS_FAILED
     except (KeyboardInterrupt, pytest.exit.Exception) as exc:  # a collection error interrupts, as KeyboardInterrupt
         given = getattr(exc, "returncode", None)

@@ -265,8 +265,7 @@ def suite(sock: socket.socket, cfg: dict) -> None:
         frames.send(sock, {"seq": seq, "ok": False, "error": loader.error(exc)})
         return
     suites.place(tests, request.get("rewritten") or said.get("rewritten") or "")
-    stop_at = [name for name in request.get("stop_at") or [] if isinstance(name, str)]
-    result = suites.run(tests, request.get("fixtures") or [], stop_at)
+    result = suites.run(tests, request.get("fixtures") or [])
     frames.send(sock, {"seq": seq, "ok": True, "result": result})
 
 
