@@ -123,19 +123,12 @@ def train(args: dict, initial: list[float]) -> dict:
     return {"op": "train", "args": {**args, "initial": initial}}
 
 
-@dataclass(frozen=True)
-class Spared:
-    """What spares a run of the tests work without changing what it finds."""
-
-    rewritten: str | None = None
-    """The tests as pytest rewrites them, said by the grading's first run (grader/suite_replies.py's Before), for this
-    run to place where pytest reads them; "" asks this run to say them (it rewrites them before any of the student's
-    code runs); None neither."""
-
-
 def suite(
-    code: dict, tests: str, engine: str | None, fixtures: list[str], probes: list, spared: Spared = Spared()
+    code: dict, tests: str, engine: str | None, fixtures: list[str], probes: list, rewritten: str | None = None
 ) -> dict:
+    """One run of the tests. rewritten: the tests as pytest rewrites them, said by the grading's first run
+    (grader/suite_replies.py's Before), for this run to place where pytest reads them; "" asks this run to say them
+    (it rewrites them before any of the student's code runs); None neither."""
     return {
         "op": "suite",
         "code": code,
@@ -143,8 +136,8 @@ def suite(
         "engine": engine,
         "fixtures": fixtures,
         "probes": probes,
-        "rewrite": spared.rewritten == "",
-        "rewritten": spared.rewritten or "",
+        "rewrite": rewritten == "",
+        "rewritten": rewritten or "",
     }
 
 

@@ -33,26 +33,21 @@ class Engines:
         plan: tuple[EngineRun, ...],
         timeout: float,
         settings: RunSettings,
-        job: SuiteJob | None = None,
-        own: RunReply | None = None,
+        wanted: Callable[[EngineRun, list[RunReply]], bool] | None = None,
     ):
-        """job and own: the lane's job and the run on the student's own engine, which say which engines are still
-        wanted when their turn comes (SuiteJob.wanted)."""
         self.timeout = timeout
         self.settings = settings
         self._left = sorted(plan, key=_turn)  # stable: the plan's order otherwise
         self._done: list[RunReply] = []
         self._lock = threading.Lock()
-        self._job = job
-        self._own = own
+        self._wanted = wanted
 
     def take(self) -> EngineRun | None:
         """The next engine to run (one the job does not want, when its turn comes, is passed over)."""
         with self._lock:
             while self._left:
                 engine = self._left.pop(0)
-                chosen = self._job.wanted if self._job is not None and self._own is not None else None
-                if chosen is None or self._own is None or chosen(engine, self._own, list(self._done)):
+                if self._wanted is None or self._wanted(engine, list(self._done)):
                     return engine
             return None
 
@@ -91,6 +86,12 @@ class Beside(Generic[T]):
         if self._raised:
             raise self._raised[0]
         return self._returned[0]
+
+
+def wanted(job: SuiteJob, own: RunReply) -> Callable[[EngineRun, list[RunReply]], bool] | None:
+    """The job's wanted (which engines still run), given the run on the student's own engine."""
+    chosen = job.wanted
+    return None if chosen is None else lambda engine, done: chosen(engine, own, done)
 
 
 @dataclass(frozen=True)

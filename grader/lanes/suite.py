@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from grader import notebook_suite
 from grader.lanes.run import RunReply, RunSettings, SuiteJob, ok, run_tests
-from grader.lanes.shares import OWN, Beside, Early, Engines, Share, SuiteSandboxes, Whole
+from grader.lanes.shares import OWN, Beside, Early, Engines, Share, SuiteSandboxes, Whole, wanted
 from grader.protocol import Code
 from grader.sabotage import EngineRun
 from grader.sandbox.isolation import Isolation
@@ -321,7 +321,7 @@ class SuiteLane:
         timeout, settings = self._only_needed(first, own, self._given.per_run(own), settings)
         if not self._await_plan():
             return
-        engines = Engines(self._plan(), timeout, settings, self._given, own)
+        engines = Engines(self._plan(), timeout, settings, wanted(self._given, own))
         beside = [Beside(functools.partial(self._run_all, sandbox, engines)) for sandbox in self.sandboxes[1:]]
         if self.late is not None:
             beside.append(Beside(functools.partial(self._run_late, self.late, engines)))
@@ -416,7 +416,9 @@ class SuiteLane:
         if needed_only is None or not ok(needed_only) or needed_only.duration >= settings.cell_timeout:
             return None
         timeout = self._given.per_run(needed_only)
-        return Engines(self._plan(), timeout, settings, self._given, needed_only) if self._await_plan() else None
+        return (
+            Engines(self._plan(), timeout, settings, wanted(self._given, needed_only)) if self._await_plan() else None
+        )
 
     def _early_beside(self, early: Early, sandbox: Sandbox, late: bool) -> tuple[Whole | None, Share]:
         """On another sandbox than the first (a second of the lane's own at once, or the late one once it joins): the

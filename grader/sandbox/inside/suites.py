@@ -20,6 +20,7 @@ import base64
 import io
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from names import MODULE, TESTS_FILE
@@ -201,8 +202,6 @@ def rewritten(tests: str, text: str) -> str:
     if PREPARED is None:
         return ""
     try:
-        from pathlib import Path
-
         from _pytest.assertion import rewrite
 
         path = Path(tests)
@@ -226,8 +225,6 @@ def place(tests: str, said: str) -> None:
     if not said or len(said) > REWRITTEN_MAX:
         return
     try:
-        from pathlib import Path
-
         from _pytest.assertion import rewrite
 
         path = Path(tests)
