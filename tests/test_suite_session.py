@@ -235,3 +235,18 @@ def test_the_spares_go_last():
     while (engine := engines.take()) is not None:
         taken.append(engine.id)
     assert taken == ["sabotage0", "wheat2", "own3", "decoy4", "wheat6", "sabotage7", "spare1", "spare5"]
+
+
+def test_where_the_first_run_could_say_no_rewrite_a_later_run_is_not_asked_and_its_probes_are_read(sandbox):
+    """A run on another engine is asked for nothing before its tests but the probes, whatever the first run said: were
+    it asked to rewrite (the first run's rewrite empty), its first frame would be that, and its probes not read."""
+    from grader.checks.suite_runs import equivalence_probes
+    from grader.sabotage import SWAPPED, EngineRun, engine_block, wheats
+
+    wheat = wheats()[0]
+    engine = EngineRun(f"wheat:{wheat.id}", "wheat", wheat.id, None, engine_block(wheat.source, SWAPPED))
+    job = SuiteJob(_code(), SUITES["outcomes"], None, 60.0, lambda own: 60.0, probes=tuple(equivalence_probes()[:2]))
+    ran = run_tests(sandbox, job, engine, 60.0, RunSettings(until=time.monotonic() + 120))
+    assert ran.reply is not None and ran.reply.failure is None
+    assert ran.reply.probes is not None and len(ran.reply.probes) == 2
+    assert not ran.rewritten

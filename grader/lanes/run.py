@@ -108,7 +108,7 @@ def run_tests(
         engine.block if engine else None,
         list(job.fixtures),
         list(job.probes),
-        "" if rewrite else job.rewritten,
+        "" if rewrite else job.rewritten or None,
     )
     try:
         unit = sandbox.unit("suite")
